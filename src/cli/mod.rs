@@ -1,0 +1,172 @@
+//! The command line: arguments, dispatch and exit codes.
+//!
+//! [`main`] parses arguments with clap and runs one command. Commands write
+//! through [`Io`] so tests can run them in-process and read what they print.
+//! The environment is read here (GitHub Actions, colour), never in the core.
+
+pub mod exit;
+mod info;
+mod validate;
+
+use crate::report::Format;
+use clap::{Parser, Subcommand};
+use std::ffi::OsString;
+use std::io::Write;
+use std::path::PathBuf;
+
+/// GPU capacity governance as code.
+#[derive(Debug, Parser)]
+#[command(name = "capops", version, about, long_about = None)]
+pub struct Cli {
+    /// Output format.
+    #[arg(long, global = true, value_enum, default_value_t = Format::Human)]
+    pub format: Format,
+    /// Colour in human output: auto (when stderr is a terminal and NO_COLOR is unset), always, never.
+    #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto)]
+    pub color: ColorChoice,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ColorChoice {
+    Auto,
+    Always,
+    Never,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Load and validate a capacity repository; report every problem at once.
+    Validate {
+        /// The repository root (the folder holding capops.yaml).
+        #[arg(default_value = ".")]
+        path: PathBuf,
+    },
+    /// Print the JSON Schema of a document kind (for editors), or list the kinds.
+    Schema {
+        /// Config, Team, Cluster, CapacityRequest, PriorityClass, Reservation, ApprovalPolicy or PriceCatalog.
+        kind: Option<String>,
+    },
+    /// Show the built-in GPU catalog: models, memory, MIG profiles and placements.
+    Catalog {
+        /// One model (id or name); all models when omitted.
+        model: Option<String>,
+    },
+    /// Not implemented yet: evaluate changed requests against the approval policy.
+    Check(Unimplemented),
+    /// Not implemented yet: explain one request's tier.
+    Explain(Unimplemented),
+    /// Not implemented yet: run policy test cases.
+    Test(Unimplemented),
+    /// Not implemented yet: demand forecasts.
+    Forecast(Unimplemented),
+    /// Not implemented yet: cost and utilization report.
+    Report(Unimplemented),
+    /// Not implemented yet: render manifests.
+    Render(Unimplemented),
+    /// Not implemented yet: diff against live clusters.
+    Plan(Unimplemented),
+    /// Not implemented yet: apply to live clusters.
+    Apply(Unimplemented),
+    /// Not implemented yet: report drift of live clusters.
+    Drift(Unimplemented),
+    /// Not implemented yet: list a node's GPUs through NVML.
+    Inventory(Unimplemented),
+}
+
+/// Arguments of a command that is not built yet (accepted so the error is precise).
+#[derive(Debug, clap::Args)]
+pub struct Unimplemented {
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true, hide = true)]
+    pub rest: Vec<String>,
+}
+
+/// Where a command writes, and what it knows of its environment.
+pub struct Io<'a> {
+    pub stdout: &'a mut dyn Write,
+    pub stderr: &'a mut dyn Write,
+    /// Reads an environment variable.
+    pub env: &'a dyn Fn(&str) -> Option<String>,
+    /// Whether stderr is a terminal (for colour).
+    pub stderr_is_terminal: bool,
+}
+
+impl Io<'_> {
+    pub fn color(&self, choice: ColorChoice) -> bool {
+        match choice {
+            ColorChoice::Always => true,
+            ColorChoice::Never => false,
+            ColorChoice::Auto => self.stderr_is_terminal && (self.env)("NO_COLOR").is_none(),
+        }
+    }
+}
+
+/// Runs the command line with the process's stdout, stderr and environment.
+pub fn main(args: Vec<OsString>) -> i32 {
+    use std::io::IsTerminal;
+    let stdout = std::io::stdout();
+    let stderr = std::io::stderr();
+    let is_term = stderr.is_terminal();
+    let mut out = stdout.lock();
+    let mut err = stderr.lock();
+    let env = |k: &str| std::env::var(k).ok();
+    let mut io = Io {
+        stdout: &mut out,
+        stderr: &mut err,
+        env: &env,
+        stderr_is_terminal: is_term,
+    };
+    run(args, &mut io)
+}
+
+/// Runs a command line and returns its exit code.
+pub fn run(args: Vec<OsString>, io: &mut Io<'_>) -> i32 {
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(e) => {
+            let code = if e.use_stderr() {
+                exit::INVALID
+            } else {
+                exit::OK
+            };
+            let text = e.render().to_string();
+            let _ = if e.use_stderr() {
+                io.stderr.write_all(text.as_bytes())
+            } else {
+                io.stdout.write_all(text.as_bytes())
+            };
+            return code;
+        }
+    };
+    let result = match &cli.command {
+        Command::Validate { path } => validate::run(&cli, path, io),
+        Command::Schema { kind } => info::schema(kind.as_deref(), io),
+        Command::Catalog { model } => info::catalog(&cli, model.as_deref(), io),
+        Command::Check(_) => unimplemented("check", io),
+        Command::Explain(_) => unimplemented("explain", io),
+        Command::Test(_) => unimplemented("test", io),
+        Command::Forecast(_) => unimplemented("forecast", io),
+        Command::Report(_) => unimplemented("report", io),
+        Command::Render(_) => unimplemented("render", io),
+        Command::Plan(_) => unimplemented("plan", io),
+        Command::Apply(_) => unimplemented("apply", io),
+        Command::Drift(_) => unimplemented("drift", io),
+        Command::Inventory(_) => unimplemented("inventory", io),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            let _ = writeln!(io.stderr, "error: cannot write output: {e}");
+            exit::EXTERNAL
+        }
+    }
+}
+
+fn unimplemented(name: &str, io: &mut Io<'_>) -> std::io::Result<i32> {
+    writeln!(
+        io.stderr,
+        "error: `capops {name}` is not implemented yet\n  help: see the README's \"Status\" section for what works today"
+    )?;
+    Ok(exit::INVALID)
+}

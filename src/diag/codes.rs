@@ -1,0 +1,146 @@
+//! The table of diagnostic codes.
+//!
+//! A code is a stable kebab-case name that users can search for, silence or
+//! raise in the Config, and that tools can match in JSON and SARIF output.
+//! Codes are never renamed; `docs/codes.md` documents each one (a test keeps
+//! the two in step).
+
+use super::Severity;
+
+macro_rules! codes {
+    ($($variant:ident = $name:literal, $sev:ident, $title:literal;)*) => {
+        /// A stable diagnostic code.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum Code { $($variant),* }
+
+        impl Code {
+            /// Every code, in documentation order.
+            pub const ALL: &'static [Code] = &[$(Code::$variant),*];
+
+            /// The kebab-case name.
+            pub fn as_str(self) -> &'static str {
+                match self { $(Code::$variant => $name),* }
+            }
+
+            /// The severity used unless the Config overrides it.
+            pub fn default_severity(self) -> Severity {
+                match self { $(Code::$variant => Severity::$sev),* }
+            }
+
+            /// A one-line description (SARIF rule text, `docs/codes.md` headings).
+            pub fn title(self) -> &'static str {
+                match self { $(Code::$variant => $title),* }
+            }
+
+            /// Whether the Config may change this code's severity. Problems that
+            /// stop a file or document from being read cannot be lowered.
+            pub fn overridable(self) -> bool {
+                !matches!(
+                    self,
+                    Code::NoConfig | Code::FileUnreadable | Code::FileTooLarge | Code::FileNotUtf8
+                        | Code::FileBinary | Code::YamlSyntax | Code::YamlDuplicateKey
+                        | Code::YamlAliasLimit | Code::YamlTooDeep | Code::YamlTooLarge
+                        | Code::YamlIntegerOverflow | Code::DocumentNotMapping
+                        | Code::MissingApiVersion | Code::UnknownApiVersion | Code::MissingKind
+                        | Code::UnknownKind | Code::UnknownField | Code::MissingField
+                        | Code::WrongType | Code::ValueOutOfRange | Code::InvalidValue
+                        | Code::InvalidDate | Code::DuplicateName | Code::ConfigMisplaced
+                )
+            }
+
+            pub fn parse(name: &str) -> Option<Code> {
+                match name { $($name => Some(Code::$variant),)* _ => None }
+            }
+        }
+    };
+}
+
+codes! {
+    // Files and the repository
+    NoConfig = "no-config", Error, "the folder has no capops.yaml, so it is not a capacity repository";
+    FileUnreadable = "file-unreadable", Error, "a file could not be read";
+    FileTooLarge = "file-too-large", Error, "a file is larger than the size limit";
+    FileNotUtf8 = "file-not-utf8", Error, "a file is not valid UTF-8 text";
+    FileBinary = "file-binary", Error, "a file holds binary data";
+    FileEmpty = "file-empty", Warning, "a YAML file holds no documents";
+    SymlinkLoop = "symlink-loop", Warning, "a symbolic link points back into its own folder and was skipped";
+    // YAML
+    YamlSyntax = "yaml-syntax", Error, "the file is not valid YAML";
+    YamlDuplicateKey = "yaml-duplicate-key", Error, "a mapping has the same key twice";
+    YamlAliasLimit = "yaml-alias-limit", Error, "aliases expand beyond the limit (an alias bomb)";
+    YamlTooDeep = "yaml-too-deep", Error, "values are nested deeper than the limit";
+    YamlTooLarge = "yaml-too-large", Error, "a file holds more YAML nodes or documents than the limit";
+    YamlIntegerOverflow = "yaml-integer-overflow", Error, "an integer is too large to represent";
+    DocumentEmpty = "document-empty", Warning, "a YAML document is empty";
+    // Document envelope
+    DocumentNotMapping = "document-not-mapping", Error, "a document is not a mapping";
+    MissingApiVersion = "missing-api-version", Error, "a document has no apiVersion";
+    UnknownApiVersion = "unknown-api-version", Error, "a document's apiVersion is not one capops reads";
+    MissingKind = "missing-kind", Error, "a document has no kind";
+    UnknownKind = "unknown-kind", Error, "a document's kind is not one capops knows";
+    // Shape (JSON Schema)
+    UnknownField = "unknown-field", Error, "a field is not part of the document's schema";
+    MissingField = "missing-field", Error, "a required field is missing";
+    WrongType = "wrong-type", Error, "a value has the wrong type";
+    ValueOutOfRange = "value-out-of-range", Error, "a number is outside its allowed range";
+    InvalidValue = "invalid-value", Error, "a value is not one of the allowed values or does not match the allowed form";
+    InvalidDate = "invalid-date", Error, "a date or time does not exist or is not written as ISO 8601";
+    // Repository-wide meaning
+    DuplicateName = "duplicate-name", Error, "two documents of the same kind have the same name";
+    ConfigMisplaced = "config-misplaced", Error, "the Config document is not in capops.yaml, or there is more than one";
+    UnknownTeam = "unknown-team", Error, "a reference names a Team that does not exist";
+    UnknownCluster = "unknown-cluster", Error, "a reference names a Cluster that does not exist";
+    UnknownPool = "unknown-pool", Error, "a reference names a node pool the cluster does not have";
+    UnknownPriorityClass = "unknown-priority-class", Error, "a reference names a PriorityClass that does not exist";
+    UnknownRole = "unknown-role", Error, "an approval names a role the Config does not define";
+    WindowInverted = "window-inverted", Error, "a time window ends before or when it starts";
+    InvalidResourceName = "invalid-resource-name", Error, "a resource name is not one capops can quota";
+    ResourceNotInPool = "resource-not-in-pool", Error, "a request asks for a resource its pool does not provide";
+    TeamNotInCluster = "team-not-in-cluster", Error, "a request's team has no namespace in the request's cluster";
+    PurchaseMixMismatch = "purchase-mix-mismatch", Error, "a pool's reserved, on-demand and spot nodes do not add up to its node count";
+    InvalidNamespace = "invalid-namespace", Error, "a namespace is not a valid DNS label";
+    DuplicateNamespace = "duplicate-namespace", Error, "two teams use the same namespace in one cluster";
+    // GPUs and MIG
+    UnknownGpuModel = "unknown-gpu-model", Error, "a pool names a GPU model the catalog does not know";
+    MigNotSupported = "mig-not-supported", Error, "a MIG layout is given for a GPU without MIG";
+    MigUnknownProfile = "mig-unknown-profile", Error, "a MIG profile does not exist on the pool's GPU";
+    MigLayoutDoesNotFit = "mig-layout-does-not-fit", Error, "a MIG layout cannot be placed on one GPU";
+    MigSingleStrategyMixed = "mig-single-strategy-mixed", Error, "a pool under the single MIG strategy uses more than one profile";
+    MigProfileAlias = "mig-profile-alias", Note, "a MIG profile is written with a driver-specific alias of its name";
+    MigPlacementInferred = "mig-placement-inferred", Note, "the placement rules for this GPU are inferred, not observed on hardware";
+    // Priority classes
+    PriorityValueOutOfRange = "priority-value-out-of-range", Error, "a priority value is outside what Kubernetes allows for user classes";
+    PriorityReservedPrefix = "priority-reserved-prefix", Error, "a priority class name starts with the reserved `system-` prefix";
+    MultipleGlobalDefault = "multiple-global-default", Error, "more than one priority class is the global default";
+    // Reservations and prices
+    ReservationPoolMismatch = "reservation-pool-mismatch", Warning, "a reservation's provider, region or instance type differs from the pool it covers";
+    DuplicatePrice = "duplicate-price", Error, "two price entries are for the same provider, region and instance type";
+    // Usage history
+    UsageBadHeader = "usage-bad-header", Error, "a usage CSV file does not have the expected columns";
+    UsageBadRow = "usage-bad-row", Error, "a usage CSV row has a malformed timestamp or number";
+    UsageUnknownReference = "usage-unknown-reference", Warning, "a usage row names a cluster, pool or team that does not exist";
+    UsageUsedExceedsAllocated = "usage-used-exceeds-allocated", Warning, "a usage row reports more GPUs used than allocated";
+    // Configuration of capops itself
+    UnknownCode = "unknown-code", Warning, "a severity override names a diagnostic code that does not exist";
+    OverrideRefused = "override-refused", Warning, "a severity override tries to lower a problem that stops capops from reading the repository";
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique_kebab_case_and_parse_back() {
+        let mut seen = std::collections::HashSet::new();
+        for code in Code::ALL {
+            let name = code.as_str();
+            assert!(seen.insert(name), "duplicate code {name}");
+            assert!(
+                name.chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-'),
+                "{name} is not kebab-case"
+            );
+            assert_eq!(Code::parse(name), Some(*code));
+        }
+    }
+}

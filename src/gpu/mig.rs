@@ -1,0 +1,550 @@
+//! MIG profile names and layouts.
+//!
+//! A layout (profile -> instances per GPU) is valid only if every instance can
+//! be given a start from its profile's placement list with no two
+//! `[start, start + memory_slices)` ranges overlapping, and no profile exceeds
+//! its max count. [`place`] decides that by searching the placements; it does
+//! not consult a list of known-good layouts. With at most seven instances per
+//! GPU the search is instant.
+
+use super::catalog::{GpuModel, MigModel, MigProfile};
+
+/// A profile name as written, resolved against a model.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Resolved {
+    pub profile: &'static MigProfile,
+    /// Whether the name was a driver-specific alias of the canonical one.
+    pub alias: bool,
+}
+
+/// Why a profile name could not be resolved.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NameError {
+    /// Not of the form `[<C>c.]<G>g.<GB>gb[+attr]`.
+    Malformed,
+    /// A compute-instance sub-profile (`1c.2g.10gb`): only GPU-instance profiles can be laid out.
+    ComputeInstance,
+    /// Well formed, but the model has no such profile.
+    Unknown,
+}
+
+/// The parts of a profile name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParsedName {
+    pub compute_instance: Option<u32>,
+    pub gpu_slices: u32,
+    pub memory_gb: u32,
+    /// `+me`, `-me`, `+me.all`, ... including the sign; empty when none.
+    pub attributes: String,
+}
+
+/// Parses `[<C>c.]<G>g.<GB>gb[+attr,...|-attr,...]`.
+pub fn parse_name(name: &str) -> Option<ParsedName> {
+    let (base, attributes) = match name.find(['+', '-']) {
+        Some(i) => (&name[..i], name[i..].to_string()),
+        None => (name, String::new()),
+    };
+    if !attributes.is_empty() {
+        let body = &attributes[1..];
+        if body.is_empty()
+            || !body
+                .split(',')
+                .all(|a| !a.is_empty() && a.chars().all(|c| c.is_ascii_alphanumeric() || c == '.'))
+        {
+            return None;
+        }
+    }
+    let parts: Vec<&str> = base.split('.').collect();
+    let (ci, g, gb) = match parts.as_slice() {
+        [g, gb] => (None, *g, *gb),
+        [c, g, gb] => (Some(*c), *g, *gb),
+        _ => return None,
+    };
+    let num = |s: &str, suffix: &str| -> Option<u32> {
+        let digits = s.strip_suffix(suffix)?;
+        if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        digits.parse().ok()
+    };
+    let compute_instance = match ci {
+        Some(c) => Some(num(c, "c")?),
+        None => None,
+    };
+    Some(ParsedName {
+        compute_instance,
+        gpu_slices: num(g, "g")?,
+        memory_gb: num(gb, "gb")?,
+        attributes,
+    })
+}
+
+/// Resolves a profile name on a model, accepting the aliases drivers produce
+/// (`7g.79gb` for `7g.80gb`): the model's known aliases, and otherwise a name
+/// whose slices and attributes match and whose memory is within 4% of exactly
+/// one profile.
+pub fn resolve(mig: &'static MigModel, name: &str) -> Result<Resolved, NameError> {
+    let name = name.trim().to_ascii_lowercase();
+    if let Some(p) = mig.profiles.iter().find(|p| p.name == name) {
+        return Ok(Resolved {
+            profile: p,
+            alias: false,
+        });
+    }
+    if let Some((_, canonical)) = mig.aliases.iter().find(|(seen, _)| *seen == name)
+        && let Some(p) = mig.profiles.iter().find(|p| p.name == *canonical)
+    {
+        return Ok(Resolved {
+            profile: p,
+            alias: true,
+        });
+    }
+    let parsed = parse_name(&name).ok_or(NameError::Malformed)?;
+    if parsed
+        .compute_instance
+        .is_some_and(|c| c != parsed.gpu_slices)
+    {
+        return Err(NameError::ComputeInstance);
+    }
+    let canonical_attrs = |p: &MigProfile| -> String {
+        p.name
+            .find('+')
+            .map(|i| p.name[i..].to_string())
+            .unwrap_or_default()
+    };
+    let candidates: Vec<&'static MigProfile> = mig
+        .profiles
+        .iter()
+        .filter(|p| {
+            p.compute_slices == parsed.gpu_slices && canonical_attrs(p) == parsed.attributes
+        })
+        .filter(|p| {
+            let tol = (p.memory_gb as f64 * 0.04).max(1.0);
+            (p.memory_gb as f64 - parsed.memory_gb as f64).abs() <= tol
+        })
+        .collect();
+    match candidates.as_slice() {
+        [p] => Ok(Resolved {
+            profile: p,
+            alias: p.name != name,
+        }),
+        _ => Err(NameError::Unknown),
+    }
+}
+
+/// The resource name the device plugin advertises for a profile under the mixed strategy.
+pub fn resource_name(profile_name: &str) -> String {
+    format!("nvidia.com/mig-{}", profile_name.replace('+', "."))
+}
+
+/// An instance placed on a GPU.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Placement {
+    pub profile: &'static MigProfile,
+    pub start: u32,
+}
+
+/// Why a layout does not fit on one GPU.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FitError {
+    /// More instances of a profile than the GPU allows.
+    TooMany {
+        profile: &'static str,
+        count: u32,
+        max: u32,
+    },
+    /// More compute slices than the GPU has.
+    Compute { used: u32, total: u32 },
+    /// More memory slices than the GPU has.
+    Memory { used: u32, total: u32 },
+    /// Enough slices in total, but no arrangement of the allowed starts avoids overlaps.
+    NoPlacement,
+}
+
+impl std::fmt::Display for FitError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FitError::TooMany {
+                profile,
+                count,
+                max,
+            } => write!(
+                f,
+                "{count} instances of {profile}, but a GPU holds at most {max}"
+            ),
+            FitError::Compute { used, total } => {
+                write!(
+                    f,
+                    "the layout uses {used} compute slices; the GPU has {total}"
+                )
+            }
+            FitError::Memory { used, total } => {
+                write!(
+                    f,
+                    "the layout uses {used} memory slices; the GPU has {total}"
+                )
+            }
+            FitError::NoPlacement => write!(
+                f,
+                "no arrangement of the instances on the GPU's memory slices avoids an overlap"
+            ),
+        }
+    }
+}
+
+/// Places a layout (profile, instances per GPU) on one GPU, or says why it cannot be done.
+pub fn place(
+    mig: &MigModel,
+    layout: &[(&'static MigProfile, u32)],
+) -> Result<Vec<Placement>, FitError> {
+    let mut merged: Vec<(&'static MigProfile, u32)> = Vec::new();
+    for &(p, n) in layout {
+        match merged.iter_mut().find(|(q, _)| std::ptr::eq(*q, p)) {
+            Some((_, m)) => *m += n,
+            None => merged.push((p, n)),
+        }
+    }
+    for &(p, n) in &merged {
+        if n > p.max_count {
+            return Err(FitError::TooMany {
+                profile: p.name,
+                count: n,
+                max: p.max_count,
+            });
+        }
+    }
+    let compute: u32 = merged.iter().map(|(p, n)| p.compute_slices * n).sum();
+    if compute > mig.compute_slices {
+        return Err(FitError::Compute {
+            used: compute,
+            total: mig.compute_slices,
+        });
+    }
+    let memory: u32 = merged.iter().map(|(p, n)| p.memory_slices * n).sum();
+    if memory > mig.memory_slices {
+        return Err(FitError::Memory {
+            used: memory,
+            total: mig.memory_slices,
+        });
+    }
+    let mut instances: Vec<&'static MigProfile> = merged
+        .iter()
+        .flat_map(|&(p, n)| std::iter::repeat_n(p, n as usize))
+        .collect();
+    // Largest and most constrained first: fewer dead ends.
+    instances.sort_by_key(|p| (std::cmp::Reverse(p.memory_slices), p.starts.len()));
+    let mut placed = Vec::with_capacity(instances.len());
+    if search(&instances, 0, &mut placed) {
+        placed.sort_by_key(|p: &Placement| p.start);
+        Ok(placed)
+    } else {
+        Err(FitError::NoPlacement)
+    }
+}
+
+fn search(instances: &[&'static MigProfile], used: u32, placed: &mut Vec<Placement>) -> bool {
+    let Some((first, rest)) = instances.split_first() else {
+        return true;
+    };
+    for &start in first.starts {
+        let mask = ((1u32 << first.memory_slices) - 1) << start;
+        if used & mask == 0 {
+            placed.push(Placement {
+                profile: first,
+                start,
+            });
+            if search(rest, used | mask, placed) {
+                return true;
+            }
+            placed.pop();
+        }
+    }
+    false
+}
+
+/// Layouts that fit and are reached from `layout` by removing the fewest
+/// instances: what to suggest when a layout does not fit (at most `limit`).
+pub fn nearest_fits(
+    mig: &MigModel,
+    layout: &[(&'static MigProfile, u32)],
+    limit: usize,
+) -> Vec<Vec<(&'static MigProfile, u32)>> {
+    let total: u32 = layout.iter().map(|(_, n)| n).sum();
+    for removed in 1..=total {
+        let mut found = Vec::new();
+        let mut current: Vec<(&'static MigProfile, u32)> = layout.to_vec();
+        sub_layouts(mig, layout, 0, removed, &mut current, &mut found, limit);
+        if !found.is_empty() {
+            return found;
+        }
+    }
+    Vec::new()
+}
+
+fn sub_layouts(
+    mig: &MigModel,
+    layout: &[(&'static MigProfile, u32)],
+    i: usize,
+    remove: u32,
+    current: &mut Vec<(&'static MigProfile, u32)>,
+    found: &mut Vec<Vec<(&'static MigProfile, u32)>>,
+    limit: usize,
+) {
+    if found.len() >= limit {
+        return;
+    }
+    if i == layout.len() {
+        if remove == 0 {
+            let candidate: Vec<_> = current.iter().copied().filter(|(_, n)| *n > 0).collect();
+            if !candidate.is_empty() && place(mig, &candidate).is_ok() {
+                found.push(candidate);
+            }
+        }
+        return;
+    }
+    let have = layout[i].1;
+    for take in 0..=have.min(remove) {
+        current[i].1 = have - take;
+        sub_layouts(mig, layout, i + 1, remove - take, current, found, limit);
+    }
+    current[i].1 = have;
+}
+
+/// Writes a layout as `2×3g.40gb + 1×1g.10gb`.
+pub fn describe(layout: &[(&'static MigProfile, u32)]) -> String {
+    layout
+        .iter()
+        .map(|(p, n)| format!("{n}×{}", p.name))
+        .collect::<Vec<_>>()
+        .join(" + ")
+}
+
+/// The MIG facts of a model, if it has MIG.
+pub fn mig_of(model: &'static GpuModel) -> Option<&'static MigModel> {
+    model.mig.as_ref()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gpu::catalog::{PlacementStatus, model};
+
+    fn h100() -> &'static MigModel {
+        model("h100-80gb-sxm").unwrap().mig.as_ref().unwrap()
+    }
+
+    fn layout(mig: &'static MigModel, spec: &[(&str, u32)]) -> Vec<(&'static MigProfile, u32)> {
+        spec.iter()
+            .map(|(n, c)| (resolve(mig, n).unwrap().profile, *c))
+            .collect()
+    }
+
+    #[test]
+    fn parses_profile_names() {
+        assert_eq!(
+            parse_name("1c.2g.10gb").unwrap(),
+            ParsedName {
+                compute_instance: Some(1),
+                gpu_slices: 2,
+                memory_gb: 10,
+                attributes: String::new()
+            }
+        );
+        assert_eq!(parse_name("1g.10gb+me").unwrap().attributes, "+me");
+        assert_eq!(parse_name("2g.48gb-me").unwrap().attributes, "-me");
+        assert!(parse_name("1g10gb").is_none());
+        assert!(parse_name("1g.10").is_none());
+        assert!(parse_name("1g.10gb+").is_none());
+    }
+
+    #[test]
+    fn resolves_aliases() {
+        let mig = h100();
+        let r = resolve(mig, "7g.79gb").unwrap();
+        assert_eq!((r.profile.name, r.alias), ("7g.80gb", true));
+        let r = resolve(mig, "3g.39gb").unwrap();
+        assert_eq!((r.profile.name, r.alias), ("3g.40gb", true));
+        assert!(!resolve(mig, "1g.10gb").unwrap().alias);
+        assert_eq!(resolve(mig, "1g.5gb"), Err(NameError::Unknown));
+        assert_eq!(resolve(mig, "1c.2g.20gb"), Err(NameError::ComputeInstance));
+        assert_eq!(resolve(mig, "big"), Err(NameError::Malformed));
+        let gb200 = model("gb200").unwrap().mig.as_ref().unwrap();
+        assert_eq!(resolve(gb200, "7g.189gb").unwrap().profile.name, "7g.186gb");
+        assert_eq!(resource_name("1g.10gb+me"), "nvidia.com/mig-1g.10gb.me");
+    }
+
+    #[test]
+    fn valid_layouts_fit() {
+        let mig = h100();
+        for spec in [
+            vec![("7g.80gb", 1)],
+            vec![("4g.40gb", 1), ("3g.40gb", 1)],
+            vec![("1g.10gb", 7)],
+            vec![("2g.20gb", 3), ("1g.20gb", 1)],
+            vec![("3g.40gb", 1), ("2g.20gb", 1), ("1g.10gb", 2)],
+            vec![("1g.10gb+me", 1), ("1g.10gb", 6)],
+        ] {
+            assert!(place(mig, &layout(mig, &spec)).is_ok(), "{spec:?}");
+        }
+    }
+
+    #[test]
+    fn invalid_layouts_say_why() {
+        let mig = h100();
+        assert_eq!(
+            place(mig, &layout(mig, &[("3g.40gb", 2), ("1g.10gb", 1)])),
+            Err(FitError::Memory { used: 9, total: 8 })
+        );
+        assert_eq!(
+            place(mig, &layout(mig, &[("1g.20gb", 4), ("1g.10gb", 1)])),
+            Err(FitError::Memory { used: 9, total: 8 })
+        );
+        assert_eq!(
+            place(mig, &layout(mig, &[("1g.10gb+me", 2)])),
+            Err(FitError::TooMany {
+                profile: "1g.10gb+me",
+                count: 2,
+                max: 1
+            })
+        );
+        assert_eq!(
+            place(
+                mig,
+                &layout(mig, &[("4g.40gb", 1), ("3g.40gb", 1), ("1g.10gb", 1)])
+            ),
+            Err(FitError::Compute { used: 8, total: 7 })
+        );
+        let nearest = nearest_fits(mig, &layout(mig, &[("1g.20gb", 4), ("1g.10gb", 1)]), 3);
+        assert!(nearest.iter().all(|l| place(mig, l).is_ok()));
+        let described: Vec<String> = nearest.iter().map(|l| describe(l)).collect();
+        assert!(
+            described.contains(&"4×1g.20gb".to_string()),
+            "{described:?}"
+        );
+        assert!(
+            described.contains(&"3×1g.20gb + 1×1g.10gb".to_string()),
+            "{described:?}"
+        );
+    }
+
+    /// The reference derives 77 valid non-empty multisets of the seven base
+    /// profiles (28 maximal, 17 using all 7 compute slices) for the 8-slot family.
+    #[test]
+    fn enumeration_matches_the_derived_combinations() {
+        let mig = h100();
+        let base: Vec<&'static MigProfile> = mig
+            .profiles
+            .iter()
+            .filter(|p| !p.has_attributes())
+            .collect();
+        let mut valid: Vec<Vec<u32>> = Vec::new();
+        let mut counts = vec![0u32; base.len()];
+        fn rec(
+            i: usize,
+            base: &[&'static MigProfile],
+            counts: &mut Vec<u32>,
+            mig: &MigModel,
+            valid: &mut Vec<Vec<u32>>,
+        ) {
+            if i == base.len() {
+                if counts.iter().any(|&c| c > 0) {
+                    let l: Vec<_> = base
+                        .iter()
+                        .zip(counts.iter())
+                        .filter(|(_, c)| **c > 0)
+                        .map(|(p, c)| (*p, *c))
+                        .collect();
+                    if place(mig, &l).is_ok() {
+                        valid.push(counts.clone());
+                    }
+                }
+                return;
+            }
+            for c in 0..=base[i].max_count {
+                counts[i] = c;
+                rec(i + 1, base, counts, mig, valid);
+            }
+            counts[i] = 0;
+        }
+        rec(0, &base, &mut counts, mig, &mut valid);
+        assert_eq!(valid.len(), 77);
+        let full = valid
+            .iter()
+            .filter(|c| {
+                c.iter()
+                    .zip(&base)
+                    .map(|(n, p)| n * p.compute_slices)
+                    .sum::<u32>()
+                    == 7
+            })
+            .count();
+        assert_eq!(full, 17);
+        let maximal = valid
+            .iter()
+            .filter(|c| {
+                (0..base.len()).all(|i| {
+                    let mut more = (*c).clone();
+                    more[i] += 1;
+                    !valid.contains(&more)
+                })
+            })
+            .count();
+        assert_eq!(maximal, 28);
+        assert_eq!(
+            model("h200")
+                .unwrap()
+                .mig
+                .as_ref()
+                .unwrap()
+                .placement_status,
+            PlacementStatus::Inferred
+        );
+    }
+
+    /// The search, not the slice totals, decides: here the totals fit but the starts collide.
+    #[test]
+    fn search_finds_collisions_the_totals_miss() {
+        static EVEN: MigProfile = MigProfile {
+            name: "2g.even",
+            gi_profile_id: 1,
+            compute_slices: 1,
+            memory_slices: 2,
+            memory_gb: 2,
+            max_count: 2,
+            starts: &[0, 2],
+        };
+        static ODD: MigProfile = MigProfile {
+            name: "2g.odd",
+            gi_profile_id: 2,
+            compute_slices: 1,
+            memory_slices: 2,
+            memory_gb: 2,
+            max_count: 1,
+            starts: &[1],
+        };
+        static TOY: MigModel = MigModel {
+            compute_slices: 4,
+            memory_slices: 4,
+            profiles: &[],
+            placement_status: PlacementStatus::Observed,
+            aliases: &[],
+            source: "test",
+        };
+        assert_eq!(
+            place(&TOY, &[(&EVEN, 1), (&ODD, 1)]),
+            Err(FitError::NoPlacement)
+        );
+        let placed = place(&TOY, &[(&EVEN, 2)]).unwrap();
+        assert_eq!(
+            placed.iter().map(|p| p.start).collect::<Vec<_>>(),
+            vec![0, 2]
+        );
+    }
+
+    #[test]
+    fn a30_has_four_slices() {
+        let a30 = model("a30").unwrap().mig.as_ref().unwrap();
+        assert!(place(a30, &layout(a30, &[("2g.12gb", 1), ("1g.6gb", 2)])).is_ok());
+        assert!(place(a30, &layout(a30, &[("2g.12gb", 2), ("1g.6gb", 1)])).is_err());
+    }
+}

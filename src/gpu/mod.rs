@@ -1,0 +1,11 @@
+//! GPUs: the built-in model catalog, MIG layouts and resource names.
+//!
+//! [`catalog`] is data (models, profiles, placements, sources); [`mig`]
+//! resolves profile names and decides whether a layout fits on a GPU;
+//! [`resources`] maps pools to the Kubernetes resources they provide.
+
+pub mod catalog;
+pub mod mig;
+pub mod resources;
+
+pub use catalog::{GpuModel, MigModel, MigProfile, PlacementStatus, model};

@@ -1,0 +1,196 @@
+//! Kubernetes extended-resource names for GPUs, and what a pool provides.
+//!
+//! capops governs `nvidia.com/gpu` and the mixed-strategy MIG resources
+//! `nvidia.com/mig-<profile>`. A pool provides whole GPUs (possibly
+//! time-sliced), or MIG instances named after its layout's profiles (mixed
+//! strategy), or MIG instances advertised as `nvidia.com/gpu` (single strategy).
+
+use super::catalog::{self, MigProfile};
+use super::mig;
+use crate::model::{MigStrategy, NodePool};
+
+/// The whole-GPU resource.
+pub const GPU: &str = "nvidia.com/gpu";
+/// Prefix of mixed-strategy MIG resources.
+pub const MIG_PREFIX: &str = "nvidia.com/mig-";
+
+/// A resource name, parsed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ResourceName {
+    Gpu,
+    /// A MIG profile name as written in the resource (`1g.10gb+me` for `mig-1g.10gb.me`).
+    Mig(String),
+}
+
+/// Why a resource name is not one capops can quota, with what to write instead.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BadResource {
+    pub reason: String,
+    pub help: String,
+}
+
+/// Parses a resource name as written in a request or a quota.
+pub fn parse(name: &str) -> Result<ResourceName, BadResource> {
+    if name == GPU {
+        return Ok(ResourceName::Gpu);
+    }
+    for prefix in ["requests.", "limits."] {
+        if let Some(rest) = name.strip_prefix(prefix) {
+            let extra = if prefix == "limits." {
+                " (Kubernetes accepts `limits.` quota keys for extended resources and silently ignores them)"
+            } else {
+                ""
+            };
+            return Err(BadResource {
+                reason: format!("`{name}` carries the quota prefix `{prefix}`"),
+                help: format!(
+                    "write the resource itself, `{rest}`; capops renders it as the quota key `requests.{rest}`{extra}"
+                ),
+            });
+        }
+    }
+    if let Some(profile) = name.strip_prefix(MIG_PREFIX) {
+        let mut parts = profile.split('.');
+        let (Some(g), Some(gb)) = (parts.next(), parts.next()) else {
+            return Err(bad_mig(name));
+        };
+        let attrs: Vec<&str> = parts.collect();
+        let written = if attrs.is_empty() {
+            format!("{g}.{gb}")
+        } else {
+            format!("{g}.{gb}+{}", attrs.join("."))
+        };
+        if mig::parse_name(&written).is_none() {
+            return Err(bad_mig(name));
+        }
+        return Ok(ResourceName::Mig(written));
+    }
+    if name == "nvidia.com/gpu.shared" {
+        return Err(BadResource {
+            reason: "`nvidia.com/gpu.shared` is the renamed time-sliced resource".into(),
+            help: "capops renders time-slicing without renaming: ask for `nvidia.com/gpu` on the time-sliced pool".into(),
+        });
+    }
+    Err(BadResource {
+        reason: format!("`{name}` is not a GPU resource capops governs"),
+        help: format!(
+            "use `{GPU}` or `{MIG_PREFIX}<profile>` (for example `nvidia.com/mig-1g.10gb`)"
+        ),
+    })
+}
+
+fn bad_mig(name: &str) -> BadResource {
+    BadResource {
+        reason: format!("`{name}` is not a well-formed MIG resource name"),
+        help: "MIG resources are named `nvidia.com/mig-<g>g.<gb>gb`, for example `nvidia.com/mig-1g.10gb`".into(),
+    }
+}
+
+/// A resource a pool provides.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Provided {
+    /// The resource name (`nvidia.com/gpu`, `nvidia.com/mig-1g.10gb`).
+    pub resource: String,
+    /// The MIG profile behind it, if any.
+    pub profile: Option<&'static MigProfile>,
+    /// Units per physical GPU (MIG instances, or time-slicing replicas).
+    pub per_gpu: u32,
+    /// Fraction of a GPU one unit is worth: MIG compute slices / total, or 1 / replicas.
+    pub gpu_equivalent: f64,
+}
+
+/// What a pool provides, given its cluster's MIG strategy. Unknown models or
+/// profiles provide nothing (they are reported elsewhere).
+pub fn provided(pool: &NodePool, strategy: MigStrategy) -> Vec<Provided> {
+    let replicas = pool
+        .time_slicing
+        .as_ref()
+        .map(|t| t.replicas.value.max(1))
+        .unwrap_or(1);
+    let model = catalog::model(&pool.gpu_model.value);
+    let mig_model = model.and_then(|m| m.mig.as_ref());
+    match (&pool.mig, mig_model) {
+        (Some(layout), Some(mig_model)) => {
+            let mut out: Vec<Provided> = Vec::new();
+            for (name, count) in &layout.layout.value {
+                let Ok(resolved) = mig::resolve(mig_model, &name.value) else {
+                    continue;
+                };
+                let p = resolved.profile;
+                let per_gpu = count.value.0 * replicas;
+                let eq =
+                    p.compute_slices as f64 / mig_model.compute_slices as f64 / replicas as f64;
+                let resource = match strategy {
+                    MigStrategy::Mixed => mig::resource_name(&name.value),
+                    MigStrategy::Single => GPU.to_string(),
+                };
+                match out.iter_mut().find(|o| o.resource == resource) {
+                    Some(o) => o.per_gpu += per_gpu,
+                    None => out.push(Provided {
+                        resource,
+                        profile: Some(p),
+                        per_gpu,
+                        gpu_equivalent: eq,
+                    }),
+                }
+            }
+            out
+        }
+        _ => vec![Provided {
+            resource: GPU.to_string(),
+            profile: None,
+            per_gpu: replicas,
+            gpu_equivalent: 1.0 / replicas as f64,
+        }],
+    }
+}
+
+/// Whether `requested` (a resource name as written) matches what a pool
+/// provides, comparing MIG profiles by their canonical names so that driver
+/// aliases (`7g.79gb`, `7g.80gb`) match.
+pub fn find<'a>(
+    provided: &'a [Provided],
+    requested: &str,
+    pool: &NodePool,
+) -> Option<&'a Provided> {
+    if let Some(p) = provided.iter().find(|p| p.resource == requested) {
+        return Some(p);
+    }
+    let Ok(ResourceName::Mig(written)) = parse(requested) else {
+        return None;
+    };
+    let mig_model = catalog::model(&pool.gpu_model.value)?.mig.as_ref()?;
+    let wanted = mig::resolve(mig_model, &written).ok()?.profile;
+    provided.iter().find(|p| {
+        p.profile.is_some_and(|q| std::ptr::eq(q, wanted)) && p.resource.starts_with(MIG_PREFIX)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_resource_names() {
+        assert_eq!(parse("nvidia.com/gpu"), Ok(ResourceName::Gpu));
+        assert_eq!(
+            parse("nvidia.com/mig-1g.10gb"),
+            Ok(ResourceName::Mig("1g.10gb".into()))
+        );
+        assert_eq!(
+            parse("nvidia.com/mig-1g.10gb.me"),
+            Ok(ResourceName::Mig("1g.10gb+me".into()))
+        );
+        let e = parse("limits.nvidia.com/gpu").unwrap_err();
+        assert!(e.help.contains("silently ignores"), "{}", e.help);
+        assert!(
+            parse("requests.nvidia.com/gpu")
+                .unwrap_err()
+                .help
+                .contains("`nvidia.com/gpu`")
+        );
+        assert!(parse("nvidia.com/mig-big").is_err());
+        assert!(parse("amd.com/gpu").is_err());
+        assert!(parse("nvidia.com/gpu.shared").is_err());
+    }
+}

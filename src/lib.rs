@@ -1,0 +1,16 @@
+//! capops: GPU capacity governance as code.
+//!
+//! The pipeline reads as the module tree: [`load`] files into spanned
+//! documents, [`validate`] them into a typed [`model::Repo`], then (in later
+//! stages) evaluate policy, forecast, cost, render and sync. [`gpu`] holds the
+//! GPU catalog and MIG logic, [`diag`] the diagnostics every stage reports,
+//! [`report`] the output formats and [`cli`] the commands. Everything but
+//! `load`'s file reading, `report` and `cli` is pure: no I/O, no clock.
+
+pub mod cli;
+pub mod diag;
+pub mod gpu;
+pub mod load;
+pub mod model;
+pub mod report;
+pub mod validate;

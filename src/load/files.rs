@@ -1,0 +1,227 @@
+//! Finding and reading the files of a capacity repository on disk.
+//!
+//! The root is the folder holding `capops.yaml`. Under it capops reads every
+//! `*.yaml` / `*.yml` file and the usage history `usage/*.csv`, skipping hidden
+//! paths, the `rendered/`, `templates/` and `tests/` folders and whatever the
+//! Config's `ignore` lists. Reading is bounded: a file over [`MAX_FILE_BYTES`]
+//! is reported, not read; a symlink loop is reported and skipped.
+
+use std::path::{Path, PathBuf};
+
+/// Largest file capops reads (16 MiB). Capacity documents are small; a file
+/// this large is a mistake (a log, a dump) and reading it would waste memory.
+pub const MAX_FILE_BYTES: u64 = 16 * 1024 * 1024;
+
+/// The repository's root document.
+pub const CONFIG_FILE: &str = "capops.yaml";
+
+/// Folders at the root that never hold capacity documents.
+pub const SKIPPED_DIRS: [&str; 3] = ["rendered", "templates", "tests"];
+
+/// One file found in the repository.
+#[derive(Debug, Clone)]
+pub struct Input {
+    /// Path relative to the root, `/`-separated.
+    pub path: String,
+    pub content: Content,
+}
+
+/// What reading a file gave.
+#[derive(Debug, Clone)]
+pub enum Content {
+    Bytes(Vec<u8>),
+    TooLarge(u64),
+    Unreadable(String),
+    SymlinkLoop(String),
+}
+
+/// What kind of file an input is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileKind {
+    Yaml,
+    UsageCsv,
+}
+
+/// Classifies a repository-relative path, or `None` when capops does not read it.
+pub fn classify(path: &str) -> Option<FileKind> {
+    let mut parts = path.split('/');
+    let first = parts.clone().next().unwrap_or("");
+    if path.split('/').any(|p| p.starts_with('.')) {
+        return None;
+    }
+    if path.contains('/') && SKIPPED_DIRS.contains(&first) {
+        return None;
+    }
+    let lower = path.to_ascii_lowercase();
+    if lower.ends_with(".yaml") || lower.ends_with(".yml") {
+        return Some(FileKind::Yaml);
+    }
+    if first == "usage" && lower.ends_with(".csv") && parts.nth(2).is_none() {
+        return Some(FileKind::UsageCsv);
+    }
+    None
+}
+
+/// Whether a repository path matches one of the Config's ignore patterns.
+///
+/// A pattern ending in `/` is a folder prefix; otherwise `*` matches within a
+/// path segment, `**` across segments and `?` one character.
+pub fn ignored(path: &str, patterns: &[String]) -> bool {
+    patterns.iter().any(|p| {
+        if let Some(dir) = p.strip_suffix('/') {
+            path.starts_with(&format!("{}/", dir.trim_start_matches("./")))
+        } else {
+            glob(p.trim_start_matches("./").as_bytes(), path.as_bytes())
+        }
+    })
+}
+
+fn glob(p: &[u8], s: &[u8]) -> bool {
+    match p {
+        [] => s.is_empty(),
+        [b'*', b'*', rest @ ..] => {
+            let rest = rest.strip_prefix(b"/").unwrap_or(rest);
+            (0..=s.len()).any(|i| glob(rest, &s[i..]))
+        }
+        [b'*', rest @ ..] => (0..=s.len())
+            .take_while(|&i| i == 0 || s[i - 1] != b'/')
+            .any(|i| glob(rest, &s[i..])),
+        [b'?', rest @ ..] => !s.is_empty() && s[0] != b'/' && glob(rest, &s[1..]),
+        [c, rest @ ..] => !s.is_empty() && s[0] == *c && glob(rest, &s[1..]),
+    }
+}
+
+/// Why a folder could not be read as a capacity repository.
+#[derive(Debug, thiserror::Error)]
+pub enum RootError {
+    #[error("{0} is not a folder")]
+    NotADirectory(PathBuf),
+    #[error("{0} has no capops.yaml")]
+    NoConfig(PathBuf),
+}
+
+/// Collects every file capops reads under `root`, in path order.
+pub fn collect(root: &Path) -> Result<Vec<Input>, RootError> {
+    if !root.is_dir() {
+        return Err(RootError::NotADirectory(root.to_path_buf()));
+    }
+    if !root.join(CONFIG_FILE).exists()
+        && std::fs::symlink_metadata(root.join(CONFIG_FILE)).is_err()
+    {
+        return Err(RootError::NoConfig(root.to_path_buf()));
+    }
+    let mut inputs = Vec::new();
+    let walker = walkdir::WalkDir::new(root)
+        .follow_links(true)
+        .sort_by_file_name()
+        .into_iter()
+        .filter_entry(|e| e.depth() == 0 || !e.file_name().to_string_lossy().starts_with('.'));
+    for entry in walker {
+        let entry = match entry {
+            Ok(e) => e,
+            Err(err) => {
+                let path = err
+                    .path()
+                    .map(|p| relative(root, p))
+                    .unwrap_or_else(|| "?".into());
+                if err.loop_ancestor().is_some() {
+                    inputs.push(Input {
+                        path: path.clone(),
+                        content: Content::SymlinkLoop(path),
+                    });
+                } else if classify(&path).is_some() {
+                    inputs.push(Input {
+                        path,
+                        content: Content::Unreadable(io_text(&err)),
+                    });
+                }
+                continue;
+            }
+        };
+        if entry.file_type().is_dir() {
+            continue;
+        }
+        let path = relative(root, entry.path());
+        if classify(&path).is_none() {
+            continue;
+        }
+        inputs.push(Input {
+            content: read(entry.path()),
+            path,
+        });
+    }
+    // A dangling symlink named like a document is a file we were asked to read and could not.
+    inputs.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok(inputs)
+}
+
+fn io_text(err: &walkdir::Error) -> String {
+    err.io_error()
+        .map(|e| e.to_string())
+        .unwrap_or_else(|| err.to_string())
+}
+
+/// Reads one file within the size limit.
+pub fn read(path: &Path) -> Content {
+    use std::io::Read;
+    let file = match std::fs::File::open(path) {
+        Ok(f) => f,
+        Err(e) => return Content::Unreadable(e.to_string()),
+    };
+    match file.metadata() {
+        Ok(m) if m.is_dir() => return Content::Unreadable("it is a folder".into()),
+        Ok(m) if m.len() > MAX_FILE_BYTES => return Content::TooLarge(m.len()),
+        Err(e) => return Content::Unreadable(e.to_string()),
+        Ok(_) => {}
+    }
+    let mut bytes = Vec::new();
+    // `take` bounds memory even if the file grows while we read it.
+    match file.take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes) {
+        Ok(_) if bytes.len() as u64 > MAX_FILE_BYTES => Content::TooLarge(bytes.len() as u64),
+        Ok(_) => Content::Bytes(bytes),
+        Err(e) => Content::Unreadable(e.to_string()),
+    }
+}
+
+fn relative(root: &Path, path: &Path) -> String {
+    let rel = path.strip_prefix(root).unwrap_or(path);
+    rel.components()
+        .map(|c| c.as_os_str().to_string_lossy())
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn classifies_paths() {
+        assert_eq!(classify("capops.yaml"), Some(FileKind::Yaml));
+        assert_eq!(classify("teams/a.yml"), Some(FileKind::Yaml));
+        assert_eq!(classify("usage/h100.csv"), Some(FileKind::UsageCsv));
+        assert_eq!(classify("usage/old/h100.csv"), None);
+        assert_eq!(classify("data.csv"), None);
+        assert_eq!(classify(".github/workflows/ci.yaml"), None);
+        assert_eq!(classify("rendered/prod/rq.yaml"), None);
+        assert_eq!(classify("tests/case/capops.yaml"), None);
+        assert_eq!(classify("README.md"), None);
+    }
+
+    #[test]
+    fn ignore_patterns() {
+        let pats = vec![
+            "drafts/".to_string(),
+            "**/*.draft.yaml".to_string(),
+            "x?.yaml".into(),
+        ];
+        assert!(ignored("drafts/a.yaml", &pats));
+        assert!(ignored("teams/deep/b.draft.yaml", &pats));
+        assert!(ignored("b.draft.yaml", &pats));
+        assert!(ignored("x1.yaml", &pats));
+        assert!(!ignored("teams/a.yaml", &pats));
+        assert!(!ignored("draftsman/a.yaml", &pats));
+        assert!(glob(b"teams/*.yaml", b"teams/a.yaml"));
+        assert!(!glob(b"teams/*.yaml", b"teams/x/a.yaml"));
+    }
+}

@@ -1,0 +1,331 @@
+//! Loading: files to typed documents.
+//!
+//! The files come from a folder ([`files::collect`]) or, for `check --base`,
+//! from a git revision; either way they arrive as [`Input`]s. [`load`] reads
+//! them into a [`SourceMap`], parses the YAML on all cores, checks each
+//! document's envelope (apiVersion, kind) and shape (JSON Schema), and types
+//! the documents that pass. Problems become diagnostics; nothing stops early.
+
+pub mod de;
+pub mod files;
+pub mod json;
+pub mod typed;
+pub mod usage;
+pub mod yaml;
+
+pub use files::{CONFIG_FILE, Content, FileKind, Input, MAX_FILE_BYTES};
+pub use typed::TypedDoc;
+
+use crate::diag::{Code, Diagnostic, FileId, SourceMap, Span, suggest};
+use crate::model::{API_VERSION, Kind, Origin, Usage};
+use rayon::prelude::*;
+use yaml::Node;
+
+/// Everything read from a repository, before cross-document checks.
+#[derive(Debug, Default)]
+pub struct Loaded {
+    pub sources: SourceMap,
+    /// Documents that passed the shape check, in file and document order.
+    pub docs: Vec<TypedDoc>,
+    pub usage: Usage,
+    pub diagnostics: Vec<Diagnostic>,
+    /// The file holding the root `capops.yaml`, when there is one.
+    pub config_file: Option<FileId>,
+    /// Documents seen, whatever their validity.
+    pub document_count: usize,
+}
+
+/// Reads and parses a set of inputs.
+pub fn load(inputs: Vec<Input>) -> Loaded {
+    let mut loaded = Loaded::default();
+    let ignore = ignore_patterns(&inputs);
+    let mut yaml_files = Vec::new();
+    let mut csv_files = Vec::new();
+    for input in inputs {
+        let Some(kind) = files::classify(&input.path) else {
+            // Symlink loops have no kind of their own; report them.
+            if let Content::SymlinkLoop(p) = &input.content {
+                let id = loaded.sources.add(input.path.clone(), "");
+                loaded.diagnostics.push(symlink_loop(id, p));
+            }
+            continue;
+        };
+        if input.path != CONFIG_FILE && files::ignored(&input.path, &ignore) {
+            continue;
+        }
+        let (id, text_ok) = add_source(&mut loaded, &input);
+        if input.path == CONFIG_FILE {
+            loaded.config_file = Some(id);
+        }
+        if text_ok {
+            match kind {
+                FileKind::Yaml => yaml_files.push(id),
+                FileKind::UsageCsv => csv_files.push(id),
+            }
+        }
+    }
+
+    let sources = &loaded.sources;
+    let results: Vec<(Vec<TypedDoc>, Vec<Diagnostic>, usize)> = yaml_files
+        .par_iter()
+        .map(|&id| load_yaml_file(&sources.get(id).text, id))
+        .collect();
+    for (docs, diags, count) in results {
+        loaded.docs.extend(docs);
+        loaded.diagnostics.extend(diags);
+        loaded.document_count += count;
+    }
+    for id in csv_files {
+        let text = loaded.sources.get(id).text.clone();
+        usage::read_csv(&text, id, &mut loaded.usage, &mut loaded.diagnostics);
+    }
+    loaded
+}
+
+/// Parses, checks and types every document of one YAML file.
+fn load_yaml_file(text: &str, file: FileId) -> (Vec<TypedDoc>, Vec<Diagnostic>, usize) {
+    let parsed = yaml::parse(text, file);
+    let mut diags = parsed.diagnostics;
+    let mut docs = Vec::new();
+    let count = parsed.documents.len();
+    for (index, node) in parsed.documents.iter().enumerate() {
+        let Some((kind, kind_span)) = envelope(node, file, &mut diags) else {
+            continue;
+        };
+        // Integers too large to read were reported by the parser; the schema's
+        // view of the same values (a float, out of range) would only repeat it.
+        let overflows: Vec<Span> = diags
+            .iter()
+            .filter(|d| d.code == Code::YamlIntegerOverflow && within(d.span(), node))
+            .filter_map(Diagnostic::span)
+            .collect();
+        let before = diags.len();
+        let shape_ok = crate::validate::shape::check(kind, node, file, &mut diags);
+        let mut i = before;
+        while i < diags.len() {
+            if diags[i].span().is_some_and(|s| overflows.contains(&s)) {
+                diags.remove(i);
+            } else {
+                i += 1;
+            }
+        }
+        if !shape_ok || !overflows.is_empty() {
+            continue;
+        }
+        let origin = Origin {
+            file,
+            kind_span,
+            index,
+        };
+        match typed::type_document(kind, node, origin) {
+            Ok(doc) => docs.push(doc),
+            Err(d) => diags.push(d),
+        }
+    }
+    (docs, diags, count)
+}
+
+/// Whether a span lies in a document (documents are parsed in order, so a
+/// span at or after the document's start and before the next one's).
+fn within(span: Option<Span>, node: &Node) -> bool {
+    span.is_some_and(|s| s.start >= node.start && s.start <= node_end(node))
+}
+
+fn node_end(node: &Node) -> u32 {
+    match &node.value {
+        yaml::Value::Seq(items) => items.iter().map(node_end).max().unwrap_or(node.end),
+        yaml::Value::Map(entries) => entries
+            .iter()
+            .map(|(k, v)| node_end(k).max(node_end(v)))
+            .max()
+            .unwrap_or(node.end),
+        _ => node.end,
+    }
+}
+
+/// Checks apiVersion and kind; returns the kind and the span of its value.
+fn envelope(node: &Node, file: FileId, diags: &mut Vec<Diagnostic>) -> Option<(Kind, Span)> {
+    let doc_span = node.span(file);
+    if node.as_map().is_none() {
+        diags.push(
+            Diagnostic::new(
+                Code::DocumentNotMapping,
+                format!("a document must be a mapping, found {}", node.type_name()),
+            )
+            .at(doc_span, "document starts here")
+            .help("each document starts with `apiVersion: capops.dev/v1alpha1` and `kind:`"),
+        );
+        return None;
+    }
+    let mut ok = true;
+    match node.get("apiVersion") {
+        None => {
+            diags.push(
+                Diagnostic::new(Code::MissingApiVersion, "the document has no apiVersion")
+                    .at(doc_span, "document starts here")
+                    .help(format!("add `apiVersion: {API_VERSION}`")),
+            );
+            ok = false;
+        }
+        Some((_, v)) if v.as_str() != Some(API_VERSION) => {
+            let found = v
+                .as_str()
+                .map(str::to_string)
+                .unwrap_or_else(|| v.type_name().into());
+            diags.push(
+                Diagnostic::new(
+                    Code::UnknownApiVersion,
+                    format!("apiVersion `{found}` is not one capops reads"),
+                )
+                .at(v.span(file), "unknown apiVersion")
+                .help(format!(
+                    "capops reads `{API_VERSION}`; files of other tools can be skipped with the Config's `ignore`"
+                )),
+            );
+            ok = false;
+        }
+        Some(_) => {}
+    }
+    if !ok {
+        // A document of another tool: its kind means nothing to capops.
+        return None;
+    }
+    let kind = match node.get("kind") {
+        None => {
+            diags.push(
+                Diagnostic::new(Code::MissingKind, "the document has no kind")
+                    .at(doc_span, "document starts here")
+                    .help(format!(
+                        "add `kind:` with one of {}",
+                        Kind::ALL.map(|k| k.as_str()).join(", ")
+                    )),
+            );
+            return None;
+        }
+        Some((_, v)) => match v.as_str().and_then(Kind::parse) {
+            Some(k) => (k, v.span(file)),
+            None => {
+                let found = v.as_str().unwrap_or("?");
+                diags.push(
+                    Diagnostic::new(
+                        Code::UnknownKind,
+                        format!("kind `{found}` is not one capops knows"),
+                    )
+                    .at(v.span(file), "unknown kind")
+                    .help(suggest(
+                        found,
+                        Kind::ALL.map(|k| k.as_str()),
+                        "kinds",
+                    )),
+                );
+                return None;
+            }
+        },
+    };
+    Some(kind)
+}
+
+/// Adds an input to the source map and reports problems with its content.
+/// Returns the file id and whether its text can be parsed.
+fn add_source(loaded: &mut Loaded, input: &Input) -> (FileId, bool) {
+    match &input.content {
+        Content::Bytes(bytes) => {
+            if let Some(nul) = bytes.iter().position(|&b| b == 0) {
+                let head = String::from_utf8_lossy(&bytes[..nul.min(64 * 1024)]).into_owned();
+                let at = head.len();
+                let id = loaded.sources.add(input.path.clone(), head);
+                loaded.diagnostics.push(
+                    Diagnostic::new(Code::FileBinary, "this file holds binary data, not YAML text")
+                        .at(Span::new(id, at, at), "first NUL byte")
+                        .help("remove the file from the repository or list it under the Config's `ignore`"),
+                );
+                return (id, false);
+            }
+            match std::str::from_utf8(bytes) {
+                Ok(text) => (loaded.sources.add(input.path.clone(), text), true),
+                Err(e) => {
+                    let valid = e.valid_up_to();
+                    let text = String::from_utf8_lossy(bytes).into_owned();
+                    // The lossy text replaces bad bytes; the valid prefix is unchanged.
+                    let id = loaded.sources.add(input.path.clone(), text);
+                    loaded.diagnostics.push(
+                        Diagnostic::new(Code::FileNotUtf8, "this file is not valid UTF-8")
+                            .at(Span::new(id, valid, valid + 1), "invalid byte sequence")
+                            .help("save the file as UTF-8"),
+                    );
+                    (id, false)
+                }
+            }
+        }
+        Content::TooLarge(size) => {
+            let id = loaded.sources.add(input.path.clone(), "");
+            loaded.diagnostics.push(
+                Diagnostic::new(
+                    Code::FileTooLarge,
+                    format!(
+                        "this file is {} MiB; capops reads files of at most {} MiB",
+                        size / (1024 * 1024),
+                        MAX_FILE_BYTES / (1024 * 1024)
+                    ),
+                )
+                .at(Span::file_start(id), "not read")
+                .help("split the documents across smaller files, or list the file under the Config's `ignore`"),
+            );
+            (id, false)
+        }
+        Content::Unreadable(why) => {
+            let id = loaded.sources.add(input.path.clone(), "");
+            loaded.diagnostics.push(
+                Diagnostic::new(
+                    Code::FileUnreadable,
+                    format!("cannot read this file: {why}"),
+                )
+                .at(Span::file_start(id), "not read")
+                .help("check the file's permissions, or remove a broken symbolic link"),
+            );
+            (id, false)
+        }
+        Content::SymlinkLoop(p) => {
+            let id = loaded.sources.add(input.path.clone(), "");
+            loaded.diagnostics.push(symlink_loop(id, p));
+            (id, false)
+        }
+    }
+}
+
+fn symlink_loop(id: FileId, path: &str) -> Diagnostic {
+    Diagnostic::new(
+        Code::SymlinkLoop,
+        format!("`{path}` is a symbolic link back into its own folder; skipped"),
+    )
+    .at(Span::file_start(id), "symlink loop")
+    .help("remove the link or point it outside the repository")
+}
+
+/// The Config's `ignore` patterns, read straight from `capops.yaml` so they
+/// apply before the other files are parsed.
+fn ignore_patterns(inputs: &[Input]) -> Vec<String> {
+    let Some(Input {
+        content: Content::Bytes(bytes),
+        ..
+    }) = inputs.iter().find(|i| i.path == CONFIG_FILE)
+    else {
+        return Vec::new();
+    };
+    let Ok(text) = std::str::from_utf8(bytes) else {
+        return Vec::new();
+    };
+    let parsed = yaml::parse(text, FileId(0));
+    parsed
+        .documents
+        .iter()
+        .filter(|d| d.get("kind").and_then(|(_, v)| v.as_str()) == Some("Config"))
+        .filter_map(|d| d.get("spec")?.1.get("ignore"))
+        .filter_map(|(_, v)| match &v.value {
+            yaml::Value::Seq(items) => Some(items),
+            _ => None,
+        })
+        .flatten()
+        .filter_map(|n| n.as_str().map(String::from))
+        .collect()
+}

@@ -1,0 +1,126 @@
+//! From a checked YAML tree to a typed document.
+//!
+//! Runs after the shape check, so failures here are about meaning the schema
+//! cannot express (a date that does not exist) or, if the schema and types
+//! ever disagree, a precise report rather than a panic.
+
+use super::de::{DeError, from_node};
+use super::yaml::Node;
+use crate::diag::{Code, Diagnostic, FileId};
+use crate::model::*;
+use serde::Deserialize;
+
+/// A document of any kind, typed.
+#[derive(Debug, Clone)]
+pub enum TypedDoc {
+    Config(Document<ConfigSpec>),
+    Team(Document<TeamSpec>),
+    Cluster(Document<ClusterSpec>),
+    CapacityRequest(Document<RequestSpec>),
+    PriorityClass(Document<PriorityClassSpec>),
+    Reservation(Document<ReservationSpec>),
+    ApprovalPolicy(Document<PolicySpec>),
+    PriceCatalog(Document<CatalogSpec>),
+}
+
+impl TypedDoc {
+    pub fn kind(&self) -> Kind {
+        match self {
+            TypedDoc::Config(_) => Kind::Config,
+            TypedDoc::Team(_) => Kind::Team,
+            TypedDoc::Cluster(_) => Kind::Cluster,
+            TypedDoc::CapacityRequest(_) => Kind::CapacityRequest,
+            TypedDoc::PriorityClass(_) => Kind::PriorityClass,
+            TypedDoc::Reservation(_) => Kind::Reservation,
+            TypedDoc::ApprovalPolicy(_) => Kind::ApprovalPolicy,
+            TypedDoc::PriceCatalog(_) => Kind::PriceCatalog,
+        }
+    }
+
+    pub fn metadata(&self) -> &Metadata {
+        match self {
+            TypedDoc::Config(d) => &d.metadata,
+            TypedDoc::Team(d) => &d.metadata,
+            TypedDoc::Cluster(d) => &d.metadata,
+            TypedDoc::CapacityRequest(d) => &d.metadata,
+            TypedDoc::PriorityClass(d) => &d.metadata,
+            TypedDoc::Reservation(d) => &d.metadata,
+            TypedDoc::ApprovalPolicy(d) => &d.metadata,
+            TypedDoc::PriceCatalog(d) => &d.metadata,
+        }
+    }
+
+    pub fn origin(&self) -> Origin {
+        match self {
+            TypedDoc::Config(d) => d.origin,
+            TypedDoc::Team(d) => d.origin,
+            TypedDoc::Cluster(d) => d.origin,
+            TypedDoc::CapacityRequest(d) => d.origin,
+            TypedDoc::PriorityClass(d) => d.origin,
+            TypedDoc::Reservation(d) => d.origin,
+            TypedDoc::ApprovalPolicy(d) => d.origin,
+            TypedDoc::PriceCatalog(d) => d.origin,
+        }
+    }
+}
+
+#[derive(Deserialize)]
+struct Envelope<S> {
+    metadata: Metadata,
+    spec: S,
+}
+
+fn read<'a, S: Deserialize<'a>>(
+    node: &'a Node,
+    file: FileId,
+    origin: Origin,
+) -> Result<Document<S>, DeError> {
+    // apiVersion and kind were checked before typing; serde skips them here.
+    let env: Envelope<S> = from_node(node, file)?;
+    Ok(Document {
+        metadata: env.metadata,
+        spec: env.spec,
+        origin,
+    })
+}
+
+/// Types one document whose shape is valid.
+pub fn type_document(kind: Kind, node: &Node, origin: Origin) -> Result<TypedDoc, Diagnostic> {
+    let file = origin.file;
+    let result = match kind {
+        Kind::Config => read(node, file, origin).map(TypedDoc::Config),
+        Kind::Team => read(node, file, origin).map(TypedDoc::Team),
+        Kind::Cluster => read(node, file, origin).map(TypedDoc::Cluster),
+        Kind::CapacityRequest => read(node, file, origin).map(TypedDoc::CapacityRequest),
+        Kind::PriorityClass => read(node, file, origin).map(TypedDoc::PriorityClass),
+        Kind::Reservation => read(node, file, origin).map(TypedDoc::Reservation),
+        Kind::ApprovalPolicy => read(node, file, origin).map(TypedDoc::ApprovalPolicy),
+        Kind::PriceCatalog => read(node, file, origin).map(TypedDoc::PriceCatalog),
+    };
+    result.map_err(|e| de_error_diagnostic(e, origin))
+}
+
+/// Turns a typing error into a diagnostic; a `[code]` prefix names the code.
+pub fn de_error_diagnostic(err: DeError, origin: Origin) -> Diagnostic {
+    let (code, message) = match err
+        .message
+        .strip_prefix('[')
+        .and_then(|r| r.split_once("] "))
+    {
+        Some((name, rest)) => (
+            Code::parse(name).unwrap_or(Code::InvalidValue),
+            rest.to_string(),
+        ),
+        None => (Code::WrongType, err.message.clone()),
+    };
+    let span = err.span.unwrap_or(origin.kind_span);
+    let (label, help) = match code {
+        Code::InvalidDate => (
+            "not a real date",
+            "write a date that exists, as 2026-12-01 or 2026-12-01T08:00:00Z",
+        ),
+        Code::ValueOutOfRange => ("out of range", "use a value within the allowed range"),
+        _ => ("cannot be read", "correct the value"),
+    };
+    Diagnostic::new(code, message).at(span, label).help(help)
+}

@@ -1,0 +1,204 @@
+//! Reading usage history CSV files (`usage/*.csv`).
+//!
+//! Columns: `timestamp,cluster,pool,team,allocated_gpus,used_gpus`. Timestamps
+//! are RFC 3339 and are read as the hour they fall in. An empty number cell is
+//! a gap. Malformed rows are reported and skipped; the rest of the file is kept.
+
+use crate::diag::{Code, Diagnostic, FileId, Span};
+use crate::model::usage::USAGE_COLUMNS;
+use crate::model::{SeriesKey, Timestamp, Usage, UsageSample};
+use std::collections::HashMap;
+
+/// Appends the samples of one CSV file to `usage`.
+pub fn read_csv(text: &str, file: FileId, usage: &mut Usage, diags: &mut Vec<Diagnostic>) {
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(true)
+        .flexible(true)
+        .from_reader(text.as_bytes());
+    let header_ok = match reader.headers() {
+        Ok(h) => {
+            let got: Vec<&str> = h.iter().map(str::trim).collect();
+            if got != USAGE_COLUMNS {
+                diags.push(
+                    Diagnostic::new(
+                        Code::UsageBadHeader,
+                        format!(
+                            "usage file header is `{}`, expected `{}`",
+                            got.join(","),
+                            USAGE_COLUMNS.join(",")
+                        ),
+                    )
+                    .at(Span::new(file, 0, text.find('\n').unwrap_or(text.len())), "header")
+                    .help("usage files start with the header timestamp,cluster,pool,team,allocated_gpus,used_gpus"),
+                );
+                false
+            } else {
+                true
+            }
+        }
+        Err(e) => {
+            diags.push(
+                Diagnostic::new(
+                    Code::UsageBadHeader,
+                    format!("cannot read the CSV header: {e}"),
+                )
+                .at(Span::file_start(file), "here"),
+            );
+            false
+        }
+    };
+    if !header_ok {
+        return;
+    }
+    let mut ids: HashMap<SeriesKey, u32> = usage
+        .series
+        .iter()
+        .enumerate()
+        .map(|(i, k)| (k.clone(), i as u32))
+        .collect();
+    let mut record = csv::StringRecord::new();
+    loop {
+        match reader.read_record(&mut record) {
+            Ok(false) => break,
+            Ok(true) => {}
+            Err(e) => {
+                let offset = e.position().map(|p| p.byte() as usize).unwrap_or(0);
+                diags.push(
+                    Diagnostic::new(Code::UsageBadRow, format!("malformed CSV: {e}"))
+                        .at(Span::new(file, offset, offset), "here"),
+                );
+                break;
+            }
+        }
+        let row_start = record.position().map(|p| p.byte() as usize).unwrap_or(0);
+        let field_span = |i: usize| -> Span {
+            match record.range(i) {
+                Some(r) => Span::new(file, row_start + r.start + i, row_start + r.end + i),
+                None => Span::new(file, row_start, row_start),
+            }
+        };
+        if record.len() != USAGE_COLUMNS.len() {
+            diags.push(
+                Diagnostic::new(
+                    Code::UsageBadRow,
+                    format!("row has {} cells, expected {}", record.len(), USAGE_COLUMNS.len()),
+                )
+                .at(Span::new(file, row_start, row_start), "this row")
+                .help("each row is timestamp,cluster,pool,team,allocated_gpus,used_gpus; leave a cell empty for a gap"),
+            );
+            continue;
+        }
+        let at = match record[0].trim().parse::<Timestamp>() {
+            Ok(t) => Timestamp::from_second(t.hour_index() * 3600).unwrap_or(t),
+            Err(m) => {
+                diags.push(
+                    Diagnostic::new(Code::UsageBadRow, format!("bad timestamp: {m}"))
+                        .at(field_span(0), "not an RFC 3339 time")
+                        .help("write timestamps as 2026-11-01T13:00:00Z"),
+                );
+                continue;
+            }
+        };
+        let mut values = [None, None];
+        let mut bad = false;
+        for (slot, col) in [(0usize, 4usize), (1, 5)] {
+            let cell = record[col].trim();
+            if cell.is_empty() {
+                continue;
+            }
+            match cell.parse::<f64>() {
+                Ok(v) if v.is_finite() && v >= 0.0 => values[slot] = Some(v),
+                _ => {
+                    diags.push(
+                        Diagnostic::new(
+                            Code::UsageBadRow,
+                            format!("`{cell}` in {} is not a number of GPUs", USAGE_COLUMNS[col]),
+                        )
+                        .at(field_span(col), "expected a number, zero or more")
+                        .help("leave the cell empty to mark a gap in the data"),
+                    );
+                    bad = true;
+                }
+            }
+        }
+        if bad {
+            continue;
+        }
+        if let (Some(a), Some(u)) = (values[0], values[1])
+            && u > a + 1e-9
+        {
+            diags.push(
+                Diagnostic::new(
+                    Code::UsageUsedExceedsAllocated,
+                    format!("{u} GPUs used but only {a} allocated"),
+                )
+                .at(field_span(5), "more than allocated"),
+            );
+        }
+        let key = SeriesKey {
+            cluster: record[1].trim().to_string(),
+            pool: record[2].trim().to_string(),
+            team: record[3].trim().to_string(),
+        };
+        let series = match ids.get(&key) {
+            Some(&id) => id,
+            None => {
+                let id = usage.series.len() as u32;
+                usage.series.push(key.clone());
+                usage.series_spans.push(field_span(1));
+                ids.insert(key, id);
+                id
+            }
+        };
+        usage.samples.push(UsageSample {
+            series,
+            at,
+            allocated: values[0],
+            used: values[1],
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_samples_with_gaps_and_reports_bad_rows() {
+        let text = "timestamp,cluster,pool,team,allocated_gpus,used_gpus\n\
+                    2026-11-01T00:00:00Z,c,p,t,8,4.5\n\
+                    2026-11-01T01:30:00Z,c,p,t,,\n\
+                    2026-11-01T02:00:00Z,c,p,t,eight,1\n\
+                    2026-02-30T02:00:00Z,c,p,t,1,1\n\
+                    2026-11-01T03:00:00Z,c,p,u,2,3\n";
+        let mut usage = Usage::default();
+        let mut diags = Vec::new();
+        read_csv(text, FileId(0), &mut usage, &mut diags);
+        assert_eq!(usage.series.len(), 2);
+        assert_eq!(usage.samples.len(), 3);
+        assert_eq!(usage.samples[0].used, Some(4.5));
+        assert_eq!(usage.samples[1].allocated, None);
+        assert_eq!(usage.samples[1].at.to_string(), "2026-11-01T01:00:00Z");
+        let codes: Vec<_> = diags.iter().map(|d| d.code.as_str()).collect();
+        assert_eq!(
+            codes,
+            vec![
+                "usage-bad-row",
+                "usage-bad-row",
+                "usage-used-exceeds-allocated"
+            ]
+        );
+        // `eight` is at line 4, column 28.
+        let off = text.find("eight").unwrap() as u32;
+        assert_eq!(diags[0].span().unwrap().start, off);
+    }
+
+    #[test]
+    fn rejects_a_wrong_header() {
+        let mut usage = Usage::default();
+        let mut diags = Vec::new();
+        read_csv("time,gpus\n1,2\n", FileId(0), &mut usage, &mut diags);
+        assert_eq!(diags[0].code, Code::UsageBadHeader);
+        assert!(usage.samples.is_empty());
+    }
+}

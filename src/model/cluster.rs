@@ -1,0 +1,189 @@
+//! Cluster: a Kubernetes cluster and its GPU node pools.
+
+use super::{Count, Name, Quantity, Spanned};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// `spec` of a Cluster.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ClusterSpec {
+    /// What the cluster is for.
+    pub environment: Spanned<Environment>,
+    /// Where it runs.
+    pub provider: Spanned<Provider>,
+    /// Cloud region (`us-east-1`, `us-central1`, `eastus`); required for cloud providers.
+    #[serde(default)]
+    pub region: Option<Spanned<String>>,
+    /// kubeconfig context used by `plan` and `apply`.
+    #[serde(default)]
+    pub kube_context: Option<String>,
+    /// Kueue settings; absent means the cluster does not run Kueue.
+    #[serde(default)]
+    pub kueue: Option<KueueSpec>,
+    /// How the NVIDIA device plugin exposes MIG instances (default `mixed`).
+    #[serde(default)]
+    pub mig_strategy: Spanned<MigStrategy>,
+    /// GPU node pools.
+    pub node_pools: Vec<NodePool>,
+}
+
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Deserialize, Serialize, JsonSchema,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Environment {
+    Production,
+    Staging,
+    Development,
+    Research,
+}
+
+impl Environment {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Environment::Production => "production",
+            Environment::Staging => "staging",
+            Environment::Development => "development",
+            Environment::Research => "research",
+        }
+    }
+}
+
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Deserialize, Serialize, JsonSchema,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Provider {
+    Aws,
+    Gcp,
+    Azure,
+    Onprem,
+}
+
+impl Provider {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Provider::Aws => "aws",
+            Provider::Gcp => "gcp",
+            Provider::Azure => "azure",
+            Provider::Onprem => "onprem",
+        }
+    }
+
+    pub fn is_cloud(self) -> bool {
+        self != Provider::Onprem
+    }
+}
+
+/// NVIDIA device-plugin MIG strategy.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum MigStrategy {
+    /// Every GPU of a node has the same single profile, advertised as `nvidia.com/gpu`.
+    Single,
+    /// Each profile is its own resource, `nvidia.com/mig-<profile>`.
+    #[default]
+    Mixed,
+}
+
+/// Kueue settings of a cluster.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct KueueSpec {
+    /// Render Kueue objects for this cluster (default true).
+    #[serde(default = "yes")]
+    pub enabled: bool,
+    /// Cohort the teams' ClusterQueues share (default: the cluster's name).
+    #[serde(default)]
+    pub cohort: Option<Spanned<Name>>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// A group of identical GPU nodes.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct NodePool {
+    /// Pool name, unique within the cluster.
+    pub name: Spanned<Name>,
+    /// GPU model from the built-in catalog (`h100-80gb-sxm`, `a100-80gb`, `l4`, ...).
+    pub gpu_model: Spanned<String>,
+    /// Cloud instance type (`p5.48xlarge`), used to look up prices.
+    #[serde(default)]
+    pub instance_type: Option<Spanned<String>>,
+    /// GPUs in each node.
+    pub gpus_per_node: Spanned<Count>,
+    /// Nodes in the pool.
+    pub nodes: Spanned<Quantity>,
+    /// How the nodes are bought; absent means all on-demand (all owned on premises).
+    #[serde(default)]
+    pub purchase: Option<Spanned<PurchaseMix>>,
+    /// Availability zone of the nodes.
+    #[serde(default)]
+    pub zone: Option<String>,
+    /// Node labels that select this pool's nodes (used by Kueue ResourceFlavors).
+    #[serde(default)]
+    pub node_labels: BTreeMap<String, String>,
+    /// Taints on the pool's nodes; workloads need matching tolerations.
+    #[serde(default)]
+    pub taints: Vec<Taint>,
+    /// MIG partitioning of every GPU in the pool.
+    #[serde(default)]
+    pub mig: Option<MigSpec>,
+    /// Time-slicing: each GPU is advertised this many times.
+    #[serde(default)]
+    pub time_slicing: Option<TimeSlicing>,
+}
+
+/// Nodes by purchase option. The three counts add up to the pool's `nodes`.
+#[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct PurchaseMix {
+    /// Nodes covered by reservations or commitments.
+    #[serde(default)]
+    pub reserved: Quantity,
+    /// Nodes paid by the hour.
+    #[serde(default)]
+    pub on_demand: Quantity,
+    /// Spot or preemptible nodes.
+    #[serde(default)]
+    pub spot: Quantity,
+}
+
+/// A Kubernetes node taint.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Taint {
+    pub key: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<String>,
+    pub effect: TaintEffect,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+pub enum TaintEffect {
+    NoSchedule,
+    PreferNoSchedule,
+    NoExecute,
+}
+
+/// MIG layout of each GPU: profile name to instances per GPU.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct MigSpec {
+    /// Instances of each profile on every GPU, e.g. `{1g.10gb: 7}`.
+    pub layout: Spanned<BTreeMap<Spanned<String>, Spanned<Count>>>,
+}
+
+/// NVIDIA device-plugin time-slicing.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct TimeSlicing {
+    /// How many workloads share each GPU (at least 2).
+    #[schemars(range(min = 2, max = 64))]
+    pub replicas: Spanned<u32>,
+}

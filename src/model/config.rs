@@ -1,0 +1,152 @@
+//! Config: the organisation's settings, one per repository, in `capops.yaml`.
+
+use super::{Money, Ratio, Spanned};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use std::collections::BTreeMap;
+
+/// `spec` of the Config document.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ConfigSpec {
+    /// Organisation name shown in reports.
+    #[serde(default)]
+    pub organization: Option<String>,
+    /// Currency of every amount in the repository (ISO 4217 code).
+    #[serde(default = "default_currency")]
+    pub currency: String,
+    /// Approver roles: role name to the GitHub teams (`org/team-slug`) and users (`login`) who act in it.
+    /// The `team-lead` role is filled from each Team's `leads` as well.
+    #[serde(default)]
+    pub roles: BTreeMap<Spanned<String>, Role>,
+    /// Numbers the policy and reports use.
+    #[serde(default)]
+    pub thresholds: Thresholds,
+    /// Defaults applied to documents that leave a field out.
+    #[serde(default)]
+    pub defaults: Defaults,
+    /// Repository paths capops does not read: folder prefixes (`drafts/`) or globs (`**/*.draft.yaml`).
+    /// Hidden paths and the `rendered/`, `templates/` and `tests/` folders are always skipped.
+    #[serde(default)]
+    pub ignore: Vec<Spanned<String>>,
+    /// Severity overrides by diagnostic code: `error`, `warning`, `note` or `allow` (hide).
+    #[serde(default)]
+    pub severities: BTreeMap<Spanned<String>, SeverityName>,
+}
+
+impl Default for ConfigSpec {
+    fn default() -> Self {
+        ConfigSpec {
+            organization: None,
+            currency: default_currency(),
+            roles: BTreeMap::new(),
+            thresholds: Thresholds::default(),
+            defaults: Defaults::default(),
+            ignore: Vec::new(),
+            severities: BTreeMap::new(),
+        }
+    }
+}
+
+fn default_currency() -> String {
+    "USD".into()
+}
+
+/// Who can approve in a role.
+#[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Role {
+    /// What the role is for.
+    #[serde(default)]
+    pub description: Option<String>,
+    /// GitHub teams, as `org/team-slug`.
+    #[serde(default)]
+    pub teams: Vec<Spanned<String>>,
+    /// GitHub users, as logins (a leading `@` is allowed).
+    #[serde(default)]
+    pub users: Vec<Spanned<String>>,
+}
+
+/// Thresholds used by the policy, forecasts and reports.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Thresholds {
+    /// A team whose measured utilization over the last 30 days is below this share is flagged (default 0.40).
+    #[serde(default = "d_low_util")]
+    pub low_utilization: Ratio,
+    /// Utilization a rightsizing recommendation aims for (default 0.70).
+    #[serde(default = "d_target_util")]
+    pub target_utilization: Ratio,
+    /// A reservation whose expected stranded spend exceeds this share of its cost is denied (default 0.20).
+    #[serde(default = "d_stranded")]
+    pub stranded_spend_share: Ratio,
+    /// A request whose monthly cost exceeds this amount needs a capacity review (default 50000).
+    #[serde(default = "d_cost_review")]
+    pub monthly_cost_review: Money,
+    /// Budget alert levels as shares of a team's monthly budget (default 0.8, 1.0, 1.2).
+    #[serde(default = "d_alerts")]
+    pub budget_alerts: Vec<Ratio>,
+}
+
+impl Default for Thresholds {
+    fn default() -> Self {
+        Thresholds {
+            low_utilization: d_low_util(),
+            target_utilization: d_target_util(),
+            stranded_spend_share: d_stranded(),
+            monthly_cost_review: d_cost_review(),
+            budget_alerts: d_alerts(),
+        }
+    }
+}
+
+fn d_low_util() -> Ratio {
+    Ratio::from_str_const("0.40")
+}
+fn d_target_util() -> Ratio {
+    Ratio::from_str_const("0.70")
+}
+fn d_stranded() -> Ratio {
+    Ratio::from_str_const("0.20")
+}
+fn d_cost_review() -> Money {
+    Money(rust_decimal::Decimal::from(50_000))
+}
+fn d_alerts() -> Vec<Ratio> {
+    vec![
+        Ratio::from_str_const("0.8"),
+        Ratio::from_str_const("1.0"),
+        Ratio::from_str_const("1.2"),
+    ]
+}
+
+/// Defaults for fields a document leaves out.
+#[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Defaults {
+    /// Priority class of requests that name none.
+    #[serde(default)]
+    pub priority_class: Option<Spanned<String>>,
+}
+
+/// A severity name in the Config's overrides.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum SeverityName {
+    Error,
+    Warning,
+    Note,
+    Allow,
+}
+
+impl SeverityName {
+    pub fn severity(self) -> crate::diag::Severity {
+        use crate::diag::Severity;
+        match self {
+            SeverityName::Error => Severity::Error,
+            SeverityName::Warning => Severity::Warning,
+            SeverityName::Note => Severity::Note,
+            SeverityName::Allow => Severity::Allow,
+        }
+    }
+}

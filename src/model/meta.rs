@@ -1,0 +1,107 @@
+//! The envelope every document shares: apiVersion, kind, metadata.
+
+use super::{Name, Spanned};
+use crate::diag::{FileId, Span};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// The only apiVersion capops reads.
+pub const API_VERSION: &str = "capops.dev/v1alpha1";
+
+/// The kinds of document a capacity repository holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+pub enum Kind {
+    Config,
+    Team,
+    Cluster,
+    CapacityRequest,
+    PriorityClass,
+    Reservation,
+    ApprovalPolicy,
+    PriceCatalog,
+}
+
+impl Kind {
+    pub const ALL: [Kind; 8] = [
+        Kind::Config,
+        Kind::Team,
+        Kind::Cluster,
+        Kind::CapacityRequest,
+        Kind::PriorityClass,
+        Kind::Reservation,
+        Kind::ApprovalPolicy,
+        Kind::PriceCatalog,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Config => "Config",
+            Kind::Team => "Team",
+            Kind::Cluster => "Cluster",
+            Kind::CapacityRequest => "CapacityRequest",
+            Kind::PriorityClass => "PriorityClass",
+            Kind::Reservation => "Reservation",
+            Kind::ApprovalPolicy => "ApprovalPolicy",
+            Kind::PriceCatalog => "PriceCatalog",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Kind> {
+        Kind::ALL.into_iter().find(|k| k.as_str() == s)
+    }
+
+    /// File name of the kind's schema under `schemas/`.
+    pub fn schema_file(self) -> String {
+        format!("{}.schema.json", self.as_str().to_ascii_lowercase())
+    }
+}
+
+impl fmt::Display for Kind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Standard object metadata.
+#[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Metadata {
+    /// The document's name, unique among documents of its kind.
+    pub name: Spanned<Name>,
+    /// Free-form labels, copied onto rendered objects where they apply.
+    #[serde(default)]
+    pub labels: BTreeMap<String, String>,
+    /// Free-form annotations for people and tools; capops ignores them.
+    #[serde(default)]
+    pub annotations: BTreeMap<String, String>,
+}
+
+/// Where a document came from.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Origin {
+    pub file: FileId,
+    /// The span of the document's `kind` value, the usual place to point at the whole document.
+    pub kind_span: Span,
+    /// Index of the document within its file (0-based).
+    pub index: usize,
+}
+
+/// A typed document.
+#[derive(Clone, Debug)]
+pub struct Document<S> {
+    pub metadata: Metadata,
+    pub spec: S,
+    pub origin: Origin,
+}
+
+impl<S> Document<S> {
+    pub fn name(&self) -> &str {
+        self.metadata.name.value.as_str()
+    }
+
+    pub fn name_span(&self) -> Span {
+        self.metadata.name.span
+    }
+}

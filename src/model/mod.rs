@@ -1,0 +1,38 @@
+//! The documents users write, as typed values.
+//!
+//! Types here have no I/O. Raw values keep their source spans ([`Spanned`]);
+//! the `load` stage fills them from YAML and the `validate` stage cross-checks
+//! them into a [`Repo`]. Every document kind has a JSON Schema derived from
+//! these types ([`schema`]), committed under `schemas/`.
+
+pub mod catalog;
+pub mod cluster;
+pub mod config;
+pub mod meta;
+pub mod policy;
+pub mod priority;
+pub mod repo;
+pub mod request;
+pub mod reservation;
+pub mod schema;
+pub mod spanned;
+pub mod team;
+pub mod types;
+pub mod usage;
+
+pub use catalog::{CatalogSpec, PriceEntry};
+pub use cluster::{
+    ClusterSpec, Environment, KueueSpec, MigSpec, MigStrategy, NodePool, Provider, PurchaseMix,
+    Taint, TaintEffect, TimeSlicing,
+};
+pub use config::{ConfigSpec, Role, Thresholds};
+pub use meta::{API_VERSION, Document, Kind, Metadata, Origin};
+pub use policy::{Approval, Effect, PolicySpec, RequiredField, Rule, Subject, Tier};
+pub use priority::{PreemptionPolicy, PriorityClassSpec};
+pub use repo::Repo;
+pub use request::{RequestSpec, Window, WorkloadClass};
+pub use reservation::{CommitmentPlan, PoolRef, ReservationSpec, ReservationType};
+pub use spanned::Spanned;
+pub use team::{TeamCluster, TeamSpec};
+pub use types::{Count, Money, Name, Quantity, Ratio, Timestamp};
+pub use usage::{SeriesKey, Usage, UsageSample};

@@ -1,0 +1,133 @@
+//! ApprovalPolicy: approval tiers and rules, as written in the repository.
+//!
+//! This module holds the shape only. Conditions are compiled and evaluated by
+//! the `policy` stage.
+
+use super::{Count, Name, Spanned};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// `spec` of an ApprovalPolicy.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct PolicySpec {
+    /// What the policy is for.
+    #[serde(default)]
+    pub description: Option<String>,
+    /// Approval tiers, smallest first. A request lands in the first tier whose `when` holds.
+    #[serde(default)]
+    pub tiers: Vec<Tier>,
+    /// Rules that deny, warn, require an extra approval or escalate one tier.
+    #[serde(default)]
+    pub rules: Vec<Rule>,
+}
+
+/// An approval tier.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Tier {
+    /// Tier name (`auto`, `team-lead`, `director`, `vp`).
+    pub name: Spanned<Name>,
+    /// Condition over the request's facts (a minijinja expression).
+    pub when: Spanned<String>,
+    /// Approvals this tier needs; none means approved automatically.
+    #[serde(default)]
+    pub approvals: Vec<Approval>,
+    /// Request fields this tier requires to be filled in.
+    #[serde(default)]
+    pub requires: Vec<Spanned<RequiredField>>,
+    /// What the tier means, for people.
+    #[serde(default)]
+    pub description: Option<String>,
+}
+
+/// Approvals needed from a role.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Approval {
+    /// Role from the Config (`team-lead`, `director`, ...).
+    pub role: Spanned<String>,
+    /// How many distinct people in the role must approve (default 1).
+    #[serde(default = "one")]
+    pub count: Count,
+}
+
+fn one() -> Count {
+    Count(1)
+}
+
+/// Request fields a tier can require.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum RequiredField {
+    Justification,
+    Window,
+    SuccessMetrics,
+    BusinessCase,
+    PriorityClass,
+}
+
+impl RequiredField {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RequiredField::Justification => "justification",
+            RequiredField::Window => "window",
+            RequiredField::SuccessMetrics => "successMetrics",
+            RequiredField::BusinessCase => "businessCase",
+            RequiredField::PriorityClass => "priorityClass",
+        }
+    }
+}
+
+/// A policy rule.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Rule {
+    /// Rule name, shown with its findings.
+    pub name: Spanned<Name>,
+    /// What happens when the condition holds.
+    pub effect: Spanned<Effect>,
+    /// Condition over the facts (a minijinja expression).
+    pub when: Spanned<String>,
+    /// Message shown when the rule fires (a minijinja template over the same facts).
+    pub message: Spanned<String>,
+    /// For `require-approval`: the role whose approval is required.
+    #[serde(default)]
+    pub role: Option<Spanned<String>>,
+    /// What the rule looks at (default `CapacityRequest`).
+    #[serde(default)]
+    pub applies_to: Option<Spanned<Subject>>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum Effect {
+    /// The change is refused.
+    Deny,
+    /// A finding is shown; nothing is blocked.
+    Warn,
+    /// An approval from `role` is needed in addition to the tier's.
+    RequireApproval,
+    /// The request moves up one tier.
+    Escalate,
+}
+
+impl Effect {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Effect::Deny => "deny",
+            Effect::Warn => "warn",
+            Effect::RequireApproval => "require-approval",
+            Effect::Escalate => "escalate",
+        }
+    }
+}
+
+/// What a rule is evaluated against.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Deserialize, Serialize, JsonSchema)]
+pub enum Subject {
+    CapacityRequest,
+    Reservation,
+    ApprovalPolicy,
+    Config,
+}

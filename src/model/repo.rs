@@ -1,0 +1,54 @@
+//! `Repo`: every document of a capacity repository, typed and indexed by name.
+
+use super::{
+    CatalogSpec, ClusterSpec, ConfigSpec, Document, NodePool, PolicySpec, PriorityClassSpec,
+    RequestSpec, ReservationSpec, TeamSpec, Usage,
+};
+use std::collections::BTreeMap;
+
+/// The documents of one repository. Maps are keyed by document name; when two
+/// documents share a name the first one read is kept (the duplicate is a diagnostic).
+#[derive(Clone, Debug, Default)]
+pub struct Repo {
+    pub config: Option<Document<ConfigSpec>>,
+    pub teams: BTreeMap<String, Document<TeamSpec>>,
+    pub clusters: BTreeMap<String, Document<ClusterSpec>>,
+    pub requests: BTreeMap<String, Document<RequestSpec>>,
+    pub priority_classes: BTreeMap<String, Document<PriorityClassSpec>>,
+    pub reservations: BTreeMap<String, Document<ReservationSpec>>,
+    pub policies: BTreeMap<String, Document<PolicySpec>>,
+    pub catalogs: BTreeMap<String, Document<CatalogSpec>>,
+    pub usage: Usage,
+}
+
+impl Repo {
+    /// The Config's spec, or the defaults when the repository has none.
+    pub fn config_spec(&self) -> std::borrow::Cow<'_, ConfigSpec> {
+        match &self.config {
+            Some(c) => std::borrow::Cow::Borrowed(&c.spec),
+            None => std::borrow::Cow::Owned(ConfigSpec::default()),
+        }
+    }
+
+    /// A node pool by cluster and pool name.
+    pub fn pool(&self, cluster: &str, pool: &str) -> Option<&NodePool> {
+        self.clusters
+            .get(cluster)?
+            .spec
+            .node_pools
+            .iter()
+            .find(|p| p.name.value.as_str() == pool)
+    }
+
+    /// Number of documents of every kind.
+    pub fn document_count(&self) -> usize {
+        usize::from(self.config.is_some())
+            + self.teams.len()
+            + self.clusters.len()
+            + self.requests.len()
+            + self.priority_classes.len()
+            + self.reservations.len()
+            + self.policies.len()
+            + self.catalogs.len()
+    }
+}

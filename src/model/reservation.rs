@@ -1,0 +1,93 @@
+//! Reservation: a cloud capacity commitment that covers a node pool.
+
+use super::{Count, Money, Provider, Spanned, Window};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// `spec` of a Reservation.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ReservationSpec {
+    /// Cloud provider.
+    pub provider: Spanned<Provider>,
+    /// What kind of commitment it is.
+    #[serde(rename = "type")]
+    pub kind: Spanned<ReservationType>,
+    /// Cloud region.
+    pub region: Spanned<String>,
+    /// Zone, where the reservation is zonal.
+    #[serde(default)]
+    pub zone: Option<Spanned<String>>,
+    /// Instance type (`p4d.24xlarge`, `a3-highgpu-8g`, `Standard_ND96isr_H100_v5`).
+    pub instance_type: Spanned<String>,
+    /// Number of instances reserved.
+    pub count: Spanned<Count>,
+    /// When the reservation holds: start inclusive, end exclusive.
+    pub term: Window,
+    /// Price per instance-hour; defaults to the PriceCatalog's price for the type.
+    #[serde(default)]
+    pub hourly_price: Option<Spanned<Money>>,
+    /// One-time fee paid up front (capacity blocks are prepaid).
+    #[serde(default)]
+    pub upfront_fee: Option<Spanned<Money>>,
+    /// The node pool whose demand the reservation serves.
+    pub covers: PoolRef,
+    /// GCP commitments: the plan length.
+    #[serde(default)]
+    pub commitment_plan: Option<Spanned<CommitmentPlan>>,
+}
+
+/// A node pool of a cluster.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct PoolRef {
+    pub cluster: Spanned<String>,
+    pub pool: Spanned<String>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum ReservationType {
+    /// AWS On-Demand Capacity Reservation.
+    AwsCapacityReservation,
+    /// AWS EC2 Capacity Block for ML (prepaid, fixed duration).
+    AwsCapacityBlock,
+    /// GCP specific reservation.
+    GcpReservation,
+    /// GCP committed-use discount (with a reservation).
+    GcpCommitment,
+    /// Azure capacity reservation.
+    AzureCapacityReservation,
+}
+
+impl ReservationType {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ReservationType::AwsCapacityReservation => "aws-capacity-reservation",
+            ReservationType::AwsCapacityBlock => "aws-capacity-block",
+            ReservationType::GcpReservation => "gcp-reservation",
+            ReservationType::GcpCommitment => "gcp-commitment",
+            ReservationType::AzureCapacityReservation => "azure-capacity-reservation",
+        }
+    }
+
+    /// The provider this type belongs to.
+    pub fn provider(self) -> Provider {
+        match self {
+            ReservationType::AwsCapacityReservation | ReservationType::AwsCapacityBlock => {
+                Provider::Aws
+            }
+            ReservationType::GcpReservation | ReservationType::GcpCommitment => Provider::Gcp,
+            ReservationType::AzureCapacityReservation => Provider::Azure,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum CommitmentPlan {
+    #[serde(rename = "12-month")]
+    TwelveMonth,
+    #[serde(rename = "36-month")]
+    ThirtySixMonth,
+}

@@ -1,0 +1,398 @@
+//! Scalar types shared by the documents: names, counts, times and money.
+//!
+//! Each type knows how to read itself, what its JSON Schema is, and what a
+//! person must be told when a value is wrong. Counts are integers; money is a
+//! decimal; times are instants in UTC.
+
+use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
+use serde::de::{self, Deserialize, Deserializer, Visitor};
+use serde::{Serialize, Serializer};
+use std::borrow::Cow;
+use std::fmt;
+use std::str::FromStr;
+
+/// Prefix that lets a custom deserialization error carry a diagnostic code
+/// through serde (see `load::de::DeError`).
+pub(crate) fn coded(code: crate::diag::Code, message: impl fmt::Display) -> String {
+    format!("[{}] {message}", code.as_str())
+}
+
+// ---------------------------------------------------------------- Name
+
+/// Pattern of a document name: a DNS-1123 label, because names become Kubernetes object names.
+pub const NAME_PATTERN: &str = "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$";
+
+/// A document or pool name: lowercase letters, digits and `-`, at most 63 characters.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Default)]
+#[serde(transparent)]
+pub struct Name(pub String);
+
+impl Name {
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for Name {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl<'de> Deserialize<'de> for Name {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        String::deserialize(d).map(Name)
+    }
+}
+
+impl JsonSchema for Name {
+    fn schema_name() -> Cow<'static, str> {
+        "Name".into()
+    }
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({
+            "type": "string",
+            "description": "Lowercase letters, digits and '-', starting and ending with a letter or digit (a DNS-1123 label).",
+            "pattern": NAME_PATTERN,
+            "minLength": 1,
+            "maxLength": 63
+        })
+    }
+}
+
+/// True when `s` is a DNS-1123 label (what Kubernetes requires of namespaces).
+pub fn is_dns_label(s: &str) -> bool {
+    let b = s.as_bytes();
+    !b.is_empty()
+        && b.len() <= 63
+        && b.iter()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
+        && b[0] != b'-'
+        && b[b.len() - 1] != b'-'
+}
+
+// ---------------------------------------------------------------- Count
+
+/// A positive whole number of GPUs, MIG instances, nodes or instances.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Default)]
+#[serde(transparent)]
+pub struct Count(pub u32);
+
+/// The largest count accepted anywhere: a million GPUs is beyond any fleet.
+pub const MAX_COUNT: u32 = 1_000_000;
+
+impl<'de> Deserialize<'de> for Count {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let n = u32::deserialize(d)?;
+        if n == 0 || n > MAX_COUNT {
+            return Err(de::Error::custom(coded(
+                crate::diag::Code::ValueOutOfRange,
+                format!("{n} is not between 1 and {MAX_COUNT}"),
+            )));
+        }
+        Ok(Count(n))
+    }
+}
+
+impl JsonSchema for Count {
+    fn schema_name() -> Cow<'static, str> {
+        "Count".into()
+    }
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({
+            "type": "integer",
+            "description": "A positive whole number.",
+            "minimum": 1,
+            "maximum": MAX_COUNT
+        })
+    }
+}
+
+/// A whole number that may be zero (a quota ceiling, a node count).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Default)]
+#[serde(transparent)]
+pub struct Quantity(pub u32);
+
+impl<'de> Deserialize<'de> for Quantity {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let n = u32::deserialize(d)?;
+        if n > MAX_COUNT {
+            return Err(de::Error::custom(coded(
+                crate::diag::Code::ValueOutOfRange,
+                format!("{n} is more than {MAX_COUNT}"),
+            )));
+        }
+        Ok(Quantity(n))
+    }
+}
+
+impl JsonSchema for Quantity {
+    fn schema_name() -> Cow<'static, str> {
+        "Quantity".into()
+    }
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({
+            "type": "integer",
+            "description": "A whole number, zero or more.",
+            "minimum": 0,
+            "maximum": MAX_COUNT
+        })
+    }
+}
+
+// ---------------------------------------------------------------- Timestamp
+
+/// An instant, written as an ISO 8601 date (`2026-12-01`, midnight UTC) or an
+/// RFC 3339 date-time (`2026-12-01T08:00:00Z`, `2026-12-01T10:00:00+02:00`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Timestamp(pub jiff::Timestamp);
+
+pub const TIMESTAMP_PATTERN: &str = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}([Tt ][0-9]{2}:[0-9]{2}(:[0-9]{2}(\.[0-9]+)?)?([Zz]|[+-][0-9]{2}:?[0-9]{2}))?$";
+
+impl Timestamp {
+    pub fn from_second(s: i64) -> Option<Timestamp> {
+        jiff::Timestamp::from_second(s).ok().map(Timestamp)
+    }
+
+    pub fn as_second(&self) -> i64 {
+        self.0.as_second()
+    }
+
+    /// Whole hours since the Unix epoch, rounded down.
+    pub fn hour_index(&self) -> i64 {
+        self.0.as_second().div_euclid(3600)
+    }
+
+    /// The date (UTC) of this instant.
+    pub fn date(&self) -> jiff::civil::Date {
+        jiff::tz::TimeZone::UTC.to_datetime(self.0).date()
+    }
+}
+
+impl fmt::Display for Timestamp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // RFC 3339 in UTC, whole seconds.
+        write!(f, "{}", self.0.strftime("%Y-%m-%dT%H:%M:%SZ"))
+    }
+}
+
+impl FromStr for Timestamp {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        let s = s.trim();
+        if s.len() == 10 {
+            let date: jiff::civil::Date = s.parse().map_err(|e| describe_time_error(s, e))?;
+            let ts = jiff::tz::TimeZone::UTC
+                .to_timestamp(date.to_datetime(jiff::civil::Time::midnight()))
+                .map_err(|e| describe_time_error(s, e))?;
+            return Ok(Timestamp(ts));
+        }
+        s.parse::<jiff::Timestamp>()
+            .map(Timestamp)
+            .map_err(|e| describe_time_error(s, e))
+    }
+}
+
+fn describe_time_error(s: &str, e: jiff::Error) -> String {
+    let detail = e.to_string();
+    let detail = detail.rsplit(": ").next().unwrap_or(&detail).to_string();
+    format!("`{s}` is not a real date or time ({detail})")
+}
+
+impl Serialize for Timestamp {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for Timestamp {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        s.parse().map_err(|m| {
+            de::Error::custom(coded(
+                crate::diag::Code::InvalidDate,
+                format!("{m}; write a date as 2026-12-01 or a time as 2026-12-01T08:00:00Z"),
+            ))
+        })
+    }
+}
+
+impl JsonSchema for Timestamp {
+    fn schema_name() -> Cow<'static, str> {
+        "Timestamp".into()
+    }
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({
+            "type": "string",
+            "description": "An ISO 8601 date (midnight UTC) or an RFC 3339 date-time.",
+            "pattern": TIMESTAMP_PATTERN
+        })
+    }
+}
+
+// ---------------------------------------------------------------- Money
+
+/// An amount of money: a decimal number, never a float. Write it as a number
+/// (`55.04`) or, for more than 15 significant digits, as a string (`"55.04"`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct Money(pub rust_decimal::Decimal);
+
+impl Money {
+    pub const ZERO: Money = Money(rust_decimal::Decimal::ZERO);
+}
+
+impl fmt::Display for Money {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0.normalize())
+    }
+}
+
+impl Serialize for Money {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for Money {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(DecimalVisitor("an amount of money"))
+            .and_then(|v| {
+                if v.is_sign_negative() && !v.is_zero() {
+                    Err(de::Error::custom(coded(
+                        crate::diag::Code::ValueOutOfRange,
+                        format!("{v} is negative; amounts of money are zero or more"),
+                    )))
+                } else {
+                    Ok(Money(v))
+                }
+            })
+    }
+}
+
+impl JsonSchema for Money {
+    fn schema_name() -> Cow<'static, str> {
+        "Money".into()
+    }
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({
+            "type": ["number", "string"],
+            "description": "A decimal amount, zero or more: a number or a string such as \"55.04\".",
+            "minimum": 0,
+            "pattern": "^[0-9]+(\\.[0-9]+)?$"
+        })
+    }
+}
+
+/// A share between 0 and 1 (0.4 means 40%).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct Ratio(pub rust_decimal::Decimal);
+
+impl Ratio {
+    pub fn from_str_const(s: &str) -> Ratio {
+        Ratio(s.parse().expect("valid ratio literal"))
+    }
+
+    pub fn as_f64(&self) -> f64 {
+        use rust_decimal::prelude::ToPrimitive;
+        self.0.to_f64().unwrap_or(0.0)
+    }
+}
+
+impl fmt::Display for Ratio {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0.normalize())
+    }
+}
+
+impl Serialize for Ratio {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use rust_decimal::prelude::ToPrimitive;
+        s.serialize_f64(self.0.to_f64().unwrap_or(0.0))
+    }
+}
+
+impl<'de> Deserialize<'de> for Ratio {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let v = d.deserialize_any(DecimalVisitor("a share between 0 and 1"))?;
+        if v < rust_decimal::Decimal::ZERO || v > rust_decimal::Decimal::from(10) {
+            return Err(de::Error::custom(coded(
+                crate::diag::Code::ValueOutOfRange,
+                format!("{v} is not a share between 0 and 10"),
+            )));
+        }
+        Ok(Ratio(v))
+    }
+}
+
+impl JsonSchema for Ratio {
+    fn schema_name() -> Cow<'static, str> {
+        "Ratio".into()
+    }
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({
+            "type": "number",
+            "description": "A share: 0.4 means 40%.",
+            "minimum": 0,
+            "maximum": 10
+        })
+    }
+}
+
+struct DecimalVisitor(&'static str);
+
+impl Visitor<'_> for DecimalVisitor {
+    type Value = rust_decimal::Decimal;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.0)
+    }
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Self::Value, E> {
+        Ok(v.into())
+    }
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
+        Ok(v.into())
+    }
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Self::Value, E> {
+        // The shortest text that reads back as `v` is the literal the user wrote
+        // (for up to 15 significant digits), so no binary rounding leaks in.
+        format!("{v}")
+            .parse()
+            .map_err(|_| E::custom(format!("{v} is not a decimal number")))
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+        v.trim().parse().map_err(|_| {
+            E::custom(coded(
+                crate::diag::Code::InvalidValue,
+                format!("`{v}` is not a decimal number"),
+            ))
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timestamps_accept_dates_and_times_and_reject_impossible_dates() {
+        let d: Timestamp = "2026-12-01".parse().unwrap();
+        assert_eq!(d.to_string(), "2026-12-01T00:00:00Z");
+        let t: Timestamp = "2026-12-01T10:00:00+02:00".parse().unwrap();
+        assert_eq!(t.to_string(), "2026-12-01T08:00:00Z");
+        let err = "2027-02-30".parse::<Timestamp>().unwrap_err();
+        assert!(err.contains("not a real date"), "{err}");
+        assert!("2026-13-01T00:00:00Z".parse::<Timestamp>().is_err());
+        assert!("next tuesday".parse::<Timestamp>().is_err());
+    }
+
+    #[test]
+    fn dns_labels() {
+        assert!(is_dns_label("team-a1"));
+        assert!(!is_dns_label("Team"));
+        assert!(!is_dns_label("-a"));
+        assert!(!is_dns_label("a-"));
+        assert!(!is_dns_label(""));
+        assert!(!is_dns_label(&"a".repeat(64)));
+    }
+}

@@ -1,0 +1,559 @@
+//! Meaning checks across documents: references, windows, resources,
+//! namespaces, priority classes, reservations, prices, policies and usage.
+//!
+//! Each `check_*` function reads the [`Repo`] and pushes diagnostics; none of
+//! them stops the others.
+
+use super::pools;
+use crate::diag::{Code, Diagnostic, SourceMap, Span, suggest};
+use crate::gpu::resources::{self, ResourceName};
+use crate::model::priority::{HIGHEST_USER_PRIORITY, LOWEST_PRIORITY};
+use crate::model::types::is_dns_label;
+use crate::model::*;
+use std::collections::{BTreeMap, HashMap};
+
+/// Runs every meaning check.
+pub fn run(repo: &Repo, sources: &SourceMap, diags: &mut Vec<Diagnostic>) {
+    let _ = sources;
+    pools::check_clusters(repo, diags);
+    check_teams(repo, diags);
+    check_requests(repo, diags);
+    check_priority_classes(repo, diags);
+    check_reservations(repo, diags);
+    check_catalogs(repo, diags);
+    check_policies(repo, diags);
+    check_usage(repo, diags);
+}
+
+fn unknown(
+    code: Code,
+    what: &str,
+    name: &Spanned<String>,
+    known: Vec<&str>,
+    plural: &str,
+) -> Diagnostic {
+    Diagnostic::new(code, format!("{what} `{}` does not exist", name.value))
+        .at(name.span, format!("no such {what}"))
+        .help(suggest(&name.value, known, plural))
+}
+
+/// A cluster reference; returns the cluster when it resolves.
+fn cluster_ref<'r>(
+    repo: &'r Repo,
+    name: &Spanned<String>,
+    diags: &mut Vec<Diagnostic>,
+) -> Option<&'r Document<ClusterSpec>> {
+    let found = repo.clusters.get(&name.value);
+    if found.is_none() {
+        let known = repo.clusters.keys().map(String::as_str).collect();
+        diags.push(unknown(
+            Code::UnknownCluster,
+            "Cluster",
+            name,
+            known,
+            "clusters",
+        ));
+    }
+    found
+}
+
+/// A pool reference within a cluster; returns the pool when it resolves.
+fn pool_ref<'r>(
+    cluster: &'r Document<ClusterSpec>,
+    name: &Spanned<String>,
+    diags: &mut Vec<Diagnostic>,
+) -> Option<&'r NodePool> {
+    let found = cluster
+        .spec
+        .node_pools
+        .iter()
+        .find(|p| p.name.value.as_str() == name.value);
+    if found.is_none() {
+        let known: Vec<&str> = cluster
+            .spec
+            .node_pools
+            .iter()
+            .map(|p| p.name.value.as_str())
+            .collect();
+        diags.push(
+            Diagnostic::new(
+                Code::UnknownPool,
+                format!(
+                    "Cluster `{}` has no node pool `{}`",
+                    cluster.name(),
+                    name.value
+                ),
+            )
+            .at(name.span, "no such pool")
+            .help(suggest(
+                &name.value,
+                known,
+                &format!("pools of {}", cluster.name()),
+            )),
+        );
+    }
+    found
+}
+
+fn check_window(window: &Window, what: &str, diags: &mut Vec<Diagnostic>) {
+    if window.end.value <= window.start.value {
+        diags.push(
+            Diagnostic::new(
+                Code::WindowInverted,
+                format!(
+                    "{what} ends ({}) before or when it starts ({})",
+                    window.end.value, window.start.value
+                ),
+            )
+            .at(window.end.span, "end")
+            .related(window.start.span, "start")
+            .help("the end is exclusive and must come after the start; check the order of the two dates"),
+        );
+    }
+}
+
+/// Checks a resource name; returns the parsed name when it is one capops governs.
+fn resource_name(name: &Spanned<String>, diags: &mut Vec<Diagnostic>) -> Option<ResourceName> {
+    match resources::parse(&name.value) {
+        Ok(r) => Some(r),
+        Err(bad) => {
+            diags.push(
+                Diagnostic::new(Code::InvalidResourceName, bad.reason)
+                    .at(name.span, "not a governed resource")
+                    .help(bad.help),
+            );
+            None
+        }
+    }
+}
+
+fn check_teams(repo: &Repo, diags: &mut Vec<Diagnostic>) {
+    // (cluster, namespace) -> first team span
+    let mut namespaces: HashMap<(String, String), (String, Span)> = HashMap::new();
+    for team in repo.teams.values() {
+        for (cluster_name, presence) in &team.spec.clusters {
+            let cluster = cluster_ref(repo, cluster_name, diags);
+            let ns = &presence.namespace;
+            if !is_dns_label(&ns.value) {
+                diags.push(
+                    Diagnostic::new(
+                        Code::InvalidNamespace,
+                        format!("namespace `{}` is not a valid DNS label", ns.value),
+                    )
+                    .at(ns.span, "invalid namespace")
+                    .help("namespaces are at most 63 lowercase letters, digits and '-', starting and ending with a letter or digit"),
+                );
+            }
+            let key = (cluster_name.value.clone(), ns.value.clone());
+            match namespaces.get(&key) {
+                Some((other, first)) if other != team.name() => diags.push(
+                    Diagnostic::new(
+                        Code::DuplicateNamespace,
+                        format!(
+                            "Teams `{other}` and `{}` both use namespace `{}` in cluster `{}`",
+                            team.name(),
+                            ns.value,
+                            cluster_name.value
+                        ),
+                    )
+                    .at(ns.span, "second team")
+                    .related(*first, "first team")
+                    .help("give each team its own namespace: quotas are per namespace"),
+                ),
+                Some(_) => {}
+                None => {
+                    namespaces.insert(key, (team.name().to_string(), ns.span));
+                }
+            }
+            let provided: Vec<resources::Provided> = cluster
+                .map(|c| {
+                    c.spec
+                        .node_pools
+                        .iter()
+                        .flat_map(|p| resources::provided(p, c.spec.mig_strategy.value))
+                        .collect()
+                })
+                .unwrap_or_default();
+            for limits in [
+                &presence.quota,
+                &presence.borrowing_limit,
+                &presence.lending_limit,
+            ] {
+                for resource in limits.keys() {
+                    if resource_name(resource, diags).is_none() {
+                        continue;
+                    }
+                    let Some(cluster) = cluster else { continue };
+                    let in_some_pool =
+                        cluster.spec.node_pools.iter().any(|pool| {
+                            resources::find(&provided, &resource.value, pool).is_some()
+                        });
+                    if !in_some_pool {
+                        diags.push(not_provided(
+                            &resource.value,
+                            resource.span,
+                            cluster.name(),
+                            None,
+                            &provided,
+                        ));
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn not_provided(
+    resource: &str,
+    span: Span,
+    cluster: &str,
+    pool: Option<&str>,
+    provided: &[resources::Provided],
+) -> Diagnostic {
+    let mut names: Vec<&str> = provided.iter().map(|p| p.resource.as_str()).collect();
+    names.sort_unstable();
+    names.dedup();
+    let where_ = match pool {
+        Some(p) => format!("pool `{p}` of cluster `{cluster}`"),
+        None => format!("no pool of cluster `{cluster}`"),
+    };
+    let message = match pool {
+        Some(_) => format!("{where_} does not provide `{resource}`"),
+        None => format!("{where_} provides `{resource}`"),
+    };
+    Diagnostic::new(Code::ResourceNotInPool, message)
+        .at(span, "not provided here")
+        .help(suggest(resource, names, "resources there"))
+}
+
+fn check_requests(repo: &Repo, diags: &mut Vec<Diagnostic>) {
+    let config = repo.config_spec();
+    for req in repo.requests.values() {
+        let spec = &req.spec;
+        if !repo.teams.contains_key(&spec.team.value) {
+            let known = repo.teams.keys().map(String::as_str).collect();
+            diags.push(unknown(
+                Code::UnknownTeam,
+                "Team",
+                &spec.team,
+                known,
+                "teams",
+            ));
+        }
+        if let Some(class) = &spec.priority_class {
+            priority_ref(repo, class, diags);
+        }
+        if let Some(window) = &spec.window {
+            check_window(window, "the request's window", diags);
+        }
+        for resource in spec.resources.keys() {
+            resource_name(resource, diags);
+        }
+        let Some(cluster) = cluster_ref(repo, &spec.cluster, diags) else {
+            continue;
+        };
+        if let Some(team) = repo.teams.get(&spec.team.value)
+            && !team.spec.clusters.contains_key(spec.cluster.value.as_str())
+        {
+            diags.push(
+                Diagnostic::new(
+                    Code::TeamNotInCluster,
+                    format!(
+                        "Team `{}` has no namespace in cluster `{}`",
+                        team.name(),
+                        cluster.name()
+                    ),
+                )
+                .at(spec.cluster.span, "team not set up here")
+                .related(team.name_span(), "team defined here")
+                .help(format!(
+                    "add `{}` with a namespace under the team's `spec.clusters`",
+                    cluster.name()
+                )),
+            );
+        }
+        let Some(pool) = pool_ref(cluster, &spec.pool, diags) else {
+            continue;
+        };
+        let provided = resources::provided(pool, cluster.spec.mig_strategy.value);
+        for resource in spec.resources.keys() {
+            if resources::parse(&resource.value).is_err() {
+                continue;
+            }
+            if resources::find(&provided, &resource.value, pool).is_none() {
+                diags.push(not_provided(
+                    &resource.value,
+                    resource.span,
+                    cluster.name(),
+                    Some(pool.name.value.as_str()),
+                    &provided,
+                ));
+            }
+        }
+    }
+    if let Some(default) = &config.defaults.priority_class {
+        priority_ref(repo, default, diags);
+    }
+}
+
+fn priority_ref(repo: &Repo, name: &Spanned<String>, diags: &mut Vec<Diagnostic>) {
+    if !repo.priority_classes.contains_key(&name.value) {
+        let known = repo.priority_classes.keys().map(String::as_str).collect();
+        diags.push(unknown(
+            Code::UnknownPriorityClass,
+            "PriorityClass",
+            name,
+            known,
+            "priority classes",
+        ));
+    }
+}
+
+fn check_priority_classes(repo: &Repo, diags: &mut Vec<Diagnostic>) {
+    let mut defaults: Vec<(&str, Span)> = Vec::new();
+    for class in repo.priority_classes.values() {
+        let value = &class.spec.value;
+        if value.value > HIGHEST_USER_PRIORITY || value.value < LOWEST_PRIORITY {
+            diags.push(
+                Diagnostic::new(
+                    Code::PriorityValueOutOfRange,
+                    format!(
+                        "priority {} is outside {}..={} allowed for user-defined classes",
+                        value.value, LOWEST_PRIORITY, HIGHEST_USER_PRIORITY
+                    ),
+                )
+                .at(value.span, "out of range")
+                .help("Kubernetes reserves values above 1000000000 for system classes"),
+            );
+        }
+        if class.name().starts_with("system-") {
+            diags.push(
+                Diagnostic::new(
+                    Code::PriorityReservedPrefix,
+                    format!(
+                        "priority class name `{}` uses the reserved `system-` prefix",
+                        class.name()
+                    ),
+                )
+                .at(class.name_span(), "reserved prefix")
+                .help("Kubernetes rejects user classes named `system-*`; choose another name"),
+            );
+        }
+        if let Some(d) = &class.spec.global_default
+            && d.value
+        {
+            defaults.push((class.name(), d.span));
+        }
+    }
+    if defaults.len() > 1 {
+        let (first, first_span) = defaults[0];
+        for (name, span) in &defaults[1..] {
+            diags.push(
+                Diagnostic::new(
+                    Code::MultipleGlobalDefault,
+                    format!("`{name}` and `{first}` are both the global default priority class"),
+                )
+                .at(*span, "second global default")
+                .related(first_span, "first global default")
+                .help("Kubernetes allows one global default; set `globalDefault: false` on all but one"),
+            );
+        }
+    }
+}
+
+fn check_reservations(repo: &Repo, diags: &mut Vec<Diagnostic>) {
+    for res in repo.reservations.values() {
+        let spec = &res.spec;
+        check_window(&spec.term, "the reservation's term", diags);
+        let type_provider = spec.kind.value.provider();
+        if type_provider != spec.provider.value {
+            diags.push(
+                Diagnostic::new(
+                    Code::InvalidValue,
+                    format!(
+                        "a `{}` reservation is a {} product, but the provider is `{}`",
+                        spec.kind.value.as_str(),
+                        type_provider.as_str(),
+                        spec.provider.value.as_str()
+                    ),
+                )
+                .at(spec.kind.span, "type of another provider")
+                .related(spec.provider.span, "provider")
+                .help("make the type and the provider agree"),
+            );
+        }
+        let Some(cluster) = cluster_ref(repo, &spec.covers.cluster, diags) else {
+            continue;
+        };
+        let Some(pool) = pool_ref(cluster, &spec.covers.pool, diags) else {
+            continue;
+        };
+        let mut mismatches = Vec::new();
+        if cluster.spec.provider.value != spec.provider.value {
+            mismatches.push(format!(
+                "the cluster runs on {}, the reservation is on {}",
+                cluster.spec.provider.value.as_str(),
+                spec.provider.value.as_str()
+            ));
+        }
+        if let Some(region) = &cluster.spec.region
+            && region.value != spec.region.value
+        {
+            mismatches.push(format!(
+                "the cluster is in {}, the reservation in {}",
+                region.value, spec.region.value
+            ));
+        }
+        if let Some(it) = &pool.instance_type
+            && it.value != spec.instance_type.value
+        {
+            mismatches.push(format!(
+                "the pool's nodes are {}, the reservation is for {}",
+                it.value, spec.instance_type.value
+            ));
+        }
+        if !mismatches.is_empty() {
+            diags.push(
+                Diagnostic::new(
+                    Code::ReservationPoolMismatch,
+                    format!(
+                        "reservation `{}` may not serve pool `{}`: {}",
+                        res.name(),
+                        pool.name.value,
+                        mismatches.join("; ")
+                    ),
+                )
+                .at(spec.covers.pool.span, "covered pool")
+                .help("a reservation only serves instances of its own type, region and provider"),
+            );
+        }
+    }
+}
+
+fn check_catalogs(repo: &Repo, diags: &mut Vec<Diagnostic>) {
+    let mut seen: BTreeMap<(Provider, String, String), Span> = BTreeMap::new();
+    for catalog in repo.catalogs.values() {
+        for entry in &catalog.spec.prices {
+            let key = (
+                entry.provider.value,
+                entry.region.value.clone(),
+                entry.instance_type.value.clone(),
+            );
+            if let Some(first) = seen.get(&key) {
+                diags.push(
+                    Diagnostic::new(
+                        Code::DuplicatePrice,
+                        format!(
+                            "{} {} in {} is priced twice",
+                            entry.provider.value.as_str(),
+                            entry.instance_type.value,
+                            entry.region.value
+                        ),
+                    )
+                    .at(entry.instance_type.span, "second price")
+                    .related(*first, "first price")
+                    .help("keep one price per provider, region and instance type"),
+                );
+            } else {
+                seen.insert(key, entry.instance_type.span);
+            }
+        }
+    }
+}
+
+fn check_policies(repo: &Repo, diags: &mut Vec<Diagnostic>) {
+    let config = repo.config_spec();
+    let roles: Vec<&str> = config
+        .roles
+        .keys()
+        .map(|k| k.value.as_str())
+        .chain(std::iter::once("team-lead"))
+        .collect();
+    let check_role = |role: &Spanned<String>, diags: &mut Vec<Diagnostic>| {
+        if !roles.contains(&role.value.as_str()) {
+            diags.push(
+                Diagnostic::new(
+                    Code::UnknownRole,
+                    format!("role `{}` is not defined in the Config", role.value),
+                )
+                .at(role.span, "unknown role")
+                .help(format!(
+                    "{}; roles are defined under the Config's `spec.roles`",
+                    suggest(&role.value, roles.iter().copied(), "roles")
+                )),
+            );
+        }
+    };
+    for policy in repo.policies.values() {
+        let mut tier_names: HashMap<&str, Span> = HashMap::new();
+        for tier in &policy.spec.tiers {
+            if let Some(first) = tier_names.insert(tier.name.value.as_str(), tier.name.span) {
+                diags.push(
+                    Diagnostic::new(
+                        Code::DuplicateName,
+                        format!(
+                            "tier `{}` appears twice in policy `{}`",
+                            tier.name.value,
+                            policy.name()
+                        ),
+                    )
+                    .at(tier.name.span, "second tier")
+                    .related(first, "first tier")
+                    .help("tier names are unique within a policy; rename or remove one"),
+                );
+            }
+            for approval in &tier.approvals {
+                check_role(&approval.role, diags);
+            }
+        }
+        for rule in &policy.spec.rules {
+            match (&rule.role, rule.effect.value) {
+                (Some(role), _) => check_role(role, diags),
+                (None, Effect::RequireApproval) => diags.push(
+                    Diagnostic::new(
+                        Code::MissingField,
+                        format!(
+                            "rule `{}` requires an approval but names no `role`",
+                            rule.name.value
+                        ),
+                    )
+                    .at(rule.effect.span, "require-approval needs a role")
+                    .help("add `role:` with the role whose approval is required"),
+                ),
+                (None, _) => {}
+            }
+        }
+    }
+}
+
+fn check_usage(repo: &Repo, diags: &mut Vec<Diagnostic>) {
+    for (key, span) in repo.usage.series.iter().zip(&repo.usage.series_spans) {
+        let mut missing = Vec::new();
+        match repo.clusters.get(&key.cluster) {
+            None => missing.push(format!("cluster `{}`", key.cluster)),
+            Some(c) => {
+                if !c
+                    .spec
+                    .node_pools
+                    .iter()
+                    .any(|p| p.name.value.as_str() == key.pool)
+                {
+                    missing.push(format!("pool `{}`", key.pool));
+                }
+            }
+        }
+        if !repo.teams.contains_key(&key.team) {
+            missing.push(format!("team `{}`", key.team));
+        }
+        if !missing.is_empty() {
+            diags.push(
+                Diagnostic::new(
+                    Code::UsageUnknownReference,
+                    format!("usage for {} names no existing document", missing.join(", ")),
+                )
+                .at(*span, "unknown in the repository")
+                .help("rows for removed clusters, pools or teams are ignored; drop them from the file or restore the document"),
+            );
+        }
+    }
+}

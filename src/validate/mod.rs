@@ -1,0 +1,220 @@
+//! Validation: shape (JSON Schema, run while loading) and meaning (here).
+//!
+//! [`validate`] turns loaded documents into a [`Repo`] and runs every
+//! cross-document check: unique names, resolvable references, windows,
+//! resources that exist in their pool, MIG layouts that fit, priority-class
+//! rules. Each check is a pure function that pushes diagnostics; all of them
+//! run, so one run reports every problem.
+
+pub mod checks;
+pub mod pools;
+pub mod shape;
+
+use crate::diag::{self, Code, Diagnostic, SourceMap, Span};
+use crate::load::{self, Loaded, TypedDoc};
+use crate::model::Repo;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// The result of loading and validating a repository.
+#[derive(Debug)]
+pub struct Outcome {
+    pub sources: SourceMap,
+    pub repo: Repo,
+    pub diagnostics: Vec<Diagnostic>,
+    pub documents: usize,
+}
+
+impl Outcome {
+    /// No errors (warnings and notes are fine).
+    pub fn is_valid(&self) -> bool {
+        !self.diagnostics.iter().any(Diagnostic::is_error)
+    }
+
+    pub fn summary(&self) -> diag::Summary {
+        diag::Summary::of(&self.diagnostics)
+    }
+}
+
+/// Loads and validates the repository in `root`.
+pub fn validate_dir(root: &Path) -> Result<Outcome, load::files::RootError> {
+    let inputs = load::files::collect(root)?;
+    Ok(validate(load::load(inputs)))
+}
+
+/// Builds the repository from loaded documents and checks its meaning.
+pub fn validate(loaded: Loaded) -> Outcome {
+    let Loaded {
+        sources,
+        docs,
+        usage,
+        mut diagnostics,
+        config_file,
+        document_count,
+    } = loaded;
+    let mut repo = Repo {
+        usage,
+        ..Repo::default()
+    };
+    insert_documents(&mut repo, docs, &sources, config_file, &mut diagnostics);
+    checks::run(&repo, &sources, &mut diagnostics);
+    apply_overrides(&repo, &mut diagnostics);
+    diag::normalize(&mut diagnostics);
+    Outcome {
+        sources,
+        repo,
+        diagnostics,
+        documents: document_count,
+    }
+}
+
+/// Files each document under its kind, reporting duplicates and a misplaced Config.
+fn insert_documents(
+    repo: &mut Repo,
+    docs: Vec<TypedDoc>,
+    sources: &SourceMap,
+    config_file: Option<diag::FileId>,
+    diags: &mut Vec<Diagnostic>,
+) {
+    fn put<S>(
+        map: &mut BTreeMap<String, crate::model::Document<S>>,
+        doc: crate::model::Document<S>,
+        kind: &str,
+        sources: &SourceMap,
+        diags: &mut Vec<Diagnostic>,
+    ) {
+        let name = doc.name().to_string();
+        if let Some(first) = map.get(&name) {
+            diags.push(duplicate(
+                kind,
+                &name,
+                doc.name_span(),
+                first.name_span(),
+                sources,
+            ));
+        } else {
+            map.insert(name, doc);
+        }
+    }
+    for doc in docs {
+        match doc {
+            TypedDoc::Config(d) => {
+                if Some(d.origin.file) != config_file {
+                    diags.push(
+                        Diagnostic::new(
+                            Code::ConfigMisplaced,
+                            format!(
+                                "the Config document is in {}; it belongs in capops.yaml at the repository root",
+                                sources.path(d.origin.file)
+                            ),
+                        )
+                        .at(d.origin.kind_span, "Config outside capops.yaml")
+                        .help("move this document into capops.yaml"),
+                    );
+                } else if let Some(first) = &repo.config {
+                    diags.push(
+                        Diagnostic::new(
+                            Code::ConfigMisplaced,
+                            "a repository has one Config; this is a second one",
+                        )
+                        .at(d.origin.kind_span, "second Config")
+                        .related(first.origin.kind_span, "first Config")
+                        .help("merge the two Config documents into one"),
+                    );
+                } else {
+                    repo.config = Some(d);
+                }
+            }
+            TypedDoc::Team(d) => put(&mut repo.teams, d, "Team", sources, diags),
+            TypedDoc::Cluster(d) => put(&mut repo.clusters, d, "Cluster", sources, diags),
+            TypedDoc::CapacityRequest(d) => {
+                put(&mut repo.requests, d, "CapacityRequest", sources, diags)
+            }
+            TypedDoc::PriorityClass(d) => put(
+                &mut repo.priority_classes,
+                d,
+                "PriorityClass",
+                sources,
+                diags,
+            ),
+            TypedDoc::Reservation(d) => {
+                put(&mut repo.reservations, d, "Reservation", sources, diags)
+            }
+            TypedDoc::ApprovalPolicy(d) => {
+                put(&mut repo.policies, d, "ApprovalPolicy", sources, diags)
+            }
+            TypedDoc::PriceCatalog(d) => put(&mut repo.catalogs, d, "PriceCatalog", sources, diags),
+        }
+    }
+    // capops.yaml must hold the Config (unless it could not be read at all).
+    if repo.config.is_none()
+        && let Some(file) = config_file
+    {
+        let unreadable = diags
+            .iter()
+            .any(|d| d.span().is_some_and(|s| s.file == file) && d.is_error());
+        if !unreadable {
+            diags.push(
+                    Diagnostic::new(Code::ConfigMisplaced, "capops.yaml holds no Config document")
+                        .at(Span::file_start(file), "no Config here")
+                        .help("start capops.yaml with `apiVersion: capops.dev/v1alpha1`, `kind: Config`, `metadata: {name: <org>}` and a `spec`"),
+                );
+        }
+    }
+}
+
+fn duplicate(kind: &str, name: &str, second: Span, first: Span, sources: &SourceMap) -> Diagnostic {
+    Diagnostic::new(
+        Code::DuplicateName,
+        format!(
+            "{kind} `{name}` is defined twice (first in {})",
+            sources.describe(first)
+        ),
+    )
+    .at(second, "second definition")
+    .related(first, "first definition")
+    .help(format!(
+        "rename one of the two, or delete the copy; {kind} names are unique across the repository"
+    ))
+}
+
+/// Applies the Config's severity overrides, and reports overrides that name no code.
+fn apply_overrides(repo: &Repo, diags: &mut Vec<Diagnostic>) {
+    let Some(config) = &repo.config else { return };
+    let mut overrides = BTreeMap::new();
+    for (name, sev) in &config.spec.severities {
+        match Code::parse(&name.value) {
+            Some(code) if code.overridable() || sev.severity() >= code.default_severity() => {
+                overrides.insert(code, sev.severity());
+            }
+            Some(code) => diags.push(
+                Diagnostic::new(
+                    Code::OverrideRefused,
+                    format!(
+                        "`{code}` cannot be lowered: it stops capops from reading the repository",
+                        code = code.as_str()
+                    ),
+                )
+                .at(name.span, "not lowered")
+                .help("fix the problem instead; only findings about meaning can be silenced"),
+            ),
+            None => diags.push(
+                Diagnostic::new(
+                    Code::UnknownCode,
+                    format!("`{}` is not a capops diagnostic code", name.value),
+                )
+                .at(name.span, "unknown code")
+                .help(diag::suggest(
+                    &name.value,
+                    Code::ALL.iter().map(|c| c.as_str()),
+                    "codes",
+                )),
+            ),
+        }
+    }
+    for d in diags.iter_mut() {
+        if let Some(sev) = overrides.get(&d.code) {
+            d.severity = *sev;
+        }
+    }
+}

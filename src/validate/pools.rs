@@ -1,0 +1,210 @@
+//! Cluster and node-pool checks: GPU models, purchase mix, MIG layouts, regions.
+
+use crate::diag::{Code, Diagnostic, suggest};
+use crate::gpu::catalog::{self, PlacementStatus};
+use crate::gpu::mig::{self, NameError};
+use crate::model::*;
+use std::collections::HashMap;
+
+/// Checks every cluster and its pools.
+pub fn check_clusters(repo: &Repo, diags: &mut Vec<Diagnostic>) {
+    for cluster in repo.clusters.values() {
+        let spec = &cluster.spec;
+        if spec.provider.value.is_cloud() && spec.region.is_none() {
+            diags.push(
+                Diagnostic::new(
+                    Code::MissingField,
+                    format!(
+                        "cluster `{}` runs on {} but names no region",
+                        cluster.name(),
+                        spec.provider.value.as_str()
+                    ),
+                )
+                .at(spec.provider.span, "cloud provider")
+                .help("add `region:`; prices and reservations are per region"),
+            );
+        }
+        let mut names = HashMap::new();
+        for pool in &spec.node_pools {
+            if let Some(first) = names.insert(pool.name.value.as_str(), pool.name.span) {
+                diags.push(
+                    Diagnostic::new(
+                        Code::DuplicateName,
+                        format!(
+                            "cluster `{}` has two pools named `{}`",
+                            cluster.name(),
+                            pool.name.value
+                        ),
+                    )
+                    .at(pool.name.span, "second pool")
+                    .related(first, "first pool")
+                    .help("pool names are unique within a cluster"),
+                );
+            }
+            check_pool(cluster, pool, diags);
+        }
+    }
+}
+
+fn check_pool(cluster: &Document<ClusterSpec>, pool: &NodePool, diags: &mut Vec<Diagnostic>) {
+    if let Some(mix) = &pool.purchase {
+        let sum = mix.value.reserved.0 + mix.value.on_demand.0 + mix.value.spot.0;
+        if sum != pool.nodes.value.0 {
+            diags.push(
+                Diagnostic::new(
+                    Code::PurchaseMixMismatch,
+                    format!(
+                        "pool `{}` has {} nodes but its purchase mix adds up to {} ({} reserved + {} on-demand + {} spot)",
+                        pool.name.value,
+                        pool.nodes.value.0,
+                        sum,
+                        mix.value.reserved.0,
+                        mix.value.on_demand.0,
+                        mix.value.spot.0
+                    ),
+                )
+                .at(mix.span, "purchase mix")
+                .related(pool.nodes.span, "node count")
+                .help("make reserved + onDemand + spot equal `nodes`"),
+            );
+        }
+    }
+    let Some(model) = catalog::model(&pool.gpu_model.value) else {
+        diags.push(
+            Diagnostic::new(
+                Code::UnknownGpuModel,
+                format!("GPU model `{}` is not in the catalog", pool.gpu_model.value),
+            )
+            .at(pool.gpu_model.span, "unknown model")
+            .help(suggest(
+                &pool.gpu_model.value,
+                catalog::all_names(),
+                "models",
+            )),
+        );
+        return;
+    };
+    let Some(layout) = &pool.mig else { return };
+    let Some(mig_model) = &model.mig else {
+        let first = layout.layout.span;
+        diags.push(
+            Diagnostic::new(
+                Code::MigNotSupported,
+                format!(
+                    "{} has no MIG, but pool `{}` gives a MIG layout",
+                    model.display, pool.name.value
+                ),
+            )
+            .at(first, "MIG layout")
+            .related(pool.gpu_model.span, "GPU model")
+            .help("remove `mig:` or use a MIG-capable model (A100, A30, H100, H200, B200)"),
+        );
+        return;
+    };
+    let mut resolved = Vec::new();
+    for (name, count) in &layout.layout.value {
+        match mig::resolve(mig_model, &name.value) {
+            Ok(r) => {
+                if r.alias {
+                    diags.push(
+                        Diagnostic::new(
+                            Code::MigProfileAlias,
+                            format!(
+                                "`{}` is read as {}'s profile `{}` (drivers name it differently)",
+                                name.value, model.display, r.profile.name
+                            ),
+                        )
+                        .at(name.span, format!("alias of {}", r.profile.name))
+                        .help("capops renders the name as written, which must match what the node's driver reports"),
+                    );
+                }
+                resolved.push((r.profile, count.value.0));
+            }
+            Err(err) => {
+                let profiles: Vec<&str> = mig_model.profiles.iter().map(|p| p.name).collect();
+                let why = match err {
+                    NameError::Malformed => "is not a MIG profile name".to_string(),
+                    NameError::ComputeInstance => {
+                        "is a compute-instance profile; layouts list GPU-instance profiles"
+                            .to_string()
+                    }
+                    NameError::Unknown => format!("is not a profile of {}", model.display),
+                };
+                diags.push(
+                    Diagnostic::new(Code::MigUnknownProfile, format!("`{}` {why}", name.value))
+                        .at(name.span, "unknown profile")
+                        .help(suggest(
+                            &name.value,
+                            profiles,
+                            &format!("profiles of {}", model.id),
+                        )),
+                );
+            }
+        }
+    }
+    if resolved.len() != layout.layout.value.len() {
+        return;
+    }
+    if cluster.spec.mig_strategy.value == MigStrategy::Single && resolved.len() > 1 {
+        let first = layout.layout.span;
+        diags.push(
+            Diagnostic::new(
+                Code::MigSingleStrategyMixed,
+                format!(
+                    "cluster `{}` uses the single MIG strategy, but pool `{}` mixes {} profiles",
+                    cluster.name(),
+                    pool.name.value,
+                    resolved.len()
+                ),
+            )
+            .at(first, "several profiles")
+            .related(cluster.spec.mig_strategy.span, "strategy")
+            .help("under the single strategy every GPU has one profile type; use `migStrategy: mixed` or one profile"),
+        );
+    }
+    match mig::place(mig_model, &resolved) {
+        Ok(_) => {
+            if mig_model.placement_status == PlacementStatus::Inferred {
+                let first = layout.layout.span;
+                diags.push(
+                    Diagnostic::new(
+                        Code::MigPlacementInferred,
+                        format!(
+                            "MIG placements for {} are inferred from the A100/H100 family, not observed on this GPU",
+                            model.display
+                        ),
+                    )
+                    .at(first, "checked with inferred placements")
+                    .help(format!(
+                        "confirm with `nvidia-smi mig -lgipp` on a node; source: {}",
+                        mig_model.source
+                    )),
+                );
+            }
+        }
+        Err(err) => {
+            let nearest = mig::nearest_fits(mig_model, &resolved, 3);
+            let mut help = String::from("a GPU's instances must sit on separate memory slices");
+            if !nearest.is_empty() {
+                let options: Vec<String> = nearest.iter().map(|l| mig::describe(l)).collect();
+                help = format!(
+                    "{help}; layouts that fit with the fewest instances removed: {}",
+                    options.join("; ")
+                );
+            }
+            let first = layout.layout.span;
+            diags.push(
+                Diagnostic::new(
+                    Code::MigLayoutDoesNotFit,
+                    format!(
+                        "MIG layout {} does not fit on one {}: {err}",
+                        mig::describe(&resolved),
+                        model.display
+                    ),
+                )
+                .at(first, "layout")
+                .help(help),
+            );
+        }
+    }
+}

@@ -1,0 +1,398 @@
+//! Shape: every document against its kind's JSON Schema.
+//!
+//! The schemas are the committed files under `schemas/`, embedded in the
+//! binary and compiled once. Each schema error becomes a diagnostic at the
+//! offending key or value, with a message in the document's own terms
+//! (`spec.resources.nvidia.com/gpu must be a whole number`) rather than the
+//! validator's.
+
+use crate::diag::{Code, Diagnostic, FileId, suggest};
+use crate::load::json::{self, display_path, locate};
+use crate::load::yaml::Node;
+use crate::model::Kind;
+use crate::model::schema;
+use jsonschema::error::{TypeKind, ValidationErrorKind};
+use serde_json::Value as Json;
+use std::collections::{BTreeMap, HashSet};
+use std::sync::OnceLock;
+
+struct Compiled {
+    schema: Json,
+    validator: jsonschema::Validator,
+}
+
+fn compiled(kind: Kind) -> &'static Compiled {
+    static CACHE: OnceLock<BTreeMap<Kind, Compiled>> = OnceLock::new();
+    let cache = CACHE.get_or_init(|| {
+        Kind::ALL
+            .into_iter()
+            .map(|k| {
+                let schema: Json =
+                    serde_json::from_str(schema::embedded(k)).expect("embedded schema is JSON");
+                let validator = jsonschema::draft202012::options()
+                    .build(&schema)
+                    .expect("embedded schema compiles");
+                (k, Compiled { schema, validator })
+            })
+            .collect()
+    });
+    &cache[&kind]
+}
+
+/// Validates one document's tree; returns true when it has the right shape.
+pub fn check(kind: Kind, doc: &Node, file: FileId, diags: &mut Vec<Diagnostic>) -> bool {
+    let compiled = compiled(kind);
+    let instance = json::to_json(doc);
+    // One diagnostic per place and code; a wrong type hides the other complaints
+    // about the same value (a number is not "one of" the allowed words either).
+    let mut found: Vec<(String, Diagnostic)> = Vec::new();
+    let mut seen: HashSet<(String, Code)> = HashSet::new();
+    for err in compiled.validator.iter_errors(&instance) {
+        let pointer = err.instance_path().as_str().to_string();
+        let schema_path = err.schema_path().as_str().to_string();
+        for d in describe(
+            err.kind(),
+            &pointer,
+            &schema_path,
+            &compiled.schema,
+            doc,
+            file,
+        ) {
+            if seen.insert((pointer.clone(), d.code)) {
+                found.push((pointer.clone(), d));
+            }
+        }
+    }
+    let typed: HashSet<String> = found
+        .iter()
+        .filter(|(_, d)| d.code == Code::WrongType)
+        .map(|(p, _)| p.clone())
+        .collect();
+    let ok = found.is_empty();
+    diags.extend(
+        found
+            .into_iter()
+            .filter(|(p, d)| d.code == Code::WrongType || !typed.contains(p))
+            .map(|(_, d)| d),
+    );
+    ok
+}
+
+fn describe(
+    kind: &ValidationErrorKind,
+    pointer: &str,
+    schema_path: &str,
+    schema: &Json,
+    doc: &Node,
+    file: FileId,
+) -> Vec<Diagnostic> {
+    let at = locate(doc, pointer);
+    let value_span = at.value.span(file);
+    // Point at the key when there is one: "spec.team: wrong type" reads best at the key's line.
+    let path = display_path(pointer);
+    let found = describe_value(at.value);
+    match kind {
+        ValidationErrorKind::AdditionalProperties { unexpected }
+        | ValidationErrorKind::UnevaluatedProperties { unexpected } => {
+            let allowed = allowed_properties(schema, schema_path);
+            unexpected
+                .iter()
+                .map(|name| {
+                    let key_span = at
+                        .value
+                        .get(name)
+                        .map(|(k, _)| k.span(file))
+                        .unwrap_or(value_span);
+                    let help = if allowed.is_empty() {
+                        "remove this field".to_string()
+                    } else {
+                        format!(
+                            "{}; remove the field or correct its name",
+                            suggest(name, allowed.iter().map(String::as_str), "fields here")
+                        )
+                    };
+                    let where_ = if pointer.is_empty() {
+                        "at the top of the document".to_string()
+                    } else {
+                        format!("in {path}")
+                    };
+                    Diagnostic::new(
+                        Code::UnknownField,
+                        format!("unknown field `{name}` {where_}"),
+                    )
+                    .at(key_span, "not a known field")
+                    .help(help)
+                })
+                .collect()
+        }
+        ValidationErrorKind::Required { property } => {
+            let name = property.as_str().unwrap_or("?");
+            let span = at.key.map(|k| k.span(file)).unwrap_or(value_span);
+            let within = if pointer.is_empty() {
+                "the document".to_string()
+            } else {
+                path.clone()
+            };
+            vec![
+                Diagnostic::new(
+                    Code::MissingField,
+                    format!("{within} is missing the required field `{name}`"),
+                )
+                .at(span, format!("`{name}` is required here"))
+                .help(format!("add `{name}:` with a value")),
+            ]
+        }
+        ValidationErrorKind::Type { kind } => {
+            let expected = match kind {
+                TypeKind::Single(t) => type_word(&t.to_string()).to_string(),
+                TypeKind::Multiple(set) => set
+                    .iter()
+                    .map(|t| type_word(&t.to_string()).to_string())
+                    .collect::<Vec<_>>()
+                    .join(" or "),
+            };
+            let help = if expected.contains("whole number") && found.starts_with("the number") {
+                "counts are whole numbers: GPUs and MIG instances cannot be split".to_string()
+            } else if found == "nothing (null)" {
+                "give a value or remove the key".to_string()
+            } else {
+                format!("write {path} as {expected}")
+            };
+            vec![
+                Diagnostic::new(
+                    Code::WrongType,
+                    format!("{path} must be {expected}, found {found}"),
+                )
+                .at(value_span, format!("expected {expected}"))
+                .help(help),
+            ]
+        }
+        ValidationErrorKind::Minimum { limit }
+        | ValidationErrorKind::ExclusiveMinimum { limit } => {
+            let is_count = limit.as_i64() == Some(1) || limit.as_i64() == Some(2);
+            let msg = if is_count {
+                format!("{path} must be at least {limit}, found {found}")
+            } else {
+                format!("{path} must not be below {limit}, found {found}")
+            };
+            vec![
+                Diagnostic::new(Code::ValueOutOfRange, msg)
+                    .at(value_span, format!("below {limit}"))
+                    .help(if limit.as_i64() == Some(1) {
+                        "counts are positive whole numbers; remove the entry instead of asking for zero".to_string()
+                    } else {
+                        format!("use a value of at least {limit}")
+                    }),
+            ]
+        }
+        ValidationErrorKind::Maximum { limit }
+        | ValidationErrorKind::ExclusiveMaximum { limit } => vec![
+            Diagnostic::new(
+                Code::ValueOutOfRange,
+                format!("{path} must not exceed {limit}, found {found}"),
+            )
+            .at(value_span, format!("above {limit}"))
+            .help(format!("use a value of at most {limit}")),
+        ],
+        ValidationErrorKind::Enum { options } => {
+            let allowed: Vec<String> = options
+                .as_array()
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|v| v.as_str().map(String::from))
+                        .collect()
+                })
+                .unwrap_or_default();
+            let word = at.value.as_str().unwrap_or("");
+            vec![
+                Diagnostic::new(
+                    Code::InvalidValue,
+                    format!(
+                        "{path} must be one of {}, found {found}",
+                        quote_list(&allowed)
+                    ),
+                )
+                .at(value_span, "not an allowed value")
+                .help(suggest(word, allowed.iter().map(String::as_str), "values")),
+            ]
+        }
+        ValidationErrorKind::Constant { expected_value } => vec![
+            Diagnostic::new(
+                Code::InvalidValue,
+                format!("{path} must be {expected_value}, found {found}"),
+            )
+            .at(value_span, "unexpected value"),
+        ],
+        ValidationErrorKind::Pattern { pattern } => {
+            let (what, help) = pattern_hint(pattern);
+            vec![
+                Diagnostic::new(
+                    Code::InvalidValue,
+                    format!("{path} must be {what}, found {found}"),
+                )
+                .at(value_span, "not in the allowed form")
+                .help(help),
+            ]
+        }
+        ValidationErrorKind::MinLength { limit } | ValidationErrorKind::MaxLength { limit } => {
+            let bound = if matches!(kind, ValidationErrorKind::MinLength { .. }) {
+                "at least"
+            } else {
+                "at most"
+            };
+            vec![
+                Diagnostic::new(
+                    Code::InvalidValue,
+                    format!("{path} must be {bound} {limit} characters long, found {found}"),
+                )
+                .at(value_span, "wrong length"),
+            ]
+        }
+        ValidationErrorKind::MinItems { limit } | ValidationErrorKind::MinProperties { limit } => {
+            vec![
+                Diagnostic::new(
+                    Code::InvalidValue,
+                    format!("{path} must have at least {limit} entries"),
+                )
+                .at(
+                    at.key.map(|k| k.span(file)).unwrap_or(value_span),
+                    "too few entries",
+                )
+                .help("add the missing entries"),
+            ]
+        }
+        other => vec![
+            Diagnostic::new(
+                Code::InvalidValue,
+                format!("{path} is not valid: {}", other_text(other)),
+            )
+            .at(value_span, "invalid"),
+        ],
+    }
+}
+
+/// The property names allowed by the object schema that holds `.../additionalProperties`.
+fn allowed_properties(schema: &Json, schema_path: &str) -> Vec<String> {
+    let parent = match schema_path.rsplit_once('/') {
+        Some((parent, _)) => parent,
+        None => return Vec::new(),
+    };
+    schema
+        .pointer(parent)
+        .and_then(|s| s.get("properties"))
+        .and_then(Json::as_object)
+        .map(|props| props.keys().cloned().collect())
+        .unwrap_or_default()
+}
+
+fn describe_value(node: &Node) -> String {
+    use crate::load::yaml::Value;
+    match &node.value {
+        Value::Null => "nothing (null)".into(),
+        Value::Bool(b) => format!("the boolean {b}"),
+        Value::Int(i) => format!("{i}"),
+        Value::UInt(u) => format!("{u}"),
+        Value::Float(f) => format!("the number {f}"),
+        Value::Str(s) => {
+            let short: String = s.chars().take(40).collect();
+            let ell = if s.chars().count() > 40 { "…" } else { "" };
+            format!("the string \"{short}{ell}\"")
+        }
+        Value::Seq(_) => "a list".into(),
+        Value::Map(_) => "a mapping".into(),
+    }
+}
+
+fn type_word(t: &str) -> &'static str {
+    match t {
+        "integer" => "a whole number",
+        "number" => "a number",
+        "string" => "a string",
+        "boolean" => "true or false",
+        "array" => "a list",
+        "object" => "a mapping",
+        "null" => "null",
+        _ => "a value",
+    }
+}
+
+fn quote_list(items: &[String]) -> String {
+    items
+        .iter()
+        .map(|s| format!("`{s}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn pattern_hint(pattern: &str) -> (String, String) {
+    use crate::model::types::{NAME_PATTERN, TIMESTAMP_PATTERN};
+    if pattern == NAME_PATTERN {
+        (
+            "a name of lowercase letters, digits and '-'".into(),
+            "names become Kubernetes object names: use lowercase letters, digits and '-', starting and ending with a letter or digit".into(),
+        )
+    } else if pattern == TIMESTAMP_PATTERN {
+        (
+            "a date or date-time".into(),
+            "write a date as 2026-12-01 or a time as 2026-12-01T08:00:00Z".into(),
+        )
+    } else if pattern.contains("[0-9]+(\\.[0-9]+)?") {
+        (
+            "a decimal number".into(),
+            "write amounts as numbers such as 55.04 or strings such as \"55.04\"".into(),
+        )
+    } else {
+        (
+            format!("text matching `{pattern}`"),
+            "correct the value".into(),
+        )
+    }
+}
+
+fn other_text(kind: &ValidationErrorKind) -> String {
+    format!("{kind:?}").chars().take(200).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::load::yaml::parse;
+
+    fn shape(kind: Kind, text: &str) -> Vec<(Code, String, u32)> {
+        let doc = &parse(text, FileId(0)).documents[0];
+        let mut diags = Vec::new();
+        check(kind, doc, FileId(0), &mut diags);
+        diags
+            .into_iter()
+            .map(|d| (d.code, d.message.clone(), d.span().unwrap().start))
+            .collect()
+    }
+
+    const HEAD: &str =
+        "apiVersion: capops.dev/v1alpha1\nkind: PriorityClass\nmetadata:\n  name: p\n";
+
+    #[test]
+    fn reports_unknown_fields_at_the_key_with_a_suggestion() {
+        let text = format!("{HEAD}spec:\n  value: 5\n  descripton: x\n");
+        let d = shape(Kind::PriorityClass, &text);
+        assert_eq!(d.len(), 1);
+        assert_eq!(d[0].0, Code::UnknownField);
+        assert_eq!(d[0].2 as usize, text.find("descripton").unwrap());
+    }
+
+    #[test]
+    fn reports_wrong_types_and_missing_fields() {
+        let text = format!("{HEAD}spec:\n  value: high\n");
+        let d = shape(Kind::PriorityClass, &text);
+        assert_eq!(d[0].0, Code::WrongType);
+        assert!(
+            d[0].1.contains("`spec.value` must be a whole number"),
+            "{}",
+            d[0].1
+        );
+        let text = format!("{HEAD}spec:\n  description: x\n");
+        let d = shape(Kind::PriorityClass, &text);
+        assert_eq!(d[0].0, Code::MissingField);
+        assert_eq!(d[0].2 as usize, text.find("spec:").unwrap());
+    }
+}
