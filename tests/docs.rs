@@ -1,0 +1,96 @@
+//! The documentation keeps up with the code: every diagnostic code is in
+//! `docs/codes.md` with its severity, and every field of every kind's schema
+//! is in `docs/documents.md` under that kind.
+
+use capops::diag::Code;
+use capops::model::{Kind, schema};
+use serde_json::Value;
+use std::collections::BTreeSet;
+
+fn read(path: &str) -> String {
+    std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(path)).unwrap()
+}
+
+#[test]
+fn every_code_is_documented_with_its_severity() {
+    let doc = read("docs/codes.md");
+    let headings: BTreeSet<&str> = doc
+        .lines()
+        .filter_map(|l| l.strip_prefix("### "))
+        .collect();
+    for code in Code::ALL {
+        let name = code.as_str();
+        assert!(headings.contains(name), "docs/codes.md lacks `### {name}`");
+        let section = doc.split(&format!("### {name}\n")).nth(1).unwrap();
+        let severity = format!("Severity: {}.", code.default_severity());
+        assert!(
+            section.lines().take(3).any(|l| l == severity),
+            "docs/codes.md: {name} should say `{severity}`"
+        );
+    }
+    for h in headings {
+        assert!(Code::parse(h).is_some(), "docs/codes.md documents `{h}`, which is not a code");
+    }
+}
+
+/// Property names of a schema, following `$ref`s into `$defs`.
+fn property_names(schema: &Value, node: &Value, out: &mut BTreeSet<String>, depth: usize) {
+    if depth > 12 {
+        return;
+    }
+    if let Some(r) = node.get("$ref").and_then(Value::as_str) {
+        if let Some(target) = schema.pointer(r.trim_start_matches('#')) {
+            property_names(schema, target, out, depth + 1);
+        }
+    }
+    if let Some(props) = node.get("properties").and_then(Value::as_object) {
+        for (k, v) in props {
+            out.insert(k.clone());
+            property_names(schema, v, out, depth + 1);
+        }
+    }
+    for key in ["items", "additionalProperties"] {
+        if let Some(inner) = node.get(key).filter(|v| v.is_object()) {
+            property_names(schema, inner, out, depth + 1);
+        }
+    }
+    for key in ["anyOf", "oneOf", "allOf"] {
+        if let Some(list) = node.get(key).and_then(Value::as_array) {
+            for v in list {
+                property_names(schema, v, out, depth + 1);
+            }
+        }
+    }
+}
+
+#[test]
+fn every_field_is_documented_under_its_kind() {
+    let doc = read("docs/documents.md");
+    for kind in Kind::ALL {
+        let schema = schema::generate(kind);
+        let spec = &schema["properties"]["spec"];
+        let mut names = BTreeSet::new();
+        property_names(&schema, spec, &mut names, 0);
+        let section = doc
+            .split(&format!("\n## {}\n", kind.as_str()))
+            .nth(1)
+            .unwrap_or_else(|| panic!("docs/documents.md has no `## {kind}` section"));
+        let section = section.split("\n## ").next().unwrap();
+        for name in names {
+            let documented = section
+                .lines()
+                .filter(|l| l.starts_with("| `"))
+                .any(|l| names_segment(l.split('|').nth(1).unwrap_or(""), &name));
+            assert!(documented, "docs/documents.md: {kind} field `{name}` is not in the field table");
+        }
+    }
+}
+
+/// Whether `name` is a whole segment of a backticked field path in `cell`
+/// (`thresholds.lowUtilization`, `nodePools[].mig.layout`, `roles.<role>.teams`).
+fn names_segment(cell: &str, name: &str) -> bool {
+    cell.split('`').skip(1).step_by(2).any(|path| {
+        path.split(['.', '[', ']'])
+            .any(|segment| segment == name)
+    })
+}
