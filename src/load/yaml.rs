@@ -1,27 +1,31 @@
 //! YAML text to a tree of spanned nodes.
 //!
-//! serde-saphyr does the parsing: YAML 1.2 scalars, duplicate keys rejected,
-//! and budgets that stop alias bombs, deep nesting and node storms before they
-//! cost memory. We deserialize each document into a small tree ([`Node`]) in
-//! which every value, key included, keeps its byte range. Later steps turn the
-//! tree into JSON for schema validation and into typed documents.
+//! granit-parser (the maintained YAML 1.2 parser behind serde-saphyr) turns
+//! the text into events with byte positions; this module builds a small tree
+//! ([`Node`]) from them in which every value, key included, keeps its byte
+//! range. It also enforces what a repository many people edit needs: keys are
+//! unique within a mapping, aliases expand to a bounded number of values (no
+//! billion laughs), nesting is bounded (no stack exhaustion), integers fit in
+//! 64 bits, and only YAML's core tags are accepted. Later steps turn the tree
+//! into JSON for schema validation and into typed documents.
+//!
+//! Building the tree straight from parser events costs a quarter of going
+//! through serde-saphyr's typed path with a span per value, which matters for
+//! repositories of ten thousand documents.
 
 use crate::diag::{Code, Diagnostic, FileId, Span};
-use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
-use std::cell::Cell;
-use std::fmt;
-use std::rc::Rc;
+use granit_parser::{Event, Parser, ScalarStyle, ScanError};
+use std::collections::{HashMap, HashSet};
 
 /// Deepest nesting accepted. Capacity documents are shallow; anything deeper is an attack or a mistake.
 pub const MAX_DEPTH: usize = 32;
-/// Most YAML nodes (scalars, mappings, sequences) in one file.
+/// Most YAML values (scalars, mappings, sequences) in one file, aliases expanded.
 pub const MAX_NODES: usize = 5_000_000;
-/// Most documents in one file.
-pub const MAX_DOCUMENTS: usize = 200_000;
-/// Most events produced by expanding aliases in one file.
-pub const MAX_ALIAS_EVENTS: usize = 100_000;
+/// Most values produced by expanding aliases in one file.
+pub const MAX_ALIAS_NODES: usize = 100_000;
 
-/// A parsed YAML value with its byte range in the file.
+/// A parsed YAML value with its byte range in the file. Mappings and
+/// sequences have an empty range at their first token.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Node {
     pub value: Value,
@@ -89,6 +93,15 @@ impl Node {
             Value::Seq(_) | Value::Map(_) => "<complex key>".into(),
         }
     }
+
+    /// Values in this subtree, itself included.
+    fn count(&self) -> usize {
+        1 + match &self.value {
+            Value::Seq(items) => items.iter().map(Node::count).sum(),
+            Value::Map(entries) => entries.iter().map(|(k, v)| k.count() + v.count()).sum(),
+            _ => 0,
+        }
+    }
 }
 
 impl Value {
@@ -114,341 +127,529 @@ pub struct Parsed {
 
 /// Parses every document of a YAML text.
 ///
-/// On a syntax error nothing from the file is returned: a half-read file
-/// would make later checks report problems that are not there.
+/// On an error that stops parsing nothing from the file is returned: a
+/// half-read file would make later checks report problems that are not there.
 pub fn parse(text: &str, file: FileId) -> Parsed {
-    let mut out = Parsed::default();
-    let documents_seen = Rc::new(Cell::new(0usize));
-    let mut options = serde_saphyr::Options::default();
-    options.strict_booleans = true;
-    let mut budget = serde_saphyr::Budget::default();
-    budget.max_depth = MAX_DEPTH;
-    budget.flow_nesting_limit = MAX_DEPTH;
-    budget.max_nodes = MAX_NODES;
-    budget.max_documents = MAX_DOCUMENTS;
-    budget.max_events = MAX_NODES * 4;
-    budget.max_recorded_anchor_events = MAX_ALIAS_EVENTS;
-    options.budget = Some(budget);
-    options.alias_limits.max_total_replayed_events = MAX_ALIAS_EVENTS;
-    let seen = documents_seen.clone();
-    options.budget_report_cb = Some(Rc::new(std::cell::RefCell::new(
-        move |report: serde_saphyr::budget::BudgetReport| seen.set(report.documents),
-    )));
-
-    match serde_saphyr::from_multiple_with_options::<Node>(text, options) {
-        Ok(docs) => {
-            for doc in &docs {
-                check_integers(doc, text, file, &mut out.diagnostics);
-            }
-            // serde-saphyr skips empty and null documents; find where they were.
-            let null_docs = docs.iter().filter(|d| d.value == Value::Null).count();
-            let mut documents: Vec<Node> = docs
+    let mut options = granit_parser::Options::default();
+    options.block_nesting_limit = MAX_DEPTH;
+    options.flow_nesting_limit = MAX_DEPTH;
+    options.emit_comments = false;
+    let mut builder = Builder {
+        text,
+        file,
+        stack: Vec::new(),
+        root: None,
+        doc_marker: None,
+        documents: Vec::new(),
+        anchors: HashMap::new(),
+        alias_nodes: 0,
+        nodes: 0,
+        saw_document: false,
+        diagnostics: Vec::new(),
+    };
+    for item in Parser::new_from_str_with_options(text, options) {
+        let result = match item {
+            Ok((event, span)) => builder.event(event, span),
+            Err(err) => Err(scan_error(&err, text, file)),
+        };
+        if let Err(d) = result {
+            let mut diagnostics: Vec<Diagnostic> = builder
+                .diagnostics
                 .into_iter()
-                .filter(|d| d.value != Value::Null)
+                .filter(|d| d.code == Code::YamlIntegerOverflow)
                 .collect();
-            let seen = documents_seen.get();
-            if documents.is_empty() {
-                out.diagnostics.push(
-                    Diagnostic::new(Code::FileEmpty, "this YAML file holds no documents")
-                        .at(Span::file_start(file), "empty file")
-                        .help("add documents to it or delete it"),
-                );
-            } else if seen > documents.len() || null_docs > 0 {
-                for at in empty_document_markers(text, &documents) {
-                    out.diagnostics.push(
-                        Diagnostic::new(Code::DocumentEmpty, "this YAML document is empty")
-                            .at(Span::new(file, at, at + 3), "empty document")
-                            .help("remove the extra `---` separator"),
-                    );
+            diagnostics.push(d);
+            return Parsed {
+                documents: Vec::new(),
+                diagnostics,
+            };
+        }
+    }
+    if !builder.saw_document {
+        builder.diagnostics.push(
+            Diagnostic::new(Code::FileEmpty, "this YAML file holds no documents")
+                .at(Span::file_start(file), "empty file")
+                .help("add documents to it or delete it"),
+        );
+    }
+    Parsed {
+        documents: builder.documents,
+        diagnostics: builder.diagnostics,
+    }
+}
+
+enum Frame {
+    Seq {
+        items: Vec<Node>,
+        start: u32,
+        anchor: usize,
+    },
+    Map {
+        entries: Vec<(Node, Node)>,
+        key: Option<Node>,
+        /// Key texts, built once the mapping is large enough for a linear scan to cost.
+        index: Option<HashSet<String>>,
+        start: u32,
+        anchor: usize,
+    },
+}
+
+struct Builder<'a> {
+    text: &'a str,
+    file: FileId,
+    stack: Vec<Frame>,
+    root: Option<Node>,
+    /// Byte offset of the current document's explicit `---`, if any.
+    doc_marker: Option<usize>,
+    documents: Vec<Node>,
+    /// Anchored nodes of the current document, with their value counts.
+    anchors: HashMap<usize, (Node, usize)>,
+    alias_nodes: usize,
+    nodes: usize,
+    saw_document: bool,
+    diagnostics: Vec<Diagnostic>,
+}
+
+type Step = Result<(), Diagnostic>;
+
+impl Builder<'_> {
+    fn offset(&self, marker: &granit_parser::Marker) -> u32 {
+        let off = marker.byte_offset().unwrap_or(0).min(self.text.len());
+        u32::try_from(off).unwrap_or(u32::MAX)
+    }
+
+    fn event(&mut self, event: Event<'_>, span: granit_parser::Span) -> Step {
+        let start = self.offset(&span.start);
+        let end = self.offset(&span.end).max(start);
+        match event {
+            Event::StreamStart | Event::StreamEnd => Ok(()),
+            Event::DocumentStart(explicit, _) => {
+                self.saw_document = true;
+                self.doc_marker = explicit.then_some(start as usize);
+                self.anchors.clear();
+                Ok(())
+            }
+            Event::DocumentEnd => {
+                match self.root.take() {
+                    Some(Node { value: Value::Null, .. }) | None => {
+                        let at = self.doc_marker.unwrap_or(start as usize);
+                        self.diagnostics.push(
+                            Diagnostic::new(Code::DocumentEmpty, "this YAML document is empty")
+                                .at(Span::new(self.file, at, at + 3), "empty document")
+                                .help("remove the extra `---` separator"),
+                        );
+                    }
+                    Some(root) => self.documents.push(root),
                 }
+                Ok(())
             }
-            documents.sort_by_key(|d| d.start);
-            out.documents = documents;
+            Event::Scalar(value, style, anchor, tag) => {
+                let resolved = self.scalar(&value, style, tag.as_deref(), start, end)?;
+                let node = Node {
+                    value: resolved,
+                    start,
+                    end,
+                };
+                self.count(1, start)?;
+                if anchor != 0 {
+                    self.anchors.insert(anchor, (node.clone(), 1));
+                }
+                self.attach(node)
+            }
+            Event::SequenceStart(_, anchor, tag) => {
+                self.collection_tag(tag.as_deref(), "seq", start)?;
+                self.open(start)?;
+                self.stack.push(Frame::Seq {
+                    items: Vec::new(),
+                    start,
+                    anchor,
+                });
+                Ok(())
+            }
+            Event::MappingStart(_, anchor, tag) => {
+                self.collection_tag(tag.as_deref(), "map", start)?;
+                self.open(start)?;
+                self.stack.push(Frame::Map {
+                    entries: Vec::new(),
+                    key: None,
+                    index: None,
+                    start,
+                    anchor,
+                });
+                Ok(())
+            }
+            Event::SequenceEnd | Event::MappingEnd => {
+                let (value, start, anchor) = match self.stack.pop() {
+                    Some(Frame::Seq {
+                        items,
+                        start,
+                        anchor,
+                    }) => (Value::Seq(items), start, anchor),
+                    Some(Frame::Map {
+                        entries,
+                        start,
+                        anchor,
+                        ..
+                    }) => (Value::Map(entries), start, anchor),
+                    None => return Ok(()),
+                };
+                self.count(1, start)?;
+                let node = Node {
+                    value,
+                    start,
+                    end: start,
+                };
+                if anchor != 0 {
+                    let count = node.count();
+                    self.anchors.insert(anchor, (node.clone(), count));
+                }
+                self.attach(node)
+            }
+            Event::Alias(id) => {
+                let Some((node, count)) = self.anchors.get(&id).cloned() else {
+                    return Err(self.error(Code::YamlSyntax, start, "an alias refers to an unknown anchor", "define the anchor (`&name`) before using it (`*name`)"));
+                };
+                self.alias_nodes += count;
+                if self.alias_nodes > MAX_ALIAS_NODES {
+                    return Err(self.error(
+                        Code::YamlAliasLimit,
+                        start,
+                        &format!("alias expansion exceeds the limit of {MAX_ALIAS_NODES} values"),
+                        "aliases here expand to too many values (an alias bomb); write the values out or use fewer nested aliases",
+                    ));
+                }
+                self.count(count, start)?;
+                self.attach(node)
+            }
+            // Presentation only, or not enabled.
+            _ => Ok(()),
         }
-        Err(err) => out.diagnostics.push(error_diagnostic(&err, text, file)),
     }
-    out
+
+    fn open(&self, start: u32) -> Step {
+        if self.stack.len() >= MAX_DEPTH {
+            return Err(self.too_deep(start));
+        }
+        Ok(())
+    }
+
+    fn too_deep(&self, at: u32) -> Diagnostic {
+        self.error(
+            Code::YamlTooDeep,
+            at,
+            &format!("values are nested more than {MAX_DEPTH} levels deep"),
+            "capops documents are at most a few levels deep; this nesting is a mistake or an attack",
+        )
+    }
+
+    fn count(&mut self, n: usize, at: u32) -> Step {
+        self.nodes += n;
+        if self.nodes > MAX_NODES {
+            return Err(self.error(
+                Code::YamlTooLarge,
+                at,
+                &format!("the file holds more than {MAX_NODES} YAML values"),
+                "split the file into smaller files",
+            ));
+        }
+        Ok(())
+    }
+
+    fn error(&self, code: Code, at: u32, message: &str, help: &str) -> Diagnostic {
+        let at = at as usize;
+        Diagnostic::new(code, message)
+            .at(Span::new(self.file, at, at), "here")
+            .help(help)
+    }
+
+    /// Adds a finished node to its parent (or makes it the document's root).
+    fn attach(&mut self, node: Node) -> Step {
+        let file = self.file;
+        match self.stack.last_mut() {
+            None => {
+                self.root = Some(node);
+                Ok(())
+            }
+            Some(Frame::Seq { items, .. }) => {
+                items.push(node);
+                Ok(())
+            }
+            Some(Frame::Map {
+                entries,
+                key,
+                index,
+                ..
+            }) => match key.take() {
+                None => {
+                    if matches!(node.value, Value::Seq(_) | Value::Map(_)) {
+                        let at = node.start as usize;
+                        return Err(Diagnostic::new(Code::YamlSyntax, "a mapping key is a list or a mapping")
+                            .at(Span::new(file, at, at), "complex key")
+                            .help("capops documents use plain text keys"));
+                    }
+                    *key = Some(node);
+                    Ok(())
+                }
+                Some(k) => {
+                    let duplicate = match index {
+                        Some(set) => !set.insert(k.key_text()),
+                        None => entries.iter().any(|(e, _)| same_key(e, &k)),
+                    };
+                    if duplicate {
+                        return Err(Diagnostic::new(
+                            Code::YamlDuplicateKey,
+                            format!("duplicate mapping key `{}`", k.key_text()),
+                        )
+                        .at(k.span(file), "second occurrence of this key")
+                        .help("a key may appear once per mapping: remove one of the two or merge them"));
+                    }
+                    entries.push((k, node));
+                    if index.is_none() && entries.len() >= 16 {
+                        *index = Some(entries.iter().map(|(k, _)| k.key_text()).collect());
+                    }
+                    Ok(())
+                }
+            },
+        }
+    }
+
+    /// Resolves a scalar by the YAML 1.2 core schema and its tag.
+    fn scalar(
+        &mut self,
+        value: &str,
+        style: ScalarStyle,
+        tag: Option<&granit_parser::Tag>,
+        start: u32,
+        end: u32,
+    ) -> Result<Value, Diagnostic> {
+        let core = match tag {
+            None => None,
+            Some(t) if t.handle() == "!" && t.suffix().is_empty() => Some("str"),
+            Some(t) => match t.core_suffix() {
+                Some(s) => Some(s),
+                None => {
+                    let written = self
+                        .text
+                        .get(start as usize..end as usize)
+                        .and_then(|s| s.split_whitespace().next())
+                        .unwrap_or("!");
+                    return Err(self.error(
+                        Code::YamlSyntax,
+                        start,
+                        &format!("the tag `{written}` is not supported"),
+                        "capops reads plain YAML values; remove the tag",
+                    ));
+                }
+            },
+        };
+        let plain = style == ScalarStyle::Plain;
+        let resolved = match core {
+            Some("str") => Value::Str(value.to_string()),
+            Some("null") => Value::Null,
+            Some("bool") => match value {
+                "true" | "True" | "TRUE" => Value::Bool(true),
+                "false" | "False" | "FALSE" => Value::Bool(false),
+                _ => return Err(self.bad_tagged(start, value, "a boolean")),
+            },
+            Some("int") => match resolve_int(value) {
+                Some(Ok(v)) => v,
+                Some(Err(())) => self.overflow(value, start, end),
+                None => return Err(self.bad_tagged(start, value, "an integer")),
+            },
+            Some("float") => match resolve_int(value).and_then(Result::ok).or_else(|| resolve_float(value)) {
+                Some(Value::Int(i)) => Value::Float(i as f64),
+                Some(v) => v,
+                None => return Err(self.bad_tagged(start, value, "a number")),
+            },
+            Some(_) | None if !plain => Value::Str(value.to_string()),
+            Some(_) => return Err(self.bad_tagged(start, value, "a scalar")),
+            None => match value {
+                "" | "~" | "null" | "Null" | "NULL" => Value::Null,
+                "true" | "True" | "TRUE" => Value::Bool(true),
+                "false" | "False" | "FALSE" => Value::Bool(false),
+                _ => match resolve_int(value) {
+                    Some(Ok(v)) => v,
+                    Some(Err(())) => self.overflow(value, start, end),
+                    None => resolve_float(value).unwrap_or_else(|| Value::Str(value.to_string())),
+                },
+            },
+        };
+        Ok(resolved)
+    }
+
+    fn bad_tagged(&self, at: u32, value: &str, what: &str) -> Diagnostic {
+        self.error(
+            Code::YamlSyntax,
+            at,
+            &format!("`{value}` is tagged as {what} but is not one"),
+            "remove the tag or correct the value",
+        )
+    }
+
+    /// An integer too large for 64 bits: reported, and kept as a float so that
+    /// the rest of the document can still be checked.
+    fn overflow(&mut self, value: &str, start: u32, end: u32) -> Value {
+        self.diagnostics.push(
+            Diagnostic::new(
+                Code::YamlIntegerOverflow,
+                format!("the integer {value} is too large"),
+            )
+            .at(Span { file: self.file, start, end }, "does not fit in 64 bits")
+            .help("GPU and instance counts are small whole numbers; check for extra digits"),
+        );
+        Value::Float(value.parse().unwrap_or(f64::MAX))
+    }
+
+    fn collection_tag(&self, tag: Option<&granit_parser::Tag>, expected: &str, at: u32) -> Step {
+        match tag {
+            None => Ok(()),
+            Some(t) if t.core_suffix() == Some(expected) => Ok(()),
+            Some(t) => Err(self.error(
+                Code::YamlSyntax,
+                at,
+                &format!("the tag `{}{}` is not supported here", t.original_handle(), t.suffix()),
+                "capops reads plain YAML values; remove the tag",
+            )),
+        }
+    }
 }
 
-/// Finds `---` markers that start a document with no content, given the
-/// non-empty documents' start offsets.
-fn empty_document_markers(text: &str, documents: &[Node]) -> Vec<usize> {
-    let mut markers = Vec::new();
-    let mut offset = 0;
-    for line in text.split_inclusive('\n') {
-        if line.starts_with("---") && line[3..].chars().next().is_none_or(|c| c.is_whitespace()) {
-            markers.push(offset);
-        }
-        offset += line.len();
+/// Whether two keys are the same, without allocating for the usual string keys.
+fn same_key(a: &Node, b: &Node) -> bool {
+    match (&a.value, &b.value) {
+        (Value::Str(x), Value::Str(y)) => x == y,
+        _ => a.key_text() == b.key_text(),
     }
-    let mut starts: Vec<usize> = documents.iter().map(|d| d.start as usize).collect();
-    starts.sort_unstable();
-    let mut empty = Vec::new();
-    for (i, &m) in markers.iter().enumerate() {
-        let next = markers.get(i + 1).copied().unwrap_or(usize::MAX);
-        let has_content = starts.iter().any(|&s| s > m && s < next)
-            // `--- value` on the marker line itself
-            || starts.iter().any(|&s| s > m && s < m + text[m..].find('\n').unwrap_or(text.len() - m));
-        if !has_content {
-            empty.push(m);
-        }
-    }
-    empty
 }
 
-/// serde-saphyr reads an integer too large for 64 bits as a float; we refuse it.
-fn check_integers(node: &Node, text: &str, file: FileId, diags: &mut Vec<Diagnostic>) {
-    match &node.value {
-        Value::Float(_) => {
-            let raw = text
-                .get(node.start as usize..node.end as usize)
-                .unwrap_or("");
-            let digits = raw.strip_prefix(['-', '+']).unwrap_or(raw);
-            if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit() || b == b'_') {
-                diags.push(
-                    Diagnostic::new(
-                        Code::YamlIntegerOverflow,
-                        format!("the integer {raw} is too large"),
-                    )
-                    .at(node.span(file), "does not fit in 64 bits")
-                    .help(
-                        "GPU and instance counts are small whole numbers; check for extra digits",
-                    ),
-                );
-            }
+/// YAML 1.2 core-schema integers: decimal, `0o` octal, `0x` hex.
+/// `Some(Err(()))` is an integer that does not fit in 64 bits.
+fn resolve_int(s: &str) -> Option<Result<Value, ()>> {
+    let (neg, digits) = match s.as_bytes().first()? {
+        b'-' => (true, &s[1..]),
+        b'+' => (false, &s[1..]),
+        _ => (false, s),
+    };
+    let (radix, body) = if let Some(h) = digits.strip_prefix("0x") {
+        (16, h)
+    } else if let Some(o) = digits.strip_prefix("0o") {
+        (8, o)
+    } else {
+        (10, digits)
+    };
+    if body.is_empty() || !body.chars().all(|c| c.is_digit(radix)) {
+        return None;
+    }
+    if radix != 10 && (neg || s.starts_with('+')) {
+        return None;
+    }
+    let magnitude = match u128::from_str_radix(body, radix) {
+        Ok(m) => m,
+        Err(_) => return Some(Err(())),
+    };
+    if neg {
+        if magnitude <= i64::MAX as u128 + 1 {
+            Some(Ok(Value::Int((magnitude as i128).wrapping_neg() as i64)))
+        } else {
+            Some(Err(()))
         }
-        Value::Seq(items) => items
-            .iter()
-            .for_each(|n| check_integers(n, text, file, diags)),
-        Value::Map(entries) => entries.iter().for_each(|(k, v)| {
-            check_integers(k, text, file, diags);
-            check_integers(v, text, file, diags);
-        }),
+    } else if magnitude <= i64::MAX as u128 {
+        Some(Ok(Value::Int(magnitude as i64)))
+    } else if magnitude <= u64::MAX as u128 {
+        Some(Ok(Value::UInt(magnitude as u64)))
+    } else {
+        Some(Err(()))
+    }
+}
+
+/// YAML 1.2 core-schema floats, including `.inf` and `.nan`.
+fn resolve_float(s: &str) -> Option<Value> {
+    match s {
+        ".inf" | ".Inf" | ".INF" | "+.inf" | "+.Inf" | "+.INF" => return Some(Value::Float(f64::INFINITY)),
+        "-.inf" | "-.Inf" | "-.INF" => return Some(Value::Float(f64::NEG_INFINITY)),
+        ".nan" | ".NaN" | ".NAN" => return Some(Value::Float(f64::NAN)),
         _ => {}
     }
+    let body = s.strip_prefix(['-', '+']).unwrap_or(s);
+    let (mantissa, exponent) = match body.find(['e', 'E']) {
+        Some(i) => (&body[..i], Some(&body[i + 1..])),
+        None => (body, None),
+    };
+    let digits_ok = {
+        let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+        (!int.is_empty() || !frac.is_empty())
+            && int.bytes().all(|b| b.is_ascii_digit())
+            && frac.bytes().all(|b| b.is_ascii_digit())
+            && (!int.is_empty() || mantissa.starts_with('.'))
+    };
+    let exp_ok = exponent.is_none_or(|e| {
+        let e = e.strip_prefix(['-', '+']).unwrap_or(e);
+        !e.is_empty() && e.bytes().all(|b| b.is_ascii_digit())
+    });
+    if digits_ok && exp_ok {
+        s.parse::<f64>().ok().map(Value::Float)
+    } else {
+        None
+    }
 }
 
-fn error_diagnostic(err: &serde_saphyr::Error, text: &str, file: FileId) -> Diagnostic {
-    let raw = raw_message(err);
-    let message = plain_message(&raw, text);
-    let offset = err
-        .location()
-        .map(|loc| {
-            loc.span()
-                .byte_offset()
-                .map(|b| b as usize)
-                .filter(|&b| b <= text.len())
-                .unwrap_or_else(|| {
-                    line_col_offset(text, loc.line() as usize, loc.column() as usize)
-                })
-        })
-        .unwrap_or(0);
-    let lower = raw.to_ascii_lowercase();
-    // The parser reports a tab error after the tab; point at the tab itself.
-    let offset = if lower.contains("tab") {
-        let line_start = text[..offset.min(text.len())]
-            .rfind('\n')
-            .map_or(0, |i| i + 1);
-        text[line_start..offset.min(text.len())]
-            .find('\t')
-            .map_or(offset, |i| line_start + i)
-    } else {
-        offset
-    };
-    let span = Span::new(file, offset, offset + usize::from(lower.contains("tab")));
-    let (code, label, help) = if lower.contains("duplicate mapping key") {
-        (
-            Code::YamlDuplicateKey,
-            "second occurrence of this key",
-            "a key may appear once per mapping: remove one of the two or merge them",
-        )
-    } else if lower.contains("depth")
-        || lower.contains("recursion limit")
-        || lower.contains("nesting")
-        || lower.contains("nested")
-    {
+fn scan_error(err: &ScanError, text: &str, file: FileId) -> Diagnostic {
+    let marker = err.marker();
+    let mut offset = marker
+        .byte_offset()
+        .unwrap_or_else(|| line_col_offset(text, marker.line(), marker.col() + 1))
+        .min(text.len());
+    let message = err.to_string();
+    let message = message
+        .split(" at byte ")
+        .next()
+        .unwrap_or(&message)
+        .trim()
+        .to_string();
+    let lower = message.to_ascii_lowercase();
+    let (code, label, help, message) = if lower.contains("nesting") || lower.contains("recursion") || lower.contains("depth") {
         (
             Code::YamlTooDeep,
             "nested too deeply",
             "capops documents are at most a few levels deep; this nesting is a mistake or an attack",
-        )
-    } else if lower.contains("alias")
-        || lower.contains("anchor")
-        || (lower.contains("budget") && uses_aliases(text))
-    {
-        (
-            Code::YamlAliasLimit,
-            "alias expansion stopped here",
-            "aliases here expand to too many values (an alias bomb); write the values out or use fewer nested aliases",
-        )
-    } else if lower.contains("budget") {
-        (
-            Code::YamlTooLarge,
-            "limit reached here",
-            "split the file into smaller files",
+            format!("values are nested more than {MAX_DEPTH} levels deep"),
         )
     } else if lower.contains("tab") {
+        // The scanner reports the position after the tab; point at the tab itself.
+        let line_start = text[..offset].rfind('\n').map_or(0, |i| i + 1);
+        offset = text[line_start..offset]
+            .find('\t')
+            .map_or(offset, |i| line_start + i);
         (
             Code::YamlSyntax,
             "tab character",
             "YAML does not allow tabs for indentation: indent with spaces",
+            message,
         )
     } else {
         (
             Code::YamlSyntax,
             "here",
             "fix the YAML syntax at this place; quote values that contain `: ` or start with special characters",
+            message,
         )
     };
-    Diagnostic::new(code, message).at(span, label).help(help)
-}
-
-/// serde-saphyr's error text without its snippet.
-fn raw_message(err: &serde_saphyr::Error) -> String {
-    let options = serde_saphyr::render_options! {
-        snippets: serde_saphyr::SnippetMode::Off,
-    };
-    err.without_snippet().render_with_options(options)
-}
-
-/// The error text without serde-saphyr's own location prefix, in our words for budget breaches.
-fn plain_message(text: &str, source: &str) -> String {
-    let first = text.lines().next().unwrap_or("").trim();
-    let first = first.strip_prefix("error:").unwrap_or(first).trim();
-    // "line 3 column 1: duplicate mapping key: a, set DuplicateKeyPolicy ..."
-    let rest = match first.split_once(": ") {
-        Some((head, rest)) if head.starts_with("line ") => rest,
-        _ => first,
-    };
-    let rest = rest
-        .split(", set DuplicateKeyPolicy")
-        .next()
-        .unwrap_or(rest);
-    let rest = if rest.starts_with("budget breached")
-        || rest.starts_with("alias")
-        || rest.starts_with("recursion limit")
-    {
-        describe_budget(rest, source)
-    } else {
-        rest.to_string()
-    };
-    rest.trim().to_string()
-}
-
-fn describe_budget(raw: &str, source: &str) -> String {
-    if raw.contains("Depth") || raw.contains("recursion limit") {
-        format!("values are nested more than {MAX_DEPTH} levels deep")
-    } else if raw.contains("Documents") {
-        format!("the file holds more than {MAX_DOCUMENTS} documents")
-    } else if (raw.contains("Nodes") || raw.contains("Events")) && !uses_aliases(source) {
-        format!("the file holds more than {MAX_NODES} YAML values")
-    } else {
-        format!("alias expansion exceeds the limit of {MAX_ALIAS_EVENTS} values")
-    }
-}
-
-/// Whether a YAML text defines anchors that aliases could expand.
-fn uses_aliases(source: &str) -> bool {
-    source.contains('&') && source.contains('*')
+    let width = usize::from(code == Code::YamlSyntax && lower.contains("tab"));
+    Diagnostic::new(code, message)
+        .at(Span::new(file, offset, offset + width), label)
+        .help(help)
 }
 
 fn line_col_offset(text: &str, line: usize, column: usize) -> usize {
     let mut off = 0;
     for (i, l) in text.split_inclusive('\n').enumerate() {
         if i + 1 == line {
-            let col_bytes: usize = l
-                .chars()
-                .take(column.saturating_sub(1))
-                .map(char::len_utf8)
-                .sum();
+            let col_bytes: usize = l.chars().take(column.saturating_sub(1)).map(char::len_utf8).sum();
             return off + col_bytes;
         }
         off += l.len();
     }
     text.len()
-}
-
-// --- serde glue: build `Node`s from serde-saphyr's spanned values ---
-
-impl<'de> Deserialize<'de> for Node {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let spanned: serde_saphyr::Spanned<Value> = serde_saphyr::Spanned::deserialize(d)?;
-        let loc = spanned.referenced;
-        let start = loc.span().byte_offset().unwrap_or(0);
-        let len = loc.span().byte_len().unwrap_or(0);
-        Ok(Node {
-            value: spanned.value,
-            start: u32::try_from(start).unwrap_or(u32::MAX),
-            end: u32::try_from(start + len).unwrap_or(u32::MAX),
-        })
-    }
-}
-
-impl<'de> Deserialize<'de> for Value {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_any(ValueVisitor)
-    }
-}
-
-struct ValueVisitor;
-
-impl<'de> Visitor<'de> for ValueVisitor {
-    type Value = Value;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("any YAML value")
-    }
-    fn visit_unit<E>(self) -> Result<Value, E> {
-        Ok(Value::Null)
-    }
-    fn visit_none<E>(self) -> Result<Value, E> {
-        Ok(Value::Null)
-    }
-    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
-        Value::deserialize(d)
-    }
-    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
-        Ok(Value::Bool(v))
-    }
-    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
-        Ok(Value::Int(v))
-    }
-    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
-        Ok(match i64::try_from(v) {
-            Ok(i) => Value::Int(i),
-            Err(_) => Value::UInt(v),
-        })
-    }
-    fn visit_i128<E: de::Error>(self, v: i128) -> Result<Value, E> {
-        Err(E::custom(format!("the integer {v} is too large")))
-    }
-    fn visit_u128<E: de::Error>(self, v: u128) -> Result<Value, E> {
-        Err(E::custom(format!("the integer {v} is too large")))
-    }
-    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
-        Ok(Value::Float(v))
-    }
-    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
-        Ok(Value::Str(v.to_owned()))
-    }
-    fn visit_string<E>(self, v: String) -> Result<Value, E> {
-        Ok(Value::Str(v))
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
-        let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0));
-        while let Some(n) = seq.next_element::<Node>()? {
-            items.push(n);
-        }
-        Ok(Value::Seq(items))
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
-        let mut entries = Vec::with_capacity(map.size_hint().unwrap_or(0));
-        while let Some(k) = map.next_key::<Node>()? {
-            let v = map.next_value::<Node>()?;
-            entries.push((k, v));
-        }
-        Ok(Value::Map(entries))
-    }
 }
 
 #[cfg(test)]
@@ -545,5 +746,43 @@ mod tests {
         assert_eq!(codes("# only a comment\n"), vec!["file-empty"]);
         assert_eq!(codes(""), vec!["file-empty"]);
         assert!(codes("---\na: 1\n---\nb: 2\n").is_empty());
+    }
+
+    #[test]
+    fn resolves_scalars_by_the_core_schema() {
+        let text = "a: 0x1F\nb: 0o17\nc: -12\nd: 1.5e3\ne: .inf\nf: '42'\ng: !!str 42\nh: ~\ni: 1_000\nj: 08\nk: True\n";
+        let doc = &parse(text, FileId(0)).documents[0];
+        let v = |k: &str| doc.get(k).unwrap().1.value.clone();
+        assert_eq!(v("a"), Value::Int(31));
+        assert_eq!(v("b"), Value::Int(15));
+        assert_eq!(v("c"), Value::Int(-12));
+        assert_eq!(v("d"), Value::Float(1500.0));
+        assert_eq!(v("e"), Value::Float(f64::INFINITY));
+        assert_eq!(v("f"), Value::Str("42".into()));
+        assert_eq!(v("g"), Value::Str("42".into()));
+        assert_eq!(v("h"), Value::Null);
+        assert_eq!(v("i"), Value::Str("1_000".into()));
+        assert_eq!(v("j"), Value::Int(8));
+        assert_eq!(v("k"), Value::Bool(true));
+    }
+
+    #[test]
+    fn aliases_expand_and_tags_are_checked() {
+        let doc = &parse("base: &b {x: 1}\ncopy: *b\n", FileId(0)).documents[0];
+        assert_eq!(doc.get("copy").unwrap().1.get("x").unwrap().1.value, Value::Int(1));
+        assert_eq!(codes("a: !custom 1\n"), vec!["yaml-syntax"]);
+        assert_eq!(codes("? [a, b]\n: 1\n"), vec!["yaml-syntax"]);
+        assert_eq!(codes("a: !!int abc\n"), vec!["yaml-syntax"]);
+        // Anchors do not carry over to the next document.
+        assert_eq!(codes("a: &x 1\n---\nb: *x\n"), vec!["yaml-syntax"]);
+    }
+
+    #[test]
+    fn large_mappings_still_catch_duplicates() {
+        let mut text: String = (0..100).map(|i| format!("k{i}: {i}\n")).collect();
+        text.push_str("k42: again\n");
+        let p = parse(&text, FileId(0));
+        assert_eq!(p.diagnostics[0].code, Code::YamlDuplicateKey);
+        assert_eq!(p.diagnostics[0].message, "duplicate mapping key `k42`");
     }
 }
