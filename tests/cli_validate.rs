@@ -18,7 +18,10 @@ struct Out {
 fn run(args: &[&str], env: &[(&str, &str)]) -> Out {
     let mut out = Vec::new();
     let mut err = Vec::new();
-    let env: Vec<(String, String)> = env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    let env: Vec<(String, String)> = env
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
     let lookup = move |k: &str| env.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone());
     let mut io = capops::cli::Io {
         stdout: &mut out,
@@ -41,14 +44,23 @@ fn example() -> String {
 }
 
 fn corpus(case: &str) -> String {
-    root().join("tests/corpus").join(case).join("repo").display().to_string()
+    root()
+        .join("tests/corpus")
+        .join(case)
+        .join("repo")
+        .display()
+        .to_string()
 }
 
 #[test]
 fn the_example_is_valid() {
     let out = run(&["validate", &example()], &[]);
     assert_eq!(out.code, 0, "{}", out.stderr);
-    assert!(out.stderr.contains("is valid (20 files, 29 documents)"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("is valid (20 files, 29 documents)"),
+        "{}",
+        out.stderr
+    );
     let json = run(&["validate", "--format", "json", &example()], &[]);
     let v: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
     assert_eq!(v["valid"], true);
@@ -59,7 +71,15 @@ fn the_example_is_valid() {
 
 #[test]
 fn json_output_is_complete_and_stable() {
-    let out = run(&["validate", "--format", "json", &corpus("dangling-references")], &[]);
+    let out = run(
+        &[
+            "validate",
+            "--format",
+            "json",
+            &corpus("dangling-references"),
+        ],
+        &[],
+    );
     assert_eq!(out.code, 2);
     let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
     assert_eq!(v["version"], 1);
@@ -75,20 +95,48 @@ fn json_output_is_complete_and_stable() {
     assert_eq!(team["severity"], "error");
     assert_eq!(team["message"], "Team `mll` does not exist");
     assert!(team["file"].as_str().unwrap().ends_with("repo/r.yaml"));
-    assert_eq!((team["line"].as_u64(), team["column"].as_u64()), (Some(6), Some(9)));
-    assert_eq!((team["endLine"].as_u64(), team["endColumn"].as_u64()), (Some(6), Some(12)));
+    assert_eq!(
+        (team["line"].as_u64(), team["column"].as_u64()),
+        (Some(6), Some(9))
+    );
+    assert_eq!(
+        (team["endLine"].as_u64(), team["endColumn"].as_u64()),
+        (Some(6), Some(12))
+    );
     assert_eq!(team["help"], "did you mean `ml`?");
     // The human output says the same thing, with the snippet.
     let human = run(&["validate", &corpus("dangling-references")], &[]);
-    assert!(human.stderr.contains("error[unknown-team]: Team `mll` does not exist"), "{}", human.stderr);
+    assert!(
+        human
+            .stderr
+            .contains("error[unknown-team]: Team `mll` does not exist"),
+        "{}",
+        human.stderr
+    );
     assert!(human.stderr.contains("r.yaml:6:9"), "{}", human.stderr);
-    assert!(human.stderr.contains("help: did you mean `ml`?"), "{}", human.stderr);
-    assert!(human.stderr.contains("error: 5 errors, 0 warnings"), "{}", human.stderr);
+    assert!(
+        human.stderr.contains("help: did you mean `ml`?"),
+        "{}",
+        human.stderr
+    );
+    assert!(
+        human.stderr.contains("error: 5 errors, 0 warnings"),
+        "{}",
+        human.stderr
+    );
 }
 
 #[test]
 fn duplicate_names_point_at_both_definitions() {
-    let out = run(&["validate", "--format", "json", &corpus("same-name-two-files")], &[]);
+    let out = run(
+        &[
+            "validate",
+            "--format",
+            "json",
+            &corpus("same-name-two-files"),
+        ],
+        &[],
+    );
     let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
     let d = &v["diagnostics"][0];
     assert_eq!(d["code"], "duplicate-name");
@@ -97,7 +145,11 @@ fn duplicate_names_point_at_both_definitions() {
     assert!(related["file"].as_str().unwrap().ends_with("teams/a.yaml"));
     assert_eq!(related["line"], 4);
     let human = run(&["validate", &corpus("same-name-two-files")], &[]);
-    assert!(human.stderr.contains("note: first definition at"), "{}", human.stderr);
+    assert!(
+        human.stderr.contains("note: first definition at"),
+        "{}",
+        human.stderr
+    );
 }
 
 #[test]
@@ -118,7 +170,9 @@ fn sarif_output_follows_2_1_0() {
         let region = &r["locations"][0]["physicalLocation"]["region"];
         assert!(region["startLine"].as_u64().unwrap() >= 1);
         assert!(region["startColumn"].as_u64().unwrap() >= 1);
-        let uri = r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"].as_str().unwrap();
+        let uri = r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+            .as_str()
+            .unwrap();
         assert!(uri.ends_with("r.yaml"), "{uri}");
     }
 }
@@ -128,7 +182,11 @@ fn github_annotations_when_running_in_actions() {
     let case = corpus("impossible-date");
     let out = run(&["validate", &case], &[("GITHUB_ACTIONS", "true")]);
     assert_eq!(out.code, 2);
-    let line = out.stdout.lines().find(|l| l.starts_with("::error ")).expect("an annotation");
+    let line = out
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("::error "))
+        .expect("an annotation");
     assert!(line.contains("file="), "{line}");
     assert!(line.contains("/r.yaml,line=11,col=19,"), "{line}");
     assert!(line.contains("title=capops invalid-date::"), "{line}");
@@ -149,32 +207,61 @@ fn a_folder_without_capops_yaml_is_a_usage_error() {
     assert_eq!(v["diagnostics"][0]["code"], "no-config");
     let missing = run(&["validate", "/definitely/not/here"], &[]);
     assert_eq!(missing.code, 2);
-    assert!(missing.stderr.contains("is not a folder"), "{}", missing.stderr);
+    assert!(
+        missing.stderr.contains("is not a folder"),
+        "{}",
+        missing.stderr
+    );
 }
 
 #[test]
 fn bad_arguments_are_usage_errors_and_unbuilt_commands_say_so() {
     let out = run(&["validate", "--format", "yaml"], &[]);
     assert_eq!(out.code, 2);
-    assert!(out.stderr.contains("invalid value 'yaml'"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("invalid value 'yaml'"),
+        "{}",
+        out.stderr
+    );
     let out = run(&["plan"], &[]);
     assert_eq!(out.code, 2);
-    assert!(out.stderr.contains("`capops plan` is not implemented yet"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("`capops plan` is not implemented yet"),
+        "{}",
+        out.stderr
+    );
 }
 
 #[test]
 fn a_file_without_read_permission_is_reported() {
     // Root reads everything, so this case only means something for other users.
-    if Command::new("id").arg("-u").output().map(|o| o.stdout == b"0\n").unwrap_or(true) {
+    if Command::new("id")
+        .arg("-u")
+        .output()
+        .map(|o| o.stdout == b"0\n")
+        .unwrap_or(true)
+    {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("capops.yaml"), "apiVersion: capops.dev/v1alpha1\nkind: Config\nmetadata: {name: x}\nspec: {}\n").unwrap();
+    std::fs::write(
+        dir.path().join("capops.yaml"),
+        "apiVersion: capops.dev/v1alpha1\nkind: Config\nmetadata: {name: x}\nspec: {}\n",
+    )
+    .unwrap();
     let secret = dir.path().join("secret.yaml");
     std::fs::write(&secret, "a: 1\n").unwrap();
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&secret, std::fs::Permissions::from_mode(0o000)).unwrap();
-    let out = run(&["validate", "--format", "json", &dir.path().display().to_string()], &[]);
+    let out = run(
+        &[
+            "validate",
+            "--format",
+            "json",
+            &dir.path().display().to_string(),
+        ],
+        &[],
+    );
     assert_eq!(out.code, 2);
     assert!(out.stdout.contains("file-unreadable"), "{}", out.stdout);
 }
@@ -187,9 +274,17 @@ fn hostile_inputs_stay_within_a_memory_limit() {
     let tmp = tempfile::tempdir().unwrap();
     let huge = tmp.path().join("huge");
     std::fs::create_dir_all(&huge).unwrap();
-    std::fs::copy(root().join("tests/corpus/huge-file/repo/capops.yaml"), huge.join("capops.yaml")).unwrap();
+    std::fs::copy(
+        root().join("tests/corpus/huge-file/repo/capops.yaml"),
+        huge.join("capops.yaml"),
+    )
+    .unwrap();
     let line = "# ................................................................\n";
-    std::fs::write(huge.join("huge.yaml"), line.repeat(52_428_800 / line.len() + 1)).unwrap();
+    std::fs::write(
+        huge.join("huge.yaml"),
+        line.repeat(52_428_800 / line.len() + 1),
+    )
+    .unwrap();
     for (repo, code) in [
         (corpus("alias-bomb"), "yaml-alias-limit"),
         (corpus("deep-nesting-flow"), "yaml-too-deep"),
@@ -197,7 +292,12 @@ fn hostile_inputs_stay_within_a_memory_limit() {
     ] {
         let script = format!("ulimit -v 1048576; exec '{bin}' validate --format json '{repo}'");
         let out = Command::new("sh").arg("-c").arg(&script).output().unwrap();
-        assert_eq!(out.status.code(), Some(2), "{repo}: {}", String::from_utf8_lossy(&out.stderr));
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{repo}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         let stdout = String::from_utf8_lossy(&out.stdout);
         assert!(stdout.contains(code), "{repo}: {stdout}");
     }

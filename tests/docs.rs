@@ -14,10 +14,7 @@ fn read(path: &str) -> String {
 #[test]
 fn every_code_is_documented_with_its_severity() {
     let doc = read("docs/codes.md");
-    let headings: BTreeSet<&str> = doc
-        .lines()
-        .filter_map(|l| l.strip_prefix("### "))
-        .collect();
+    let headings: BTreeSet<&str> = doc.lines().filter_map(|l| l.strip_prefix("### ")).collect();
     for code in Code::ALL {
         let name = code.as_str();
         assert!(headings.contains(name), "docs/codes.md lacks `### {name}`");
@@ -29,7 +26,10 @@ fn every_code_is_documented_with_its_severity() {
         );
     }
     for h in headings {
-        assert!(Code::parse(h).is_some(), "docs/codes.md documents `{h}`, which is not a code");
+        assert!(
+            Code::parse(h).is_some(),
+            "docs/codes.md documents `{h}`, which is not a code"
+        );
     }
 }
 
@@ -38,10 +38,10 @@ fn property_names(schema: &Value, node: &Value, out: &mut BTreeSet<String>, dept
     if depth > 12 {
         return;
     }
-    if let Some(r) = node.get("$ref").and_then(Value::as_str) {
-        if let Some(target) = schema.pointer(r.trim_start_matches('#')) {
-            property_names(schema, target, out, depth + 1);
-        }
+    if let Some(r) = node.get("$ref").and_then(Value::as_str)
+        && let Some(target) = schema.pointer(r.trim_start_matches('#'))
+    {
+        property_names(schema, target, out, depth + 1);
     }
     if let Some(props) = node.get("properties").and_then(Value::as_object) {
         for (k, v) in props {
@@ -81,7 +81,10 @@ fn every_field_is_documented_under_its_kind() {
                 .lines()
                 .filter(|l| l.starts_with("| `"))
                 .any(|l| names_segment(l.split('|').nth(1).unwrap_or(""), &name));
-            assert!(documented, "docs/documents.md: {kind} field `{name}` is not in the field table");
+            assert!(
+                documented,
+                "docs/documents.md: {kind} field `{name}` is not in the field table"
+            );
         }
     }
 }
@@ -89,8 +92,8 @@ fn every_field_is_documented_under_its_kind() {
 /// Whether `name` is a whole segment of a backticked field path in `cell`
 /// (`thresholds.lowUtilization`, `nodePools[].mig.layout`, `roles.<role>.teams`).
 fn names_segment(cell: &str, name: &str) -> bool {
-    cell.split('`').skip(1).step_by(2).any(|path| {
-        path.split(['.', '[', ']'])
-            .any(|segment| segment == name)
-    })
+    cell.split('`')
+        .skip(1)
+        .step_by(2)
+        .any(|path| path.split(['.', '[', ']']).any(|segment| segment == name))
 }

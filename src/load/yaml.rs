@@ -231,7 +231,10 @@ impl Builder<'_> {
             }
             Event::DocumentEnd => {
                 match self.root.take() {
-                    Some(Node { value: Value::Null, .. }) | None => {
+                    Some(Node {
+                        value: Value::Null, ..
+                    })
+                    | None => {
                         let at = self.doc_marker.unwrap_or(start as usize);
                         self.diagnostics.push(
                             Diagnostic::new(Code::DocumentEmpty, "this YAML document is empty")
@@ -307,7 +310,12 @@ impl Builder<'_> {
             }
             Event::Alias(id) => {
                 let Some((node, count)) = self.anchors.get(&id).cloned() else {
-                    return Err(self.error(Code::YamlSyntax, start, "an alias refers to an unknown anchor", "define the anchor (`&name`) before using it (`*name`)"));
+                    return Err(self.error(
+                        Code::YamlSyntax,
+                        start,
+                        "an alias refers to an unknown anchor",
+                        "define the anchor (`&name`) before using it (`*name`)",
+                    ));
                 };
                 self.alias_nodes += count;
                 if self.alias_nodes > MAX_ALIAS_NODES {
@@ -383,9 +391,12 @@ impl Builder<'_> {
                 None => {
                     if matches!(node.value, Value::Seq(_) | Value::Map(_)) {
                         let at = node.start as usize;
-                        return Err(Diagnostic::new(Code::YamlSyntax, "a mapping key is a list or a mapping")
-                            .at(Span::new(file, at, at), "complex key")
-                            .help("capops documents use plain text keys"));
+                        return Err(Diagnostic::new(
+                            Code::YamlSyntax,
+                            "a mapping key is a list or a mapping",
+                        )
+                        .at(Span::new(file, at, at), "complex key")
+                        .help("capops documents use plain text keys"));
                     }
                     *key = Some(node);
                     Ok(())
@@ -456,7 +467,10 @@ impl Builder<'_> {
                 Some(Err(())) => self.overflow(value, start, end),
                 None => return Err(self.bad_tagged(start, value, "an integer")),
             },
-            Some("float") => match resolve_int(value).and_then(Result::ok).or_else(|| resolve_float(value)) {
+            Some("float") => match resolve_int(value)
+                .and_then(Result::ok)
+                .or_else(|| resolve_float(value))
+            {
                 Some(Value::Int(i)) => Value::Float(i as f64),
                 Some(v) => v,
                 None => return Err(self.bad_tagged(start, value, "a number")),
@@ -494,7 +508,14 @@ impl Builder<'_> {
                 Code::YamlIntegerOverflow,
                 format!("the integer {value} is too large"),
             )
-            .at(Span { file: self.file, start, end }, "does not fit in 64 bits")
+            .at(
+                Span {
+                    file: self.file,
+                    start,
+                    end,
+                },
+                "does not fit in 64 bits",
+            )
             .help("GPU and instance counts are small whole numbers; check for extra digits"),
         );
         Value::Float(value.parse().unwrap_or(f64::MAX))
@@ -507,7 +528,11 @@ impl Builder<'_> {
             Some(t) => Err(self.error(
                 Code::YamlSyntax,
                 at,
-                &format!("the tag `{}{}` is not supported here", t.original_handle(), t.suffix()),
+                &format!(
+                    "the tag `{}{}` is not supported here",
+                    t.original_handle(),
+                    t.suffix()
+                ),
                 "capops reads plain YAML values; remove the tag",
             )),
         }
@@ -565,7 +590,9 @@ fn resolve_int(s: &str) -> Option<Result<Value, ()>> {
 /// YAML 1.2 core-schema floats, including `.inf` and `.nan`.
 fn resolve_float(s: &str) -> Option<Value> {
     match s {
-        ".inf" | ".Inf" | ".INF" | "+.inf" | "+.Inf" | "+.INF" => return Some(Value::Float(f64::INFINITY)),
+        ".inf" | ".Inf" | ".INF" | "+.inf" | "+.Inf" | "+.INF" => {
+            return Some(Value::Float(f64::INFINITY));
+        }
         "-.inf" | "-.Inf" | "-.INF" => return Some(Value::Float(f64::NEG_INFINITY)),
         ".nan" | ".NaN" | ".NAN" => return Some(Value::Float(f64::NAN)),
         _ => {}
@@ -607,7 +634,10 @@ fn scan_error(err: &ScanError, text: &str, file: FileId) -> Diagnostic {
         .trim()
         .to_string();
     let lower = message.to_ascii_lowercase();
-    let (code, label, help, message) = if lower.contains("nesting") || lower.contains("recursion") || lower.contains("depth") {
+    let (code, label, help, message) = if lower.contains("nesting")
+        || lower.contains("recursion")
+        || lower.contains("depth")
+    {
         (
             Code::YamlTooDeep,
             "nested too deeply",
@@ -644,7 +674,11 @@ fn line_col_offset(text: &str, line: usize, column: usize) -> usize {
     let mut off = 0;
     for (i, l) in text.split_inclusive('\n').enumerate() {
         if i + 1 == line {
-            let col_bytes: usize = l.chars().take(column.saturating_sub(1)).map(char::len_utf8).sum();
+            let col_bytes: usize = l
+                .chars()
+                .take(column.saturating_sub(1))
+                .map(char::len_utf8)
+                .sum();
             return off + col_bytes;
         }
         off += l.len();
@@ -769,7 +803,10 @@ mod tests {
     #[test]
     fn aliases_expand_and_tags_are_checked() {
         let doc = &parse("base: &b {x: 1}\ncopy: *b\n", FileId(0)).documents[0];
-        assert_eq!(doc.get("copy").unwrap().1.get("x").unwrap().1.value, Value::Int(1));
+        assert_eq!(
+            doc.get("copy").unwrap().1.get("x").unwrap().1.value,
+            Value::Int(1)
+        );
         assert_eq!(codes("a: !custom 1\n"), vec!["yaml-syntax"]);
         assert_eq!(codes("? [a, b]\n: 1\n"), vec!["yaml-syntax"]);
         assert_eq!(codes("a: !!int abc\n"), vec!["yaml-syntax"]);
