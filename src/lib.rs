@@ -12,5 +12,6 @@ pub mod diag;
 pub mod gpu;
 pub mod load;
 pub mod model;
+pub mod policy;
 pub mod report;
 pub mod validate;

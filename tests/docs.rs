@@ -97,3 +97,16 @@ fn names_segment(cell: &str, name: &str) -> bool {
         .step_by(2)
         .any(|path| path.split(['.', '[', ']']).any(|segment| segment == name))
 }
+
+#[test]
+fn every_fact_is_documented() {
+    let doc = read("docs/policy.md");
+    for f in capops::policy::facts::FACTS {
+        let row = format!("| `{}` | {} | {} |", f.path, f.ty, f.subjects());
+        assert!(
+            doc.contains(&row),
+            "docs/policy.md lacks the row for `{}` ({row})",
+            f.path
+        );
+    }
+}

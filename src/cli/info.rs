@@ -119,3 +119,67 @@ fn model_json(m: &GpuModel) -> serde_json::Value {
         })),
     })
 }
+
+/// `capops test`: runs policy test cases.
+pub fn test(cli: &Cli, path: &std::path::Path, io: &mut Io<'_>) -> std::io::Result<i32> {
+    use crate::policy::testing;
+    let cases = match testing::discover(path) {
+        Ok(c) => c,
+        Err(e) => {
+            writeln!(io.stderr, "error: {e}")?;
+            return Ok(exit::INVALID);
+        }
+    };
+    if cases.is_empty() {
+        writeln!(
+            io.stderr,
+            "error: no test cases (*.yaml) in {}",
+            path.display()
+        )?;
+        return Ok(exit::INVALID);
+    }
+    let results: Vec<testing::CaseResult> = {
+        use rayon::prelude::*;
+        cases.par_iter().map(|c| testing::run_case(c)).collect()
+    };
+    let failed = results.iter().filter(|r| !r.passed()).count();
+    if cli.format == Format::Json {
+        let out = json!({
+            "version": 1,
+            "command": "test",
+            "passed": results.len() - failed,
+            "failed": failed,
+            "cases": results.iter().map(|r| json!({
+                "name": r.name,
+                "description": r.description,
+                "passed": r.passed(),
+                "failures": r.failures,
+            })).collect::<Vec<_>>(),
+        });
+        serde_json::to_writer_pretty(&mut *io.stdout, &out)?;
+        writeln!(io.stdout)?;
+    } else {
+        for r in &results {
+            writeln!(
+                io.stdout,
+                "{} {}{}",
+                if r.passed() { "PASS" } else { "FAIL" },
+                r.name,
+                if r.description.is_empty() {
+                    String::new()
+                } else {
+                    format!(": {}", r.description)
+                }
+            )?;
+            for f in &r.failures {
+                writeln!(io.stdout, "       {f}")?;
+            }
+        }
+        writeln!(
+            io.stdout,
+            "\n{} passed, {failed} failed",
+            results.len() - failed
+        )?;
+    }
+    Ok(if failed == 0 { exit::OK } else { exit::GATE })
+}

@@ -4,9 +4,12 @@
 //! through [`Io`] so tests can run them in-process and read what they print.
 //! The environment is read here (GitHub Actions, colour), never in the core.
 
+mod check;
 pub mod exit;
 mod info;
 mod validate;
+
+pub use check::FailOn;
 
 use crate::report::Format;
 use clap::{Parser, Subcommand};
@@ -53,12 +56,47 @@ pub enum Command {
         /// One model (id or name); all models when omitted.
         model: Option<String>,
     },
-    /// Not implemented yet: evaluate changed requests against the approval policy.
-    Check(Unimplemented),
-    /// Not implemented yet: explain one request's tier.
-    Explain(Unimplemented),
-    /// Not implemented yet: run policy test cases.
-    Test(Unimplemented),
+    /// Validate, then judge requests, reservations and teams against the approval policy.
+    ///
+    /// With --base, only what changed since that git revision is judged, and the
+    /// policy and Config are read from the base: a change cannot rewrite the
+    /// rules that judge it.
+    Check {
+        /// The repository root (the folder holding capops.yaml).
+        #[arg(default_value = ".")]
+        path: PathBuf,
+        /// Git revision to compare with (a branch, tag or commit).
+        #[arg(long)]
+        base: Option<String>,
+        /// Time of evaluation: a date (2026-12-01) or an RFC 3339 time; default now.
+        #[arg(long)]
+        at: Option<String>,
+        /// When to exit with 1.
+        #[arg(long, value_enum, default_value_t = FailOn::Approval)]
+        fail_on: FailOn,
+    },
+    /// Show how the policy reached its decision for one request: every tier and
+    /// rule, the facts it read and the result.
+    Explain {
+        /// The request (or reservation, or team) to explain.
+        name: String,
+        /// The repository root.
+        #[arg(long, default_value = ".")]
+        path: PathBuf,
+        /// Git revision to compare with.
+        #[arg(long)]
+        base: Option<String>,
+        /// Time of evaluation; default now.
+        #[arg(long)]
+        at: Option<String>,
+    },
+    /// Run policy test cases: each case file states documents (or a change to a
+    /// base) and the decisions the policy must reach.
+    Test {
+        /// A folder of case files, or a capacity repository whose cases are in tests/.
+        #[arg(default_value = ".")]
+        path: PathBuf,
+    },
     /// Not implemented yet: demand forecasts.
     Forecast(Unimplemented),
     /// Not implemented yet: cost and utilization report.
@@ -143,9 +181,19 @@ pub fn run(args: Vec<OsString>, io: &mut Io<'_>) -> i32 {
         Command::Validate { path } => validate::run(&cli, path, io),
         Command::Schema { kind } => info::schema(kind.as_deref(), io),
         Command::Catalog { model } => info::catalog(&cli, model.as_deref(), io),
-        Command::Check(_) => unimplemented("check", io),
-        Command::Explain(_) => unimplemented("explain", io),
-        Command::Test(_) => unimplemented("test", io),
+        Command::Check {
+            path,
+            base,
+            at,
+            fail_on,
+        } => check::check(&cli, path, base.as_deref(), at.as_deref(), *fail_on, io),
+        Command::Explain {
+            name,
+            path,
+            base,
+            at,
+        } => check::explain(&cli, name, path, base.as_deref(), at.as_deref(), io),
+        Command::Test { path } => info::test(&cli, path, io),
         Command::Forecast(_) => unimplemented("forecast", io),
         Command::Report(_) => unimplemented("report", io),
         Command::Render(_) => unimplemented("render", io),

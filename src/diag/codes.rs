@@ -120,6 +120,15 @@ codes! {
     UsageBadRow = "usage-bad-row", Error, "a usage CSV row has a malformed timestamp or number";
     UsageUnknownReference = "usage-unknown-reference", Warning, "a usage row names a cluster, pool or team that does not exist";
     UsageUsedExceedsAllocated = "usage-used-exceeds-allocated", Warning, "a usage row reports more GPUs used than allocated";
+    // Approval policy
+    PolicySyntax = "policy-syntax", Error, "a policy condition or message is not a valid minijinja expression or template";
+    PolicyUnknownFact = "policy-unknown-fact", Error, "a policy condition or message reads a fact that does not exist";
+    PolicyEvalError = "policy-eval-error", Error, "a policy condition or message failed when evaluated";
+    PolicyNoTiers = "policy-no-tiers", Error, "the repository's approval policy defines no tiers";
+    PolicyTiersConflict = "policy-tiers-conflict", Error, "more than one ApprovalPolicy defines tiers";
+    PolicyUnknownTier = "policy-unknown-tier", Error, "a rule escalates to a tier the policy does not define";
+    PolicyNoTierMatched = "policy-no-tier-matched", Error, "no tier of the policy matches a request";
+    RoleWithoutMembers = "role-without-members", Warning, "the policy asks for approvals from a role nobody holds";
     // Configuration of capops itself
     UnknownCode = "unknown-code", Warning, "a severity override names a diagnostic code that does not exist";
     OverrideRefused = "override-refused", Warning, "a severity override tries to lower a problem that stops capops from reading the repository";

@@ -9,7 +9,7 @@ pub mod codes;
 pub mod source;
 
 pub use codes::Code;
-pub use source::{FileId, LineCol, SourceFile, SourceMap, Span};
+pub use source::{FileId, LineCol, SourceFile, SourceKind, SourceMap, Span};
 
 use serde::Serialize;
 use std::fmt;

@@ -58,18 +58,31 @@ impl fmt::Display for LineCol {
     }
 }
 
+/// Where a file's text came from.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum SourceKind {
+    /// The working tree being checked.
+    #[default]
+    WorkTree,
+    /// A git revision (`check --base`), named as given.
+    Revision(String),
+    /// Built into capops (the default policy pack).
+    BuiltIn,
+}
+
 /// One file as loaded: its repository-relative path and its text.
 #[derive(Debug)]
 pub struct SourceFile {
     /// Path relative to the capacity repository root, with `/` separators.
     pub path: String,
+    pub kind: SourceKind,
     /// The text (lossily decoded when the file was not UTF-8; empty when it was not read).
     pub text: Arc<str>,
     line_starts: Vec<u32>,
 }
 
 impl SourceFile {
-    fn new(path: String, text: Arc<str>) -> Self {
+    fn new(path: String, text: Arc<str>, kind: SourceKind) -> Self {
         let mut line_starts = vec![0u32];
         for (i, b) in text.bytes().enumerate() {
             if b == b'\n' {
@@ -78,6 +91,7 @@ impl SourceFile {
         }
         SourceFile {
             path,
+            kind,
             text,
             line_starts,
         }
@@ -130,8 +144,18 @@ impl SourceMap {
     }
 
     pub fn add(&mut self, path: impl Into<String>, text: impl Into<Arc<str>>) -> FileId {
+        self.add_from(path, text, SourceKind::WorkTree)
+    }
+
+    pub fn add_from(
+        &mut self,
+        path: impl Into<String>,
+        text: impl Into<Arc<str>>,
+        kind: SourceKind,
+    ) -> FileId {
         let id = FileId(u32::try_from(self.files.len()).expect("fewer than 2^32 files"));
-        self.files.push(SourceFile::new(path.into(), text.into()));
+        self.files
+            .push(SourceFile::new(path.into(), text.into(), kind));
         id
     }
 

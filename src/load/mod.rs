@@ -8,6 +8,7 @@
 
 pub mod de;
 pub mod files;
+pub mod git;
 pub mod json;
 pub mod typed;
 pub mod usage;
@@ -16,7 +17,7 @@ pub mod yaml;
 pub use files::{CONFIG_FILE, Content, FileKind, Input, MAX_FILE_BYTES};
 pub use typed::TypedDoc;
 
-use crate::diag::{Code, Diagnostic, FileId, SourceMap, Span, suggest};
+use crate::diag::{Code, Diagnostic, FileId, SourceKind, SourceMap, Span, suggest};
 use crate::model::{API_VERSION, Kind, Origin, Usage};
 use rayon::prelude::*;
 use yaml::Node;
@@ -35,9 +36,19 @@ pub struct Loaded {
     pub document_count: usize,
 }
 
-/// Reads and parses a set of inputs.
+/// Reads and parses a set of inputs from the working tree.
 pub fn load(inputs: Vec<Input>) -> Loaded {
-    let mut loaded = Loaded::default();
+    load_with(SourceMap::new(), inputs, SourceKind::WorkTree)
+}
+
+/// Reads and parses inputs, adding their files to an existing source map
+/// (so that documents of a base revision and of the working tree can be
+/// shown side by side).
+pub fn load_with(sources: SourceMap, inputs: Vec<Input>, source_kind: SourceKind) -> Loaded {
+    let mut loaded = Loaded {
+        sources,
+        ..Loaded::default()
+    };
     let ignore = ignore_patterns(&inputs);
     let mut yaml_files = Vec::new();
     let mut csv_files = Vec::new();
@@ -53,7 +64,7 @@ pub fn load(inputs: Vec<Input>) -> Loaded {
         if input.path != CONFIG_FILE && files::ignored(&input.path, &ignore) {
             continue;
         }
-        let (id, text_ok) = add_source(&mut loaded, &input);
+        let (id, text_ok) = add_source(&mut loaded, &input, &source_kind);
         if input.path == CONFIG_FILE {
             loaded.config_file = Some(id);
         }
@@ -100,7 +111,8 @@ fn load_yaml_file(text: &str, file: FileId) -> (Vec<TypedDoc>, Vec<Diagnostic>, 
             .filter_map(Diagnostic::span)
             .collect();
         let before = diags.len();
-        let shape_ok = crate::validate::shape::check(kind, node, file, &mut diags);
+        let instance = json::to_json(node);
+        let shape_ok = crate::validate::shape::check(kind, node, &instance, file, &mut diags);
         let mut i = before;
         while i < diags.len() {
             if diags[i].span().is_some_and(|s| overflows.contains(&s)) {
@@ -117,7 +129,7 @@ fn load_yaml_file(text: &str, file: FileId) -> (Vec<TypedDoc>, Vec<Diagnostic>, 
             kind_span,
             index,
         };
-        match typed::type_document(kind, node, origin) {
+        match typed::type_document(kind, node, origin, &typed::fingerprint(&instance)) {
             Ok(doc) => docs.push(doc),
             Err(d) => diags.push(d),
         }
@@ -227,13 +239,18 @@ fn envelope(node: &Node, file: FileId, diags: &mut Vec<Diagnostic>) -> Option<(K
 
 /// Adds an input to the source map and reports problems with its content.
 /// Returns the file id and whether its text can be parsed.
-fn add_source(loaded: &mut Loaded, input: &Input) -> (FileId, bool) {
+fn add_source(loaded: &mut Loaded, input: &Input, kind: &SourceKind) -> (FileId, bool) {
+    let mut add = |text: String| {
+        loaded
+            .sources
+            .add_from(input.path.clone(), text, kind.clone())
+    };
     match &input.content {
         Content::Bytes(bytes) => {
             if let Some(nul) = bytes.iter().position(|&b| b == 0) {
                 let head = String::from_utf8_lossy(&bytes[..nul.min(64 * 1024)]).into_owned();
                 let at = head.len();
-                let id = loaded.sources.add(input.path.clone(), head);
+                let id = add(head);
                 loaded.diagnostics.push(
                     Diagnostic::new(Code::FileBinary, "this file holds binary data, not YAML text")
                         .at(Span::new(id, at, at), "first NUL byte")
@@ -242,12 +259,12 @@ fn add_source(loaded: &mut Loaded, input: &Input) -> (FileId, bool) {
                 return (id, false);
             }
             match std::str::from_utf8(bytes) {
-                Ok(text) => (loaded.sources.add(input.path.clone(), text), true),
+                Ok(text) => (add(text.to_string()), true),
                 Err(e) => {
                     let valid = e.valid_up_to();
                     let text = String::from_utf8_lossy(bytes).into_owned();
                     // The lossy text replaces bad bytes; the valid prefix is unchanged.
-                    let id = loaded.sources.add(input.path.clone(), text);
+                    let id = add(text);
                     loaded.diagnostics.push(
                         Diagnostic::new(Code::FileNotUtf8, "this file is not valid UTF-8")
                             .at(Span::new(id, valid, valid + 1), "invalid byte sequence")
@@ -258,7 +275,7 @@ fn add_source(loaded: &mut Loaded, input: &Input) -> (FileId, bool) {
             }
         }
         Content::TooLarge(size) => {
-            let id = loaded.sources.add(input.path.clone(), "");
+            let id = add(String::new());
             loaded.diagnostics.push(
                 Diagnostic::new(
                     Code::FileTooLarge,
@@ -274,7 +291,7 @@ fn add_source(loaded: &mut Loaded, input: &Input) -> (FileId, bool) {
             (id, false)
         }
         Content::Unreadable(why) => {
-            let id = loaded.sources.add(input.path.clone(), "");
+            let id = add(String::new());
             loaded.diagnostics.push(
                 Diagnostic::new(
                     Code::FileUnreadable,
@@ -286,7 +303,7 @@ fn add_source(loaded: &mut Loaded, input: &Input) -> (FileId, bool) {
             (id, false)
         }
         Content::SymlinkLoop(p) => {
-            let id = loaded.sources.add(input.path.clone(), "");
+            let id = add(String::new());
             loaded.diagnostics.push(symlink_loop(id, p));
             (id, false)
         }

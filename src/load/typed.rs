@@ -74,6 +74,7 @@ fn read<'a, S: Deserialize<'a>>(
     node: &'a Node,
     file: FileId,
     origin: Origin,
+    fingerprint: &Fingerprint,
 ) -> Result<Document<S>, DeError> {
     // apiVersion and kind were checked before typing; serde skips them here.
     let env: Envelope<S> = from_node(node, file)?;
@@ -81,21 +82,63 @@ fn read<'a, S: Deserialize<'a>>(
         metadata: env.metadata,
         spec: env.spec,
         origin,
+        fingerprint: fingerprint.clone(),
     })
 }
 
+/// Hashes a document's JSON form: metadata, and each top-level spec field.
+/// Object keys are hashed in sorted order, so reordering fields changes nothing.
+pub fn fingerprint(instance: &serde_json::Value) -> Fingerprint {
+    use std::hash::{Hash, Hasher};
+    fn feed(v: &serde_json::Value, h: &mut std::collections::hash_map::DefaultHasher) {
+        match v {
+            serde_json::Value::Object(m) => {
+                let mut keys: Vec<&String> = m.keys().collect();
+                keys.sort();
+                "{".hash(h);
+                for k in keys {
+                    k.hash(h);
+                    feed(&m[k], h);
+                }
+            }
+            serde_json::Value::Array(items) => {
+                "[".hash(h);
+                items.iter().for_each(|i| feed(i, h));
+            }
+            other => other.to_string().hash(h),
+        }
+    }
+    let hash = |v: &serde_json::Value| {
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        feed(v, &mut h);
+        h.finish()
+    };
+    Fingerprint {
+        metadata: hash(&instance["metadata"]),
+        fields: instance["spec"]
+            .as_object()
+            .map(|m| m.iter().map(|(k, v)| (k.clone(), hash(v))).collect())
+            .unwrap_or_default(),
+    }
+}
+
 /// Types one document whose shape is valid.
-pub fn type_document(kind: Kind, node: &Node, origin: Origin) -> Result<TypedDoc, Diagnostic> {
+pub fn type_document(
+    kind: Kind,
+    node: &Node,
+    origin: Origin,
+    fp: &Fingerprint,
+) -> Result<TypedDoc, Diagnostic> {
     let file = origin.file;
     let result = match kind {
-        Kind::Config => read(node, file, origin).map(TypedDoc::Config),
-        Kind::Team => read(node, file, origin).map(TypedDoc::Team),
-        Kind::Cluster => read(node, file, origin).map(TypedDoc::Cluster),
-        Kind::CapacityRequest => read(node, file, origin).map(TypedDoc::CapacityRequest),
-        Kind::PriorityClass => read(node, file, origin).map(TypedDoc::PriorityClass),
-        Kind::Reservation => read(node, file, origin).map(TypedDoc::Reservation),
-        Kind::ApprovalPolicy => read(node, file, origin).map(TypedDoc::ApprovalPolicy),
-        Kind::PriceCatalog => read(node, file, origin).map(TypedDoc::PriceCatalog),
+        Kind::Config => read(node, file, origin, fp).map(TypedDoc::Config),
+        Kind::Team => read(node, file, origin, fp).map(TypedDoc::Team),
+        Kind::Cluster => read(node, file, origin, fp).map(TypedDoc::Cluster),
+        Kind::CapacityRequest => read(node, file, origin, fp).map(TypedDoc::CapacityRequest),
+        Kind::PriorityClass => read(node, file, origin, fp).map(TypedDoc::PriorityClass),
+        Kind::Reservation => read(node, file, origin, fp).map(TypedDoc::Reservation),
+        Kind::ApprovalPolicy => read(node, file, origin, fp).map(TypedDoc::ApprovalPolicy),
+        Kind::PriceCatalog => read(node, file, origin, fp).map(TypedDoc::PriceCatalog),
     };
     result.map_err(|e| de_error_diagnostic(e, origin))
 }

@@ -630,6 +630,7 @@ fn scan_error(err: &ScanError, text: &str, file: FileId) -> Diagnostic {
     let message = message
         .split(" at byte ")
         .next()
+        .and_then(|m| m.split(" at char ").next())
         .unwrap_or(&message)
         .trim()
         .to_string();

@@ -88,12 +88,35 @@ pub struct Origin {
     pub index: usize,
 }
 
+/// What a document says, hashed: metadata and each top-level `spec` field.
+/// Two documents with equal fingerprints say the same thing, wherever they sit.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Fingerprint {
+    pub metadata: u64,
+    pub fields: std::collections::BTreeMap<String, u64>,
+}
+
+impl Fingerprint {
+    /// Top-level `spec` fields that differ between two fingerprints.
+    pub fn changed_fields(&self, other: &Fingerprint) -> Vec<String> {
+        let mut names: Vec<&String> = self.fields.keys().chain(other.fields.keys()).collect();
+        names.sort();
+        names.dedup();
+        names
+            .into_iter()
+            .filter(|n| self.fields.get(*n) != other.fields.get(*n))
+            .cloned()
+            .collect()
+    }
+}
+
 /// A typed document.
 #[derive(Clone, Debug)]
 pub struct Document<S> {
     pub metadata: Metadata,
     pub spec: S,
     pub origin: Origin,
+    pub fingerprint: Fingerprint,
 }
 
 impl<S> Document<S> {

@@ -5,6 +5,7 @@
 //! them into a [`Repo`]. Every document kind has a JSON Schema derived from
 //! these types ([`schema`]), committed under `schemas/`.
 
+pub mod capacity;
 pub mod catalog;
 pub mod cluster;
 pub mod config;
@@ -26,7 +27,7 @@ pub use cluster::{
     Taint, TaintEffect, TimeSlicing,
 };
 pub use config::{ConfigSpec, Role, Thresholds};
-pub use meta::{API_VERSION, Document, Kind, Metadata, Origin};
+pub use meta::{API_VERSION, Document, Fingerprint, Kind, Metadata, Origin};
 pub use policy::{Approval, Effect, PolicySpec, RequiredField, Rule, Subject, Tier};
 pub use priority::{PreemptionPolicy, PriorityClassSpec};
 pub use repo::Repo;

@@ -94,6 +94,9 @@ pub struct Rule {
     /// For `require-approval`: the role whose approval is required.
     #[serde(default)]
     pub role: Option<Spanned<String>>,
+    /// For `escalate`: move to at least this tier instead of one tier up.
+    #[serde(default)]
+    pub tier: Option<Spanned<Name>>,
     /// What the rule looks at (default `CapacityRequest`).
     #[serde(default)]
     pub applies_to: Option<Spanned<Subject>>,
@@ -124,10 +127,25 @@ impl Effect {
 }
 
 /// What a rule is evaluated against.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Deserialize, Serialize, JsonSchema)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Deserialize, Serialize, JsonSchema,
+)]
 pub enum Subject {
     CapacityRequest,
     Reservation,
+    Team,
     ApprovalPolicy,
     Config,
+}
+
+impl Subject {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Subject::CapacityRequest => "CapacityRequest",
+            Subject::Reservation => "Reservation",
+            Subject::Team => "Team",
+            Subject::ApprovalPolicy => "ApprovalPolicy",
+            Subject::Config => "Config",
+        }
+    }
 }

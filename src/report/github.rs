@@ -33,14 +33,18 @@ pub fn annotation(d: &Diagnostic, sources: &SourceMap, paths: &Paths) -> Option<
         "title={}",
         escape_property(&format!("capops {}", d.code.as_str()))
     )];
-    if let Some(p) = &d.primary {
+    if let Some(p) = d
+        .primary
+        .as_ref()
+        .filter(|p| Paths::in_worktree(sources, p.span.file))
+    {
         let start = sources.line_col(p.span);
         let end = sources.end_line_col(p.span);
         props.insert(
             0,
             format!(
                 "file={}",
-                escape_property(&paths.display(sources.path(p.span.file)))
+                escape_property(&paths.file(sources, p.span.file))
             ),
         );
         props.insert(1, format!("line={}", start.line));

@@ -54,7 +54,7 @@ impl<'a> Adapter<'a> {
             };
         };
         let file = sources.get(primary.span.file);
-        let source = NamedSource::new(paths.display(&file.path), file.text.clone());
+        let source = NamedSource::new(paths.file(sources, primary.span.file), file.text.clone());
         let mut labels = vec![labeled(primary, true, file.text.len())];
         for l in &d.related {
             if l.span.file == primary.span.file {

@@ -43,7 +43,7 @@ pub struct JsonLocation {
 fn location(l: &Label, sources: &SourceMap, paths: &Paths) -> JsonLocation {
     let lc = sources.line_col(l.span);
     JsonLocation {
-        file: paths.display(sources.path(l.span.file)),
+        file: paths.file(sources, l.span.file),
         line: lc.line,
         column: lc.column,
         message: l.text.clone(),
@@ -54,7 +54,7 @@ fn location(l: &Label, sources: &SourceMap, paths: &Paths) -> JsonLocation {
 pub fn diagnostic(d: &Diagnostic, sources: &SourceMap, paths: &Paths) -> JsonDiagnostic {
     let (file, start, end) = match &d.primary {
         Some(p) => (
-            Some(paths.display(sources.path(p.span.file))),
+            Some(paths.file(sources, p.span.file)),
             Some(sources.line_col(p.span)),
             Some(sources.end_line_col(p.span)),
         ),

@@ -5,12 +5,15 @@
 //! stdout; diagnostics for people go to stderr. Paths are shown relative to
 //! where the command was run, so annotations and SARIF land on the right file.
 
+pub mod check;
+pub mod explain;
 pub mod github;
 pub mod human;
 pub mod json;
+pub mod markdown;
 pub mod sarif;
 
-use crate::diag::{SourceMap, Span};
+use crate::diag::{FileId, SourceKind, SourceMap, Span};
 
 /// How paths in the repository are shown: prefixed with the repository root as given.
 #[derive(Debug, Clone, Default)]
@@ -34,10 +37,26 @@ impl Paths {
         format!("{}{path}", self.prefix)
     }
 
+    /// A loaded file's name as shown: working-tree files under the root as
+    /// given, files of a git revision with `@rev`, built-in files as `capops:`.
+    pub fn file(&self, sources: &SourceMap, id: FileId) -> String {
+        let f = sources.get(id);
+        match &f.kind {
+            SourceKind::WorkTree => self.display(&f.path),
+            SourceKind::Revision(rev) => format!("{}@{rev}", self.display(&f.path)),
+            SourceKind::BuiltIn => format!("capops:{}", f.path),
+        }
+    }
+
+    /// Whether a file is in the working tree (so annotations can point at it).
+    pub fn in_worktree(sources: &SourceMap, id: FileId) -> bool {
+        sources.get(id).kind == SourceKind::WorkTree
+    }
+
     pub fn describe(&self, sources: &SourceMap, span: Span) -> String {
         format!(
             "{}:{}",
-            self.display(sources.path(span.file)),
+            self.file(sources, span.file),
             sources.line_col(span)
         )
     }

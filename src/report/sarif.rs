@@ -20,7 +20,7 @@ fn physical(l: &Label, sources: &SourceMap, paths: &Paths) -> Value {
     let end = sources.end_line_col(l.span);
     json!({
         "physicalLocation": {
-            "artifactLocation": {"uri": paths.display(sources.path(l.span.file)), "uriBaseId": "%SRCROOT%"},
+            "artifactLocation": {"uri": paths.file(sources, l.span.file), "uriBaseId": "%SRCROOT%"},
             "region": {
                 "startLine": start.line,
                 "startColumn": start.column,

@@ -484,6 +484,10 @@ fn check_policies(repo: &Repo, diags: &mut Vec<Diagnostic>) {
             );
         }
     };
+    // Conditions and messages compile, and read only facts that exist.
+    let env = crate::policy::compile::environment();
+    let policies: Vec<&Document<PolicySpec>> = repo.policies.values().collect();
+    crate::policy::compile::compile(&env, &policies, diags);
     for policy in repo.policies.values() {
         let mut tier_names: HashMap<&str, Span> = HashMap::new();
         for tier in &policy.spec.tiers {

@@ -6,6 +6,7 @@
 //! rules. Each check is a pure function that pushes diagnostics; all of them
 //! run, so one run reports every problem.
 
+pub mod base;
 pub mod checks;
 pub mod pools;
 pub mod shape;
@@ -66,6 +67,43 @@ pub fn validate(loaded: Loaded) -> Outcome {
         diagnostics,
         documents: document_count,
     }
+}
+
+/// A repository from documents, without checks: the first document of a name
+/// wins. Used for a base revision, which is judged as it was merged.
+pub fn assemble(docs: Vec<TypedDoc>) -> Repo {
+    let mut repo = Repo::default();
+    for doc in docs {
+        match doc {
+            TypedDoc::Config(d) => {
+                repo.config.get_or_insert(d);
+            }
+            TypedDoc::Team(d) => {
+                repo.teams.entry(d.name().to_string()).or_insert(d);
+            }
+            TypedDoc::Cluster(d) => {
+                repo.clusters.entry(d.name().to_string()).or_insert(d);
+            }
+            TypedDoc::CapacityRequest(d) => {
+                repo.requests.entry(d.name().to_string()).or_insert(d);
+            }
+            TypedDoc::PriorityClass(d) => {
+                repo.priority_classes
+                    .entry(d.name().to_string())
+                    .or_insert(d);
+            }
+            TypedDoc::Reservation(d) => {
+                repo.reservations.entry(d.name().to_string()).or_insert(d);
+            }
+            TypedDoc::ApprovalPolicy(d) => {
+                repo.policies.entry(d.name().to_string()).or_insert(d);
+            }
+            TypedDoc::PriceCatalog(d) => {
+                repo.catalogs.entry(d.name().to_string()).or_insert(d);
+            }
+        }
+    }
+    repo
 }
 
 /// Files each document under its kind, reporting duplicates and a misplaced Config.

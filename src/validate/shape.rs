@@ -7,7 +7,7 @@
 //! validator's.
 
 use crate::diag::{Code, Diagnostic, FileId, suggest};
-use crate::load::json::{self, display_path, locate};
+use crate::load::json::{display_path, locate};
 use crate::load::yaml::Node;
 use crate::model::Kind;
 use crate::model::schema;
@@ -39,15 +39,20 @@ fn compiled(kind: Kind) -> &'static Compiled {
     &cache[&kind]
 }
 
-/// Validates one document's tree; returns true when it has the right shape.
-pub fn check(kind: Kind, doc: &Node, file: FileId, diags: &mut Vec<Diagnostic>) -> bool {
+/// Validates one document (its tree and its JSON form); returns true when it has the right shape.
+pub fn check(
+    kind: Kind,
+    doc: &Node,
+    instance: &Json,
+    file: FileId,
+    diags: &mut Vec<Diagnostic>,
+) -> bool {
     let compiled = compiled(kind);
-    let instance = json::to_json(doc);
     // One diagnostic per place and code; a wrong type hides the other complaints
     // about the same value (a number is not "one of" the allowed words either).
     let mut found: Vec<(String, Diagnostic)> = Vec::new();
     let mut seen: HashSet<(String, Code)> = HashSet::new();
-    for err in compiled.validator.iter_errors(&instance) {
+    for err in compiled.validator.iter_errors(instance) {
         let pointer = err.instance_path().as_str().to_string();
         let schema_path = err.schema_path().as_str().to_string();
         for d in describe(
@@ -361,7 +366,13 @@ mod tests {
     fn shape(kind: Kind, text: &str) -> Vec<(Code, String, u32)> {
         let doc = &parse(text, FileId(0)).documents[0];
         let mut diags = Vec::new();
-        check(kind, doc, FileId(0), &mut diags);
+        check(
+            kind,
+            doc,
+            &crate::load::json::to_json(doc),
+            FileId(0),
+            &mut diags,
+        );
         diags
             .into_iter()
             .map(|d| (d.code, d.message.clone(), d.span().unwrap().start))

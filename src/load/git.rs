@@ -1,0 +1,161 @@
+//! Reading a capacity repository as it was at a git revision.
+//!
+//! `check --base REV` judges a change against the base revision. The files
+//! are read straight from git objects with git2 (no checkout, nothing written),
+//! from the same folder of the git repository as the working tree being
+//! checked. Each file comes with its blob id, so that files the change did not
+//! touch need not be parsed twice.
+
+use super::files::{self, Content, Input, MAX_FILE_BYTES};
+use git2::{ObjectType, Oid, Repository, TreeWalkMode, TreeWalkResult};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// A revision's files.
+#[derive(Debug)]
+pub struct Revision {
+    /// The revision as given (`main`, `HEAD~1`, a SHA).
+    pub spec: String,
+    /// The commit it resolved to.
+    pub commit: String,
+    /// Files capops reads, relative to the capacity repository root, that
+    /// differ from the working tree (the others are in `unchanged`).
+    pub inputs: Vec<Input>,
+    /// Blob id of every file capops reads at that revision.
+    pub blobs: BTreeMap<String, Oid>,
+    /// Files identical in the working tree (same path, same blob id): not read.
+    pub unchanged: Vec<String>,
+}
+
+/// Why a revision could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum GitError {
+    #[error("{0} is not inside a git repository")]
+    NotARepository(PathBuf),
+    #[error("{0} is a bare git repository; capops checks a working tree")]
+    Bare(PathBuf),
+    #[error("revision `{rev}` does not exist in {repo}")]
+    MissingRevision { rev: String, repo: PathBuf },
+    #[error(
+        "revision `{rev}` is not in this shallow clone of {repo}; fetch it (git fetch --deepen, or actions/checkout with fetch-depth: 0)"
+    )]
+    ShallowWithoutBase { rev: String, repo: PathBuf },
+    #[error("git: {0}")]
+    Other(String),
+}
+
+impl From<git2::Error> for GitError {
+    fn from(e: git2::Error) -> Self {
+        GitError::Other(e.message().to_string())
+    }
+}
+
+/// Reads the capacity repository rooted at `root` (a folder of a git working
+/// tree) as it was at `rev`. Files whose blob id equals `known[path]` (the
+/// working tree's) are listed as unchanged and not read.
+pub fn read_revision(
+    root: &Path,
+    rev: &str,
+    known: &BTreeMap<String, Oid>,
+) -> Result<Revision, GitError> {
+    let repo =
+        Repository::discover(root).map_err(|_| GitError::NotARepository(root.to_path_buf()))?;
+    let workdir = repo
+        .workdir()
+        .ok_or_else(|| GitError::Bare(root.to_path_buf()))?
+        .to_path_buf();
+    let prefix = prefix_in(&workdir, root)?;
+    let object = repo.revparse_single(rev).map_err(|_| {
+        if repo.is_shallow() {
+            GitError::ShallowWithoutBase {
+                rev: rev.to_string(),
+                repo: workdir.clone(),
+            }
+        } else {
+            GitError::MissingRevision {
+                rev: rev.to_string(),
+                repo: workdir.clone(),
+            }
+        }
+    })?;
+    let commit = object
+        .peel_to_commit()
+        .map_err(|_| GitError::MissingRevision {
+            rev: rev.to_string(),
+            repo: workdir.clone(),
+        })?;
+    let tree = commit.tree()?;
+    let tree = if prefix.is_empty() {
+        tree
+    } else {
+        match tree.get_path(Path::new(&prefix)) {
+            Ok(entry) if entry.kind() == Some(ObjectType::Tree) => repo.find_tree(entry.id())?,
+            // The capacity repository did not exist at that revision.
+            _ => {
+                return Ok(Revision {
+                    spec: rev.to_string(),
+                    commit: commit.id().to_string(),
+                    inputs: Vec::new(),
+                    blobs: BTreeMap::new(),
+                    unchanged: Vec::new(),
+                });
+            }
+        }
+    };
+    let mut found: Vec<(String, Oid)> = Vec::new();
+    tree.walk(TreeWalkMode::PreOrder, |dir, entry| {
+        if entry.kind() == Some(ObjectType::Blob) && entry.filemode() != 0o120000 {
+            let path = format!("{dir}{}", entry.name().unwrap_or(""));
+            if files::classify(&path).is_some() {
+                found.push((path, entry.id()));
+            }
+        }
+        TreeWalkResult::Ok
+    })?;
+    found.sort();
+    let mut revision = Revision {
+        spec: rev.to_string(),
+        commit: commit.id().to_string(),
+        inputs: Vec::new(),
+        blobs: BTreeMap::new(),
+        unchanged: Vec::new(),
+    };
+    for (path, oid) in found {
+        revision.blobs.insert(path.clone(), oid);
+        if known.get(&path) == Some(&oid) {
+            revision.unchanged.push(path);
+            continue;
+        }
+        let blob = repo.find_blob(oid)?;
+        let content = if blob.size() as u64 > MAX_FILE_BYTES {
+            Content::TooLarge(blob.size() as u64)
+        } else {
+            Content::Bytes(blob.content().to_vec())
+        };
+        revision.inputs.push(Input { path, content });
+    }
+    Ok(revision)
+}
+
+/// The path of `root` inside the working tree, `/`-separated ("" for the top).
+fn prefix_in(workdir: &Path, root: &Path) -> Result<String, GitError> {
+    let canon = |p: &Path| {
+        p.canonicalize()
+            .map_err(|e| GitError::Other(format!("{}: {e}", p.display())))
+    };
+    let workdir = canon(workdir)?;
+    let root = canon(root)?;
+    let rel = root
+        .strip_prefix(&workdir)
+        .map_err(|_| GitError::NotARepository(root.clone()))?;
+    Ok(rel
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy())
+        .collect::<Vec<_>>()
+        .join("/"))
+}
+
+/// The git blob id of some content, as git would compute it.
+pub fn blob_id(bytes: &[u8]) -> Option<Oid> {
+    Oid::hash_object(ObjectType::Blob, bytes).ok()
+}

@@ -1,0 +1,365 @@
+//! Capacity arithmetic: what requests commit, over time, against what pools hold.
+//!
+//! Time is counted in whole hours since the Unix epoch; a request holds its
+//! resources over `[start, end)` of its window rounded out to whole hours, or
+//! forever when it has no window. Per pool and resource, and per team and
+//! cluster, the sum of the requests in force is a step function of time
+//! ([`Timeline`]); the checks ask for its peak over a window and for the hours
+//! where it exceeds the pool's capacity. A request's size in GPUs counts a MIG
+//! instance as its compute slices over the GPU's total (7, or 4 on A30) and a
+//! time-sliced replica as 1 / replicas.
+
+use super::{ClusterSpec, Document, NodePool, Repo, RequestSpec, Timestamp};
+use crate::gpu::resources::{self, Provided};
+use std::collections::BTreeMap;
+
+/// Hours in the horizon used to count hours of open-ended requests and over-commits.
+pub const OPEN_HORIZON_HOURS: i64 = 365 * 24;
+
+/// A half-open range of hours; `i64::MIN` / `i64::MAX` stand for no bound.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Hours {
+    pub start: i64,
+    pub end: i64,
+}
+
+impl Hours {
+    pub const ALWAYS: Hours = Hours {
+        start: i64::MIN,
+        end: i64::MAX,
+    };
+
+    /// The hours a request holds capacity.
+    pub fn of_request(spec: &RequestSpec) -> Hours {
+        match &spec.window {
+            Some(w) => Hours {
+                start: w.start.value.as_second().div_euclid(3600),
+                end: (w.end.value.as_second() + 3599).div_euclid(3600),
+            },
+            None => Hours::ALWAYS,
+        }
+    }
+
+    pub fn overlaps(&self, other: &Hours) -> bool {
+        self.start < other.end && other.start < self.end
+    }
+
+    pub fn is_open(&self) -> bool {
+        self.start == i64::MIN || self.end == i64::MAX
+    }
+
+    /// The same range with open bounds replaced by `[at, at + horizon)`.
+    pub fn bounded(&self, at_hour: i64) -> Hours {
+        let start = if self.start == i64::MIN {
+            at_hour
+        } else {
+            self.start
+        };
+        let end = if self.end == i64::MAX {
+            start.max(at_hour) + OPEN_HORIZON_HOURS
+        } else {
+            self.end
+        };
+        Hours { start, end }
+    }
+
+    pub fn len(&self) -> i64 {
+        (self.end - self.start).max(0)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// A step function of time: `points[i].1` holds from `points[i].0` until the next point.
+#[derive(Debug, Clone, Default)]
+pub struct Timeline {
+    points: Vec<(i64, f64)>,
+}
+
+impl Timeline {
+    /// Builds the sum of `(hours, amount)` contributions.
+    pub fn build(contributions: impl IntoIterator<Item = (Hours, f64)>) -> Timeline {
+        let mut events: Vec<(i64, f64)> = Vec::new();
+        for (h, amount) in contributions {
+            if h.start >= h.end || amount == 0.0 {
+                continue;
+            }
+            events.push((h.start, amount));
+            if h.end != i64::MAX {
+                events.push((h.end, -amount));
+            }
+        }
+        events.sort_by_key(|e| e.0);
+        let mut points: Vec<(i64, f64)> = Vec::with_capacity(events.len());
+        let mut level = 0.0;
+        for (t, d) in events {
+            level += d;
+            // Guard against float dust from adding and removing the same fractions.
+            if level.abs() < 1e-9 {
+                level = 0.0;
+            }
+            match points.last_mut() {
+                Some(last) if last.0 == t => last.1 = level,
+                _ => points.push((t, level)),
+            }
+        }
+        Timeline { points }
+    }
+
+    /// The level at an hour.
+    pub fn at(&self, hour: i64) -> f64 {
+        match self.points.partition_point(|p| p.0 <= hour) {
+            0 => 0.0,
+            i => self.points[i - 1].1,
+        }
+    }
+
+    /// Segments `(hours, level)` covering `range`.
+    pub fn segments(&self, range: Hours) -> Vec<(Hours, f64)> {
+        let mut out = Vec::new();
+        let mut cursor = range.start;
+        let mut level = self.at(range.start);
+        let first = self.points.partition_point(|p| p.0 <= range.start);
+        for &(t, l) in &self.points[first..] {
+            if t >= range.end {
+                break;
+            }
+            out.push((
+                Hours {
+                    start: cursor,
+                    end: t,
+                },
+                level,
+            ));
+            cursor = t;
+            level = l;
+        }
+        out.push((
+            Hours {
+                start: cursor,
+                end: range.end,
+            },
+            level,
+        ));
+        out.retain(|(h, _)| h.start < h.end);
+        out
+    }
+
+    /// The highest level over `range`.
+    pub fn peak(&self, range: Hours) -> f64 {
+        self.segments(range).iter().map(|s| s.1).fold(0.0, f64::max)
+    }
+}
+
+/// Where a timeline exceeds a capacity within a range.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Overcommit {
+    /// Hours above capacity (open-ended ranges counted over [`OPEN_HORIZON_HOURS`]).
+    pub hours: i64,
+    /// Largest excess over capacity.
+    pub shortfall: f64,
+    /// First hour above capacity.
+    pub first_hour: Option<i64>,
+}
+
+pub fn overcommit(timeline: &Timeline, capacity: f64, range: Hours, at_hour: i64) -> Overcommit {
+    let mut out = Overcommit::default();
+    for (h, level) in timeline.segments(range) {
+        if level > capacity + 1e-9 {
+            out.hours += h.bounded(at_hour).len();
+            out.shortfall = out.shortfall.max(level - capacity);
+            out.first_hour = Some(out.first_hour.map_or(h.start, |f: i64| f.min(h.start)));
+        }
+    }
+    out
+}
+
+/// A request's resources, resolved against its pool.
+#[derive(Debug, Clone, Default)]
+pub struct Sized {
+    /// Units per resource, keyed by the pool's resource name.
+    pub units: BTreeMap<String, u32>,
+    /// GPU-equivalents.
+    pub gpus: f64,
+}
+
+/// Sizes a request against its pool. Resources the pool does not provide
+/// count as whole GPUs for `nvidia.com/gpu` and by their profile's slices
+/// otherwise (they are reported by validation).
+pub fn size(spec: &RequestSpec, pool: Option<(&NodePool, &ClusterSpec)>) -> Sized {
+    let provided: Vec<Provided> = pool
+        .map(|(p, c)| resources::provided(p, c.mig_strategy.value))
+        .unwrap_or_default();
+    let mut out = Sized::default();
+    for (name, count) in &spec.resources {
+        let n = count.value.0;
+        let (key, eq) = match pool.and_then(|(p, _)| resources::find(&provided, &name.value, p)) {
+            Some(p) => (p.resource.clone(), p.gpu_equivalent),
+            None => (name.value.clone(), fallback_equivalent(&name.value)),
+        };
+        *out.units.entry(key).or_default() += n;
+        out.gpus += n as f64 * eq;
+    }
+    out
+}
+
+fn fallback_equivalent(resource: &str) -> f64 {
+    match resources::parse(resource) {
+        Ok(resources::ResourceName::Mig(p)) => crate::gpu::mig::parse_name(&p)
+            .map(|n| n.gpu_slices as f64 / 7.0)
+            .unwrap_or(1.0),
+        _ => 1.0,
+    }
+}
+
+/// Capacity of a pool per resource, in units.
+pub fn pool_capacity(pool: &NodePool, cluster: &ClusterSpec) -> BTreeMap<String, f64> {
+    let gpus = pool.nodes.value.0 as f64 * pool.gpus_per_node.value.0 as f64;
+    resources::provided(pool, cluster.mig_strategy.value)
+        .into_iter()
+        .map(|p| (p.resource, gpus * p.per_gpu as f64))
+        .collect()
+}
+
+/// Physical GPUs in a pool.
+pub fn pool_gpus(pool: &NodePool) -> u32 {
+    pool.nodes.value.0 * pool.gpus_per_node.value.0
+}
+
+/// Every request sized, with timelines per pool and per team, built once per repository.
+#[derive(Debug, Default)]
+pub struct Ledger {
+    pub sizes: BTreeMap<String, (Hours, Sized)>,
+    /// (cluster, pool, resource) -> units committed.
+    pub pool_units: BTreeMap<(String, String, String), Timeline>,
+    /// (cluster, pool) -> GPU-equivalents committed.
+    pub pool_gpus: BTreeMap<(String, String), Timeline>,
+    /// (team, cluster, resource) -> units held.
+    pub team_units: BTreeMap<(String, String, String), Timeline>,
+    /// (team, cluster) -> GPU-equivalents held.
+    pub team_gpus: BTreeMap<(String, String), Timeline>,
+}
+
+impl Ledger {
+    pub fn build(repo: &Repo) -> Ledger {
+        let mut ledger = Ledger::default();
+        let mut pool_units: BTreeMap<(String, String, String), Vec<(Hours, f64)>> = BTreeMap::new();
+        let mut pool_gpus: BTreeMap<(String, String), Vec<(Hours, f64)>> = BTreeMap::new();
+        let mut team_units: BTreeMap<(String, String, String), Vec<(Hours, f64)>> = BTreeMap::new();
+        let mut team_gpus: BTreeMap<(String, String), Vec<(Hours, f64)>> = BTreeMap::new();
+        for (name, req) in &repo.requests {
+            let spec = &req.spec;
+            let pool = pool_of(repo, spec);
+            let sized = size(spec, pool);
+            let hours = Hours::of_request(spec);
+            let cluster = spec.cluster.value.clone();
+            let pool_name = spec.pool.value.clone();
+            let team = spec.team.value.clone();
+            for (resource, units) in &sized.units {
+                pool_units
+                    .entry((cluster.clone(), pool_name.clone(), resource.clone()))
+                    .or_default()
+                    .push((hours, *units as f64));
+                team_units
+                    .entry((team.clone(), cluster.clone(), resource.clone()))
+                    .or_default()
+                    .push((hours, *units as f64));
+            }
+            pool_gpus
+                .entry((cluster.clone(), pool_name))
+                .or_default()
+                .push((hours, sized.gpus));
+            team_gpus
+                .entry((team, cluster))
+                .or_default()
+                .push((hours, sized.gpus));
+            ledger.sizes.insert(name.clone(), (hours, sized));
+        }
+        ledger.pool_units = pool_units
+            .into_iter()
+            .map(|(k, v)| (k, Timeline::build(v)))
+            .collect();
+        ledger.pool_gpus = pool_gpus
+            .into_iter()
+            .map(|(k, v)| (k, Timeline::build(v)))
+            .collect();
+        ledger.team_units = team_units
+            .into_iter()
+            .map(|(k, v)| (k, Timeline::build(v)))
+            .collect();
+        ledger.team_gpus = team_gpus
+            .into_iter()
+            .map(|(k, v)| (k, Timeline::build(v)))
+            .collect();
+        ledger
+    }
+}
+
+/// The pool a request names, with its cluster, if both exist.
+pub fn pool_of<'r>(repo: &'r Repo, spec: &RequestSpec) -> Option<(&'r NodePool, &'r ClusterSpec)> {
+    let cluster = repo.clusters.get(&spec.cluster.value)?;
+    let pool = cluster
+        .spec
+        .node_pools
+        .iter()
+        .find(|p| p.name.value.as_str() == spec.pool.value)?;
+    Some((pool, &cluster.spec))
+}
+
+/// The requests of a repository in force at an instant.
+pub fn active_at(repo: &Repo, at: Timestamp) -> impl Iterator<Item = &Document<RequestSpec>> {
+    repo.requests
+        .values()
+        .filter(move |r| r.spec.window.as_ref().is_none_or(|w| w.contains(at)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn h(start: i64, end: i64) -> Hours {
+        Hours { start, end }
+    }
+
+    #[test]
+    fn timelines_sum_overlapping_windows() {
+        let t = Timeline::build([(h(0, 10), 4.0), (h(5, 15), 3.0), (h(20, 30), 8.0)]);
+        assert_eq!(t.at(-1), 0.0);
+        assert_eq!(t.at(0), 4.0);
+        assert_eq!(t.at(7), 7.0);
+        assert_eq!(t.at(12), 3.0);
+        assert_eq!(t.at(17), 0.0);
+        assert_eq!(t.peak(h(0, 20)), 7.0);
+        assert_eq!(t.peak(h(11, 20)), 3.0);
+        assert_eq!(t.peak(h(0, 40)), 8.0);
+    }
+
+    #[test]
+    fn overcommit_counts_hours_and_shortfall() {
+        let t = Timeline::build([(h(0, 10), 4.0), (h(5, 15), 3.0)]);
+        let o = overcommit(&t, 5.0, h(0, 20), 0);
+        assert_eq!(
+            o,
+            Overcommit {
+                hours: 5,
+                shortfall: 2.0,
+                first_hour: Some(5)
+            }
+        );
+        assert_eq!(overcommit(&t, 7.0, h(0, 20), 0).hours, 0);
+        // Open-ended commitments are counted over the horizon.
+        let open = Timeline::build([(Hours::ALWAYS, 9.0)]);
+        let o = overcommit(&open, 8.0, Hours::ALWAYS, 100);
+        assert_eq!(o.hours, OPEN_HORIZON_HOURS);
+        assert_eq!(o.shortfall, 1.0);
+    }
+
+    #[test]
+    fn fractions_cancel_exactly() {
+        let third = 1.0 / 7.0 * 3.0;
+        let t = Timeline::build([(h(0, 10), third), (h(0, 5), third), (h(5, 10), third)]);
+        assert_eq!(t.at(10), 0.0);
+    }
+}

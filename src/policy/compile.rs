@@ -1,0 +1,325 @@
+//! Compiling an approval policy: conditions and messages checked once, at load.
+//!
+//! Every `when` is a minijinja expression and every `message` a minijinja
+//! template. They are compiled when the policy loads; their variables are
+//! checked against the fact model of the rule's subject, so a misspelled fact
+//! is a diagnostic at the rule, not a condition that is silently false. The
+//! environment evaluates with strict undefined values, a fuel limit and a
+//! recursion limit: a bad rule is an error, never a hang.
+
+use super::facts::{self, SubjectKind};
+use crate::diag::{Code, Diagnostic, Span, suggest};
+use crate::model::*;
+use minijinja::{Environment, Expression, UndefinedBehavior};
+
+/// Instructions one condition or message may run.
+pub const FUEL: u64 = 50_000;
+/// Deepest nesting of calls and filters.
+pub const RECURSION_LIMIT: usize = 64;
+/// Longest condition or message. Expressions have no loops, so with minijinja's
+/// cap of 100,000 items per range this bounds the work of any condition.
+pub const MAX_TEXT_CHARS: usize = 4096;
+
+fn too_long(text: &Spanned<String>, what: &str, owner: &str, diags: &mut Vec<Diagnostic>) -> bool {
+    let n = text.value.chars().count();
+    if n <= MAX_TEXT_CHARS {
+        return false;
+    }
+    diags.push(
+        Diagnostic::new(
+            Code::PolicySyntax,
+            format!(
+                "the {what} of `{owner}` is {n} characters long; the limit is {MAX_TEXT_CHARS}"
+            ),
+        )
+        .at(text.span, "too long")
+        .help("split the logic across rules, or simplify it"),
+    );
+    true
+}
+
+/// The environment conditions run in.
+pub fn environment() -> Environment<'static> {
+    let mut env = Environment::new();
+    env.set_undefined_behavior(UndefinedBehavior::Strict);
+    env.set_fuel(Some(FUEL));
+    env.set_recursion_limit(RECURSION_LIMIT);
+    env
+}
+
+/// A compiled condition.
+pub struct Condition<'env> {
+    pub text: String,
+    pub span: Span,
+    pub expr: Expression<'env, 'static>,
+    /// The fact paths it reads, sorted.
+    pub reads: Vec<String>,
+}
+
+pub struct CompiledTier<'env> {
+    pub name: String,
+    pub span: Span,
+    pub description: Option<String>,
+    pub when: Condition<'env>,
+    /// (role, count, span of the role)
+    pub approvals: Vec<(String, u32, Span)>,
+    pub requires: Vec<RequiredField>,
+}
+
+pub struct CompiledRule<'env> {
+    pub name: String,
+    pub span: Span,
+    pub effect: Effect,
+    pub subject: Subject,
+    pub when: Condition<'env>,
+    pub message: String,
+    pub message_span: Span,
+    pub role: Option<String>,
+    /// For `escalate`: the index of the tier to reach at least.
+    pub tier: Option<usize>,
+}
+
+/// A policy ready to evaluate.
+pub struct Compiled<'env> {
+    /// Names of the ApprovalPolicy documents it came from.
+    pub names: Vec<String>,
+    pub tiers: Vec<CompiledTier<'env>>,
+    pub rules: Vec<CompiledRule<'env>>,
+}
+
+/// Compiles the policy documents of a repository. Problems are pushed as
+/// diagnostics; the parts that compiled are returned.
+pub fn compile<'env>(
+    env: &'env Environment<'static>,
+    policies: &[&Document<PolicySpec>],
+    diags: &mut Vec<Diagnostic>,
+) -> Compiled<'env> {
+    let mut out = Compiled {
+        names: policies.iter().map(|p| p.name().to_string()).collect(),
+        tiers: Vec::new(),
+        rules: Vec::new(),
+    };
+    let with_tiers: Vec<&&Document<PolicySpec>> = policies
+        .iter()
+        .filter(|p| !p.spec.tiers.is_empty())
+        .collect();
+    if with_tiers.len() > 1 {
+        for p in &with_tiers[1..] {
+            diags.push(
+                Diagnostic::new(
+                    Code::PolicyTiersConflict,
+                    format!(
+                        "ApprovalPolicy `{}` defines tiers, and so does `{}`",
+                        p.name(),
+                        with_tiers[0].name()
+                    ),
+                )
+                .at(p.spec.tiers[0].name.span, "second set of tiers")
+                .related(with_tiers[0].spec.tiers[0].name.span, "first set of tiers")
+                .help("keep the tiers in one ApprovalPolicy; other policies may add rules"),
+            );
+        }
+    }
+    if let Some(p) = with_tiers.first() {
+        for tier in &p.spec.tiers {
+            let Some(when) = condition(
+                env,
+                &tier.when,
+                SubjectKind::Request,
+                &tier.name.value.0,
+                diags,
+            ) else {
+                continue;
+            };
+            out.tiers.push(CompiledTier {
+                name: tier.name.value.0.clone(),
+                span: tier.name.span,
+                description: tier.description.clone(),
+                when,
+                approvals: tier
+                    .approvals
+                    .iter()
+                    .map(|a| (a.role.value.clone(), a.count.0, a.role.span))
+                    .collect(),
+                requires: tier.requires.iter().map(|r| r.value).collect(),
+            });
+        }
+    } else if let Some(p) = policies.first() {
+        diags.push(
+            Diagnostic::new(
+                Code::PolicyNoTiers,
+                "the repository's approval policy defines no tiers",
+            )
+            .at(p.origin.kind_span, "no tiers")
+            .help("add `tiers:` to one ApprovalPolicy (see policies/default.yaml for the default ones)"),
+        );
+    }
+    for p in policies {
+        for rule in &p.spec.rules {
+            let subject = rule
+                .applies_to
+                .as_ref()
+                .map(|s| s.value)
+                .unwrap_or(Subject::CapacityRequest);
+            let kind = SubjectKind::of(subject);
+            let Some(when) = condition(env, &rule.when, kind, &rule.name.value.0, diags) else {
+                continue;
+            };
+            if !template_ok(env, &rule.message, kind, &rule.name.value.0, diags) {
+                continue;
+            }
+            let tier = match &rule.tier {
+                None => None,
+                Some(t) => match out.tiers.iter().position(|x| x.name == t.value.0) {
+                    Some(i) => Some(i),
+                    None => {
+                        diags.push(
+                            Diagnostic::new(
+                                Code::PolicyUnknownTier,
+                                format!("rule `{}` escalates to tier `{}`, which the policy does not define", rule.name.value, t.value),
+                            )
+                            .at(t.span, "unknown tier")
+                            .help(suggest(&t.value.0, out.tiers.iter().map(|x| x.name.as_str()), "tiers")),
+                        );
+                        continue;
+                    }
+                },
+            };
+            out.rules.push(CompiledRule {
+                name: rule.name.value.0.clone(),
+                span: rule.name.span,
+                effect: rule.effect.value,
+                subject,
+                when,
+                message: rule.message.value.clone(),
+                message_span: rule.message.span,
+                role: rule.role.as_ref().map(|r| r.value.clone()),
+                tier,
+            });
+        }
+    }
+    out
+}
+
+fn condition<'env>(
+    env: &'env Environment<'static>,
+    text: &Spanned<String>,
+    kind: SubjectKind,
+    owner: &str,
+    diags: &mut Vec<Diagnostic>,
+) -> Option<Condition<'env>> {
+    if too_long(text, "condition", owner, diags) {
+        return None;
+    }
+    let expr = match env.compile_expression_owned(text.value.clone()) {
+        Ok(e) => e,
+        Err(e) => {
+            diags.push(
+                Diagnostic::new(
+                    Code::PolicySyntax,
+                    format!("the condition of `{owner}` is not a valid expression: {}", error_text(&e)),
+                )
+                .at(text.span, "invalid condition")
+                .help("conditions are minijinja expressions, e.g. `request.gpus < 10 and team.within_quota`"),
+            );
+            return None;
+        }
+    };
+    let reads = not_globals(env, expr.undeclared_variables(true));
+    if !unknown_facts(&reads, kind, owner, text.span, diags) {
+        return None;
+    }
+    Some(Condition {
+        text: text.value.clone(),
+        span: text.span,
+        expr,
+        reads,
+    })
+}
+
+fn template_ok(
+    env: &Environment<'static>,
+    text: &Spanned<String>,
+    kind: SubjectKind,
+    owner: &str,
+    diags: &mut Vec<Diagnostic>,
+) -> bool {
+    if too_long(text, "message", owner, diags) {
+        return false;
+    }
+    match env.template_from_str(&text.value) {
+        Ok(t) => {
+            let reads = not_globals(env, t.undeclared_variables(true));
+            unknown_facts(&reads, kind, owner, text.span, diags)
+        }
+        Err(e) => {
+            diags.push(
+                Diagnostic::new(
+                    Code::PolicySyntax,
+                    format!(
+                        "the message of `{owner}` is not a valid template: {}",
+                        error_text(&e)
+                    ),
+                )
+                .at(text.span, "invalid template")
+                .help("messages are minijinja templates, e.g. `{{ team.name }} is over quota`"),
+            );
+            false
+        }
+    }
+}
+
+/// The variables read, less the environment's global functions (`range`, `dict`, ...), sorted.
+fn not_globals(env: &Environment<'static>, vars: std::collections::HashSet<String>) -> Vec<String> {
+    let globals: Vec<&str> = env.globals().map(|(name, _)| name).collect();
+    let mut reads: Vec<String> = vars
+        .into_iter()
+        .filter(|v| !globals.contains(&v.split('.').next().unwrap_or("")))
+        .collect();
+    reads.sort();
+    reads
+}
+
+/// Reports fact paths the subject does not have; returns whether all are known.
+fn unknown_facts(
+    reads: &[String],
+    kind: SubjectKind,
+    owner: &str,
+    span: Span,
+    diags: &mut Vec<Diagnostic>,
+) -> bool {
+    let mut ok = true;
+    for path in reads {
+        if !facts::known(path, kind) {
+            ok = false;
+            let known = facts::paths(kind);
+            let what = match kind {
+                SubjectKind::Request => "a capacity request",
+                SubjectKind::Reservation => "a reservation",
+                SubjectKind::Team => "a team",
+                SubjectKind::Document => "a policy or config change",
+            };
+            diags.push(
+                Diagnostic::new(
+                    Code::PolicyUnknownFact,
+                    format!("`{owner}` reads `{path}`, which is not a fact of {what}"),
+                )
+                .at(span, format!("unknown fact `{path}`"))
+                .help(format!(
+                    "{}; the facts are listed in docs/policy.md",
+                    suggest(path, known.iter().copied(), "facts")
+                )),
+            );
+        }
+    }
+    ok
+}
+
+/// A minijinja error in one line.
+pub fn error_text(e: &minijinja::Error) -> String {
+    let mut text = e.kind().to_string();
+    if let Some(detail) = e.detail() {
+        text = format!("{text}: {detail}");
+    }
+    text
+}

@@ -1,0 +1,306 @@
+//! Evaluating a compiled policy against one subject.
+//!
+//! A request lands in the first tier whose condition holds; rules then deny
+//! it, warn, add an approval, or move it up a tier (or to a named tier).
+//! Other subjects (reservations, teams, policy and config changes) start at
+//! the lowest tier and are moved by their rules the same way. Every condition
+//! evaluated is recorded with the facts it read, for `capops explain`.
+
+use super::compile::{Compiled, Condition, error_text};
+use super::facts::{self, SubjectKind};
+use super::{Approval, Decision, Finding, Outcome, TraceStep};
+use crate::diag::{Code, Diagnostic};
+use crate::model::{ConfigSpec, Effect, RequiredField, Subject};
+use minijinja::value::ValueKind;
+use minijinja::{Environment, Value};
+
+/// Who acts in each role, for a subject.
+pub struct Roles<'a> {
+    pub config: &'a ConfigSpec,
+    /// The requesting team's leads (the `team-lead` role), when the subject has a team.
+    pub team_leads: Vec<String>,
+}
+
+impl Roles<'_> {
+    fn members(&self, role: &str) -> (Vec<String>, Vec<String>) {
+        let mut teams = Vec::new();
+        let mut users = Vec::new();
+        if role == "team-lead" {
+            for lead in &self.team_leads {
+                if lead.contains('/') {
+                    teams.push(lead.clone());
+                } else {
+                    users.push(lead.trim_start_matches('@').to_string());
+                }
+            }
+        }
+        if let Some((_, r)) = self.config.roles.iter().find(|(k, _)| k.value == role) {
+            teams.extend(r.teams.iter().map(|t| t.value.clone()));
+            users.extend(
+                r.users
+                    .iter()
+                    .map(|u| u.value.trim_start_matches('@').to_string()),
+            );
+        }
+        (teams, users)
+    }
+}
+
+/// Evaluates a condition to true or false, or explains why it could not be.
+fn truth(cond: &Condition<'_>, facts: &Value) -> Result<bool, String> {
+    let value = cond.expr.eval(facts.clone()).map_err(|e| error_text(&e))?;
+    match value.kind() {
+        ValueKind::Bool => Ok(value.is_true()),
+        other => Err(format!(
+            "the condition gave {other} `{value}`, not true or false"
+        )),
+    }
+}
+
+fn reads(cond: &Condition<'_>, facts: &Value) -> Vec<(String, String)> {
+    cond.reads
+        .iter()
+        .map(|path| {
+            let shown = facts::lookup(facts, path)
+                .map(|v| show(&v))
+                .unwrap_or_else(|| "undefined".into());
+            (path.clone(), shown)
+        })
+        .collect()
+}
+
+/// A fact value as JSON-like text: `true`, `256`, `3.14`, `"training"`, `{...}`.
+pub fn show(v: &Value) -> String {
+    match v.kind() {
+        ValueKind::String => format!("{:?}", v.as_str().unwrap_or("")),
+        ValueKind::Bool => v.is_true().to_string(),
+        ValueKind::Number => match f64::try_from(v.clone()) {
+            Ok(f) if f.fract() == 0.0 && f.abs() < 1e15 => format!("{}", f as i64),
+            _ => v.to_string(),
+        },
+        ValueKind::None | ValueKind::Undefined => "none".into(),
+        _ => crate::report::check::to_json(v).to_string(),
+    }
+}
+
+/// Evaluates the policy for one subject. Errors in conditions and messages are
+/// pushed as diagnostics (error severity) and the subject is treated as
+/// needing the top tier, never as approved.
+pub fn evaluate(
+    env: &Environment<'static>,
+    policy: &Compiled<'_>,
+    subject: Subject,
+    facts_value: Value,
+    roles: &Roles<'_>,
+    diags: &mut Vec<Diagnostic>,
+) -> Decision {
+    let kind = SubjectKind::of(subject);
+    let mut trace = Vec::new();
+    let mut failed = false;
+    let mut tier = 0usize;
+    if kind == SubjectKind::Request {
+        let mut chosen = None;
+        for (i, t) in policy.tiers.iter().enumerate() {
+            let result = truth(&t.when, &facts_value);
+            if let Err(e) = &result {
+                failed = true;
+                diags.push(eval_error(&t.name, "tier", e, &t.when));
+            }
+            let holds = matches!(result, Ok(true));
+            trace.push(TraceStep {
+                kind: "tier",
+                name: t.name.clone(),
+                condition: t.when.text.clone(),
+                result: result.clone(),
+                reads: reads(&t.when, &facts_value),
+                effect: if holds && chosen.is_none() {
+                    format!("lands in tier `{}`", t.name)
+                } else if holds {
+                    "holds, but an earlier tier matched".into()
+                } else {
+                    "does not hold".into()
+                },
+            });
+            if holds && chosen.is_none() {
+                chosen = Some(i);
+            }
+        }
+        tier = match chosen {
+            Some(i) => i,
+            None => {
+                if !policy.tiers.is_empty() && !failed {
+                    diags.push(
+                        Diagnostic::new(
+                            Code::PolicyNoTierMatched,
+                            format!("no tier of the policy matches this request (tiers: {})", policy.tiers.iter().map(|t| t.name.as_str()).collect::<Vec<_>>().join(", ")),
+                        )
+                        .at(policy.tiers[policy.tiers.len() - 1].when.span, "last tier")
+                        .help("make the last tier's condition `true` so that every request lands somewhere"),
+                    );
+                }
+                policy.tiers.len().saturating_sub(1)
+            }
+        };
+    }
+    let mut findings = Vec::new();
+    let mut extra: Vec<(String, u32, String)> = Vec::new();
+    let mut denied = false;
+    let mut escalations = 0usize;
+    let mut floor = tier;
+    for rule in policy.rules.iter().filter(|r| r.subject == subject) {
+        let result = truth(&rule.when, &facts_value);
+        if let Err(e) = &result {
+            failed = true;
+            diags.push(eval_error(&rule.name, "rule", e, &rule.when));
+        }
+        let fired = matches!(result, Ok(true));
+        let message = if fired {
+            match env.render_str(&rule.message, facts_value.clone()) {
+                Ok(m) => m.split_whitespace().collect::<Vec<_>>().join(" "),
+                Err(e) => {
+                    failed = true;
+                    diags.push(
+                        Diagnostic::new(
+                            Code::PolicyEvalError,
+                            format!(
+                                "the message of `{}` could not be rendered: {}",
+                                rule.name,
+                                error_text(&e)
+                            ),
+                        )
+                        .at(rule.message_span, "message")
+                        .help("fix the template; its facts are listed in docs/policy.md"),
+                    );
+                    rule.message.clone()
+                }
+            }
+        } else {
+            String::new()
+        };
+        let effect_text = if !fired {
+            "does not fire".to_string()
+        } else {
+            match rule.effect {
+                Effect::Deny => "denies".into(),
+                Effect::Warn => "warns".into(),
+                Effect::RequireApproval => format!(
+                    "requires an approval from `{}`",
+                    rule.role.as_deref().unwrap_or("?")
+                ),
+                Effect::Escalate => match rule.tier {
+                    Some(t) => format!("escalates to tier `{}`", policy.tiers[t].name),
+                    None => "escalates one tier".into(),
+                },
+            }
+        };
+        trace.push(TraceStep {
+            kind: "rule",
+            name: rule.name.clone(),
+            condition: rule.when.text.clone(),
+            result: result.clone(),
+            reads: reads(&rule.when, &facts_value),
+            effect: effect_text,
+        });
+        if !fired {
+            continue;
+        }
+        match rule.effect {
+            Effect::Deny => denied = true,
+            Effect::Warn => {}
+            Effect::RequireApproval => {
+                if let Some(role) = &rule.role {
+                    extra.push((role.clone(), 1, rule.name.clone()));
+                }
+            }
+            Effect::Escalate => match rule.tier {
+                Some(t) => floor = floor.max(t),
+                None => escalations += 1,
+            },
+        }
+        findings.push(Finding {
+            rule: rule.name.clone(),
+            effect: rule.effect,
+            message,
+            rule_span: rule.span,
+        });
+    }
+    let last = policy.tiers.len().saturating_sub(1);
+    let mut final_tier = (tier + escalations).max(floor).min(last);
+    if failed {
+        final_tier = last;
+    }
+    let tier_def = policy.tiers.get(final_tier);
+    // Requests carry at least their tier; other subjects only when a rule moved them.
+    let in_tier = kind == SubjectKind::Request || final_tier > 0 || escalations > 0;
+    let mut approvals: Vec<Approval> = Vec::new();
+    let mut add = |role: &str, count: u32, from: String| {
+        if let Some(a) = approvals.iter_mut().find(|a| a.role == role) {
+            a.count = a.count.max(count);
+            return;
+        }
+        let (teams, users) = roles.members(role);
+        approvals.push(Approval {
+            role: role.to_string(),
+            count,
+            teams,
+            users,
+            from,
+        });
+    };
+    if in_tier && let Some(t) = tier_def {
+        for (role, count, _) in &t.approvals {
+            add(role, *count, format!("tier {}", t.name));
+        }
+    }
+    for (role, count, rule) in extra {
+        add(&role, count, format!("rule {rule}"));
+    }
+    let mut missing = Vec::new();
+    if kind == SubjectKind::Request
+        && let Some(t) = tier_def
+    {
+        for field in &t.requires {
+            let present = match field {
+                RequiredField::Justification => "request.has_justification",
+                RequiredField::Window => "request.has_window",
+                RequiredField::SuccessMetrics => "request.has_success_metrics",
+                RequiredField::BusinessCase => "request.has_business_case",
+                RequiredField::PriorityClass => "request.priority_class",
+            };
+            let ok = facts::lookup(&facts_value, present).is_some_and(|v| v.is_true());
+            if !ok {
+                missing.push(field.as_str());
+            }
+        }
+    }
+    let outcome = if denied {
+        Outcome::Denied
+    } else if approvals.is_empty() && missing.is_empty() && !failed {
+        Outcome::Approved
+    } else {
+        Outcome::NeedsApproval
+    };
+    Decision {
+        outcome,
+        tier: if in_tier {
+            tier_def.map(|t| t.name.clone())
+        } else {
+            None
+        },
+        approvals,
+        missing_fields: missing,
+        findings,
+        trace,
+        facts: facts_value,
+        error: failed,
+    }
+}
+
+fn eval_error(owner: &str, what: &str, error: &str, cond: &Condition<'_>) -> Diagnostic {
+    Diagnostic::new(
+        Code::PolicyEvalError,
+        format!("the condition of {what} `{owner}` failed: {error}"),
+    )
+    .at(cond.span, "condition")
+    .help("a condition that cannot be evaluated counts as needing the top tier; fix the expression")
+}

@@ -1,0 +1,415 @@
+//! Policy test cases (`capops test`), in the spirit of `opa test`.
+//!
+//! A case is a YAML file: a fixture repository, optionally documents added to
+//! form the base, optionally a change (documents added or replaced by kind and
+//! name, documents removed), and the expected decisions: outcome, tier, roles,
+//! missing fields, rules that fired, diagnostic codes, exit code. Cases run
+//! through the same evaluation as `capops check`, in memory.
+
+use super::change::ChangeKind;
+use super::{CheckInput, CheckResult, Outcome};
+use crate::diag::{Code, Diagnostic, Severity, SourceMap};
+use crate::load::de::from_node;
+use crate::load::{self, Content, Input, TypedDoc, yaml};
+use crate::model::{Kind, Timestamp};
+use crate::validate;
+use serde::Deserialize;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// One test case as written.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Case {
+    pub description: String,
+    /// Evaluation time.
+    pub at: String,
+    /// Fixture repository, relative to the case file.
+    #[serde(default)]
+    pub fixture: Option<String>,
+    /// Documents added to the fixture to form the base (a YAML stream).
+    #[serde(default)]
+    pub base: Option<String>,
+    /// Documents of the repository judged without a base (a YAML stream), added to the fixture.
+    #[serde(default)]
+    pub documents: Option<String>,
+    /// A change to the base: when present, only the change is judged, by the base's policy.
+    #[serde(default)]
+    pub change: Option<ChangeSpec>,
+    pub expect: Expect,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ChangeSpec {
+    /// Documents added, or replacing those of the same kind and name (a YAML stream).
+    #[serde(default)]
+    pub add: Option<String>,
+    /// Documents removed, as `Kind/name`.
+    #[serde(default)]
+    pub remove: Vec<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Expect {
+    /// Exit code `capops check` would give (0, 1 or 2).
+    #[serde(default)]
+    pub exit: Option<i32>,
+    /// Expected decisions, by document name.
+    #[serde(default)]
+    pub decisions: BTreeMap<String, ExpectDecision>,
+    /// Diagnostic codes expected (a multiset; warnings and errors).
+    #[serde(default)]
+    pub codes: Option<Vec<String>>,
+    /// Documents expected to be judged (exactly these names), when given.
+    #[serde(default)]
+    pub judged: Option<Vec<String>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ExpectDecision {
+    pub decision: String,
+    #[serde(default)]
+    pub tier: Option<String>,
+    #[serde(default)]
+    pub roles: Option<Vec<String>>,
+    #[serde(default)]
+    pub missing: Option<Vec<String>>,
+    #[serde(default)]
+    pub rules: Option<Vec<String>>,
+    #[serde(default)]
+    pub change: Option<String>,
+}
+
+/// The result of one case.
+#[derive(Debug)]
+pub struct CaseResult {
+    pub name: String,
+    pub description: String,
+    /// Why it failed; empty when it passed.
+    pub failures: Vec<String>,
+}
+
+impl CaseResult {
+    pub fn passed(&self) -> bool {
+        self.failures.is_empty()
+    }
+}
+
+/// Finds the case files of a folder: `*.yaml` directly in it (a `fixture/` folder is skipped).
+/// A capacity repository's cases are in its `tests/` folder.
+pub fn discover(path: &Path) -> Result<Vec<PathBuf>, String> {
+    let dir = if path.join(load::CONFIG_FILE).is_file() && path.join("tests").is_dir() {
+        path.join("tests")
+    } else {
+        path.to_path_buf()
+    };
+    let entries =
+        std::fs::read_dir(&dir).map_err(|e| format!("cannot read {}: {e}", dir.display()))?;
+    let mut cases: Vec<PathBuf> = entries
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.is_file() && p.extension().is_some_and(|x| x == "yaml" || x == "yml"))
+        .collect();
+    cases.sort();
+    Ok(cases)
+}
+
+/// Reads a case file.
+pub fn read_case(path: &Path) -> Result<Case, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read: {e}"))?;
+    let parsed = yaml::parse(&text, crate::diag::FileId(0));
+    if let Some(d) = parsed.diagnostics.iter().find(|d| d.is_error()) {
+        let at = d
+            .span()
+            .map(|s| {
+                let mut m = SourceMap::new();
+                m.add("", text.clone());
+                format!(" at {}", m.line_col(s))
+            })
+            .unwrap_or_default();
+        return Err(format!("{}{at}", d.message));
+    }
+    let node = parsed.documents.first().ok_or("the file holds no case")?;
+    from_node::<Case>(node, crate::diag::FileId(0)).map_err(|e| {
+        let at = e
+            .span
+            .map(|s| {
+                let mut m = SourceMap::new();
+                m.add("", text.clone());
+                format!(" at {}", m.line_col(s))
+            })
+            .unwrap_or_default();
+        format!("not a test case: {}{at}", e.message)
+    })
+}
+
+fn fixture_of(case_path: &Path, case: &Case) -> PathBuf {
+    let dir = case_path.parent().unwrap_or(Path::new("."));
+    match &case.fixture {
+        Some(f) => dir.join(f),
+        None if dir.join("fixture").is_dir() => dir.join("fixture"),
+        // The capacity repository the tests folder belongs to.
+        None => dir.parent().unwrap_or(dir).to_path_buf(),
+    }
+}
+
+fn stream(path: &str, text: &Option<String>) -> Option<Input> {
+    text.as_ref().map(|t| Input {
+        path: path.to_string(),
+        content: Content::Bytes(t.clone().into_bytes()),
+    })
+}
+
+fn identity(doc: &TypedDoc) -> (Kind, String) {
+    (doc.kind(), doc.metadata().name.value.to_string())
+}
+
+/// Runs one case.
+pub fn run_case(path: &Path) -> CaseResult {
+    let name = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let mut result = CaseResult {
+        name,
+        description: String::new(),
+        failures: Vec::new(),
+    };
+    let case = match read_case(path) {
+        Ok(c) => c,
+        Err(e) => {
+            result.failures.push(e);
+            return result;
+        }
+    };
+    result.description = case.description.clone();
+    match evaluate_case(path, &case) {
+        Ok((check, diags, exit)) => {
+            compare(&case.expect, &check, &diags, exit, &mut result.failures)
+        }
+        Err(e) => result.failures.push(e),
+    }
+    result
+}
+
+/// Builds the base and head of a case and evaluates them.
+fn evaluate_case(path: &Path, case: &Case) -> Result<(CheckResult, Vec<Diagnostic>, i32), String> {
+    let at: Timestamp = case.at.parse().map_err(|e: String| format!("at: {e}"))?;
+    let fixture = fixture_of(path, case);
+    let mut inputs = load::files::collect(&fixture).map_err(|e| format!("fixture: {e}"))?;
+    inputs.extend(stream("case-base.yaml", &case.base));
+    let mut base_loaded = load::load(inputs);
+    let pack = super::default_pack(&mut base_loaded.sources)
+        .ok_or("the built-in policy pack could not be read")?;
+    let Some(change) = &case.change else {
+        // Judged as it stands: the fixture and base, with `documents` added or replacing.
+        let head = overlay(
+            base_loaded,
+            "case-documents.yaml",
+            &case.documents,
+            &BTreeSet::new(),
+        );
+        return Ok(judge(&head, None, at, &pack));
+    };
+    // The base, judged as merged; the head is the base with the change applied.
+    let base_repo = validate::assemble(base_loaded.docs.clone());
+    let removed: BTreeSet<(Kind, String)> = change
+        .remove
+        .iter()
+        .filter_map(|r| {
+            let (k, n) = r.split_once('/')?;
+            Some((Kind::parse(k)?, n.to_string()))
+        })
+        .collect();
+    if removed.len() != change.remove.len() {
+        return Err("change.remove entries are `Kind/name`".into());
+    }
+    let head = overlay(base_loaded, "case-change.yaml", &change.add, &removed);
+    Ok(judge(&head, Some(&base_repo), at, &pack))
+}
+
+/// The loaded documents with `stream`'s documents added (replacing those of
+/// the same kind and name) and `removed` taken out, validated.
+fn overlay(
+    mut base: load::Loaded,
+    path: &str,
+    text: &Option<String>,
+    removed: &BTreeSet<(Kind, String)>,
+) -> validate::Outcome {
+    let added = load::load_with(
+        std::mem::take(&mut base.sources),
+        stream(path, text).into_iter().collect(),
+        Default::default(),
+    );
+    let replaced: BTreeSet<(Kind, String)> = added.docs.iter().map(identity).collect();
+    // A Config in the case stands for the repository's capops.yaml.
+    let config_file = added
+        .docs
+        .iter()
+        .find(|d| d.kind() == Kind::Config)
+        .map(|d| d.origin().file)
+        .or(base.config_file);
+    let mut docs: Vec<TypedDoc> = base
+        .docs
+        .into_iter()
+        .filter(|d| {
+            let id = identity(d);
+            !removed.contains(&id) && !replaced.contains(&id)
+        })
+        .collect();
+    docs.extend(added.docs);
+    let mut diagnostics = base.diagnostics;
+    diagnostics.extend(added.diagnostics);
+    validate::validate(load::Loaded {
+        sources: added.sources,
+        docs,
+        usage: base.usage,
+        diagnostics,
+        config_file,
+        document_count: base.document_count + added.document_count,
+    })
+}
+
+fn judge(
+    head: &validate::Outcome,
+    base: Option<&crate::model::Repo>,
+    at: Timestamp,
+    pack: &crate::model::Document<crate::model::PolicySpec>,
+) -> (CheckResult, Vec<Diagnostic>, i32) {
+    let result = super::check(&CheckInput {
+        head: &head.repo,
+        base,
+        at,
+        default_pack: pack,
+    });
+    let mut diags = head.diagnostics.clone();
+    diags.extend(result.diagnostics.iter().cloned());
+    let invalid = diags.iter().any(|d| d.severity == Severity::Error);
+    let exit = if invalid {
+        2
+    } else if result
+        .evaluated
+        .iter()
+        .any(|e| e.decision.outcome != Outcome::Approved)
+    {
+        1
+    } else {
+        0
+    };
+    (result, diags, exit)
+}
+
+fn sorted(v: impl IntoIterator<Item = String>) -> Vec<String> {
+    let mut v: Vec<String> = v.into_iter().collect();
+    v.sort();
+    v
+}
+
+fn compare(
+    expect: &Expect,
+    check: &CheckResult,
+    diags: &[Diagnostic],
+    exit: i32,
+    failures: &mut Vec<String>,
+) {
+    if let Some(want) = expect.exit
+        && want != exit
+    {
+        let codes: Vec<&str> = diags
+            .iter()
+            .filter(|d| d.is_error())
+            .map(|d| d.code.as_str())
+            .collect();
+        failures.push(format!(
+            "exit {exit}, expected {want}{}",
+            if codes.is_empty() {
+                String::new()
+            } else {
+                format!(" (errors: {})", codes.join(", "))
+            }
+        ));
+    }
+    if let Some(want) = &expect.codes {
+        let got = sorted(diags.iter().map(|d| d.code.as_str().to_string()));
+        let want = sorted(want.iter().cloned());
+        if got != want {
+            failures.push(format!("diagnostic codes {got:?}, expected {want:?}"));
+        }
+        for w in &want {
+            if Code::parse(w).is_none() {
+                failures.push(format!("`{w}` is not a diagnostic code"));
+            }
+        }
+    }
+    if let Some(want) = &expect.judged {
+        let got = sorted(check.evaluated.iter().map(|e| e.name.clone()));
+        let want = sorted(want.iter().cloned());
+        if got != want {
+            failures.push(format!("judged {got:?}, expected {want:?}"));
+        }
+    }
+    for (name, want) in &expect.decisions {
+        let Some(e) = check.evaluated.iter().find(|e| &e.name == name) else {
+            let judged: Vec<&str> = check.evaluated.iter().map(|e| e.name.as_str()).collect();
+            failures.push(format!(
+                "`{name}` was not judged (judged: {})",
+                judged.join(", ")
+            ));
+            continue;
+        };
+        let d = &e.decision;
+        if d.outcome.as_str() != want.decision {
+            failures.push(format!(
+                "`{name}`: decision {}, expected {}",
+                d.outcome.as_str(),
+                want.decision
+            ));
+        }
+        if let Some(t) = &want.tier
+            && d.tier.as_deref() != Some(t.as_str())
+        {
+            failures.push(format!("`{name}`: tier {:?}, expected {t}", d.tier));
+        }
+        if let Some(roles) = &want.roles {
+            let got = sorted(d.approvals.iter().map(|a| a.role.clone()));
+            if got != sorted(roles.iter().cloned()) {
+                failures.push(format!(
+                    "`{name}`: roles {got:?}, expected {:?}",
+                    sorted(roles.iter().cloned())
+                ));
+            }
+        }
+        if let Some(missing) = &want.missing {
+            let got = sorted(d.missing_fields.iter().map(|s| s.to_string()));
+            if got != sorted(missing.iter().cloned()) {
+                failures.push(format!(
+                    "`{name}`: missing {got:?}, expected {:?}",
+                    sorted(missing.iter().cloned())
+                ));
+            }
+        }
+        if let Some(rules) = &want.rules {
+            let got = sorted(d.findings.iter().map(|f| f.rule.clone()));
+            if got != sorted(rules.iter().cloned()) {
+                failures.push(format!(
+                    "`{name}`: rules fired {got:?}, expected {:?}",
+                    sorted(rules.iter().cloned())
+                ));
+            }
+        }
+        if let Some(c) = &want.change {
+            let got = match e.change {
+                ChangeKind::Added => "added",
+                ChangeKind::Modified => "modified",
+                ChangeKind::Removed => "removed",
+                ChangeKind::Unchanged => "unchanged",
+            };
+            if got != c {
+                failures.push(format!("`{name}`: change {got}, expected {c}"));
+            }
+        }
+    }
+}

@@ -1,0 +1,344 @@
+//! The pull-request comment: `capops check --format markdown`.
+//!
+//! One comment, found again by its hidden marker: a one-line summary, a table
+//! of the changed documents with tier, approvers and key facts, findings that
+//! link to the file and line, and folded details. It never exceeds GitHub's
+//! 65,536-character comment limit: details are dropped first, then rows.
+
+use super::Paths;
+use super::check::{Context, counts, fmt_gpus};
+use crate::diag::{SourceMap, Span};
+use crate::model::{Effect, Subject};
+use crate::policy::change::ChangeKind;
+use crate::policy::{CheckResult, Evaluated, Outcome};
+
+/// GitHub's limit on a comment body.
+pub const COMMENT_LIMIT: usize = 65_536;
+/// The marker that identifies capops' comment on a pull request.
+pub const MARKER: &str = "<!-- capops:check -->";
+
+/// Where links point: `https://github.com/org/repo/blob/<sha>/`.
+#[derive(Debug, Clone, Default)]
+pub struct Links {
+    pub blob_base: Option<String>,
+}
+
+impl Links {
+    /// From the GitHub Actions environment, when there is one.
+    pub fn from_env(env: &dyn Fn(&str) -> Option<String>) -> Links {
+        let server = env("GITHUB_SERVER_URL");
+        let repo = env("GITHUB_REPOSITORY");
+        let sha = env("CAPOPS_HEAD_SHA")
+            .or_else(|| env("GITHUB_HEAD_SHA"))
+            .or_else(|| env("GITHUB_SHA"));
+        Links {
+            blob_base: match (server, repo, sha) {
+                (Some(s), Some(r), Some(h)) => Some(format!("{s}/{r}/blob/{h}/")),
+                _ => None,
+            },
+        }
+    }
+}
+
+fn place(span: Span, sources: &SourceMap, paths: &Paths, links: &Links) -> String {
+    let lc = sources.line_col(span);
+    let file = paths.file(sources, span.file);
+    let text = format!("{file}:{}", lc.line);
+    match (&links.blob_base, Paths::in_worktree(sources, span.file)) {
+        (Some(base), true) => format!("[`{text}`]({base}{file}#L{})", lc.line),
+        _ => format!("`{text}`"),
+    }
+}
+
+fn icon(o: Outcome) -> &'static str {
+    match o {
+        Outcome::Approved => "✅",
+        Outcome::NeedsApproval => "🟡",
+        Outcome::Denied => "❌",
+    }
+}
+
+fn escape(s: &str) -> String {
+    s.replace('|', "\\|").replace('\n', " ")
+}
+
+fn gpus_of(e: &Evaluated) -> String {
+    let path = match e.subject {
+        Subject::CapacityRequest => "request.gpus",
+        Subject::Reservation => "reservation.gpus",
+        Subject::Team => "team.quota_gpus",
+        _ => return "–".into(),
+    };
+    crate::policy::facts::lookup(&e.decision.facts, path)
+        .and_then(|v| f64::try_from(v).ok())
+        .map(fmt_gpus)
+        .unwrap_or_else(|| "–".into())
+}
+
+fn approvers(e: &Evaluated) -> String {
+    if e.decision.approvals.is_empty() {
+        return "–".into();
+    }
+    e.decision
+        .approvals
+        .iter()
+        .map(|a| {
+            let who: Vec<String> = a
+                .teams
+                .iter()
+                .chain(a.users.iter())
+                .map(|w| format!("@{w}"))
+                .collect();
+            if who.is_empty() {
+                format!("{} × {}", a.count, a.role)
+            } else {
+                format!("{} × {} ({})", a.count, a.role, who.join(", "))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("<br>")
+}
+
+fn key_facts(e: &Evaluated) -> String {
+    let f = &e.decision.facts;
+    let get = |p: &str| crate::policy::facts::lookup(f, p);
+    let mut parts = Vec::new();
+    if e.subject == Subject::CapacityRequest {
+        if let Some(w) =
+            get("request.window.start").filter(|v| !v.as_str().unwrap_or("").is_empty())
+        {
+            let end = get("request.window.end")
+                .map(|v| v.to_string())
+                .unwrap_or_default();
+            parts.push(format!(
+                "{}→{}",
+                &w.to_string()[..10.min(w.to_string().len())],
+                &end[..10.min(end.len())]
+            ));
+        } else {
+            parts.push("no window".into());
+        }
+        if let Some(v) = get("team.within_quota") {
+            parts.push(if v.is_true() {
+                "within quota".into()
+            } else {
+                "over quota".into()
+            });
+        }
+        if let Some(v) = get("pool.overcommitted").filter(|v| v.is_true()) {
+            let _ = v;
+            parts.push("pool over-committed".into());
+        }
+    }
+    if e.subject == Subject::Reservation
+        && let (Some(c), Some(d)) = (get("reservation.total_cost"), get("reservation.days"))
+    {
+        parts.push(format!("{c} over {d} days"));
+    }
+    parts.join(", ")
+}
+
+/// Renders the comment.
+pub fn comment(
+    result: &CheckResult,
+    ctx: &Context,
+    sources: &SourceMap,
+    paths: &Paths,
+    links: &Links,
+) -> String {
+    let c = counts(result);
+    let verdict = if c.denied > 0 {
+        format!("❌ {} denied", c.denied)
+    } else if c.needs_approval > 0 {
+        let mut roles: Vec<&str> = result
+            .evaluated
+            .iter()
+            .flat_map(|e| e.decision.approvals.iter().map(|a| a.role.as_str()))
+            .collect();
+        roles.sort_unstable();
+        roles.dedup();
+        format!("🟡 needs approval ({})", roles.join(", "))
+    } else {
+        "✅ approved automatically".into()
+    };
+    let scope = if ctx.base.is_some() {
+        format!(
+            "{} change{}",
+            c.evaluated,
+            if c.evaluated == 1 { "" } else { "s" }
+        )
+    } else {
+        format!("{} documents", c.evaluated)
+    };
+    let mut head = format!("{MARKER}\n### GPU capacity check: {scope} · {verdict}\n\n");
+    let judged = match &ctx.base {
+        Some(b) => format!(
+            "Policy from base `{}` (`{}`)",
+            b.rev,
+            &b.commit[..b.commit.len().min(12)]
+        ),
+        None => "Policy from the working tree".into(),
+    };
+    head.push_str(&format!(
+        "{judged}: {} · evaluated at {} · {} approved automatically, {} need approval, {} denied\n\n",
+        ctx.policy, ctx.at, c.approved, c.needs_approval, c.denied
+    ));
+
+    let mut rows = Vec::new();
+    for e in &result.evaluated {
+        let change = match e.change {
+            ChangeKind::Unchanged => "–".to_string(),
+            k => k.as_str().to_string(),
+        };
+        let missing = if e.decision.missing_fields.is_empty() {
+            "–".to_string()
+        } else {
+            e.decision.missing_fields.join(", ")
+        };
+        rows.push(format!(
+            "| {} | `{}/{}` | {} | {} | {} | {} | {} | {} |\n",
+            icon(e.decision.outcome),
+            e.subject.as_str(),
+            escape(&e.name),
+            change,
+            gpus_of(e),
+            e.decision.tier.clone().unwrap_or_else(|| "–".into()),
+            approvers(e),
+            missing,
+            escape(&key_facts(e)),
+        ));
+    }
+    let table_head = "| | Document | Change | GPUs | Tier | Approvals required | Missing | Facts |\n|---|---|---|---|---|---|---|---|\n";
+
+    let mut findings = String::new();
+    for e in &result.evaluated {
+        for f in &e.decision.findings {
+            let (mark, word) = match f.effect {
+                Effect::Deny => ("❌", "deny"),
+                Effect::Warn => ("⚠️", "warn"),
+                Effect::RequireApproval => ("🟡", "approval"),
+                Effect::Escalate => ("⬆️", "escalate"),
+            };
+            let at = e
+                .location
+                .map(|s| format!(" at {}", place(s, sources, paths, links)))
+                .unwrap_or_default();
+            findings.push_str(&format!(
+                "- {mark} **{word}** `{}` on `{}`{at}: {}\n",
+                f.rule,
+                e.name,
+                escape(&f.message)
+            ));
+        }
+    }
+
+    let mut details = String::from("<details><summary>How each decision was reached</summary>\n\n");
+    for e in &result.evaluated {
+        if e.decision.trace.is_empty() {
+            continue;
+        }
+        details.push_str(&format!("**{}/{}**", e.subject.as_str(), e.name));
+        if let Some(t) = &e.decision.tier {
+            details.push_str(&format!(" → tier `{t}`"));
+        }
+        details.push('\n');
+        for step in &e.decision.trace {
+            let result = match &step.result {
+                Ok(true) => "true".to_string(),
+                Ok(false) => "false".to_string(),
+                Err(err) => format!("error: {err}"),
+            };
+            if step.kind == "rule" && step.result == Ok(false) {
+                continue;
+            }
+            let reads: Vec<String> = step
+                .reads
+                .iter()
+                .map(|(k, v)| format!("{k} = {v}"))
+                .collect();
+            details.push_str(&format!(
+                "- {} `{}`: `{}` → {result} ({}){}\n",
+                step.kind,
+                step.name,
+                escape(&step.condition),
+                escape(&reads.join(", ")),
+                if step.effect.is_empty() {
+                    String::new()
+                } else {
+                    format!(": {}", step.effect)
+                }
+            ));
+        }
+        details.push('\n');
+    }
+    details.push_str("</details>\n");
+    let footer = "\n<sub>capops: approvals count for the current head commit only; each role's approvers are listed in the Config.</sub>\n";
+
+    assemble(&head, table_head, &rows, &findings, &details, footer)
+}
+
+/// Puts the parts together within the comment limit.
+fn assemble(
+    head: &str,
+    table_head: &str,
+    rows: &[String],
+    findings: &str,
+    details: &str,
+    footer: &str,
+) -> String {
+    let findings_block = if findings.is_empty() {
+        String::new()
+    } else {
+        format!("\n**Findings**\n\n{findings}")
+    };
+    let full = format!(
+        "{head}{table_head}{}{findings_block}\n{details}{footer}",
+        rows.concat()
+    );
+    if full.len() <= COMMENT_LIMIT {
+        return full;
+    }
+    // Without the details.
+    let note = "\n_Details omitted to fit GitHub's comment limit: run `capops check --format json` or `capops explain NAME`._\n";
+    let without = format!(
+        "{head}{table_head}{}{findings_block}{note}{footer}",
+        rows.concat()
+    );
+    if without.len() <= COMMENT_LIMIT {
+        return without;
+    }
+    // Rows and findings cut to fit.
+    let budget = COMMENT_LIMIT
+        .saturating_sub(head.len() + table_head.len() + note.len() + footer.len() + 200);
+    let mut body = String::new();
+    let mut shown = 0;
+    for row in rows {
+        if body.len() + row.len() > budget {
+            break;
+        }
+        body.push_str(row);
+        shown += 1;
+    }
+    if shown < rows.len() {
+        body.push_str(&format!(
+            "\n… and {} more (see the JSON output)\n",
+            rows.len() - shown
+        ));
+    }
+    let mut out = format!("{head}{table_head}{body}");
+    let room = COMMENT_LIMIT.saturating_sub(out.len() + note.len() + footer.len() + 100);
+    if !findings_block.is_empty() && room > 100 {
+        let mut cut: String = findings_block.chars().take(room).collect();
+        if cut.len() < findings_block.len() {
+            cut = cut
+                .rsplit_once('\n')
+                .map(|(a, _)| a.to_string())
+                .unwrap_or_default();
+            cut.push_str("\n- … more findings omitted\n");
+        }
+        out.push_str(&cut);
+    }
+    out.push_str(note);
+    out.push_str(footer);
+    out
+}

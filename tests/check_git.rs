@@ -1,0 +1,312 @@
+//! `capops check --base` against real git repositories made in temporary
+//! folders: added, modified, removed and moved documents, a change to the
+//! policy itself, a capacity repository in a subfolder, and the git failures
+//! (missing revision, not a repository, shallow clone without the base).
+
+use git2::{IndexAddOption, Repository, Signature};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn fixture() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("policies/tests/fixture")
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let target = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &target);
+        } else {
+            std::fs::copy(e.path(), target).unwrap();
+        }
+    }
+}
+
+fn commit_all(repo: &Repository, message: &str) -> String {
+    let mut index = repo.index().unwrap();
+    index.add_all(["*"], IndexAddOption::DEFAULT, None).unwrap();
+    index.update_all(["*"], None).unwrap();
+    index.write().unwrap();
+    let tree = repo.find_tree(index.write_tree().unwrap()).unwrap();
+    let sig = Signature::now("test", "test@capops.invalid").unwrap();
+    let parents: Vec<git2::Commit> = repo
+        .head()
+        .ok()
+        .and_then(|h| h.peel_to_commit().ok())
+        .into_iter()
+        .collect();
+    let parent_refs: Vec<&git2::Commit> = parents.iter().collect();
+    repo.commit(Some("HEAD"), &sig, &sig, message, &tree, &parent_refs)
+        .unwrap()
+        .to_string()
+}
+
+fn request(name: &str, gpus: u32) -> String {
+    format!(
+        "apiVersion: capops.dev/v1alpha1\nkind: CapacityRequest\nmetadata:\n  name: {name}\nspec:\n  team: ml\n  cluster: prod\n  pool: h100\n  resources:\n    nvidia.com/gpu: {gpus}\n  window: {{start: 2026-12-01, end: 2027-03-01}}\n  workloadClass: training\n  priorityClass: batch\n  justification: test\n  successMetrics: [used]\n  businessCase: plan\n"
+    )
+}
+
+/// A git repository with the fixture committed at `sub` (the capacity repository root).
+struct Repo {
+    _tmp: tempfile::TempDir,
+    git: Repository,
+    root: PathBuf,
+}
+
+fn repo_at(sub: &str) -> Repo {
+    let tmp = tempfile::tempdir().unwrap();
+    let git = Repository::init(tmp.path()).unwrap();
+    let root = tmp.path().join(sub);
+    copy_dir(&fixture(), &root);
+    std::fs::write(root.join("requests.yaml"), request("grow", 40)).unwrap();
+    commit_all(&git, "base");
+    Repo {
+        _tmp: tmp,
+        git,
+        root,
+    }
+}
+
+struct Out {
+    code: i32,
+    json: serde_json::Value,
+    stdout: String,
+    stderr: String,
+}
+
+fn check(root: &Path, args: &[&str]) -> Out {
+    let mut out = Vec::new();
+    let mut err = Vec::new();
+    let env = |_: &str| None;
+    let mut io = capops::cli::Io {
+        stdout: &mut out,
+        stderr: &mut err,
+        env: &env,
+        stderr_is_terminal: false,
+    };
+    let mut argv: Vec<std::ffi::OsString> = vec!["capops".into(), "check".into()];
+    argv.extend(args.iter().map(|a| a.into()));
+    argv.push("--at".into());
+    argv.push("2026-11-22".into());
+    argv.push(root.as_os_str().into());
+    let code = capops::cli::run(argv, &mut io);
+    let stdout = String::from_utf8(out).unwrap();
+    Out {
+        code,
+        json: serde_json::from_str(&stdout).unwrap_or(serde_json::Value::Null),
+        stdout,
+        stderr: String::from_utf8(err).unwrap(),
+    }
+}
+
+fn decision<'a>(out: &'a Out, name: &str) -> &'a serde_json::Value {
+    out.json["decisions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["name"] == name)
+        .unwrap_or_else(|| panic!("{name} not judged: {}", out.stdout))
+}
+
+fn judged(out: &Out) -> Vec<String> {
+    out.json["decisions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["name"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn an_added_request_is_the_only_thing_judged() {
+    let r = repo_at("");
+    std::fs::write(r.root.join("more.yaml"), request("new-small", 4)).unwrap();
+    let out = check(&r.root, &["--base", "HEAD", "--format", "json"]);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    assert_eq!(judged(&out), vec!["new-small"]);
+    let d = decision(&out, "new-small");
+    assert_eq!(d["change"], "added");
+    assert_eq!(d["decision"], "approved");
+    assert_eq!(d["tier"], "auto");
+    assert_eq!(out.json["base"]["rev"], "HEAD");
+    assert_eq!(out.json["base"]["commit"].as_str().unwrap().len(), 40);
+}
+
+#[test]
+fn modifying_40_to_60_gpus_crosses_into_the_director_tier() {
+    let r = repo_at("");
+    std::fs::write(r.root.join("requests.yaml"), request("grow", 60)).unwrap();
+    let out = check(&r.root, &["--base", "HEAD", "--format", "json"]);
+    assert_eq!(out.code, 1);
+    let d = decision(&out, "grow");
+    assert_eq!(d["change"], "modified");
+    assert_eq!(d["tier"], "director");
+    assert_eq!(d["facts"]["change"]["previous"]["gpus"], 40);
+    assert_eq!(d["facts"]["change"]["delta_gpus"], 20);
+    let roles: Vec<&str> = d["approvals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(roles, vec!["director", "capacity-review"]);
+    assert_eq!(
+        out.json["changes"][0]["fields"],
+        serde_json::json!(["resources"])
+    );
+    // --fail-on denied lets approvals through; never always passes.
+    assert_eq!(
+        check(&r.root, &["--base", "HEAD", "--fail-on", "denied"]).code,
+        0
+    );
+    assert_eq!(
+        check(&r.root, &["--base", "HEAD", "--fail-on", "never"]).code,
+        0
+    );
+}
+
+#[test]
+fn a_removed_request_releases_capacity_and_passes() {
+    let r = repo_at("");
+    std::fs::remove_file(r.root.join("requests.yaml")).unwrap();
+    let out = check(&r.root, &["--base", "HEAD", "--format", "json"]);
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    let d = decision(&out, "grow");
+    assert_eq!(d["change"], "removed");
+    assert_eq!(d["decision"], "approved");
+}
+
+#[test]
+fn moving_a_document_to_another_file_is_not_a_change() {
+    let r = repo_at("");
+    std::fs::remove_file(r.root.join("requests.yaml")).unwrap();
+    std::fs::create_dir_all(r.root.join("elsewhere")).unwrap();
+    // Same document, keys reordered and a comment added, in another file.
+    let moved = request("grow", 40).replace(
+        "  pool: h100\n  cluster: prod\n",
+        "  cluster: prod\n  pool: h100\n",
+    );
+    std::fs::write(
+        r.root.join("elsewhere/moved.yaml"),
+        format!("# moved here\n{moved}"),
+    )
+    .unwrap();
+    let out = check(&r.root, &["--base", "HEAD", "--format", "json"]);
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    assert!(judged(&out).is_empty(), "{:?}", judged(&out));
+    assert_eq!(out.json["changes"], serde_json::json!([]));
+}
+
+#[test]
+fn a_change_to_the_policy_is_judged_by_the_base_policy_and_needs_the_top_tier() {
+    let r = repo_at("");
+    // The base has the default pack as its own policy.
+    let pack = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("policies/default.yaml"),
+    )
+    .unwrap();
+    std::fs::write(r.root.join("policy.yaml"), &pack).unwrap();
+    commit_all(&r.git, "adopt the default policy");
+    // The change makes every tier automatic and asks for 300 GPUs in the same breath.
+    let lenient = pack
+        .replace("when: request.gpus < 10", "when: \"true\"")
+        .replace(
+            "description: Tiers by size",
+            "description: Everything is fine. Tiers by size",
+        );
+    std::fs::write(r.root.join("policy.yaml"), lenient).unwrap();
+    std::fs::write(r.root.join("big.yaml"), request("huge", 260)).unwrap();
+    let out = check(&r.root, &["--base", "HEAD", "--format", "json"]);
+    assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
+    assert_eq!(
+        decision(&out, "huge")["tier"],
+        "vp",
+        "judged by the base policy, not the lenient one"
+    );
+    let p = decision(&out, "default");
+    assert_eq!(p["kind"], "ApprovalPolicy");
+    assert_eq!(p["change"], "modified");
+    assert_eq!(p["tier"], "vp");
+    assert_eq!(p["findings"][0]["rule"], "policy-changes-need-top-tier");
+    // Judging the working tree without a base uses the lenient policy: the base is what protects.
+    let unguarded = check(&r.root, &["--format", "json"]);
+    assert_eq!(decision(&unguarded, "huge")["tier"], "auto");
+}
+
+#[test]
+fn a_capacity_repository_in_a_subfolder_reads_its_base_from_that_subfolder() {
+    let r = repo_at("capacity/gpus");
+    std::fs::write(r.root.join("requests.yaml"), request("grow", 60)).unwrap();
+    let out = check(&r.root, &["--base", "HEAD", "--format", "json"]);
+    assert_eq!(out.code, 1);
+    assert_eq!(judged(&out), vec!["grow"]);
+    assert_eq!(decision(&out, "grow")["change"], "modified");
+    assert!(
+        decision(&out, "grow")["file"]
+            .as_str()
+            .unwrap()
+            .ends_with("capacity/gpus/requests.yaml")
+    );
+}
+
+#[test]
+fn a_missing_revision_is_an_outside_failure() {
+    let r = repo_at("");
+    let out = check(&r.root, &["--base", "no-such-branch"]);
+    assert_eq!(out.code, 3);
+    assert!(
+        out.stderr
+            .contains("revision `no-such-branch` does not exist"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn a_folder_outside_git_is_an_outside_failure() {
+    let tmp = tempfile::tempdir().unwrap();
+    copy_dir(&fixture(), tmp.path());
+    let out = check(tmp.path(), &["--base", "main"]);
+    assert_eq!(out.code, 3);
+    assert!(
+        out.stderr.contains("is not inside a git repository"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn a_shallow_clone_without_the_base_says_how_to_fetch_it() {
+    let r = repo_at("");
+    let first = r
+        .git
+        .head()
+        .unwrap()
+        .peel_to_commit()
+        .unwrap()
+        .id()
+        .to_string();
+    std::fs::write(r.root.join("more.yaml"), request("second", 2)).unwrap();
+    commit_all(&r.git, "second");
+    std::fs::write(r.root.join("more.yaml"), request("second", 3)).unwrap();
+    commit_all(&r.git, "third");
+    let clone = tempfile::tempdir().unwrap();
+    let dst = clone.path().join("shallow");
+    let status = Command::new("git")
+        .args(["clone", "--quiet", "--depth", "1"])
+        .arg(format!("file://{}", r.root.display()))
+        .arg(&dst)
+        .status()
+        .expect("git is installed");
+    assert!(status.success());
+    assert!(Repository::open(&dst).unwrap().is_shallow());
+    let out = check(&dst, &["--base", &first]);
+    assert_eq!(out.code, 3, "{}", out.stderr);
+    assert!(out.stderr.contains("shallow clone"), "{}", out.stderr);
+    assert!(out.stderr.contains("fetch-depth: 0"), "{}", out.stderr);
+    // The head commit itself is there: checking against it works.
+    assert_eq!(check(&dst, &["--base", "HEAD"]).code, 0);
+}
