@@ -144,7 +144,7 @@ pub fn check(
     let ctx = context(&loaded, &result, at);
     let sources = &loaded.head.sources;
     vcmd::write_diagnostics(cli, &diagnostics, sources, &paths, io)?;
-    if report::github::in_actions(io.env) {
+    if report::github::in_actions(io.env) && cli.format == Format::Human {
         for line in report::check::annotations(&result, sources, &paths) {
             writeln!(io.stdout, "{line}")?;
         }

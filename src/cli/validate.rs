@@ -59,7 +59,8 @@ pub(super) fn write_diagnostics(
     paths: &Paths,
     io: &mut Io<'_>,
 ) -> std::io::Result<()> {
-    if report::github::in_actions(io.env) {
+    // Annotations share stdout with the human report; data formats keep stdout clean.
+    if report::github::in_actions(io.env) && cli.format == Format::Human {
         for d in diags {
             if let Some(line) = report::github::annotation(d, sources, paths) {
                 writeln!(io.stdout, "{line}")?;

@@ -125,15 +125,23 @@ fn key_facts(e: &Evaluated) -> String {
                 "over quota".into()
             });
         }
-        if let Some(v) = get("pool.overcommitted").filter(|v| v.is_true()) {
-            let _ = v;
+        if get("pool.overcommitted").is_some_and(|v| v.is_true()) {
             parts.push("pool over-committed".into());
         }
     }
     if e.subject == Subject::Reservation
         && let (Some(c), Some(d)) = (get("reservation.total_cost"), get("reservation.days"))
     {
-        parts.push(format!("{c} over {d} days"));
+        let currency = get("config.currency")
+            .map(|v| v.to_string())
+            .unwrap_or_default();
+        let cost = f64::try_from(c).unwrap_or(0.0);
+        let days = f64::try_from(d).unwrap_or(0.0);
+        parts.push(format!(
+            "{} over {} days",
+            super::money(cost, &currency),
+            fmt_gpus(days)
+        ));
     }
     parts.join(", ")
 }
@@ -242,14 +250,20 @@ pub fn comment(
             details.push_str(&format!(" → tier `{t}`"));
         }
         details.push('\n');
+        let mut landed = false;
         for step in &e.decision.trace {
             let result = match &step.result {
                 Ok(true) => "true".to_string(),
                 Ok(false) => "false".to_string(),
                 Err(err) => format!("error: {err}"),
             };
-            if step.kind == "rule" && step.result == Ok(false) {
+            // Tiers up to the one it landed in, and the rules that fired.
+            if (step.kind == "tier" && landed) || (step.kind == "rule" && step.result == Ok(false))
+            {
                 continue;
+            }
+            if step.kind == "tier" && step.result == Ok(true) {
+                landed = true;
             }
             let reads: Vec<String> = step
                 .reads

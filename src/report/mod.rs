@@ -62,6 +62,30 @@ impl Paths {
     }
 }
 
+/// An amount for people: `1,610,700 USD`, or `0.45 USD` below 100.
+pub fn money(amount: f64, currency: &str) -> String {
+    let rounded = if amount.abs() >= 100.0 {
+        format!("{:.0}", amount)
+    } else {
+        format!("{:.2}", amount)
+    };
+    let (int, frac) = rounded.split_once('.').unwrap_or((&rounded, ""));
+    let (sign, digits) = int.strip_prefix('-').map_or(("", int), |d| ("-", d));
+    let mut grouped = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            grouped.push(',');
+        }
+        grouped.push(c);
+    }
+    let frac = if frac.is_empty() {
+        String::new()
+    } else {
+        format!(".{frac}")
+    };
+    format!("{sign}{grouped}{frac} {currency}")
+}
+
 /// Output format chosen on the command line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
@@ -79,6 +103,15 @@ pub enum Format {
 mod tests {
     use super::*;
     use std::path::Path;
+
+    #[test]
+    fn money_is_grouped_and_rounded() {
+        assert_eq!(money(1_610_700.0, "USD"), "1,610,700 USD");
+        assert_eq!(money(1_928_601.6, "USD"), "1,928,602 USD");
+        assert_eq!(money(0.454, "USD"), "0.45 USD");
+        assert_eq!(money(-12_345.0, "EUR"), "-12,345 EUR");
+        assert_eq!(money(999.0, "USD"), "999 USD");
+    }
 
     #[test]
     fn paths_are_prefixed_with_the_root_as_given() {

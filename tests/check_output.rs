@@ -1,0 +1,423 @@
+//! `capops check` on the example and its outputs: the tiers the example's
+//! requests land in, JSON, the Markdown pull-request comment (and its size
+//! limit), GitHub annotations and SARIF, and `capops explain`.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+struct Out {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+fn run(args: &[&str], env: &[(&str, &str)]) -> Out {
+    let mut out = Vec::new();
+    let mut err = Vec::new();
+    let env: Vec<(String, String)> = env
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    let lookup = move |k: &str| env.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone());
+    let mut io = capops::cli::Io {
+        stdout: &mut out,
+        stderr: &mut err,
+        env: &lookup,
+        stderr_is_terminal: false,
+    };
+    let mut argv: Vec<std::ffi::OsString> = vec!["capops".into()];
+    argv.extend(args.iter().map(|a| a.into()));
+    let code = capops::cli::run(argv, &mut io);
+    Out {
+        code,
+        stdout: String::from_utf8(out).unwrap(),
+        stderr: String::from_utf8(err).unwrap(),
+    }
+}
+
+fn example() -> String {
+    root().join("examples/acme").display().to_string()
+}
+
+#[test]
+fn the_examples_requests_land_in_the_tiers_their_sizes_call_for() {
+    let out = run(
+        &[
+            "check",
+            "--format",
+            "json",
+            "--at",
+            "2026-11-22",
+            &example(),
+        ],
+        &[],
+    );
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let tiers: BTreeMap<String, (String, String, f64)> = v["decisions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["kind"] == "CapacityRequest")
+        .map(|d| {
+            (
+                d["name"].as_str().unwrap().to_string(),
+                (
+                    d["tier"].as_str().unwrap().to_string(),
+                    d["decision"].as_str().unwrap().to_string(),
+                    d["facts"]["request"]["gpus"].as_f64().unwrap(),
+                ),
+            )
+        })
+        .collect();
+    assert_eq!(tiers.len(), 13);
+    for (name, (tier, _, gpus)) in &tiers {
+        let by_size = if *gpus < 10.0 {
+            "auto"
+        } else if *gpus <= 50.0 {
+            "team-lead"
+        } else if *gpus <= 200.0 {
+            "director"
+        } else {
+            "vp"
+        };
+        assert_eq!(tier, by_size, "{name}: {gpus} GPUs");
+    }
+    // Every tier is represented.
+    for t in ["auto", "team-lead", "director", "vp"] {
+        assert!(
+            tiers.values().any(|(x, _, _)| x == t),
+            "no request in tier {t}"
+        );
+    }
+    assert_eq!(
+        tiers["training-foundation-q1"],
+        ("vp".into(), "needs-approval".into(), 256.0)
+    );
+    assert_eq!(tiers["inference-small-models-mig"].1, "approved");
+    assert_eq!(tiers["inference-batch-embeddings"].1, "denied");
+    assert_eq!(v["summary"]["exitCode"], 1);
+    assert_eq!(v["summary"]["denied"], 1);
+    assert!(v["base"].is_null());
+    assert_eq!(v["policy"], "built-in default (policies/default.yaml)");
+}
+
+#[test]
+fn human_output_lists_decisions_with_places_and_approvers() {
+    let out = run(&["check", "--at", "2026-11-22", &example()], &[]);
+    assert_eq!(out.code, 1);
+    assert!(
+        out.stdout
+            .contains("DENY CapacityRequest/inference-batch-embeddings"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout
+            .contains("examples/acme/requests/inference.yaml:77:9"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains("approvals: 1 × director (@acme-ai/gpu-directors); 1 × capacity-review (@acme-ai/capacity-review)"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout
+            .contains("deny no-spot-for-production-inference:"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.trim_end().ends_with("need approval, 1 denied"),
+        "{}",
+        out.stdout
+    );
+}
+
+#[test]
+fn the_markdown_comment_summarises_links_and_folds_details() {
+    let env = [
+        ("GITHUB_SERVER_URL", "https://github.com"),
+        ("GITHUB_REPOSITORY", "acme/capacity"),
+        ("GITHUB_SHA", "0123456789abcdef"),
+    ];
+    let out = run(
+        &[
+            "check",
+            "--format",
+            "markdown",
+            "--at",
+            "2026-11-22",
+            &example(),
+        ],
+        &env,
+    );
+    assert_eq!(out.code, 1);
+    let md = &out.stdout;
+    assert!(
+        md.starts_with("<!-- capops:check -->\n### GPU capacity check: 19 documents · ❌ 1 denied"),
+        "{md}"
+    );
+    assert!(
+        md.contains("| | Document | Change | GPUs | Tier | Approvals required | Missing | Facts |")
+    );
+    assert!(
+        md.contains("| ❌ | `CapacityRequest/inference-batch-embeddings` | – | 1.50 | auto |"),
+        "{md}"
+    );
+    assert!(
+        md.contains(
+            "| 🟡 | `CapacityRequest/training-foundation-q1` | – | 256 | vp | 1 × vp (@erin-vp) |"
+        ),
+        "{md}"
+    );
+    let link = format!(
+        "[`{}/requests/inference.yaml:77`](https://github.com/acme/capacity/blob/0123456789abcdef/{}/requests/inference.yaml#L77)",
+        example(),
+        example()
+    );
+    assert!(md.contains(&link), "{md}");
+    assert!(md.contains("<details><summary>How each decision was reached</summary>"));
+    assert!(md.len() <= capops::report::markdown::COMMENT_LIMIT);
+    // Without the GitHub environment, places are plain text.
+    let plain = run(
+        &[
+            "check",
+            "--format",
+            "markdown",
+            "--at",
+            "2026-11-22",
+            &example(),
+        ],
+        &[],
+    );
+    assert!(
+        plain
+            .stdout
+            .contains("`examples/acme/requests/inference.yaml:77`")
+            || plain.stdout.contains("inference.yaml:77`")
+    );
+    assert!(!plain.stdout.contains("https://github.com"));
+}
+
+#[test]
+fn the_markdown_comment_never_exceeds_githubs_limit() {
+    // 1,500 requests that are all denied by two rules: far more than a comment holds.
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path();
+    for entry in std::fs::read_dir(root().join("policies/tests/fixture")).unwrap() {
+        let e = entry.unwrap();
+        std::fs::copy(e.path(), repo.join(e.file_name())).unwrap();
+    }
+    let mut text = String::new();
+    for i in 0..1500 {
+        text.push_str(&format!(
+            "---\napiVersion: capops.dev/v1alpha1\nkind: CapacityRequest\nmetadata:\n  name: serving-request-with-a-long-name-{i:04}\nspec:\n  team: ml\n  cluster: prod\n  pool: t4-shared\n  resources: {{nvidia.com/gpu: 1}}\n  window: {{start: 2026-12-01, end: 2027-01-01}}\n  workloadClass: inference\n  priorityClass: prod-high\n  justification: x\n  successMetrics: [y]\n"
+        ));
+    }
+    std::fs::write(repo.join("many.yaml"), text).unwrap();
+    let out = run(
+        &[
+            "check",
+            "--format",
+            "markdown",
+            "--at",
+            "2026-11-22",
+            &repo.display().to_string(),
+        ],
+        &[],
+    );
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    let md = &out.stdout;
+    assert!(
+        md.len() <= capops::report::markdown::COMMENT_LIMIT,
+        "{} characters",
+        md.len()
+    );
+    assert!(
+        md.contains("more (see the JSON output)") || md.contains("more findings omitted"),
+        "{}",
+        &md[md.len() - 500..]
+    );
+    assert!(md.contains("Details omitted to fit GitHub's comment limit"));
+    assert!(md.starts_with("<!-- capops:check -->\n### GPU capacity check:"));
+}
+
+#[test]
+fn annotations_mark_denied_and_waiting_documents() {
+    let out = run(
+        &["check", "--at", "2026-11-22", &example()],
+        &[("GITHUB_ACTIONS", "true")],
+    );
+    let errors: Vec<&str> = out
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("::error "))
+        .collect();
+    let warnings: Vec<&str> = out
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("::warning "))
+        .collect();
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert!(
+        errors[0].contains("requests/inference.yaml,line=77,col=9"),
+        "{}",
+        errors[0]
+    );
+    assert!(
+        errors[0].contains(
+            "title=capops denied::CapacityRequest inference-batch-embeddings is denied: "
+        ),
+        "{}",
+        errors[0]
+    );
+    assert_eq!(warnings.len(), 7, "{warnings:?}");
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.contains("training-foundation-q1 needs approval (tier vp)"))
+    );
+}
+
+#[test]
+fn sarif_carries_policy_findings() {
+    let out = run(
+        &[
+            "check",
+            "--format",
+            "sarif",
+            "--at",
+            "2026-11-22",
+            &example(),
+        ],
+        &[],
+    );
+    let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let results = v["runs"][0]["results"].as_array().unwrap();
+    let rules = v["runs"][0]["tool"]["driver"]["rules"].as_array().unwrap();
+    assert!(
+        results
+            .iter()
+            .any(|r| r["ruleId"] == "policy/no-spot-for-production-inference"
+                && r["level"] == "error")
+    );
+    assert_eq!(
+        results
+            .iter()
+            .filter(|r| r["ruleId"] == "approval-required")
+            .count(),
+        7
+    );
+    for r in results {
+        let i = r["ruleIndex"].as_u64().unwrap() as usize;
+        assert_eq!(rules[i]["id"], r["ruleId"]);
+    }
+}
+
+#[test]
+fn explain_shows_every_tier_and_rule_with_the_facts_read() {
+    let out = run(
+        &[
+            "explain",
+            "research-rl-experiments",
+            "--path",
+            &example(),
+            "--at",
+            "2026-11-22",
+        ],
+        &[],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let text = &out.stdout;
+    assert!(
+        text.starts_with("CapacityRequest research-rl-experiments ("),
+        "{text}"
+    );
+    assert!(text.contains("request.gpus = 80"), "{text}");
+    assert!(text.contains("→ true: lands in tier `director`"), "{text}");
+    assert!(text.contains("research-is-preemptible"), "{text}");
+    assert!(text.contains("request.preemptible = true"), "{text}");
+    assert!(
+        text.contains("decision: needs approval (tier director)"),
+        "{text}"
+    );
+    let json = run(
+        &[
+            "explain",
+            "research-rl-experiments",
+            "--path",
+            &example(),
+            "--at",
+            "2026-11-22",
+            "--format",
+            "json",
+        ],
+        &[],
+    );
+    let v: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
+    assert_eq!(v["command"], "explain");
+    let trace = v["trace"].as_array().unwrap();
+    assert_eq!(trace.iter().filter(|t| t["kind"] == "tier").count(), 4);
+    assert_eq!(trace.iter().filter(|t| t["kind"] == "rule").count(), 6);
+    let tier = trace.iter().find(|t| t["name"] == "director").unwrap();
+    assert_eq!(tier["result"], true);
+    assert_eq!(tier["reads"]["request.gpus"], 80);
+    let unknown = run(&["explain", "no-such-request", "--path", &example()], &[]);
+    assert_eq!(unknown.code, 2);
+    assert!(Path::new(&example()).exists());
+}
+
+#[test]
+fn the_default_pack_passes_its_own_tests() {
+    let out = run(
+        &["test", &root().join("policies/tests").display().to_string()],
+        &[],
+    );
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    assert!(out.stdout.contains("18 passed, 0 failed"), "{}", out.stdout);
+    let json = run(
+        &[
+            "test",
+            "--format",
+            "json",
+            &root().join("policies/tests").display().to_string(),
+        ],
+        &[],
+    );
+    let v: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
+    assert_eq!(v["failed"], 0);
+}
+
+#[test]
+fn a_failing_policy_test_is_reported_with_its_differences() {
+    let tmp = tempfile::tempdir().unwrap();
+    let case = tmp.path().join("wrong.yaml");
+    let text = std::fs::read_to_string(root().join("policies/tests/tier-auto-under-10.yaml"))
+        .unwrap()
+        .replace("tier: auto", "tier: vp")
+        .replace("fixture", "unused");
+    std::fs::write(
+        &case,
+        format!(
+            "fixture: {}\n{text}",
+            root().join("policies/tests/fixture").display()
+        ),
+    )
+    .unwrap();
+    let out = run(&["test", &tmp.path().display().to_string()], &[]);
+    assert_eq!(out.code, 1, "{}", out.stdout);
+    assert!(out.stdout.contains("FAIL wrong"), "{}", out.stdout);
+    assert!(
+        out.stdout
+            .contains("`eight`: tier Some(\"auto\"), expected vp"),
+        "{}",
+        out.stdout
+    );
+}
