@@ -6,10 +6,12 @@ per file, grouped by kind in folders, so that single-schema validators such as
 check-jsonschema can validate the very same files.
 
     python3 benches/gen_repo.py OUT [--requests 10000] [--teams 500] [--clusters 50]
-                                    [--commits 0]
+                                    [--commits 0] [--layout file-per-document|file-per-team]
 
 With --commits N (N >= 1) the folder becomes a git repository whose history
 has N commits: the first adds everything, each later one edits one request.
+--layout file-per-team puts each team's requests in one file
+(requests/team-NNNN.yaml), the way capacity repositories are usually kept.
 """
 
 import argparse
@@ -137,6 +139,7 @@ def main():
     p.add_argument("--teams", type=int, default=500)
     p.add_argument("--clusters", type=int, default=50)
     p.add_argument("--commits", type=int, default=0)
+    p.add_argument("--layout", choices=["file-per-document", "file-per-team"], default="file-per-document")
     a = p.parse_args()
     if os.path.exists(a.out):
         shutil.rmtree(a.out)
@@ -160,9 +163,15 @@ spec:
     for t in range(a.teams):
         name, text = team_doc(t, a.clusters)
         write(os.path.join(a.out, "teams", f"{name}.yaml"), text)
+    grouped = {}
     for i in range(a.requests):
         name, text = request_doc(i, a.teams, a.clusters)
-        write(os.path.join(a.out, "requests", f"{name}.yaml"), text)
+        if a.layout == "file-per-team":
+            grouped.setdefault(f"team-{i % a.teams:04d}", []).append(text)
+        else:
+            write(os.path.join(a.out, "requests", f"{name}.yaml"), text)
+    for team, texts in grouped.items():
+        write(os.path.join(a.out, "requests", f"{team}.yaml"), "---\n".join(texts))
     if a.commits >= 1:
         git = lambda *args: subprocess.run(["git", "-C", a.out, *args], check=True, capture_output=True)
         git("init", "-q", "-b", "main")
@@ -171,10 +180,13 @@ spec:
         git("add", "-A")
         git("commit", "-q", "-m", "initial capacity")
         for k in range(1, a.commits):
-            path = os.path.join(a.out, "requests", f"req-{k:05d}.yaml")
+            if a.layout == "file-per-team":
+                path = os.path.join(a.out, "requests", f"team-{k % a.teams:04d}.yaml")
+            else:
+                path = os.path.join(a.out, "requests", f"req-{k:05d}.yaml")
             with open(path, encoding="utf-8") as f:
                 text = f.read()
-            text = text.replace("Synthetic request", f"Synthetic request (revision {k})")
+            text = text.replace(f"Synthetic request {k} ", f"Synthetic request {k} (revision {k}) ", 1)
             write(path, text)
             git("commit", "-q", "-am", f"revise req-{k:05d}")
 

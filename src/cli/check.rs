@@ -78,13 +78,16 @@ fn load(
     Ok(Ok(Loaded { head, base, pack }))
 }
 
-fn evaluate(loaded: &Loaded, at: Timestamp) -> Option<CheckResult> {
+fn evaluate(loaded: &Loaded, at: Timestamp, trace: bool) -> Option<CheckResult> {
     let pack = loaded.pack.as_ref()?;
+    let none = std::collections::HashSet::new();
     Some(policy::check(&CheckInput {
         head: &loaded.head.repo,
         base: loaded.base.as_ref().map(|b| &b.repo),
+        same_files: loaded.base.as_ref().map(|b| &b.same_files).unwrap_or(&none),
         at,
         default_pack: pack,
+        trace,
     }))
 }
 
@@ -115,7 +118,7 @@ pub fn check(
         Ok(l) => l,
         Err(code) => return Ok(code),
     };
-    let Some(result) = evaluate(&loaded, at) else {
+    let Some(result) = evaluate(&loaded, at, cli.format == Format::Markdown) else {
         writeln!(
             io.stderr,
             "error: the built-in policy pack could not be read (a capops bug)"
@@ -170,6 +173,10 @@ pub fn check(
             )?;
         }
     }
+    // Freeing ten thousand decisions one by one takes longer than the process
+    // exit that follows; the memory is the operating system's to reclaim.
+    std::mem::forget(result);
+    std::mem::forget(loaded);
     Ok(code)
 }
 
@@ -189,7 +196,7 @@ pub fn explain(
         Ok(l) => l,
         Err(code) => return Ok(code),
     };
-    let Some(result) = evaluate(&loaded, at) else {
+    let Some(result) = evaluate(&loaded, at, true) else {
         writeln!(
             io.stderr,
             "error: the built-in policy pack could not be read (a capops bug)"

@@ -498,6 +498,10 @@ pub const CATALOG_SOURCE: &str = UG;
 
 /// Finds a model by id or any of its names, ignoring case and `_`/` ` vs `-`.
 pub fn model(name: &str) -> Option<&'static GpuModel> {
+    // The catalog id as written is the common case: no allocation.
+    if let Some(m) = MODELS.iter().find(|m| m.id == name) {
+        return Some(m);
+    }
     let norm = normalize(name);
     MODELS
         .iter()

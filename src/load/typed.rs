@@ -105,7 +105,16 @@ pub fn fingerprint(instance: &serde_json::Value) -> Fingerprint {
                 "[".hash(h);
                 items.iter().for_each(|i| feed(i, h));
             }
-            other => other.to_string().hash(h),
+            serde_json::Value::String(s) => {
+                "s".hash(h);
+                s.hash(h);
+            }
+            serde_json::Value::Number(n) => match n.as_i64() {
+                Some(i) => i.hash(h),
+                None => n.as_f64().unwrap_or(0.0).to_bits().hash(h),
+            },
+            serde_json::Value::Bool(b) => b.hash(h),
+            serde_json::Value::Null => "null".hash(h),
         }
     }
     let hash = |v: &serde_json::Value| {

@@ -11,7 +11,7 @@
 
 use super::{ClusterSpec, Document, NodePool, Repo, RequestSpec, Timestamp};
 use crate::gpu::resources::{self, Provided};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 /// Hours in the horizon used to count hours of open-ended requests and over-commits.
 pub const OPEN_HORIZON_HOURS: i64 = 365 * 24;
@@ -228,72 +228,120 @@ pub fn pool_gpus(pool: &NodePool) -> u32 {
     pool.nodes.value.0 * pool.gpus_per_node.value.0
 }
 
-/// Every request sized, with timelines per pool and per team, built once per repository.
+type Nested2<T> = HashMap<String, HashMap<String, T>>;
+type Nested3<T> = HashMap<String, HashMap<String, HashMap<String, T>>>;
+
+/// Every request sized, with timelines per pool and per team, built once per
+/// repository. Lookups take `&str` and allocate nothing.
 #[derive(Debug, Default)]
 pub struct Ledger {
-    pub sizes: BTreeMap<String, (Hours, Sized)>,
-    /// (cluster, pool, resource) -> units committed.
-    pub pool_units: BTreeMap<(String, String, String), Timeline>,
-    /// (cluster, pool) -> GPU-equivalents committed.
-    pub pool_gpus: BTreeMap<(String, String), Timeline>,
-    /// (team, cluster, resource) -> units held.
-    pub team_units: BTreeMap<(String, String, String), Timeline>,
-    /// (team, cluster) -> GPU-equivalents held.
-    pub team_gpus: BTreeMap<(String, String), Timeline>,
+    sizes: HashMap<String, (Hours, Sized)>,
+    /// cluster -> pool -> resource -> units committed.
+    pool_units: Nested3<Timeline>,
+    /// cluster -> pool -> GPU-equivalents committed.
+    pool_gpus: Nested2<Timeline>,
+    /// team -> cluster -> resource -> units held.
+    team_units: Nested3<Timeline>,
+    /// team -> cluster -> GPU-equivalents held.
+    team_gpus: Nested2<Timeline>,
+}
+
+fn push3(m: &mut Nested3<Vec<(Hours, f64)>>, a: &str, b: &str, c: &str, v: (Hours, f64)) {
+    m.entry(a.to_string())
+        .or_default()
+        .entry(b.to_string())
+        .or_default()
+        .entry(c.to_string())
+        .or_default()
+        .push(v);
+}
+
+fn push2(m: &mut Nested2<Vec<(Hours, f64)>>, a: &str, b: &str, v: (Hours, f64)) {
+    m.entry(a.to_string())
+        .or_default()
+        .entry(b.to_string())
+        .or_default()
+        .push(v);
+}
+
+fn build2(m: Nested2<Vec<(Hours, f64)>>) -> Nested2<Timeline> {
+    m.into_iter()
+        .map(|(a, inner)| {
+            (
+                a,
+                inner
+                    .into_iter()
+                    .map(|(b, v)| (b, Timeline::build(v)))
+                    .collect(),
+            )
+        })
+        .collect()
+}
+
+fn build3(m: Nested3<Vec<(Hours, f64)>>) -> Nested3<Timeline> {
+    m.into_iter().map(|(a, inner)| (a, build2(inner))).collect()
 }
 
 impl Ledger {
     pub fn build(repo: &Repo) -> Ledger {
-        let mut ledger = Ledger::default();
-        let mut pool_units: BTreeMap<(String, String, String), Vec<(Hours, f64)>> = BTreeMap::new();
-        let mut pool_gpus: BTreeMap<(String, String), Vec<(Hours, f64)>> = BTreeMap::new();
-        let mut team_units: BTreeMap<(String, String, String), Vec<(Hours, f64)>> = BTreeMap::new();
-        let mut team_gpus: BTreeMap<(String, String), Vec<(Hours, f64)>> = BTreeMap::new();
+        let mut sizes = HashMap::with_capacity(repo.requests.len());
+        let mut pool_units = Nested3::default();
+        let mut pool_gpus = Nested2::default();
+        let mut team_units = Nested3::default();
+        let mut team_gpus = Nested2::default();
         for (name, req) in &repo.requests {
             let spec = &req.spec;
-            let pool = pool_of(repo, spec);
-            let sized = size(spec, pool);
+            let sized = size(spec, pool_of(repo, spec));
             let hours = Hours::of_request(spec);
-            let cluster = spec.cluster.value.clone();
-            let pool_name = spec.pool.value.clone();
-            let team = spec.team.value.clone();
+            let (cluster, pool, team) = (&spec.cluster.value, &spec.pool.value, &spec.team.value);
             for (resource, units) in &sized.units {
-                pool_units
-                    .entry((cluster.clone(), pool_name.clone(), resource.clone()))
-                    .or_default()
-                    .push((hours, *units as f64));
-                team_units
-                    .entry((team.clone(), cluster.clone(), resource.clone()))
-                    .or_default()
-                    .push((hours, *units as f64));
+                push3(
+                    &mut pool_units,
+                    cluster,
+                    pool,
+                    resource,
+                    (hours, *units as f64),
+                );
+                push3(
+                    &mut team_units,
+                    team,
+                    cluster,
+                    resource,
+                    (hours, *units as f64),
+                );
             }
-            pool_gpus
-                .entry((cluster.clone(), pool_name))
-                .or_default()
-                .push((hours, sized.gpus));
-            team_gpus
-                .entry((team, cluster))
-                .or_default()
-                .push((hours, sized.gpus));
-            ledger.sizes.insert(name.clone(), (hours, sized));
+            push2(&mut pool_gpus, cluster, pool, (hours, sized.gpus));
+            push2(&mut team_gpus, team, cluster, (hours, sized.gpus));
+            sizes.insert(name.clone(), (hours, sized));
         }
-        ledger.pool_units = pool_units
-            .into_iter()
-            .map(|(k, v)| (k, Timeline::build(v)))
-            .collect();
-        ledger.pool_gpus = pool_gpus
-            .into_iter()
-            .map(|(k, v)| (k, Timeline::build(v)))
-            .collect();
-        ledger.team_units = team_units
-            .into_iter()
-            .map(|(k, v)| (k, Timeline::build(v)))
-            .collect();
-        ledger.team_gpus = team_gpus
-            .into_iter()
-            .map(|(k, v)| (k, Timeline::build(v)))
-            .collect();
-        ledger
+        Ledger {
+            sizes,
+            pool_units: build3(pool_units),
+            pool_gpus: build2(pool_gpus),
+            team_units: build3(team_units),
+            team_gpus: build2(team_gpus),
+        }
+    }
+
+    /// A request's hours and size.
+    pub fn size(&self, request: &str) -> Option<&(Hours, Sized)> {
+        self.sizes.get(request)
+    }
+
+    pub fn pool_units(&self, cluster: &str, pool: &str, resource: &str) -> Option<&Timeline> {
+        self.pool_units.get(cluster)?.get(pool)?.get(resource)
+    }
+
+    pub fn pool_gpus(&self, cluster: &str, pool: &str) -> Option<&Timeline> {
+        self.pool_gpus.get(cluster)?.get(pool)
+    }
+
+    pub fn team_units(&self, team: &str, cluster: &str, resource: &str) -> Option<&Timeline> {
+        self.team_units.get(team)?.get(cluster)?.get(resource)
+    }
+
+    pub fn team_gpus(&self, team: &str, cluster: &str) -> Option<&Timeline> {
+        self.team_gpus.get(team)?.get(cluster)
     }
 }
 

@@ -4,7 +4,9 @@
 //! compared by content (their fingerprints), so moving a document to another
 //! file, or reordering its fields, is not a change.
 
+use crate::diag::FileId;
 use crate::model::*;
+use std::collections::HashSet;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum ChangeKind {
@@ -46,43 +48,58 @@ pub struct Changed {
     pub change: Change,
 }
 
-/// Documents of every kind as (name, fingerprint) pairs.
-fn fingerprints(repo: &Repo) -> Vec<(Kind, &str, &Fingerprint)> {
-    fn each<'a, S>(
-        kind: Kind,
-        map: &'a std::collections::BTreeMap<String, Document<S>>,
-        out: &mut Vec<(Kind, &'a str, &'a Fingerprint)>,
-    ) {
-        out.extend(map.iter().map(|(n, d)| (kind, n.as_str(), &d.fingerprint)));
-    }
+/// Documents of every kind as (name, fingerprint) pairs, less those in `skip` files.
+fn fingerprints<'a>(
+    repo: &'a Repo,
+    skip: &HashSet<FileId>,
+) -> Vec<(Kind, &'a str, &'a Fingerprint)> {
+    let each = |kind: Kind,
+                name: &'a str,
+                origin: Origin,
+                fp: &'a Fingerprint,
+                out: &mut Vec<(Kind, &'a str, &'a Fingerprint)>| {
+        if !skip.contains(&origin.file) {
+            out.push((kind, name, fp));
+        }
+    };
     let mut out = Vec::new();
     if let Some(c) = &repo.config {
-        out.push((Kind::Config, c.name(), &c.fingerprint));
+        each(Kind::Config, c.name(), c.origin, &c.fingerprint, &mut out);
     }
-    each(Kind::Team, &repo.teams, &mut out);
-    each(Kind::Cluster, &repo.clusters, &mut out);
-    each(Kind::CapacityRequest, &repo.requests, &mut out);
-    each(Kind::PriorityClass, &repo.priority_classes, &mut out);
-    each(Kind::Reservation, &repo.reservations, &mut out);
-    each(Kind::ApprovalPolicy, &repo.policies, &mut out);
-    each(Kind::PriceCatalog, &repo.catalogs, &mut out);
+    macro_rules! all {
+        ($kind:expr, $map:expr) => {
+            for (n, d) in &$map {
+                each($kind, n.as_str(), d.origin, &d.fingerprint, &mut out);
+            }
+        };
+    }
+    all!(Kind::Team, repo.teams);
+    all!(Kind::Cluster, repo.clusters);
+    all!(Kind::CapacityRequest, repo.requests);
+    all!(Kind::PriorityClass, repo.priority_classes);
+    all!(Kind::Reservation, repo.reservations);
+    all!(Kind::ApprovalPolicy, repo.policies);
+    all!(Kind::PriceCatalog, repo.catalogs);
     out
 }
 
-/// Every document that differs between `base` and `head`, in kind and name order.
-pub fn diff(base: &Repo, head: &Repo) -> Vec<Changed> {
-    let before = fingerprints(base);
-    let after = fingerprints(head);
-    let find = |list: &[(Kind, &str, &Fingerprint)], kind: Kind, name: &str| {
-        list.iter()
-            .find(|(k, n, _)| *k == kind && *n == name)
-            .map(|(_, _, f)| (*f).clone())
-    };
+/// Every document that differs between `base` and `head`, in kind and name
+/// order. Documents of the head in `same_files` (files identical in the base)
+/// are unchanged by definition and not compared; the base then need not hold them.
+pub fn diff(base: &Repo, head: &Repo, same_files: &HashSet<FileId>) -> Vec<Changed> {
+    let before = fingerprints(base, &HashSet::new());
+    let after = fingerprints(head, same_files);
+    let kept: HashSet<(Kind, &str)> = fingerprints(head, &HashSet::new())
+        .into_iter()
+        .map(|(k, n, _)| (k, n))
+        .collect();
+    let before_map: std::collections::HashMap<(Kind, &str), &Fingerprint> =
+        before.iter().map(|(k, n, f)| ((*k, *n), *f)).collect();
     let mut out = Vec::new();
     for (kind, name, fp) in &after {
-        let change = match find(&before, *kind, name) {
+        let change = match before_map.get(&(*kind, *name)) {
             None => Some((ChangeKind::Added, Vec::new())),
-            Some(old) if &old != *fp => {
+            Some(old) if old != fp => {
                 let mut fields = old.changed_fields(fp);
                 if old.metadata != fp.metadata {
                     fields.insert(0, "metadata".into());
@@ -96,7 +113,7 @@ pub fn diff(base: &Repo, head: &Repo) -> Vec<Changed> {
         }
     }
     for (kind, name, _) in &before {
-        if find(&after, *kind, name).is_none() {
+        if !kept.contains(&(*kind, *name)) {
             out.push(changed(base, *kind, name, ChangeKind::Removed, Vec::new()));
         }
     }

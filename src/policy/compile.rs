@@ -47,6 +47,29 @@ pub fn environment() -> Environment<'static> {
     env
 }
 
+/// The name a rule's message template is registered under.
+pub fn message_name(policy: &str, rule: &str) -> String {
+    format!("message:{policy}:{rule}")
+}
+
+/// The environment with every rule's message compiled in, so that messages
+/// are parsed once and not at each request. Messages that do not compile are
+/// left out (and reported by [`compile`]).
+pub fn environment_with_messages(policies: &[&Document<PolicySpec>]) -> Environment<'static> {
+    let mut env = environment();
+    for p in policies {
+        for r in &p.spec.rules {
+            if r.message.value.chars().count() <= MAX_TEXT_CHARS {
+                let _ = env.add_template_owned(
+                    message_name(p.name(), &r.name.value.0),
+                    r.message.value.clone(),
+                );
+            }
+        }
+    }
+    env
+}
+
 /// A compiled condition.
 pub struct Condition<'env> {
     pub text: String,
@@ -73,6 +96,8 @@ pub struct CompiledRule<'env> {
     pub subject: Subject,
     pub when: Condition<'env>,
     pub message: String,
+    /// The registered template of the message, when the environment has it.
+    pub message_template: Option<String>,
     pub message_span: Span,
     pub role: Option<String>,
     /// For `escalate`: the index of the tier to reach at least.
@@ -185,7 +210,9 @@ pub fn compile<'env>(
                     }
                 },
             };
+            let template = message_name(p.name(), &rule.name.value.0);
             out.rules.push(CompiledRule {
+                message_template: env.get_template(&template).is_ok().then_some(template),
                 name: rule.name.value.0.clone(),
                 span: rule.name.span,
                 effect: rule.effect.value,

@@ -92,6 +92,7 @@ pub fn evaluate(
     subject: Subject,
     facts_value: Value,
     roles: &Roles<'_>,
+    record: bool,
     diags: &mut Vec<Diagnostic>,
 ) -> Decision {
     let kind = SubjectKind::of(subject);
@@ -107,6 +108,13 @@ pub fn evaluate(
                 diags.push(eval_error(&t.name, "tier", e, &t.when));
             }
             let holds = matches!(result, Ok(true));
+            if !record {
+                if holds && chosen.is_none() {
+                    chosen = Some(i);
+                    break;
+                }
+                continue;
+            }
             trace.push(TraceStep {
                 kind: "tier",
                 name: t.name.clone(),
@@ -155,7 +163,13 @@ pub fn evaluate(
         }
         let fired = matches!(result, Ok(true));
         let message = if fired {
-            match env.render_str(&rule.message, facts_value.clone()) {
+            let rendered = match &rule.message_template {
+                Some(name) => env
+                    .get_template(name)
+                    .and_then(|t| t.render(facts_value.clone())),
+                None => env.render_str(&rule.message, facts_value.clone()),
+            };
+            match rendered {
                 Ok(m) => m.split_whitespace().collect::<Vec<_>>().join(" "),
                 Err(e) => {
                     failed = true;
@@ -177,7 +191,9 @@ pub fn evaluate(
         } else {
             String::new()
         };
-        let effect_text = if !fired {
+        let effect_text = if !record {
+            String::new()
+        } else if !fired {
             "does not fire".to_string()
         } else {
             match rule.effect {
@@ -193,14 +209,16 @@ pub fn evaluate(
                 },
             }
         };
-        trace.push(TraceStep {
-            kind: "rule",
-            name: rule.name.clone(),
-            condition: rule.when.text.clone(),
-            result: result.clone(),
-            reads: reads(&rule.when, &facts_value),
-            effect: effect_text,
-        });
+        if record {
+            trace.push(TraceStep {
+                kind: "rule",
+                name: rule.name.clone(),
+                condition: rule.when.text.clone(),
+                result: result.clone(),
+                reads: reads(&rule.when, &facts_value),
+                effect: effect_text,
+            });
+        }
         if !fired {
             continue;
         }

@@ -221,50 +221,85 @@ pub struct Env<'a> {
     pub at: Timestamp,
 }
 
-/// A nested map under construction.
+/// Facts under construction: dotted paths and values, nested on output.
 #[derive(Default)]
-struct Map(BTreeMap<&'static str, Value>);
+struct Map(Vec<(&'static str, Value)>);
 
 impl Map {
     fn set(&mut self, path: &'static str, value: impl Into<Value>) {
-        self.0.insert(path, value.into());
+        self.0.push((path, value.into()));
     }
 
-    /// Turns `a.b.c` keys into nested maps.
-    fn into_value(self) -> Value {
-        let mut root = Node::default();
-        for (path, value) in self.0 {
-            let mut node = &mut root;
-            let parts: Vec<&str> = path.split('.').collect();
-            for part in &parts[..parts.len() - 1] {
-                node = node.children.entry(part).or_default();
+    fn remove(&mut self, path: &str) {
+        self.0.retain(|(p, _)| *p != path);
+    }
+
+    /// Nests `a.b.c` paths into objects; later values of a path replace earlier ones.
+    fn into_value(mut self) -> Value {
+        // Stable sort: for a path set twice, the later value comes last.
+        self.0.sort_by(|a, b| a.0.cmp(b.0));
+        let mut deduped: Vec<(&'static str, Value)> = Vec::with_capacity(self.0.len());
+        for (p, v) in self.0 {
+            match deduped.last_mut() {
+                Some(last) if last.0 == p => last.1 = v,
+                _ => deduped.push((p, v)),
             }
-            node.children
-                .entry(parts[parts.len() - 1])
-                .or_default()
-                .leaf = Some(value);
         }
-        root.into_value()
+        nest(deduped)
     }
 }
 
-#[derive(Default)]
-struct Node {
-    leaf: Option<Value>,
-    children: BTreeMap<&'static str, Node>,
+/// Builds one level from sorted `(rest-of-path, value)` entries.
+fn nest(entries: Vec<(&'static str, Value)>) -> Value {
+    let mut keys: Vec<&'static str> = Vec::new();
+    let mut values: Vec<Value> = Vec::new();
+    let mut entries = entries.into_iter().peekable();
+    while let Some((path, value)) = entries.next() {
+        match path.split_once('.') {
+            None => {
+                keys.push(path);
+                values.push(value);
+            }
+            Some((head, rest)) => {
+                let mut group = vec![(rest, value)];
+                while let Some((next, _)) = entries.peek() {
+                    match next.split_once('.') {
+                        Some((h, _)) if h == head => {
+                            let (next, v) = entries.next().expect("peeked");
+                            group.push((next.split_once('.').expect("has a dot").1, v));
+                        }
+                        _ => break,
+                    }
+                }
+                keys.push(head);
+                values.push(nest(group));
+            }
+        }
+    }
+    Value::from_object(FactMap { keys, values })
 }
 
-impl Node {
-    fn into_value(self) -> Value {
-        match self.leaf {
-            Some(v) => v,
-            None => Value::from(
-                self.children
-                    .into_iter()
-                    .map(|(k, v)| (k.to_string(), v.into_value()))
-                    .collect::<BTreeMap<String, Value>>(),
-            ),
-        }
+/// One level of facts: a map with static keys, looked up without allocating.
+#[derive(Debug)]
+struct FactMap {
+    keys: Vec<&'static str>,
+    values: Vec<Value>,
+}
+
+impl minijinja::value::Object for FactMap {
+    fn get_value(self: &std::sync::Arc<Self>, key: &Value) -> Option<Value> {
+        key.as_str().and_then(|k| self.get_value_by_str(k))
+    }
+
+    fn get_value_by_str(self: &std::sync::Arc<Self>, key: &str) -> Option<Value> {
+        self.keys
+            .iter()
+            .position(|k| *k == key)
+            .map(|i| self.values[i].clone())
+    }
+
+    fn enumerate(self: &std::sync::Arc<Self>) -> minijinja::value::Enumerator {
+        minijinja::value::Enumerator::Values(self.keys.iter().map(|k| Value::from(*k)).collect())
     }
 }
 
@@ -405,17 +440,14 @@ pub fn request(env: &Env<'_>, req: &Document<RequestSpec>, change: &Change) -> V
     common(env, change, &mut m);
     let spec = &req.spec;
     let at_hour = env.at.hour_index();
-    let (hours, sized) = env
-        .ledger
-        .sizes
-        .get(req.name())
-        .cloned()
-        .unwrap_or_else(|| {
-            (
-                Hours::of_request(spec),
-                capacity::size(spec, capacity::pool_of(env.head, spec)),
-            )
-        });
+    let computed;
+    let (hours, sized) = match env.ledger.size(req.name()) {
+        Some((h, s)) => (*h, s),
+        None => {
+            computed = capacity::size(spec, capacity::pool_of(env.head, spec));
+            (Hours::of_request(spec), &computed)
+        }
+    };
     let bounded = hours.bounded(at_hour);
     m.set("request.name", req.name().to_string());
     m.set("request.team", spec.team.value.clone());
@@ -530,13 +562,14 @@ pub fn request(env: &Env<'_>, req: &Document<RequestSpec>, change: &Change) -> V
             .unwrap_or_default(),
     );
     let pool = capacity::pool_of(env.head, spec);
+    let provided_here: Vec<crate::gpu::resources::Provided> = pool
+        .map(|(p, c)| crate::gpu::resources::provided(p, c.mig_strategy.value))
+        .unwrap_or_default();
     let eq_of = |resource: &str| -> f64 {
-        pool.map(|(p, c)| crate::gpu::resources::provided(p, c.mig_strategy.value))
-            .and_then(|prov| {
-                prov.iter()
-                    .find(|x| x.resource == resource)
-                    .map(|x| x.gpu_equivalent)
-            })
+        provided_here
+            .iter()
+            .find(|x| x.resource == resource)
+            .map(|x| x.gpu_equivalent)
             .unwrap_or(1.0)
     };
     m.set(
@@ -544,11 +577,9 @@ pub fn request(env: &Env<'_>, req: &Document<RequestSpec>, change: &Change) -> V
         round(quota.iter().map(|(r, n)| *n as f64 * eq_of(r)).sum()),
     );
     m.set("team.quota", map_value(quota.clone()));
-    let key = (spec.team.value.clone(), spec.cluster.value.clone());
     let peak = env
         .ledger
-        .team_gpus
-        .get(&key)
+        .team_gpus(&spec.team.value, &spec.cluster.value)
         .map(|t| t.peak(hours))
         .unwrap_or(sized.gpus);
     m.set("team.peak_gpus", round(peak));
@@ -558,12 +589,7 @@ pub fn request(env: &Env<'_>, req: &Document<RequestSpec>, change: &Change) -> V
     for (resource, units) in &sized.units {
         let held = env
             .ledger
-            .team_units
-            .get(&(
-                spec.team.value.clone(),
-                spec.cluster.value.clone(),
-                resource.clone(),
-            ))
+            .team_units(&spec.team.value, &spec.cluster.value, resource)
             .map(|t| t.peak(hours))
             .unwrap_or(*units as f64);
         let ceiling = quota.get(resource).copied().unwrap_or(0) as f64;
@@ -583,11 +609,9 @@ pub fn request(env: &Env<'_>, req: &Document<RequestSpec>, change: &Change) -> V
     match pool {
         Some((p, c)) => {
             pool_facts(p, c, &mut m);
-            let pool_key = (spec.cluster.value.clone(), spec.pool.value.clone());
             let committed = env
                 .ledger
-                .pool_gpus
-                .get(&pool_key)
+                .pool_gpus(&spec.cluster.value, &spec.pool.value)
                 .map(|t| t.peak(hours))
                 .unwrap_or(sized.gpus);
             m.set("pool.committed_gpus", round(committed));
@@ -595,11 +619,10 @@ pub fn request(env: &Env<'_>, req: &Document<RequestSpec>, change: &Change) -> V
             let mut worst = capacity::Overcommit::default();
             let mut shortfall_gpus: f64 = 0.0;
             for resource in sized.units.keys() {
-                let Some(line) = env.ledger.pool_units.get(&(
-                    spec.cluster.value.clone(),
-                    spec.pool.value.clone(),
-                    resource.clone(),
-                )) else {
+                let Some(line) =
+                    env.ledger
+                        .pool_units(&spec.cluster.value, &spec.pool.value, resource)
+                else {
                     continue;
                 };
                 let cap = caps.get(resource).copied().unwrap_or(0.0);
@@ -801,7 +824,7 @@ pub fn reservation(env: &Env<'_>, res: &Document<ReservationSpec>, change: &Chan
         "pool.shortfall_gpus",
         "pool.first_overcommit",
     ] {
-        m.0.remove(p);
+        m.remove(p);
     }
     m.into_value()
 }

@@ -115,9 +115,15 @@ pub struct CheckInput<'a> {
     pub head: &'a Repo,
     /// The base revision's documents, when checking a change.
     pub base: Option<&'a Repo>,
+    /// Files of the head identical in the base: their documents are unchanged
+    /// (and the base may leave out its copies of them).
+    pub same_files: &'a std::collections::HashSet<crate::diag::FileId>,
     pub at: Timestamp,
     /// The built-in pack, parsed, used when the judging revision has no policy.
     pub default_pack: &'a Document<PolicySpec>,
+    /// Record every condition evaluated with the facts it read (for `explain`
+    /// and the comment's details); off, tiers stop at the first that holds.
+    pub trace: bool,
 }
 
 /// The result of a check.
@@ -155,7 +161,7 @@ pub fn check(input: &CheckInput<'_>) -> CheckResult {
         (repo_policies, PolicySource::Repository { names })
     };
     let config = judge.config_spec();
-    let env = compile::environment();
+    let env = compile::environment_with_messages(&policies);
     let compiled = compile::compile(&env, &policies, &mut diagnostics);
     roles_without_members(&compiled, &config, &policies, &mut diagnostics);
 
@@ -169,13 +175,13 @@ pub fn check(input: &CheckInput<'_>) -> CheckResult {
     };
 
     let changes: Vec<Changed> = match input.base {
-        Some(base) => change::diff(base, input.head),
+        Some(base) => change::diff(base, input.head, input.same_files),
         None => everything(input.head),
     };
 
     let evaluated_and_diags: Vec<(Evaluated, Vec<Diagnostic>)> = changes
         .par_iter()
-        .filter_map(|c| evaluate_one(&env, &compiled, &fenv, c))
+        .filter_map(|c| evaluate_one(&env, &compiled, &fenv, c, input.trace))
         .collect();
     let mut evaluated = Vec::with_capacity(evaluated_and_diags.len());
     for (e, d) in evaluated_and_diags {
@@ -215,6 +221,7 @@ fn evaluate_one(
     compiled: &compile::Compiled<'_>,
     fenv: &facts::Env<'_>,
     c: &Changed,
+    trace: bool,
 ) -> Option<(Evaluated, Vec<Diagnostic>)> {
     let mut diags = Vec::new();
     let head = fenv.head;
@@ -295,7 +302,15 @@ fn evaluate_one(
         config: fenv.config,
         team_leads: leads,
     };
-    let decision = eval::evaluate(env, compiled, subject, facts_value, &roles, &mut diags);
+    let decision = eval::evaluate(
+        env,
+        compiled,
+        subject,
+        facts_value,
+        &roles,
+        trace,
+        &mut diags,
+    );
     Some((
         Evaluated {
             subject,

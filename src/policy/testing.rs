@@ -279,11 +279,14 @@ fn judge(
     at: Timestamp,
     pack: &crate::model::Document<crate::model::PolicySpec>,
 ) -> (CheckResult, Vec<Diagnostic>, i32) {
+    let none = std::collections::HashSet::new();
     let result = super::check(&CheckInput {
         head: &head.repo,
         base,
+        same_files: &none,
         at,
         default_pack: pack,
+        trace: false,
     });
     let mut diags = head.diagnostics.clone();
     diags.extend(result.diagnostics.iter().cloned());

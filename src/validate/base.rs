@@ -23,18 +23,28 @@ pub struct Base {
     pub commit: String,
     /// Files read from git (the others were identical to the working tree).
     pub files_read: usize,
+    /// Working-tree files identical in the base. Their requests, reservations
+    /// and price catalogs are not copied into `repo`: they are unchanged.
+    pub same_files: HashSet<FileId>,
 }
 
 /// Loads the base revision `rev` of the repository at `root`, sharing the
 /// working tree's documents for files the change did not touch. Files read from
 /// git are added to `head.sources`, marked with the revision.
 pub fn load_base(head: &mut Outcome, root: &Path, rev: &str) -> Result<Base, GitError> {
-    let known: BTreeMap<String, git2::Oid> = head
-        .sources
-        .files()
-        .filter(|(_, f)| f.kind == SourceKind::WorkTree)
-        .filter_map(|(_, f)| Some((f.path.clone(), git::blob_id(f.text.as_bytes())?)))
-        .collect();
+    let known: BTreeMap<String, git2::Oid> = {
+        use rayon::prelude::*;
+        let files: Vec<_> = head
+            .sources
+            .files()
+            .filter(|(_, f)| f.kind == SourceKind::WorkTree)
+            .map(|(_, f)| f)
+            .collect();
+        files
+            .par_iter()
+            .filter_map(|f| Some((f.path.clone(), git::blob_id(f.text.as_bytes())?)))
+            .collect()
+    };
     let revision = git::read_revision(root, rev, &known)?;
     let unchanged: HashSet<FileId> = {
         let paths: HashSet<&str> = revision.unchanged.iter().map(String::as_str).collect();
@@ -67,10 +77,13 @@ pub fn load_base(head: &mut Outcome, root: &Path, rev: &str) -> Result<Base, Git
         rev: rev.to_string(),
         commit: revision.commit,
         files_read,
+        same_files: unchanged,
     })
 }
 
-/// Copies of a repository's documents that sit in the given files.
+/// Copies of a repository's documents that sit in the given files, less the
+/// requests and reservations (numerous, and only needed in the base where
+/// they changed).
 fn documents_in(repo: &Repo, files: &HashSet<FileId>) -> Vec<TypedDoc> {
     let keep = |f: FileId| files.contains(&f);
     let mut out = Vec::new();
@@ -92,25 +105,11 @@ fn documents_in(repo: &Repo, files: &HashSet<FileId>) -> Vec<TypedDoc> {
             .map(TypedDoc::Cluster),
     );
     out.extend(
-        repo.requests
-            .values()
-            .filter(|d| keep(d.origin.file))
-            .cloned()
-            .map(TypedDoc::CapacityRequest),
-    );
-    out.extend(
         repo.priority_classes
             .values()
             .filter(|d| keep(d.origin.file))
             .cloned()
             .map(TypedDoc::PriorityClass),
-    );
-    out.extend(
-        repo.reservations
-            .values()
-            .filter(|d| keep(d.origin.file))
-            .cloned()
-            .map(TypedDoc::Reservation),
     );
     out.extend(
         repo.policies
