@@ -9,6 +9,7 @@
 
 pub mod cli;
 pub mod diag;
+pub mod forecast;
 pub mod gpu;
 pub mod load;
 pub mod model;

@@ -6,6 +6,7 @@
 
 mod check;
 pub mod exit;
+mod forecast;
 mod info;
 mod validate;
 
@@ -97,8 +98,11 @@ pub enum Command {
         #[arg(default_value = ".")]
         path: PathBuf,
     },
-    /// Not implemented yet: demand forecasts.
-    Forecast(Unimplemented),
+    /// Demand forecasts of the repository's pools, or `forecast backtest` on a CSV.
+    Forecast {
+        #[command(subcommand)]
+        action: Option<ForecastAction>,
+    },
     /// Not implemented yet: cost and utilization report.
     Report(Unimplemented),
     /// Not implemented yet: render manifests.
@@ -111,6 +115,12 @@ pub enum Command {
     Drift(Unimplemented),
     /// Not implemented yet: list a node's GPUs through NVML.
     Inventory(Unimplemented),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ForecastAction {
+    /// Rolling-origin evaluation of the forecaster on a CSV of hourly series.
+    Backtest(forecast::BacktestArgs),
 }
 
 /// Arguments of a command that is not built yet (accepted so the error is precise).
@@ -194,7 +204,10 @@ pub fn run(args: Vec<OsString>, io: &mut Io<'_>) -> i32 {
             at,
         } => check::explain(&cli, name, path, base.as_deref(), at.as_deref(), io),
         Command::Test { path } => info::test(&cli, path, io),
-        Command::Forecast(_) => unimplemented("forecast", io),
+        Command::Forecast { action } => match action {
+            Some(ForecastAction::Backtest(a)) => forecast::backtest(a, io),
+            None => unimplemented("forecast", io),
+        },
         Command::Report(_) => unimplemented("report", io),
         Command::Render(_) => unimplemented("render", io),
         Command::Plan(_) => unimplemented("plan", io),
@@ -217,4 +230,21 @@ fn unimplemented(name: &str, io: &mut Io<'_>) -> std::io::Result<i32> {
         "error: `capops {name}` is not implemented yet\n  help: see the README's \"Status\" section for what works today"
     )?;
     Ok(exit::INVALID)
+}
+
+/// Writes a file whole or not at all: to a temporary file beside it, then renamed.
+pub fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(std::path::Path::new("."));
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = dir.join(format!(".{name}.capops-{}", std::process::id()));
+    std::fs::write(&tmp, bytes)?;
+    std::fs::rename(&tmp, path).inspect_err(|_| {
+        let _ = std::fs::remove_file(&tmp);
+    })
 }
