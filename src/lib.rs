@@ -8,6 +8,7 @@
 //! `load`'s file reading, `report` and `cli` is pure: no I/O, no clock.
 
 pub mod cli;
+pub mod cost;
 pub mod diag;
 pub mod forecast;
 pub mod gpu;

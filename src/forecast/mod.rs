@@ -18,6 +18,7 @@
 //! means ([`long`]).
 
 pub mod backtest;
+pub mod demand;
 pub mod models;
 pub mod optimize;
 

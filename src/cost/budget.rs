@@ -1,0 +1,184 @@
+//! Monthly spend projections against team budgets, with alerts.
+//!
+//! A team's spend in a calendar month (UTC) is the GPU-hours allocated to it
+//! in each pool times the pool's blended price. Hours up to its last usage
+//! sample are measured; later hours are its allocation forecast (P50), plus
+//! the requests that start after the measurements end (their GPUs are not in
+//! the measured level yet), minus the requests running when they ended, from
+//! the hour each of those ends (their GPUs are). In a pool where the team has
+//! no usage history, its requests alone make the projection. Alerts fire at
+//! the Config's budget levels (default 80%, 100%, 120%): a month's alert is
+//! the highest level its spend reaches.
+
+use super::{Analysis, BUDGET_MONTHS, prices};
+use crate::model::capacity::{self, Hours};
+use crate::model::*;
+use rust_decimal::Decimal;
+
+/// A team's projected spend in one month.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MonthSpend {
+    pub year: i16,
+    pub month: i8,
+    /// Hours `[start, end)` of the month.
+    pub start: i64,
+    pub end: i64,
+    pub spend: Decimal,
+    /// The part of `spend` from measured hours.
+    pub measured: Decimal,
+    pub budget: Option<Decimal>,
+    /// `spend / budget`.
+    pub share: Option<f64>,
+    /// The highest alert level reached (`0.8`, `1.0`, `1.2`).
+    pub alert: Option<Decimal>,
+    /// A pool the team uses or asks for has no price; its GPUs are left out.
+    pub unpriced: bool,
+}
+
+impl MonthSpend {
+    /// `2026-11`.
+    pub fn label(&self) -> String {
+        format!("{:04}-{:02}", self.year, self.month)
+    }
+}
+
+/// Hour index of the first hour of the month `k` months after the month of `at`.
+pub fn month_start_hour(at: Timestamp, k: i32) -> i64 {
+    let d = at.date();
+    let total = d.year() as i32 * 12 + (d.month() as i32 - 1) + k;
+    let (year, month) = (total.div_euclid(12), total.rem_euclid(12) + 1);
+    let first = jiff::civil::date(year as i16, month as i8, 1);
+    let ts = jiff::tz::TimeZone::UTC
+        .to_timestamp(first.to_datetime(jiff::civil::Time::midnight()))
+        .expect("a month within jiff's range");
+    ts.as_second().div_euclid(3600)
+}
+
+fn overlap(a: (i64, i64), b: (i64, i64)) -> i64 {
+    (a.1.min(b.1) - a.0.max(b.0)).max(0)
+}
+
+/// Projects a team's spend for [`BUDGET_MONTHS`] months from the month of `at`.
+pub fn project(a: &Analysis<'_>, team: &str) -> Vec<MonthSpend> {
+    let budget = a
+        .repo
+        .teams
+        .get(team)
+        .and_then(|t| t.spec.monthly_budget.as_ref())
+        .map(|b| b.value.0);
+    let levels: Vec<Decimal> = a
+        .config
+        .thresholds
+        .budget_alerts
+        .iter()
+        .map(|r| r.0)
+        .collect();
+    let mut months: Vec<MonthSpend> = (0..BUDGET_MONTHS as i32)
+        .map(|k| {
+            let start = month_start_hour(a.at, k);
+            let end = month_start_hour(a.at, k + 1);
+            let d = jiff::Timestamp::from_second(start * 3600)
+                .map(|t| jiff::tz::TimeZone::UTC.to_datetime(t).date())
+                .unwrap_or_default();
+            MonthSpend {
+                year: d.year(),
+                month: d.month(),
+                start,
+                end,
+                spend: Decimal::ZERO,
+                measured: Decimal::ZERO,
+                budget,
+                share: None,
+                alert: None,
+                unpriced: false,
+            }
+        })
+        .collect();
+    // The pools the team has usage in or asks for.
+    let mut pools: Vec<(String, String)> = a
+        .team_series
+        .get(team)
+        .map(|v| {
+            v.iter()
+                .map(|s| (s.cluster.clone(), s.pool.clone()))
+                .collect()
+        })
+        .unwrap_or_default();
+    let requests: Vec<&Document<RequestSpec>> = a
+        .repo
+        .requests
+        .values()
+        .filter(|r| r.spec.team.value == team)
+        .collect();
+    for r in &requests {
+        let key = (r.spec.cluster.value.clone(), r.spec.pool.value.clone());
+        if !pools.contains(&key) {
+            pools.push(key);
+        }
+    }
+    for (cluster, pool) in pools {
+        let entry = a.pool(&cluster, &pool);
+        let Some(price) = entry.and_then(|e| e.price.blended) else {
+            for m in &mut months {
+                m.unpriced = true;
+            }
+            continue;
+        };
+        let sized: Vec<(Hours, f64)> = requests
+            .iter()
+            .filter(|r| r.spec.cluster.value == cluster && r.spec.pool.value == pool)
+            .map(|r| {
+                let gpus = capacity::size(&r.spec, entry.map(|e| (e.pool, &e.cluster.spec))).gpus;
+                (Hours::of_request(&r.spec), gpus)
+            })
+            .collect();
+        let series = a
+            .team_series
+            .get(team)
+            .and_then(|v| v.iter().find(|s| s.cluster == cluster && s.pool == pool));
+        let outlook = series.and_then(|s| a.team_outlook(s));
+        for m in &mut months {
+            let month = (m.start, m.end);
+            let (mut measured, mut total) = (0.0, 0.0);
+            match outlook {
+                Some(o) => {
+                    let e = o.forecast_start;
+                    for h in m.start..m.end {
+                        if let Some(q) = o.at(h) {
+                            total += q.p50;
+                            if q.measured {
+                                measured += q.p50;
+                            }
+                        }
+                    }
+                    let future = (e.max(m.start), m.end);
+                    for (w, gpus) in &sized {
+                        if w.start >= e {
+                            total += gpus * overlap((w.start, w.end), future) as f64;
+                        } else if w.end > e && w.end != i64::MAX {
+                            total -= gpus * overlap((w.end, i64::MAX), future) as f64;
+                        }
+                    }
+                }
+                None => {
+                    for (w, gpus) in &sized {
+                        let hours = overlap((w.start, w.end), month);
+                        total += gpus * hours as f64;
+                    }
+                }
+            }
+            m.spend += prices::decimal(total.max(0.0)) * price;
+            m.measured += prices::decimal(measured) * price;
+        }
+    }
+    for m in &mut months {
+        m.spend = m.spend.round_dp(2);
+        m.measured = m.measured.round_dp(2);
+        if let Some(b) = budget.filter(|b| !b.is_zero()) {
+            let share = m.spend / b;
+            m.share = Some(prices::float(share));
+            m.alert = levels.iter().copied().filter(|l| share >= *l).max();
+        }
+    }
+    months
+}

@@ -1,0 +1,267 @@
+//! Prices: what a GPU-hour costs in a pool and under a reservation.
+//!
+//! The PriceCatalog gives instance-hour prices per provider, region and
+//! instance type; a GPU-hour is the instance price over the GPUs in one
+//! instance. A pool's nodes are bought three ways (reserved, on-demand,
+//! spot); its blended GPU-hour price weighs the three by node count. Reserved
+//! nodes cost what the reservations that cover the pool cost (their total
+//! over their GPU-hours, upfront fees included); without one, the catalog's
+//! 1-year price, else its capacity-block price, else on-demand. Every amount
+//! is a `Decimal`.
+
+use crate::model::*;
+use rust_decimal::Decimal;
+
+/// Hours in an average month (8,760 / 12), for monthly figures.
+pub const HOURS_PER_MONTH: i64 = 730;
+
+/// Prices of one GPU for one hour, from a catalog entry.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GpuHour {
+    pub on_demand: Decimal,
+    pub spot: Option<Decimal>,
+    pub reserved1y: Option<Decimal>,
+    pub reserved3y: Option<Decimal>,
+    pub capacity_block: Option<Decimal>,
+    /// The catalog entry's source.
+    pub source: String,
+}
+
+impl GpuHour {
+    pub fn from_entry(e: &PriceEntry) -> GpuHour {
+        let per = Decimal::from(e.gpus_per_instance.value.0.max(1));
+        let gpu = |m: &Spanned<Money>| m.value.0 / per;
+        GpuHour {
+            on_demand: gpu(&e.on_demand),
+            spot: e.spot.as_ref().map(gpu),
+            reserved1y: e.reserved1y.as_ref().map(gpu),
+            reserved3y: e.reserved3y.as_ref().map(gpu),
+            capacity_block: e.capacity_block.as_ref().map(gpu),
+            source: e.source.value.clone(),
+        }
+    }
+}
+
+/// The catalog entry for an instance type: same provider and instance type,
+/// and the same region when one is given.
+pub fn entry<'r>(
+    repo: &'r Repo,
+    provider: Provider,
+    region: Option<&str>,
+    instance_type: &str,
+) -> Option<&'r PriceEntry> {
+    repo.catalogs
+        .values()
+        .flat_map(|c| &c.spec.prices)
+        .find(|e| {
+            e.provider.value == provider
+                && e.instance_type.value == instance_type
+                && region.is_none_or(|r| e.region.value == r)
+        })
+}
+
+/// What a pool's GPU-hour costs.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PoolPrice {
+    /// Catalog prices of the pool's instance type (None: not in any catalog).
+    pub catalog: Option<GpuHour>,
+    /// A reserved GPU-hour, and where that figure comes from.
+    pub reserved: Option<(Decimal, String)>,
+    /// Weighted by the purchase mix; None when the pool has no price.
+    pub blended: Option<Decimal>,
+    pub reserved_nodes: u32,
+    pub on_demand_nodes: u32,
+    pub spot_nodes: u32,
+}
+
+/// Prices a pool.
+pub fn pool(repo: &Repo, cluster: &Document<ClusterSpec>, pool: &NodePool) -> PoolPrice {
+    let c = &cluster.spec;
+    let catalog = pool
+        .instance_type
+        .as_ref()
+        .and_then(|t| {
+            entry(
+                repo,
+                c.provider.value,
+                c.region.as_ref().map(|r| r.value.as_str()),
+                &t.value,
+            )
+        })
+        .map(GpuHour::from_entry);
+    let (reserved_nodes, on_demand_nodes, spot_nodes) = match &pool.purchase {
+        Some(p) => (p.value.reserved.0, p.value.on_demand.0, p.value.spot.0),
+        None => (0, pool.nodes.value.0, 0),
+    };
+    // Reservations covering the pool: their cost over their GPU-hours.
+    let mut cost = Decimal::ZERO;
+    let mut gpu_hours = Decimal::ZERO;
+    let mut names = Vec::new();
+    for r in repo.reservations.values() {
+        let s = &r.spec;
+        if s.covers.cluster.value != cluster.name()
+            || s.covers.pool.value != pool.name.value.as_str()
+        {
+            continue;
+        }
+        let Some(rc) = reservation(repo, s) else {
+            continue;
+        };
+        if rc.gpu_hours.is_zero() {
+            continue;
+        }
+        cost += rc.total;
+        gpu_hours += rc.gpu_hours;
+        names.push(r.name().to_string());
+    }
+    let reserved = if !gpu_hours.is_zero() {
+        Some((
+            cost / gpu_hours,
+            format!("reservations {}", names.join(", ")),
+        ))
+    } else {
+        catalog.as_ref().and_then(|g| {
+            g.reserved1y
+                .map(|p| (p, "catalog 1-year price".to_string()))
+                .or_else(|| {
+                    g.capacity_block
+                        .map(|p| (p, "catalog capacity-block price".to_string()))
+                })
+                .or_else(|| {
+                    Some((
+                        g.on_demand,
+                        "catalog on-demand price (no committed price)".to_string(),
+                    ))
+                })
+        })
+    };
+    let blended = catalog.as_ref().map(|g| {
+        let nodes = reserved_nodes + on_demand_nodes + spot_nodes;
+        if nodes == 0 {
+            return g.on_demand;
+        }
+        let r = reserved.as_ref().map(|r| r.0).unwrap_or(g.on_demand);
+        let spot = g.spot.unwrap_or(g.on_demand);
+        let sum = Decimal::from(reserved_nodes) * r
+            + Decimal::from(on_demand_nodes) * g.on_demand
+            + Decimal::from(spot_nodes) * spot;
+        sum / Decimal::from(nodes)
+    });
+    PoolPrice {
+        catalog,
+        reserved,
+        blended,
+        reserved_nodes,
+        on_demand_nodes,
+        spot_nodes,
+    }
+}
+
+/// What a reservation costs.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ReservationCost {
+    /// Price per instance-hour.
+    pub hourly: Decimal,
+    /// Where the price comes from: `reservation` or the catalog column.
+    pub price_source: &'static str,
+    pub gpus: u32,
+    pub hours: i64,
+    pub gpu_hours: Decimal,
+    /// Instances times hours times the hourly price, plus the upfront fee.
+    pub total: Decimal,
+    /// `total` over the GPU-hours.
+    pub per_gpu_hour: Decimal,
+}
+
+/// Costs a reservation; None when neither it nor the catalog has a price.
+pub fn reservation(repo: &Repo, s: &ReservationSpec) -> Option<ReservationCost> {
+    let (hourly, price_source) = match &s.hourly_price {
+        Some(p) => (p.value.0, "reservation"),
+        None => {
+            let e = entry(
+                repo,
+                s.provider.value,
+                Some(&s.region.value),
+                &s.instance_type.value,
+            )?;
+            let committed = match s.kind.value {
+                ReservationType::AwsCapacityBlock => e
+                    .capacity_block
+                    .as_ref()
+                    .map(|p| (p, "catalog capacity-block price")),
+                ReservationType::GcpCommitment => match s.commitment_plan.as_ref().map(|p| p.value)
+                {
+                    Some(CommitmentPlan::ThirtySixMonth) => {
+                        e.reserved3y.as_ref().map(|p| (p, "catalog 3-year price"))
+                    }
+                    _ => e.reserved1y.as_ref().map(|p| (p, "catalog 1-year price")),
+                },
+                // Capacity reservations bill at the on-demand rate.
+                _ => None,
+            };
+            let (p, src) = committed.unwrap_or((&e.on_demand, "catalog on-demand price"));
+            (p.value.0, src)
+        }
+    };
+    let gpus = reservation_gpus(repo, s);
+    let hours = s.term.hours();
+    let upfront = s
+        .upfront_fee
+        .as_ref()
+        .map(|u| u.value.0)
+        .unwrap_or_default();
+    let total = Decimal::from(s.count.value.0) * Decimal::from(hours) * hourly + upfront;
+    let gpu_hours = Decimal::from(gpus) * Decimal::from(hours);
+    let per_gpu_hour = if gpu_hours.is_zero() {
+        Decimal::ZERO
+    } else {
+        total / gpu_hours
+    };
+    Some(ReservationCost {
+        hourly,
+        price_source,
+        gpus,
+        hours,
+        gpu_hours,
+        total,
+        per_gpu_hour,
+    })
+}
+
+/// GPUs a reservation holds: instances times the GPUs of one instance (the
+/// covered pool's GPUs per node when its instance type matches, else the
+/// catalog's GPUs per instance, else 8).
+pub fn reservation_gpus(repo: &Repo, s: &ReservationSpec) -> u32 {
+    let per = repo
+        .pool(&s.covers.cluster.value, &s.covers.pool.value)
+        .filter(|p| {
+            p.instance_type
+                .as_ref()
+                .is_none_or(|t| t.value == s.instance_type.value)
+        })
+        .map(|p| p.gpus_per_node.value.0)
+        .or_else(|| {
+            repo.catalogs
+                .values()
+                .flat_map(|c| &c.spec.prices)
+                .find_map(|e| {
+                    (e.instance_type.value == s.instance_type.value)
+                        .then_some(e.gpus_per_instance.value.0)
+                })
+        })
+        .unwrap_or(8);
+    s.count.value.0 * per
+}
+
+/// A float quantity (GPU-hours, a share) as a decimal, to eight places: fine
+/// enough that a share of a multi-million commitment is right to the cent.
+pub fn decimal(x: f64) -> Decimal {
+    Decimal::from_f64_retain(x)
+        .map(|d| d.round_dp(8))
+        .unwrap_or_default()
+}
+
+/// A decimal as a float, for policy facts and charts.
+pub fn float(d: Decimal) -> f64 {
+    rust_decimal::prelude::ToPrimitive::to_f64(&d).unwrap_or(0.0)
+}

@@ -1,0 +1,206 @@
+//! Reservations against forecast demand: expected utilization, stranded
+//! spend and shortfall.
+//!
+//! Over the term, demand fills reserved capacity first (it is paid for
+//! whether used or not), then on-demand and spot nodes. Where several
+//! reservations cover the same pool at the same hour, the demand they serve
+//! is split in proportion to their GPUs. Past hours use the measured demand;
+//! later hours the forecast: P50 gives the expected stranded spend (idle
+//! reserved GPU-hours times the reservation's price per GPU-hour, upfront fees
+//! included), P10 the risk (demand that low leaves more idle). Hours before
+//! the first measurement count at the utilization of the hours that are known.
+//! A shortfall hour is one where P90 demand exceeds everything the pool has:
+//! reserved, on-demand and spot nodes.
+
+use super::prices::{self, ReservationCost};
+use crate::forecast::demand::Outlook;
+use crate::model::*;
+use rust_decimal::Decimal;
+
+/// A reservation held up against the demand of the pool it covers.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ReservationOutlook {
+    pub name: String,
+    pub cluster: String,
+    pub pool: String,
+    pub cost: ReservationCost,
+    /// GPUs the pool has (reserved, on-demand and spot nodes).
+    pub pool_gpus: f64,
+    /// Share of the reserved GPU-hours used, at P50 and at P10 demand.
+    pub utilization_p50: f64,
+    pub utilization_p10: f64,
+    /// Idle reserved GPU-hours times the price, at P50 and at P10 demand.
+    pub stranded_p50: Decimal,
+    pub stranded_p10: Decimal,
+    /// `stranded_p50` over the reservation's total cost.
+    pub stranded_share: f64,
+    /// Mean demand over the term (P50), in GPUs.
+    pub mean_demand_p50: f64,
+    /// Hours of the term where P90 demand exceeds the pool's GPUs.
+    pub shortfall_hours: u32,
+    /// The most GPUs short at such an hour.
+    pub shortfall_gpus: f64,
+    /// The first such hour (hour index).
+    pub first_shortfall: Option<i64>,
+    pub hours_measured: usize,
+    pub hours_forecast: usize,
+    pub hours_unknown: usize,
+    /// How the demand was forecast.
+    pub method: String,
+    /// The most instances whose expected stranded share stays within
+    /// `threshold` (as the other reservations on the pool stand).
+    pub suggested_count: u32,
+}
+
+/// Analyses a reservation; `None` when it has no price, or its pool no
+/// demand outlook. `threshold` is the stranded share the suggested size keeps to.
+pub fn analyze(
+    repo: &Repo,
+    name: &str,
+    outlook: Option<&Outlook>,
+    threshold: f64,
+) -> Option<ReservationOutlook> {
+    let doc = repo.reservations.get(name)?;
+    let s = &doc.spec;
+    let cost = prices::reservation(repo, s)?;
+    let outlook = outlook?;
+    let pool_gpus = repo
+        .clusters
+        .get(&s.covers.cluster.value)
+        .and_then(|c| {
+            let p = c
+                .spec
+                .node_pools
+                .iter()
+                .find(|p| p.name.value.as_str() == s.covers.pool.value)?;
+            Some(crate::model::capacity::pool_gpus(p) as f64)
+        })
+        .unwrap_or(0.0);
+    // Other reservations on the same pool share the demand.
+    let others: Vec<(i64, i64, f64)> = repo
+        .reservations
+        .values()
+        .filter(|r| {
+            r.name() != name
+                && r.spec.covers.cluster.value == s.covers.cluster.value
+                && r.spec.covers.pool.value == s.covers.pool.value
+        })
+        .map(|r| {
+            let (a, b) = term_hours(&r.spec.term);
+            (a, b, prices::reservation_gpus(repo, &r.spec) as f64)
+        })
+        .collect();
+    let (start, end) = term_hours(&s.term);
+    let gpus = cost.gpus as f64;
+    let (mut served50, mut served10, mut known) = (0.0, 0.0, 0usize);
+    let mut out = ReservationOutlook {
+        name: name.to_string(),
+        cluster: s.covers.cluster.value.clone(),
+        pool: s.covers.pool.value.clone(),
+        cost: cost.clone(),
+        pool_gpus,
+        utilization_p50: 0.0,
+        utilization_p10: 0.0,
+        stranded_p50: Decimal::ZERO,
+        stranded_p10: Decimal::ZERO,
+        stranded_share: 0.0,
+        mean_demand_p50: 0.0,
+        shortfall_hours: 0,
+        shortfall_gpus: 0.0,
+        first_shortfall: None,
+        hours_measured: 0,
+        hours_forecast: 0,
+        hours_unknown: 0,
+        method: outlook.forecast.method.clone(),
+        suggested_count: 0,
+    };
+    // Demand left for this reservation at each known hour (P50), after the others' share.
+    let mut left: Vec<f64> = Vec::new();
+    let mut demand_sum = 0.0;
+    for h in start..end {
+        let Some(q) = outlook.at(h) else {
+            out.hours_unknown += 1;
+            continue;
+        };
+        known += 1;
+        if q.measured {
+            out.hours_measured += 1;
+        } else {
+            out.hours_forecast += 1;
+        }
+        demand_sum += q.p50;
+        let reserved_here = gpus
+            + others
+                .iter()
+                .filter(|(a, b, _)| *a <= h && h < *b)
+                .map(|o| o.2)
+                .sum::<f64>();
+        let share = if reserved_here > 0.0 {
+            gpus / reserved_here
+        } else {
+            0.0
+        };
+        served50 += q.p50.min(reserved_here) * share;
+        left.push(q.p50 * share);
+        served10 += q.p10.min(reserved_here) * share;
+        if pool_gpus > 0.0 && q.p90 > pool_gpus + 1e-9 {
+            out.shortfall_hours += 1;
+            out.shortfall_gpus = out.shortfall_gpus.max(q.p90 - pool_gpus);
+            out.first_shortfall.get_or_insert(h);
+        }
+    }
+    if known > 0 && gpus > 0.0 {
+        out.utilization_p50 = served50 / (gpus * known as f64);
+        out.utilization_p10 = served10 / (gpus * known as f64);
+        out.mean_demand_p50 = demand_sum / known as f64;
+    }
+    let idle_cost = |utilization: f64| -> Decimal {
+        (cost.total * prices::decimal(1.0 - utilization)).round_dp(2)
+    };
+    out.stranded_p50 = idle_cost(out.utilization_p50);
+    out.stranded_p10 = idle_cost(out.utilization_p10);
+    out.suggested_count = suggest(
+        &left,
+        gpus / f64::from(s.count.value.0.max(1)),
+        s.count.value.0,
+        threshold,
+    );
+    out.stranded_share = if cost.total.is_zero() {
+        0.0
+    } else {
+        prices::float(out.stranded_p50 / cost.total)
+    };
+    Some(out)
+}
+
+/// The most instances (up to `count`) of `per` GPUs whose idle share, over
+/// the demand `left` for them, stays within `threshold`. Idle share grows with
+/// the count, so a binary search finds it.
+fn suggest(left: &[f64], per: f64, count: u32, threshold: f64) -> u32 {
+    if left.is_empty() || per <= 0.0 {
+        return count;
+    }
+    let idle_share = |k: u32| -> f64 {
+        let cap = k as f64 * per;
+        let served: f64 = left.iter().map(|d| d.min(cap)).sum();
+        1.0 - served / (cap * left.len() as f64)
+    };
+    let (mut lo, mut hi) = (0u32, count);
+    while lo < hi {
+        let mid = (lo + hi).div_ceil(2);
+        if idle_share(mid) <= threshold + 1e-9 {
+            lo = mid;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    lo
+}
+
+/// A term as hours `[start, end)`.
+pub fn term_hours(term: &Window) -> (i64, i64) {
+    (
+        term.start.value.as_second().div_euclid(3600),
+        (term.end.value.as_second() + 3599).div_euclid(3600),
+    )
+}

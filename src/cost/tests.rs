@@ -1,0 +1,388 @@
+use super::*;
+use crate::load::{Content, Input};
+use rust_decimal::Decimal;
+
+/// A validated repository from files (path, text); panics on errors.
+fn repo_of(files: &[(&str, String)]) -> Repo {
+    let inputs = files
+        .iter()
+        .map(|(p, t)| Input {
+            path: p.to_string(),
+            content: Content::Bytes(t.as_bytes().to_vec()),
+        })
+        .collect();
+    let out = crate::validate::validate(crate::load::load(inputs));
+    let errors: Vec<_> = out.diagnostics.iter().filter(|d| d.is_error()).collect();
+    assert!(errors.is_empty(), "{errors:#?}");
+    out.repo
+}
+
+fn at(s: &str) -> Timestamp {
+    s.parse().unwrap()
+}
+
+const CONFIG: &str =
+    "apiVersion: capops.dev/v1alpha1\nkind: Config\nmetadata: {name: t}\nspec: {}\n";
+
+fn prices() -> String {
+    r#"apiVersion: capops.dev/v1alpha1
+kind: PriceCatalog
+metadata: {name: aws}
+spec:
+  prices:
+    - {provider: aws, region: us-east-2, instanceType: p4d.24xlarge, gpusPerInstance: 8,
+       onDemand: 21.96, spot: 8.80, reserved1y: 14.00, reserved3y: 9.60, capacityBlock: 14.75, source: test}
+    - {provider: aws, region: us-east-2, instanceType: p5.48xlarge, gpusPerInstance: 8,
+       onDemand: 55.04, source: test}
+"#
+    .to_string()
+}
+
+fn cluster(pools: &str) -> String {
+    format!(
+        "apiVersion: capops.dev/v1alpha1\nkind: Cluster\nmetadata: {{name: c}}\nspec:\n  environment: research\n  provider: aws\n  region: us-east-2\n  nodePools:\n{pools}"
+    )
+}
+
+fn team(name: &str, budget: Option<u32>) -> String {
+    let budget = budget
+        .map(|b| format!("  monthlyBudget: {b}\n"))
+        .unwrap_or_default();
+    format!(
+        "apiVersion: capops.dev/v1alpha1\nkind: Team\nmetadata: {{name: {name}}}\nspec:\n  costCenter: CC-{name}\n{budget}  clusters:\n    c: {{namespace: {name}}}\n"
+    )
+}
+
+/// Hourly usage rows for `days` days ending just before `end`.
+fn usage(
+    end: Timestamp,
+    days: i64,
+    pool: &str,
+    team: &str,
+    alloc: impl Fn(i64) -> f64,
+    used: impl Fn(i64) -> f64,
+) -> String {
+    let mut s = String::from("timestamp,cluster,pool,team,allocated_gpus,used_gpus\n");
+    let last = end.hour_index();
+    for h in last - days * 24..last {
+        let t = Timestamp::from_second(h * 3600).unwrap();
+        s.push_str(&format!(
+            "{t},c,{pool},{team},{:.2},{:.2}\n",
+            alloc(h),
+            used(h)
+        ));
+    }
+    s
+}
+
+/// Small deterministic noise in [-1, 1].
+fn wobble(h: i64) -> f64 {
+    (((h * 7919) % 201) as f64 - 100.0) / 100.0
+}
+
+#[test]
+fn two_hundred_a100s_at_forty_percent_strand_sixty_percent_of_the_block() {
+    let now = at("2026-11-22T00:00:00Z");
+    let pool = "    - {name: a100, gpuModel: a100-40gb, instanceType: p4d.24xlarge, gpusPerNode: 8, nodes: 30,\n       purchase: {reserved: 25, onDemand: 5}}\n";
+    // 25 x p4d.24xlarge = 200 GPUs for 182 days, started 30 days ago; demand runs at 80 (40%).
+    let reservation = r#"apiVersion: capops.dev/v1alpha1
+kind: Reservation
+metadata: {name: block}
+spec:
+  provider: aws
+  type: aws-capacity-block
+  region: us-east-2
+  instanceType: p4d.24xlarge
+  count: 25
+  term: {start: "2026-10-23T00:00:00Z", end: "2027-04-23T00:00:00Z"}
+  hourlyPrice: 14.75
+  covers: {cluster: c, pool: a100}
+"#;
+    let repo = repo_of(&[
+        ("capops.yaml", CONFIG.into()),
+        ("prices.yaml", prices()),
+        ("cluster.yaml", cluster(pool)),
+        ("team.yaml", team("research", None)),
+        ("reservation.yaml", reservation.into()),
+        (
+            "usage/c.csv",
+            usage(
+                now,
+                60,
+                "a100",
+                "research",
+                |h| 80.0 + 2.0 * wobble(h),
+                |h| 30.0 + wobble(h),
+            ),
+        ),
+    ]);
+    let a = Analysis::new(&repo, now);
+    let r = a.reservation("block").expect("an analysis");
+    // By hand: 25 instances x 4,368 hours x 14.75 = 1,610,700; 120 of 200 GPUs idle.
+    assert_eq!(r.cost.total, Decimal::from(1_610_700));
+    assert_eq!(r.cost.gpus, 200);
+    let by_hand = 1_610_700.0 * 120.0 / 200.0;
+    let stranded = prices::float(r.stranded_p50);
+    assert!(
+        (stranded - by_hand).abs() / by_hand < 0.05,
+        "stranded {stranded} vs {by_hand}"
+    );
+    assert!(
+        (r.utilization_p50 - 0.4).abs() < 0.02,
+        "{}",
+        r.utilization_p50
+    );
+    assert!((r.stranded_share - 0.6).abs() < 0.02);
+    // The risk case strands at least as much.
+    assert!(r.stranded_p10 >= r.stranded_p50);
+    // 30 days measured, the rest forecast; the pool (240 GPUs) is never short.
+    assert_eq!(r.hours_measured, 30 * 24);
+    assert_eq!(r.hours_forecast, 4368 - 30 * 24);
+    assert_eq!(r.shortfall_hours, 0);
+    // At most 20% idle: 12 instances (96 GPUs) at 80 GPUs is 17% idle.
+    assert_eq!(r.suggested_count, 12);
+}
+
+#[test]
+fn demand_above_the_pool_is_a_shortfall() {
+    let now = at("2026-11-22T00:00:00Z");
+    let pool = "    - {name: a100, gpuModel: a100-40gb, instanceType: p4d.24xlarge, gpusPerNode: 8, nodes: 10,\n       purchase: {reserved: 10}}\n";
+    let reservation = r#"apiVersion: capops.dev/v1alpha1
+kind: Reservation
+metadata: {name: small}
+spec:
+  provider: aws
+  type: aws-capacity-block
+  region: us-east-2
+  instanceType: p4d.24xlarge
+  count: 10
+  term: {start: "2026-11-22T00:00:00Z", end: "2026-12-06T00:00:00Z"}
+  covers: {cluster: c, pool: a100}
+"#;
+    let repo = repo_of(&[
+        ("capops.yaml", CONFIG.into()),
+        ("prices.yaml", prices()),
+        ("cluster.yaml", cluster(pool)),
+        ("team.yaml", team("training", None)),
+        ("reservation.yaml", reservation.into()),
+        // Demand swings between 70 and 90 around the pool's 80 GPUs.
+        (
+            "usage/c.csv",
+            usage(
+                now,
+                30,
+                "a100",
+                "training",
+                |h| 80.0 + 10.0 * ((h % 24) as f64 / 23.0 * 2.0 - 1.0),
+                |h| 60.0 + wobble(h),
+            ),
+        ),
+    ]);
+    let a = Analysis::new(&repo, now);
+    let r = a.reservation("small").unwrap();
+    // No hourly price: the catalog's capacity-block price.
+    assert_eq!(r.cost.price_source, "catalog capacity-block price");
+    assert_eq!(
+        r.cost.total,
+        Decimal::from(10 * 336) * Decimal::new(1475, 2)
+    );
+    assert!(r.shortfall_hours > 100, "{}", r.shortfall_hours);
+    assert!(r.shortfall_gpus >= 9.0, "{}", r.shortfall_gpus);
+    assert!(r.utilization_p50 > 0.9);
+}
+
+#[test]
+fn twenty_h100s_used_at_eighteen_percent_rightsize_to_six() {
+    let now = at("2026-11-22T00:00:00Z");
+    let pool = "    - {name: h100, gpuModel: h100-80gb-sxm, instanceType: p5.48xlarge, gpusPerNode: 8, nodes: 4}\n";
+    let repo = repo_of(&[
+        ("capops.yaml", CONFIG.into()),
+        ("prices.yaml", prices()),
+        ("cluster.yaml", cluster(pool)),
+        ("team.yaml", team("vision", None)),
+        // 45 days of 20 allocated, 3.6 used (18%); older days at 50% do not count.
+        (
+            "usage/c.csv",
+            usage(
+                now,
+                45,
+                "h100",
+                "vision",
+                |_| 20.0,
+                move |h| {
+                    if h < now.hour_index() - 30 * 24 {
+                        10.0
+                    } else {
+                        3.6
+                    }
+                },
+            ),
+        ),
+    ]);
+    let a = Analysis::new(&repo, now);
+    let u = &a.usage()["vision"];
+    assert_eq!(u.pools[0].hours, 30 * 24);
+    assert!((u.utilization.unwrap() - 0.18).abs() < 1e-9);
+    assert!(u.low, "18% is below the default 40%");
+    assert_eq!(
+        u.rightsized_gpus, 6,
+        "3.6 GPUs used at a 70% target need 5.14, so 6"
+    );
+    // Chargeback: 20 GPUs x 720 h x 55.04 / 8; idle: 82% of it.
+    assert_eq!(u.cost, Decimal::from(20 * 720) * Decimal::new(688, 2));
+    assert_eq!(
+        u.idle_cost,
+        Decimal::from_f64_retain(16.4 * 720.0 * 6.88)
+            .unwrap()
+            .round_dp(2)
+    );
+    assert_eq!(usage::rightsize(3.5, 0.7), 5);
+}
+
+#[test]
+fn a_budget_crosses_its_alert_levels_in_the_right_months() {
+    let now = at("2026-11-22T00:00:00Z");
+    let pool = "    - {name: h100, gpuModel: h100-80gb-sxm, instanceType: p5.48xlarge, gpusPerNode: 8, nodes: 4}\n";
+    let request = |name: &str, gpus: u32, start: &str, end: &str| {
+        format!(
+            "apiVersion: capops.dev/v1alpha1\nkind: CapacityRequest\nmetadata: {{name: {name}}}\nspec:\n  team: vision\n  cluster: c\n  pool: h100\n  resources: {{nvidia.com/gpu: {gpus}}}\n  window: {{start: {start}, end: {end}}}\n  workloadClass: training\n---\n"
+        )
+    };
+    let requests = [
+        request("base", 16, "2026-11-01", "2027-06-01"),
+        request("dec", 2, "2026-12-01", "2027-06-01"),
+        request("jan", 2, "2027-01-01", "2027-06-01"),
+        request("march-peak", 4, "2027-03-01", "2027-04-01"),
+    ]
+    .concat();
+    let repo = repo_of(&[
+        ("capops.yaml", CONFIG.into()),
+        ("prices.yaml", prices()),
+        ("cluster.yaml", cluster(pool)),
+        ("team.yaml", team("vision", Some(100_000))),
+        ("requests.yaml", requests),
+    ]);
+    let a = Analysis::new(&repo, now);
+    let months = a.budget("vision");
+    assert_eq!(months.len(), BUDGET_MONTHS);
+    let got: Vec<(String, Option<String>)> = months
+        .iter()
+        .take(8)
+        .map(|m| (m.label(), m.alert.map(|l| l.normalize().to_string())))
+        .collect();
+    let want = [
+        ("2026-11", None),        // 16 GPUs x 720 h x 6.88 = 79,258: 79%
+        ("2026-12", Some("0.8")), // 18 x 744 h: 92,137
+        ("2027-01", Some("1")),   // 20 x 744 h: 102,374
+        ("2027-02", Some("0.8")), // 20 x 672 h: 92,467 (a short month)
+        ("2027-03", Some("1.2")), // 24 x 744 h: 122,849
+        ("2027-04", Some("0.8")), // 20 x 720 h: 99,072
+        ("2027-05", Some("1")),   // 20 x 744 h: 102,374
+        ("2027-06", None),        // nothing left
+    ];
+    let want: Vec<(String, Option<String>)> = want
+        .iter()
+        .map(|(m, l)| (m.to_string(), l.map(String::from)))
+        .collect();
+    assert_eq!(got, want);
+    assert_eq!(months[1].spend, Decimal::new(9_213_696, 2));
+    assert!((months[4].share.unwrap() - 1.228_492_8).abs() < 1e-6);
+}
+
+#[test]
+fn usage_history_sets_the_projection_and_requests_move_it() {
+    let now = at("2026-11-16T00:00:00Z");
+    let pool = "    - {name: h100, gpuModel: h100-80gb-sxm, instanceType: p5.48xlarge, gpusPerNode: 8, nodes: 4}\n";
+    let request = |name: &str, gpus: u32, start: &str, end: &str| {
+        format!(
+            "apiVersion: capops.dev/v1alpha1\nkind: CapacityRequest\nmetadata: {{name: {name}}}\nspec:\n  team: vision\n  cluster: c\n  pool: h100\n  resources: {{nvidia.com/gpu: {gpus}}}\n  window: {{start: {start}, end: {end}}}\n  workloadClass: training\n---\n"
+        )
+    };
+    // 10 GPUs allocated throughout, 8 of them by a request that ends on December 1;
+    // a new request adds 4 from January 1.
+    let repo = repo_of(&[
+        ("capops.yaml", CONFIG.into()),
+        ("prices.yaml", prices()),
+        ("cluster.yaml", cluster(pool)),
+        ("team.yaml", team("vision", Some(100_000))),
+        (
+            "requests.yaml",
+            [
+                request("running", 8, "2026-09-01", "2026-12-01"),
+                request("new", 4, "2027-01-01", "2027-02-01"),
+            ]
+            .concat(),
+        ),
+        (
+            "usage/c.csv",
+            usage(now, 40, "h100", "vision", |_| 10.0, |_| 5.0),
+        ),
+    ]);
+    let a = Analysis::new(&repo, now);
+    let m = a.budget("vision");
+    let gpu_hours = |i: usize| prices::float(m[i].spend) / 6.88;
+    // November: 10 GPUs all month (15 days measured, 15 forecast at the same level).
+    assert!(
+        (gpu_hours(0) - 10.0 * 720.0).abs() < 1.0,
+        "{}",
+        gpu_hours(0)
+    );
+    assert!((prices::float(m[0].measured) / 6.88 - 10.0 * 360.0).abs() < 1.0);
+    // December: the running request has ended: 2 GPUs.
+    assert!((gpu_hours(1) - 2.0 * 744.0).abs() < 1.0, "{}", gpu_hours(1));
+    // January: 2 + 4.
+    assert!((gpu_hours(2) - 6.0 * 744.0).abs() < 1.0, "{}", gpu_hours(2));
+}
+
+#[test]
+fn requests_cost_their_pools_blended_price() {
+    let now = at("2026-11-22T00:00:00Z");
+    let pool = "    - {name: a100, gpuModel: a100-40gb, instanceType: p4d.24xlarge, gpusPerNode: 8, nodes: 4,\n       purchase: {reserved: 2, onDemand: 1, spot: 1}}\n";
+    let request = "apiVersion: capops.dev/v1alpha1\nkind: CapacityRequest\nmetadata: {name: r}\nspec:\n  team: t\n  cluster: c\n  pool: a100\n  resources: {nvidia.com/gpu: 16}\n  window: {start: 2026-12-01, end: 2026-12-11}\n  workloadClass: training\n";
+    let repo = repo_of(&[
+        ("capops.yaml", CONFIG.into()),
+        ("prices.yaml", prices()),
+        ("cluster.yaml", cluster(pool)),
+        ("team.yaml", team("t", None)),
+        ("request.yaml", request.into()),
+    ]);
+    let a = Analysis::new(&repo, now);
+    let p = &a.pool("c", "a100").unwrap().price;
+    // No reservation covers the pool: reserved nodes at the 1-year price.
+    assert_eq!(p.reserved.as_ref().unwrap().0, Decimal::new(175, 2)); // 14.00 / 8
+    // (2 x 1.75 + 2.745 + 1.10) / 4 per GPU-hour.
+    assert_eq!(p.blended.unwrap(), Decimal::new(183_625, 5));
+    let c = a.request_cost(&repo.requests["r"].spec).unwrap();
+    assert_eq!(c.hours, 240);
+    assert_eq!(c.total, Decimal::new(705_120, 2)); // 16 x 240 x 1.83625
+    assert_eq!(c.monthly, Decimal::new(2_144_740, 2)); // 16 x 730 x 1.83625
+}
+
+#[test]
+fn the_commitment_mix_reserves_the_floor_and_bursts_on_demand() {
+    let now = at("2026-11-22T00:00:00Z");
+    let pool = "    - {name: a100, gpuModel: a100-40gb, instanceType: p4d.24xlarge, gpusPerNode: 8, nodes: 30}\n";
+    let repo = repo_of(&[
+        ("capops.yaml", CONFIG.into()),
+        ("prices.yaml", prices()),
+        ("cluster.yaml", cluster(pool)),
+        ("team.yaml", team("t", None)),
+        // A floor of 100 GPUs, up to 180 in working hours.
+        ("usage/c.csv", usage(now, 60, "a100", "t", |h| if (8..20).contains(&(h % 24)) { 180.0 } else { 100.0 } + wobble(h), |_| 50.0)),
+    ]);
+    let a = Analysis::new(&repo, now);
+    let m = a.mix("c", "a100").unwrap();
+    let base = m.baseline.as_ref().unwrap();
+    assert_eq!(base.kind, "3-year reserved");
+    // The floor, in whole instances, not above it.
+    assert!((10..=12).contains(&base.nodes), "{base:?}");
+    // Capacity blocks cost 67% of on-demand: worth it for GPUs busy more than 67% of
+    // hours; the 180 level holds 50% of hours, so nothing above the floor is committed.
+    assert!(m.flexible.is_none(), "{:?}", m.flexible);
+    assert!(m.monthly_mix < m.monthly_on_demand);
+    assert!(
+        m.savings_share > 0.2 && m.savings_share < 0.6,
+        "{}",
+        m.savings_share
+    );
+}

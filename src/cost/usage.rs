@@ -1,0 +1,159 @@
+//! Measured utilization, idle cost and chargeback, over the 30 days before `--at`.
+//!
+//! Utilization is used GPU-hours over allocated GPU-hours, counting only the
+//! hours where both were measured (a gap is not a zero). A team below the
+//! Config's low-utilization threshold is flagged, with the GPUs it would need
+//! at the target utilization: its mean GPUs used over the target, rounded up.
+//! Chargeback bills allocated GPU-hours at each pool's blended price; idle
+//! cost is the allocated-but-unused part of that bill.
+
+use super::{Analysis, LOOKBACK_HOURS, prices};
+use rust_decimal::Decimal;
+use std::collections::BTreeMap;
+
+/// One team's usage of one pool over the lookback.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PoolUsage {
+    pub cluster: String,
+    pub pool: String,
+    /// Hours with both allocated and used measured.
+    pub hours: usize,
+    pub allocated_gpu_hours: f64,
+    pub used_gpu_hours: f64,
+    /// Allocated GPU-hours at the pool's blended price (None: the pool has no price).
+    pub cost: Option<Decimal>,
+    /// The unused part of `cost`.
+    pub idle_cost: Option<Decimal>,
+}
+
+impl PoolUsage {
+    pub fn mean_allocated(&self) -> f64 {
+        if self.hours == 0 {
+            0.0
+        } else {
+            self.allocated_gpu_hours / self.hours as f64
+        }
+    }
+    pub fn mean_used(&self) -> f64 {
+        if self.hours == 0 {
+            0.0
+        } else {
+            self.used_gpu_hours / self.hours as f64
+        }
+    }
+}
+
+/// One team's usage over the lookback, across pools.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TeamUsage {
+    pub team: String,
+    pub cost_center: String,
+    pub pools: Vec<PoolUsage>,
+    /// Used over allocated GPU-hours; None when nothing was allocated.
+    pub utilization: Option<f64>,
+    /// Mean GPUs allocated and used (summed over pools).
+    pub mean_allocated: f64,
+    pub mean_used: f64,
+    /// Below the Config's low-utilization threshold.
+    pub low: bool,
+    /// GPUs the team needs at the target utilization.
+    pub rightsized_gpus: u32,
+    /// Chargeback: allocated GPU-hours priced (pools without a price left out).
+    pub cost: Decimal,
+    pub idle_cost: Decimal,
+    /// Whether a pool the team used has no price.
+    pub unpriced: bool,
+}
+
+/// Measures every team with usage in the lookback.
+pub fn measure(a: &Analysis<'_>) -> BTreeMap<String, TeamUsage> {
+    let at = a.at.hour_index();
+    let from = at - LOOKBACK_HOURS;
+    let low = a.config.thresholds.low_utilization.as_f64();
+    let target = a.config.thresholds.target_utilization.as_f64();
+    let mut out = BTreeMap::new();
+    for (team, series) in &a.team_series {
+        let mut t = TeamUsage {
+            team: team.clone(),
+            cost_center: a
+                .repo
+                .teams
+                .get(team)
+                .map(|d| d.spec.cost_center.value.clone())
+                .unwrap_or_default(),
+            ..TeamUsage::default()
+        };
+        for s in series {
+            let alloc = &a.series.allocated[s.id];
+            let used = &a.series.used[s.id];
+            let mut p = PoolUsage {
+                cluster: s.cluster.clone(),
+                pool: s.pool.clone(),
+                ..PoolUsage::default()
+            };
+            for h in from.max(alloc.start)..at.min(alloc.end()) {
+                if let (Some(x), Some(u)) = (alloc.get(h), used.get(h)) {
+                    p.hours += 1;
+                    p.allocated_gpu_hours += x;
+                    p.used_gpu_hours += u.min(x);
+                }
+            }
+            if p.hours == 0 {
+                continue;
+            }
+            match a.pool(&s.cluster, &s.pool).and_then(|e| e.price.blended) {
+                Some(price) => {
+                    let cost = (prices::decimal(p.allocated_gpu_hours) * price).round_dp(2);
+                    let idle = (prices::decimal(p.allocated_gpu_hours - p.used_gpu_hours) * price)
+                        .round_dp(2);
+                    t.cost += cost;
+                    t.idle_cost += idle;
+                    p.cost = Some(cost);
+                    p.idle_cost = Some(idle);
+                }
+                None => t.unpriced = true,
+            }
+            t.mean_allocated += p.mean_allocated();
+            t.mean_used += p.mean_used();
+            t.pools.push(p);
+        }
+        if t.pools.is_empty() {
+            continue;
+        }
+        let allocated: f64 = t.pools.iter().map(|p| p.allocated_gpu_hours).sum();
+        let used: f64 = t.pools.iter().map(|p| p.used_gpu_hours).sum();
+        t.utilization = (allocated > 0.0).then(|| used / allocated);
+        t.low = t.utilization.is_some_and(|u| u < low);
+        t.rightsized_gpus = rightsize(t.mean_used, target);
+        out.insert(team.clone(), t);
+    }
+    out
+}
+
+/// GPUs needed to run `mean_used` GPUs of work at `target` utilization.
+pub fn rightsize(mean_used: f64, target: f64) -> u32 {
+    if target <= 0.0 {
+        return mean_used.ceil() as u32;
+    }
+    // A hair under a whole number is that whole number (float noise).
+    (mean_used / target - 1e-9).ceil().max(0.0) as u32
+}
+
+/// Chargeback per cost center: the teams' costs summed.
+pub fn by_cost_center(
+    usage: &BTreeMap<String, TeamUsage>,
+) -> BTreeMap<String, (Decimal, Decimal, Vec<String>)> {
+    let mut out: BTreeMap<String, (Decimal, Decimal, Vec<String>)> = BTreeMap::new();
+    for t in usage.values() {
+        let key = if t.cost_center.is_empty() {
+            "(no cost center)".to_string()
+        } else {
+            t.cost_center.clone()
+        };
+        let e = out.entry(key).or_default();
+        e.0 += t.cost;
+        e.1 += t.idle_cost;
+        e.2.push(t.team.clone());
+    }
+    out
+}

@@ -1,0 +1,333 @@
+//! Demand series from usage history, and a pool's demand outlook: what was
+//! measured, then what is forecast.
+//!
+//! Usage rows are hourly samples per (cluster, pool, team). A pool's demand
+//! is the GPUs allocated to all its teams: an hour where a team that was
+//! reporting has a gap is a gap for the pool (summing the others would read
+//! as a drop in demand). A team's series counts only between its first and
+//! its last sample; outside them the team was not there. [`Outlook`] joins
+//! the measured hours (gaps filled, for arithmetic over past hours) with a
+//! quantile forecast from the hour after the last sample.
+
+use super::Forecast;
+use crate::model::{Usage, UsageSample};
+
+/// An hourly series on a regular grid of hours since the Unix epoch.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Hourly {
+    /// Hour index of `values[0]`.
+    pub start: i64,
+    /// `None` is a gap.
+    pub values: Vec<Option<f64>>,
+}
+
+impl Hourly {
+    /// The hour after the last value.
+    pub fn end(&self) -> i64 {
+        self.start + self.values.len() as i64
+    }
+
+    pub fn get(&self, hour: i64) -> Option<f64> {
+        let i = usize::try_from(hour - self.start).ok()?;
+        self.values.get(i).copied().flatten()
+    }
+
+    /// Whether the series has no value at all.
+    pub fn is_empty(&self) -> bool {
+        self.values.iter().all(Option::is_none)
+    }
+
+    /// The hour of the last value (not a gap).
+    pub fn last_observed(&self) -> Option<i64> {
+        self.values
+            .iter()
+            .rposition(Option::is_some)
+            .map(|i| self.start + i as i64)
+    }
+}
+
+/// The allocated and used series of every usage series, by series id.
+#[derive(Clone, Debug, Default)]
+pub struct SeriesSet {
+    pub allocated: Vec<Hourly>,
+    pub used: Vec<Hourly>,
+}
+
+impl SeriesSet {
+    /// Puts every usage series on an hourly grid. A later sample of the same
+    /// hour replaces an earlier one.
+    pub fn build(usage: &Usage) -> SeriesSet {
+        let n = usage.series.len();
+        let mut bounds: Vec<Option<(i64, i64)>> = vec![None; n];
+        for s in &usage.samples {
+            let h = s.at.hour_index();
+            let b = &mut bounds[s.series as usize];
+            *b = Some(match *b {
+                None => (h, h),
+                Some((lo, hi)) => (lo.min(h), hi.max(h)),
+            });
+        }
+        let grid = |b: Option<(i64, i64)>| match b {
+            Some((lo, hi)) => Hourly {
+                start: lo,
+                values: vec![None; (hi - lo + 1) as usize],
+            },
+            None => Hourly::default(),
+        };
+        let mut allocated: Vec<Hourly> = bounds.iter().map(|b| grid(*b)).collect();
+        let mut used: Vec<Hourly> = bounds.iter().map(|b| grid(*b)).collect();
+        for UsageSample {
+            series,
+            at,
+            allocated: a,
+            used: u,
+        } in &usage.samples
+        {
+            let i = *series as usize;
+            let at = (at.hour_index() - allocated[i].start) as usize;
+            allocated[i].values[at] = *a;
+            used[i].values[at] = *u;
+        }
+        SeriesSet { allocated, used }
+    }
+
+    /// The sum of the allocated series `ids` (gap where any series that spans
+    /// the hour has a gap). Empty when none of them has a sample.
+    pub fn sum(&self, ids: &[usize]) -> Hourly {
+        sum(ids.iter().map(|&i| &self.allocated[i]))
+    }
+}
+
+/// The sum of series on the union of their spans; an hour is a gap when a
+/// series whose span covers it has a gap there.
+pub fn sum<'a>(series: impl Iterator<Item = &'a Hourly>) -> Hourly {
+    let spans: Vec<&Hourly> = series.filter(|s| !s.values.is_empty()).collect();
+    let Some(start) = spans.iter().map(|s| s.start).min() else {
+        return Hourly::default();
+    };
+    let end = spans.iter().map(|s| s.end()).max().unwrap_or(start);
+    let mut values: Vec<Option<f64>> = vec![Some(0.0); (end - start) as usize];
+    for s in spans {
+        let offset = (s.start - start) as usize;
+        for (i, v) in s.values.iter().enumerate() {
+            let slot = &mut values[offset + i];
+            *slot = match (*slot, v) {
+                (Some(acc), Some(x)) => Some(acc + x),
+                _ => None,
+            };
+        }
+    }
+    Hourly { start, values }
+}
+
+/// Measured demand, then forecast demand.
+#[derive(Clone, Debug)]
+pub struct Outlook {
+    /// The measured series.
+    pub history: Hourly,
+    /// The measured series with gaps filled (from its first value), for arithmetic over past hours.
+    filled: Vec<f64>,
+    filled_start: i64,
+    /// Hour index of the first forecast hour (the hour after the last sample).
+    pub forecast_start: i64,
+    pub forecast: Forecast,
+}
+
+/// Demand at one hour.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Quantiles {
+    pub p10: f64,
+    pub p50: f64,
+    pub p90: f64,
+    /// Whether the hour was measured (then the three are the measurement).
+    pub measured: bool,
+}
+
+impl Outlook {
+    /// Forecasts `history` up to (excluding) hour `until`, at least a day.
+    /// `None` when the history has no value.
+    pub fn new(history: Hourly, until: i64) -> Option<Outlook> {
+        let last = history.last_observed()?;
+        let forecast_start = last + 1;
+        let horizon = (until - forecast_start).clamp(24, 40 * 365 * 24) as usize;
+        let used = &history.values[..(forecast_start - history.start) as usize];
+        let forecast = super::hourly(used, horizon);
+        let (filled, offset) = super::fill(used);
+        Some(Outlook {
+            filled_start: history.start + offset as i64,
+            filled,
+            history,
+            forecast_start,
+            forecast,
+        })
+    }
+
+    /// Demand at `hour`: the measurement (gaps filled) before the forecast
+    /// starts, the forecast after. `None` before the first measurement and
+    /// beyond the forecast.
+    pub fn at(&self, hour: i64) -> Option<Quantiles> {
+        if hour < self.forecast_start {
+            let i = usize::try_from(hour - self.filled_start).ok()?;
+            let v = *self.filled.get(i)?;
+            return Some(Quantiles {
+                p10: v,
+                p50: v,
+                p90: v,
+                measured: true,
+            });
+        }
+        let j = (hour - self.forecast_start) as usize;
+        Some(Quantiles {
+            p10: *self.forecast.p10.get(j)?,
+            p50: self.forecast.p50[j],
+            p90: self.forecast.p90[j],
+            measured: false,
+        })
+    }
+
+    /// The hour after the last forecast hour.
+    pub fn end(&self) -> i64 {
+        self.forecast_start + self.forecast.p50.len() as i64
+    }
+
+    /// A summary over `[from, to)`.
+    pub fn over(&self, from: i64, to: i64) -> Summary {
+        let mut s = Summary::default();
+        let mut n = 0usize;
+        for h in from..to {
+            let Some(q) = self.at(h) else {
+                s.hours_unknown += 1;
+                continue;
+            };
+            n += 1;
+            if q.measured {
+                s.hours_measured += 1;
+            } else {
+                s.hours_forecast += 1;
+            }
+            s.mean_p50 += q.p50;
+            s.mean_p10 += q.p10;
+            s.mean_p90 += q.p90;
+            s.peak_p90 = s.peak_p90.max(q.p90);
+        }
+        if n > 0 {
+            s.mean_p10 /= n as f64;
+            s.mean_p50 /= n as f64;
+            s.mean_p90 /= n as f64;
+        }
+        s
+    }
+
+    /// Daily means of P10, P50 and P90 over `[from, to)`, one point per
+    /// started day (for charts); days without data are skipped.
+    pub fn daily(&self, from: i64, to: i64) -> Vec<(i64, Quantiles)> {
+        let mut out = Vec::new();
+        let mut day = from;
+        while day < to {
+            let next = (day + 24).min(to);
+            let s = self.over(day, next);
+            if s.hours_measured + s.hours_forecast > 0 {
+                out.push((
+                    day,
+                    Quantiles {
+                        p10: s.mean_p10,
+                        p50: s.mean_p50,
+                        p90: s.mean_p90,
+                        measured: s.hours_forecast == 0,
+                    },
+                ));
+            }
+            day = next;
+        }
+        out
+    }
+}
+
+/// Demand over a range of hours.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Summary {
+    pub mean_p10: f64,
+    pub mean_p50: f64,
+    pub mean_p90: f64,
+    pub peak_p90: f64,
+    pub hours_measured: usize,
+    pub hours_forecast: usize,
+    /// Hours before the first measurement.
+    pub hours_unknown: usize,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{SeriesKey, Timestamp};
+
+    /// (pool, team, hour, allocated, used)
+    type Row<'a> = (&'a str, &'a str, i64, Option<f64>, Option<f64>);
+
+    fn usage(rows: &[Row]) -> Usage {
+        let mut u = Usage::default();
+        for (pool, team, hour, a, used) in rows {
+            let key = SeriesKey {
+                cluster: "c".into(),
+                pool: pool.to_string(),
+                team: team.to_string(),
+            };
+            let id = match u.series_id(&key) {
+                Some(i) => i,
+                None => {
+                    u.series.push(key);
+                    (u.series.len() - 1) as u32
+                }
+            };
+            u.samples.push(UsageSample {
+                series: id,
+                at: Timestamp::from_second(hour * 3600).unwrap(),
+                allocated: *a,
+                used: *used,
+            });
+        }
+        u
+    }
+
+    #[test]
+    fn pool_demand_sums_teams_and_keeps_gaps() {
+        let u = usage(&[
+            ("p", "a", 100, Some(4.0), Some(2.0)),
+            ("p", "a", 101, None, None),
+            ("p", "a", 102, Some(6.0), Some(3.0)),
+            ("p", "b", 101, Some(1.0), Some(1.0)),
+            ("p", "b", 102, Some(2.0), Some(1.0)),
+            ("p", "b", 103, Some(3.0), Some(1.0)),
+        ]);
+        let set = SeriesSet::build(&u);
+        let d = set.sum(&[0, 1]);
+        assert_eq!(d.start, 100);
+        // Team b starts at 101 (not there before); team a's gap at 101 is the pool's gap;
+        // team a has stopped reporting after 102.
+        assert_eq!(d.values, vec![Some(4.0), None, Some(8.0), Some(3.0)]);
+        assert_eq!(d.last_observed(), Some(103));
+    }
+
+    #[test]
+    fn outlook_joins_measurement_and_forecast() {
+        let history = Hourly {
+            start: 1000,
+            values: (0..24 * 20)
+                .map(|i| if i == 30 { None } else { Some(10.0) })
+                .collect(),
+        };
+        let o = Outlook::new(history, 1000 + 24 * 20 + 48).unwrap();
+        assert_eq!(o.forecast_start, 1000 + 480);
+        // The gap is filled for arithmetic; measured hours have no spread.
+        let q = o.at(1030).unwrap();
+        assert!(q.measured && q.p50 == 10.0 && q.p10 == 10.0);
+        let q = o.at(o.forecast_start + 5).unwrap();
+        assert!(!q.measured && (q.p50 - 10.0).abs() < 1e-9);
+        assert!(o.at(999).is_none());
+        let s = o.over(990, o.forecast_start + 10);
+        assert_eq!(s.hours_unknown, 10);
+        assert_eq!(s.hours_measured, 480);
+        assert_eq!(s.hours_forecast, 10);
+        assert!((s.mean_p50 - 10.0).abs() < 1e-9);
+    }
+}
