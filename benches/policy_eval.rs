@@ -31,12 +31,14 @@ fn main() {
     let pack = policy::default_pack(&mut sources).expect("the built-in pack");
     let config = repo.config_spec();
     let ledger = capops::model::capacity::Ledger::build(repo);
+    let analysis = capops::cost::Analysis::new(repo, at);
     let env_facts = facts::Env {
         head: repo,
         base: None,
         config: &config,
         ledger: &ledger,
         at,
+        analysis: &analysis,
     };
     let t = Instant::now();
     let all: Vec<(String, minijinja::Value)> = repo

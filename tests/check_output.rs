@@ -3,45 +3,10 @@
 //! limit), GitHub annotations and SARIF, and `capops explain`.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-struct Out {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-fn run(args: &[&str], env: &[(&str, &str)]) -> Out {
-    let mut out = Vec::new();
-    let mut err = Vec::new();
-    let env: Vec<(String, String)> = env
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect();
-    let lookup = move |k: &str| env.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone());
-    let mut io = capops::cli::Io {
-        stdout: &mut out,
-        stderr: &mut err,
-        env: &lookup,
-        stderr_is_terminal: false,
-    };
-    let mut argv: Vec<std::ffi::OsString> = vec!["capops".into()];
-    argv.extend(args.iter().map(|a| a.into()));
-    let code = capops::cli::run(argv, &mut io);
-    Out {
-        code,
-        stdout: String::from_utf8(out).unwrap(),
-        stderr: String::from_utf8(err).unwrap(),
-    }
-}
-
-fn example() -> String {
-    root().join("examples/acme").display().to_string()
-}
+mod common;
+use common::{example, root, run};
 
 #[test]
 fn the_examples_requests_land_in_the_tiers_their_sizes_call_for() {
@@ -101,7 +66,33 @@ fn the_examples_requests_land_in_the_tiers_their_sizes_call_for() {
     assert_eq!(tiers["inference-small-models-mig"].1, "approved");
     assert_eq!(tiers["inference-batch-embeddings"].1, "denied");
     assert_eq!(v["summary"]["exitCode"], 1);
-    assert_eq!(v["summary"]["denied"], 1);
+    // The time-sliced inference request and the oversized reservation.
+    assert_eq!(v["summary"]["denied"], 2);
+    let reservation = v["decisions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["name"] == "a100-research-6mo")
+        .unwrap();
+    assert_eq!(reservation["decision"], "denied");
+    assert_eq!(
+        reservation["findings"][0]["rule"],
+        "reservations-must-be-used"
+    );
+    // 25 capacity blocks at 14.75 for 4,368 hours; demand near 40% strands about 60%.
+    let facts = &reservation["facts"]["reservation"];
+    assert_eq!(facts["total_cost"], 1_610_700.0);
+    let share = facts["stranded_share"].as_f64().unwrap();
+    assert!((0.55..0.7).contains(&share), "{share}");
+    assert!(facts["stranded_cost_p10"].as_f64() >= facts["stranded_cost"].as_f64());
+    // Costs of requests are in their facts.
+    let llm = v["decisions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["name"] == "inference-llm-serving")
+        .unwrap();
+    assert!(llm["facts"]["request"]["monthly_cost"].as_f64().unwrap() > 100_000.0);
     assert!(v["base"].is_null());
     assert_eq!(v["policy"], "built-in default (policies/default.yaml)");
 }
@@ -134,7 +125,23 @@ fn human_output_lists_decisions_with_places_and_approvers() {
         out.stdout
     );
     assert!(
-        out.stdout.trim_end().ends_with("need approval, 1 denied"),
+        out.stdout.trim_end().ends_with("need approval, 2 denied"),
+        "{}",
+        out.stdout
+    );
+    // The reservation is denied with its stranded spend, and a size that would do.
+    assert!(
+        out.stdout.contains("DENY Reservation/a100-research-6mo"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains("deny reservations-must-be-used: 200 GPUs reserved, but the forecast demand of train-a100/a100-research uses"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains("of 1,610,700 stranded at P50"),
         "{}",
         out.stdout
     );
@@ -161,7 +168,7 @@ fn the_markdown_comment_summarises_links_and_folds_details() {
     assert_eq!(out.code, 1);
     let md = &out.stdout;
     assert!(
-        md.starts_with("<!-- capops:check -->\n### GPU capacity check: 19 documents · ❌ 1 denied"),
+        md.starts_with("<!-- capops:check -->\n### GPU capacity check: 19 documents · ❌ 2 denied"),
         "{md}"
     );
     assert!(
@@ -173,7 +180,7 @@ fn the_markdown_comment_summarises_links_and_folds_details() {
     );
     assert!(
         md.contains(
-            "| 🟡 | `CapacityRequest/training-foundation-q1` | – | 256 | vp | 1 × vp (@erin-vp) |"
+            "| 🟡 | `CapacityRequest/training-foundation-q1` | – | 256 | vp | 1 × vp (@erin-vp)<br>1 × capacity-review (@acme-ai/capacity-review) | – | 2027-01-04→2027-04-05, within quota, 367,289 USD/month, pool demand P50 158 / P90 225 of 320 GPUs |"
         ),
         "{md}"
     );
@@ -184,6 +191,14 @@ fn the_markdown_comment_summarises_links_and_folds_details() {
     );
     assert!(md.contains(&link), "{md}");
     assert!(md.contains("<details><summary>How each decision was reached</summary>"));
+    // The forecast chart for each changed pool renders as Mermaid in GitHub.
+    assert!(md.contains("**Forecast against capacity**"), "{md}");
+    assert!(md.contains("```mermaid\n%%{init"), "{md}");
+    assert!(
+        md.contains("    title \"train-a100/a100-research: GPUs, demand against capacity\""),
+        "{md}"
+    );
+    assert!(md.contains("xychart-beta"), "{md}");
     assert!(md.len() <= capops::report::markdown::COMMENT_LIMIT);
     // Without the GitHub environment, places are plain text.
     let plain = run(
@@ -265,7 +280,7 @@ fn annotations_mark_denied_and_waiting_documents() {
         .lines()
         .filter(|l| l.starts_with("::warning "))
         .collect();
-    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert_eq!(errors.len(), 2, "{errors:?}");
     assert!(
         errors[0].contains("requests/inference.yaml,line=77,col=9"),
         "{}",
@@ -277,6 +292,11 @@ fn annotations_mark_denied_and_waiting_documents() {
         ),
         "{}",
         errors[0]
+    );
+    assert!(
+        errors[1].contains("reservations/a100-research-6mo.yaml,line=6"),
+        "{}",
+        errors[1]
     );
     assert_eq!(warnings.len(), 7, "{warnings:?}");
     assert!(
@@ -365,7 +385,7 @@ fn explain_shows_every_tier_and_rule_with_the_facts_read() {
     assert_eq!(v["command"], "explain");
     let trace = v["trace"].as_array().unwrap();
     assert_eq!(trace.iter().filter(|t| t["kind"] == "tier").count(), 4);
-    assert_eq!(trace.iter().filter(|t| t["kind"] == "rule").count(), 6);
+    assert_eq!(trace.iter().filter(|t| t["kind"] == "rule").count(), 8);
     let tier = trace.iter().find(|t| t["name"] == "director").unwrap();
     assert_eq!(tier["result"], true);
     assert_eq!(tier["reads"]["request.gpus"], 80);
@@ -381,7 +401,7 @@ fn the_default_pack_passes_its_own_tests() {
         &[],
     );
     assert_eq!(out.code, 0, "{}", out.stdout);
-    assert!(out.stdout.contains("18 passed, 0 failed"), "{}", out.stdout);
+    assert!(out.stdout.contains("22 passed, 0 failed"), "{}", out.stdout);
     let json = run(
         &[
             "test",

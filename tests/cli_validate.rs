@@ -1,47 +1,11 @@
 //! `capops validate` through the command line: exit codes, output formats,
 //! GitHub annotations, and limits that need a real process (memory).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-struct Out {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-/// Runs the command line in-process with a chosen environment.
-fn run(args: &[&str], env: &[(&str, &str)]) -> Out {
-    let mut out = Vec::new();
-    let mut err = Vec::new();
-    let env: Vec<(String, String)> = env
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect();
-    let lookup = move |k: &str| env.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone());
-    let mut io = capops::cli::Io {
-        stdout: &mut out,
-        stderr: &mut err,
-        env: &lookup,
-        stderr_is_terminal: false,
-    };
-    let mut argv = vec!["capops".into()];
-    argv.extend(args.iter().map(|a| a.into()));
-    let code = capops::cli::run(argv, &mut io);
-    Out {
-        code,
-        stdout: String::from_utf8(out).unwrap(),
-        stderr: String::from_utf8(err).unwrap(),
-    }
-}
-
-fn example() -> String {
-    root().join("examples/acme").display().to_string()
-}
+mod common;
+use common::{example, root, run};
 
 fn corpus(case: &str) -> String {
     root()

@@ -105,7 +105,7 @@ fn every_fact_is_documented() {
         let row = format!("| `{}` | {} | {} |", f.path, f.ty, f.subjects());
         assert!(
             doc.contains(&row),
-            "docs/policy.md lacks the row for `{}` ({row})",
+            "docs/policy.md lacks the row for `{}` ({row}); run python3 docs/facts_table.py",
             f.path
         );
     }

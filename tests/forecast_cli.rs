@@ -3,30 +3,11 @@
 
 use std::path::PathBuf;
 
-struct Out {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
+mod common;
+use common::Out;
 
 fn run(args: &[&str]) -> Out {
-    let mut out = Vec::new();
-    let mut err = Vec::new();
-    let lookup = |_: &str| None;
-    let mut io = capops::cli::Io {
-        stdout: &mut out,
-        stderr: &mut err,
-        env: &lookup,
-        stderr_is_terminal: false,
-    };
-    let mut argv = vec!["capops".into()];
-    argv.extend(args.iter().map(|a| a.into()));
-    let code = capops::cli::run(argv, &mut io);
-    Out {
-        code,
-        stdout: String::from_utf8(out).unwrap(),
-        stderr: String::from_utf8(err).unwrap(),
-    }
+    common::run(args, &[])
 }
 
 fn temp(name: &str) -> PathBuf {

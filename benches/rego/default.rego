@@ -65,6 +65,25 @@ findings contains {"rule": "research-runs-at-low-priority", "effect": "deny", "m
 	msg := sprintf("research requests run at low priority: %s has priority %v, above 1000.", [input.request.priority_class, input.request.priority])
 }
 
+findings contains {"rule": "expensive-requests-need-capacity-review", "effect": "require-approval", "message": msg} if {
+	input.request.monthly_cost > input.config.thresholds.monthly_cost_review
+	msg := sprintf("%v GPUs in %s/%s cost %v %s a month, above the %v that needs a capacity review.", [input.request.gpus, input.request.cluster, input.request.pool, input.request.monthly_cost, input.config.currency, input.config.thresholds.monthly_cost_review])
+}
+
+findings contains {"rule": "low-utilization-teams-asking-for-more", "effect": "warn", "message": msg} if {
+	input.team.low_utilization
+	asks_for_more
+	msg := sprintf("%s used %v of the GPUs allocated to it over the last 30 days; it needs %v GPUs.", [input.team.name, input.team.utilization, input.team.rightsized_gpus])
+}
+
+asks_for_more if input.change.delta_gpus > 0
+
+asks_for_more if input.change.kind == "unchanged"
+
+rule_roles := [r | some r in ["capacity-review"]; some f in findings; f.rule == "expensive-requests-need-capacity-review"; not r in approvals_of[tier]]
+
+approvals := array.concat(approvals_of[tier], rule_roles)
+
 present := {
 	"justification": input.request.has_justification,
 	"window": input.request.has_window,
@@ -82,7 +101,7 @@ denied if {
 outcome := "denied" if denied
 
 else := "approved" if {
-	count(approvals_of[tier]) == 0
+	count(approvals) == 0
 	count(missing) == 0
 }
 
@@ -91,7 +110,7 @@ else := "needs-approval"
 decision := {
 	"outcome": outcome,
 	"tier": tiers[tier],
-	"approvals": approvals_of[tier],
+	"approvals": approvals,
 	"missing": missing,
 	"rules": sort([f.rule | some f in findings]),
 }

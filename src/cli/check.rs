@@ -78,7 +78,12 @@ fn load(
     Ok(Ok(Loaded { head, base, pack }))
 }
 
-fn evaluate(loaded: &Loaded, at: Timestamp, trace: bool) -> Option<CheckResult> {
+fn evaluate(
+    loaded: &Loaded,
+    at: Timestamp,
+    trace: bool,
+    analysis: &crate::cost::Analysis<'_>,
+) -> Option<CheckResult> {
     let pack = loaded.pack.as_ref()?;
     let none = std::collections::HashSet::new();
     Some(policy::check(&CheckInput {
@@ -88,11 +93,20 @@ fn evaluate(loaded: &Loaded, at: Timestamp, trace: bool) -> Option<CheckResult> 
         at,
         default_pack: pack,
         trace,
+        analysis: Some(analysis),
     }))
 }
 
-fn context(loaded: &Loaded, result: &CheckResult, at: Timestamp) -> Context {
+fn context(
+    loaded: &Loaded,
+    result: &CheckResult,
+    at: Timestamp,
+    analysis: Option<&crate::cost::Analysis<'_>>,
+) -> Context {
     Context {
+        charts: analysis
+            .map(|a| report::chart::for_check(a, result))
+            .unwrap_or_default(),
         at: at.to_string(),
         base: loaded.base.as_ref().map(|b| BaseInfo {
             rev: b.rev.clone(),
@@ -118,7 +132,8 @@ pub fn check(
         Ok(l) => l,
         Err(code) => return Ok(code),
     };
-    let Some(result) = evaluate(&loaded, at, cli.format == Format::Markdown) else {
+    let analysis = crate::cost::Analysis::new(&loaded.head.repo, at);
+    let Some(result) = evaluate(&loaded, at, cli.format == Format::Markdown, &analysis) else {
         writeln!(
             io.stderr,
             "error: the built-in policy pack could not be read (a capops bug)"
@@ -144,7 +159,8 @@ pub fn check(
     } else {
         exit::OK
     };
-    let ctx = context(&loaded, &result, at);
+    let charted = matches!(cli.format, Format::Json | Format::Markdown);
+    let ctx = context(&loaded, &result, at, charted.then_some(&analysis));
     let sources = &loaded.head.sources;
     vcmd::write_diagnostics(cli, &diagnostics, sources, &paths, io)?;
     if report::github::in_actions(io.env) && cli.format == Format::Human {
@@ -153,7 +169,7 @@ pub fn check(
         }
     }
     match cli.format {
-        Format::Human => io
+        Format::Human | Format::Html => io
             .stdout
             .write_all(report::check::human(&result, &ctx, sources, &paths).as_bytes())?,
         Format::Json => {
@@ -196,7 +212,8 @@ pub fn explain(
         Ok(l) => l,
         Err(code) => return Ok(code),
     };
-    let Some(result) = evaluate(&loaded, at, true) else {
+    let analysis = crate::cost::Analysis::new(&loaded.head.repo, at);
+    let Some(result) = evaluate(&loaded, at, true, &analysis) else {
         writeln!(
             io.stderr,
             "error: the built-in policy pack could not be read (a capops bug)"
@@ -226,7 +243,7 @@ pub fn explain(
         return Ok(exit::INVALID);
     };
     vcmd::write_diagnostics(cli, &result.diagnostics, sources, &paths, io)?;
-    let ctx = context(&loaded, &result, at);
+    let ctx = context(&loaded, &result, at, None);
     match cli.format {
         Format::Json => {
             let mut v =

@@ -8,6 +8,7 @@ mod check;
 pub mod exit;
 mod forecast;
 mod info;
+mod report;
 mod validate;
 
 pub use check::FailOn;
@@ -98,13 +99,28 @@ pub enum Command {
         #[arg(default_value = ".")]
         path: PathBuf,
     },
-    /// Demand forecasts of the repository's pools, or `forecast backtest` on a CSV.
+    /// Demand forecasts of the repository's pools (P10/P50/P90, with a sparkline;
+    /// --svg for a chart), or `forecast backtest` on a CSV.
+    #[command(args_conflicts_with_subcommands = true)]
     Forecast {
         #[command(subcommand)]
         action: Option<ForecastAction>,
+        #[command(flatten)]
+        args: forecast::PoolArgs,
     },
-    /// Not implemented yet: cost and utilization report.
-    Report(Unimplemented),
+    /// Costs, budgets, chargeback, utilization, idle and stranded capacity, and
+    /// recommendations (--format human|markdown|json|html; --out FILE).
+    Report {
+        /// The repository root (the folder holding capops.yaml).
+        #[arg(default_value = ".")]
+        path: PathBuf,
+        /// Time of the report: a date or an RFC 3339 time; default now.
+        #[arg(long)]
+        at: Option<String>,
+        /// Write the report to this file (atomically) instead of stdout.
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
     /// Not implemented yet: render manifests.
     Render(Unimplemented),
     /// Not implemented yet: diff against live clusters.
@@ -187,6 +203,13 @@ pub fn run(args: Vec<OsString>, io: &mut Io<'_>) -> i32 {
             return code;
         }
     };
+    if cli.format == Format::Html && !matches!(cli.command, Command::Report { .. }) {
+        let _ = writeln!(
+            io.stderr,
+            "error: --format html is only for `capops report`\n  help: use human, json, sarif or markdown"
+        );
+        return exit::INVALID;
+    }
     let result = match &cli.command {
         Command::Validate { path } => validate::run(&cli, path, io),
         Command::Schema { kind } => info::schema(kind.as_deref(), io),
@@ -204,11 +227,13 @@ pub fn run(args: Vec<OsString>, io: &mut Io<'_>) -> i32 {
             at,
         } => check::explain(&cli, name, path, base.as_deref(), at.as_deref(), io),
         Command::Test { path } => info::test(&cli, path, io),
-        Command::Forecast { action } => match action {
+        Command::Forecast { action, args } => match action {
             Some(ForecastAction::Backtest(a)) => forecast::backtest(a, io),
-            None => unimplemented("forecast", io),
+            None => forecast::pools(&cli, args, io),
         },
-        Command::Report(_) => unimplemented("report", io),
+        Command::Report { path, at, out } => {
+            report::run(&cli, path, at.as_deref(), out.as_deref(), io)
+        }
         Command::Render(_) => unimplemented("render", io),
         Command::Plan(_) => unimplemented("plan", io),
         Command::Apply(_) => unimplemented("apply", io),

@@ -40,7 +40,7 @@ pub fn run(cli: &Cli, path: &Path, io: &mut Io<'_>) -> std::io::Result<i32> {
             serde_json::to_writer_pretty(&mut *io.stdout, &log)?;
             writeln!(io.stdout)?;
         }
-        Format::Human | Format::Markdown => {
+        Format::Human | Format::Markdown | Format::Html => {
             writeln!(io.stderr, "{}", summary_line(&outcome, summary, path))?;
         }
     }
@@ -67,7 +67,7 @@ pub(super) fn write_diagnostics(
             }
         }
     }
-    if matches!(cli.format, Format::Human | Format::Markdown) {
+    if matches!(cli.format, Format::Human | Format::Markdown | Format::Html) {
         let color = io.color(cli.color);
         for d in diags {
             writeln!(

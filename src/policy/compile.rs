@@ -44,7 +44,33 @@ pub fn environment() -> Environment<'static> {
     env.set_undefined_behavior(UndefinedBehavior::Strict);
     env.set_fuel(Some(FUEL));
     env.set_recursion_limit(RECURSION_LIMIT);
+    env.add_filter("money", money_filter);
+    env.add_filter("percent", percent_filter);
+    env.add_filter("number", number_filter);
     env
+}
+
+/// `{{ 1610700.4 | money }}` → `1,610,700`; amounts under 100 keep cents.
+fn money_filter(v: f64) -> String {
+    let text = crate::report::money(v, "");
+    text.trim_end().to_string()
+}
+
+/// `{{ 16.0 | number }}` → `16`, `{{ 1.4999 | number }}` → `1.5`: at most
+/// two decimals, trailing zeros dropped.
+fn number_filter(v: f64) -> String {
+    let text = format!("{v:.2}");
+    let text = text.trim_end_matches('0').trim_end_matches('.');
+    if text == "-0" {
+        "0".into()
+    } else {
+        text.to_string()
+    }
+}
+
+/// `{{ 0.3999 | percent }}` → `40%`.
+fn percent_filter(v: f64) -> String {
+    format!("{:.0}%", v * 100.0)
 }
 
 /// The name a rule's message template is registered under.

@@ -134,11 +134,31 @@ facts! {
     "request.business_case", "string", R, "The business case (empty when absent).";
     "request.has_business_case", "boolean", R, "Whether a non-blank business case is given.";
     "request.requested_by", "string", R, "Who asked (empty when absent).";
+    "request.has_price", "boolean", R, "Whether the pool's instance type has a price in a PriceCatalog.";
+    "request.gpu_hour_price", "number", R, "The pool's blended GPU-hour price: reserved, on-demand and spot prices weighed by its purchase mix (0 without a price).";
+    "request.hourly_cost", "number", R, "GPU-equivalents times the GPU-hour price.";
+    "request.monthly_cost", "number", R, "The cost of an average month (730 hours) of the request.";
+    "request.total_cost", "number", R, "The cost over the window (open-ended requests: one year from `now`).";
+    "change.previous.monthly_cost", "number", R, "Monthly cost before the change (0 when added).";
+    "change.delta_monthly_cost", "number", R, "Monthly cost now minus before.";
+    "change.delta_total_cost", "number", R, "Cost over the window now minus before.";
     "team.name", "string", R | T, "The team's name.";
     "team.cost_center", "string", R | T, "Its cost center.";
     "team.leads", "list of string", R | T, "Its leads (the team-lead role).";
     "team.monthly_budget", "number", R | T, "Monthly budget (0 when none).";
     "team.has_budget", "boolean", R | T, "Whether a monthly budget is set.";
+    "team.has_usage", "boolean", R | T, "Whether the team has usage samples in the 30 days before `now`.";
+    "team.utilization", "number", R | T, "Used over allocated GPU-hours in the 30 days before `now`, across pools (0 without usage).";
+    "team.low_utilization", "boolean", R | T, "Whether `team.utilization` is below `config.thresholds.low_utilization` (false without usage).";
+    "team.mean_allocated_gpus", "number", R | T, "Mean GPUs allocated over those 30 days.";
+    "team.mean_used_gpus", "number", R | T, "Mean GPUs used over those 30 days.";
+    "team.rightsized_gpus", "integer", R | T, "GPUs the team needs at `config.thresholds.target_utilization`: mean GPUs used over the target, rounded up.";
+    "team.idle_cost", "number", R | T, "Allocated but unused GPU-hours of those 30 days, priced.";
+    "team.cost_30d", "number", R | T, "Allocated GPU-hours of those 30 days, priced (chargeback).";
+    "team.projected_spend", "number", R | T, "Projected spend in the calendar month of `now` (measured hours, then forecast and requests).";
+    "team.budget_share", "number", R | T, "`team.projected_spend` over the monthly budget (0 without a budget).";
+    "team.budget_alert", "number", R | T, "The highest budget alert level the month of `now` reaches (`0.8`, `1.0`, `1.2`; 0 when none).";
+    "team.max_budget_share", "number", R | T, "The highest monthly spend over budget in the next 12 months, this month included (0 without a budget).";
     "team.namespace", "string", R, "The team's namespace in the request's cluster (empty when none).";
     "team.quota", "map", R, "Standing quota in the request's cluster: resource to ceiling (from the base revision when checking a change).";
     "team.quota_gpus", "number", R | T, "The quota in GPU-equivalents (requests: in the request's cluster; teams: across clusters).";
@@ -173,6 +193,10 @@ facts! {
     "pool.overcommit_hours", "integer", R, "Hours of the window with a resource over-committed (open-ended windows: over one year from `now`).";
     "pool.shortfall_gpus", "number", R, "Largest shortfall in GPU-equivalents over those hours (0 when none).";
     "pool.first_overcommit", "string", R, "First over-committed hour, RFC 3339 (empty when none).";
+    "pool.has_usage", "boolean", R | V, "Whether the pool has usage history (the demand facts below are 0 without).";
+    "pool.demand_p50", "number", R | V, "Mean demand (allocated GPUs) over the request's window or the reservation's term: measured hours as measured, later hours at the P50 forecast.";
+    "pool.demand_p90", "number", R | V, "Peak P90 demand over the same hours.";
+    "pool.forecast_method", "string", R | V, "How the demand was forecast (empty without usage).";
     "reservation.name", "string", V, "The reservation's name.";
     "reservation.provider", "string", V, "Provider.";
     "reservation.type", "string", V, "Reservation type (`aws-capacity-block`, ...).";
@@ -186,6 +210,16 @@ facts! {
     "reservation.end", "string", V, "Term end, RFC 3339.";
     "reservation.hourly_price", "number", V, "Price per instance-hour (the reservation's own, else the catalog's; 0 when unknown).";
     "reservation.total_cost", "number", V, "Cost of the whole term: instances times hours times the hourly price, plus any upfront fee.";
+    "reservation.gpu_hour_price", "number", V, "`reservation.total_cost` over the reserved GPU-hours.";
+    "reservation.has_forecast", "boolean", V, "Whether the covered pool has usage history to forecast (the facts below are 0 without).";
+    "reservation.expected_utilization", "number", V, "Share of the reserved GPU-hours the P50 demand uses (measured hours as measured).";
+    "reservation.utilization_p10", "number", V, "The same at P10 demand (the low case).";
+    "reservation.stranded_cost", "number", V, "Expected stranded spend: idle reserved GPU-hours at P50 demand times `reservation.gpu_hour_price`.";
+    "reservation.stranded_cost_p10", "number", V, "Stranded spend at P10 demand (the risk).";
+    "reservation.stranded_share", "number", V, "`reservation.stranded_cost` over `reservation.total_cost`.";
+    "reservation.suggested_count", "integer", V, "The most instances whose expected stranded share stays within `config.thresholds.stranded_spend_share`.";
+    "reservation.shortfall_hours", "integer", V, "Hours of the term where P90 demand exceeds all the pool's GPUs (reserved, on-demand and spot).";
+    "reservation.shortfall_gpus", "number", V, "The most GPUs short at such an hour.";
     "document.kind", "string", D, "`ApprovalPolicy` or `Config`.";
     "document.name", "string", D, "The document's name.";
 }
@@ -219,6 +253,8 @@ pub struct Env<'a> {
     pub config: &'a ConfigSpec,
     pub ledger: &'a Ledger,
     pub at: Timestamp,
+    /// Costs, usage and forecasts of the head revision.
+    pub analysis: &'a crate::cost::Analysis<'a>,
 }
 
 /// Facts under construction: dotted paths and values, nested on output.
@@ -647,6 +683,45 @@ pub fn request(env: &Env<'_>, req: &Document<RequestSpec>, change: &Change) -> V
         None => missing_pool(&spec.pool.value, &mut m),
     }
 
+    // Cost, before and after.
+    let cost = env.analysis.request_cost(spec);
+    let prev_cost = change
+        .previous_request
+        .as_ref()
+        .and_then(|p| env.analysis.request_cost(&p.spec));
+    let f = |d: Option<rust_decimal::Decimal>| d.map(crate::cost::prices::float).unwrap_or(0.0);
+    m.set("request.has_price", cost.is_some());
+    m.set(
+        "request.gpu_hour_price",
+        round(f(cost.as_ref().map(|c| c.per_gpu_hour))),
+    );
+    m.set(
+        "request.hourly_cost",
+        round(f(cost.as_ref().map(|c| c.hourly))),
+    );
+    m.set("request.monthly_cost", f(cost.as_ref().map(|c| c.monthly)));
+    m.set("request.total_cost", f(cost.as_ref().map(|c| c.total)));
+    m.set(
+        "change.previous.monthly_cost",
+        f(prev_cost.as_ref().map(|c| c.monthly)),
+    );
+    m.set(
+        "change.delta_monthly_cost",
+        f(cost.as_ref().map(|c| c.monthly)) - f(prev_cost.as_ref().map(|c| c.monthly)),
+    );
+    m.set(
+        "change.delta_total_cost",
+        f(cost.as_ref().map(|c| c.total)) - f(prev_cost.as_ref().map(|c| c.total)),
+    );
+    demand_facts(
+        env,
+        &spec.cluster.value,
+        &spec.pool.value,
+        (bounded.start, bounded.end),
+        &mut m,
+    );
+    team_usage_facts(env, &spec.team.value, &mut m);
+
     let previous = change.previous_request.as_ref();
     let (prev_gpus, prev) = match previous {
         Some(p) => {
@@ -715,6 +790,68 @@ fn team_common(team: Option<&Document<TeamSpec>>, name: &str, m: &mut Map) {
     m.set("team.has_budget", budget.is_some());
 }
 
+/// Measured utilization, chargeback and budget projection of a team.
+fn team_usage_facts(env: &Env<'_>, team: &str, m: &mut Map) {
+    let f = crate::cost::prices::float;
+    let usage = env.analysis.usage().get(team);
+    m.set("team.has_usage", usage.is_some());
+    m.set(
+        "team.utilization",
+        round(usage.and_then(|u| u.utilization).unwrap_or(0.0)),
+    );
+    m.set("team.low_utilization", usage.is_some_and(|u| u.low));
+    m.set(
+        "team.mean_allocated_gpus",
+        round(usage.map(|u| u.mean_allocated).unwrap_or(0.0)),
+    );
+    m.set(
+        "team.mean_used_gpus",
+        round(usage.map(|u| u.mean_used).unwrap_or(0.0)),
+    );
+    m.set(
+        "team.rightsized_gpus",
+        usage.map(|u| u.rightsized_gpus).unwrap_or(0),
+    );
+    m.set(
+        "team.idle_cost",
+        usage.map(|u| f(u.idle_cost)).unwrap_or(0.0),
+    );
+    m.set("team.cost_30d", usage.map(|u| f(u.cost)).unwrap_or(0.0));
+    let months = env.analysis.budget(team);
+    let now = months.first();
+    m.set(
+        "team.projected_spend",
+        now.map(|mo| f(mo.spend)).unwrap_or(0.0),
+    );
+    m.set(
+        "team.budget_share",
+        round(now.and_then(|mo| mo.share).unwrap_or(0.0)),
+    );
+    m.set(
+        "team.budget_alert",
+        now.and_then(|mo| mo.alert).map(f).unwrap_or(0.0),
+    );
+    m.set(
+        "team.max_budget_share",
+        round(months.iter().filter_map(|mo| mo.share).fold(0.0, f64::max)),
+    );
+}
+
+/// Demand of a pool over hours `[from, to)`.
+fn demand_facts(env: &Env<'_>, cluster: &str, pool: &str, (from, to): (i64, i64), m: &mut Map) {
+    let outlook = env.analysis.outlook(cluster, pool);
+    m.set("pool.has_usage", outlook.is_some());
+    let summary = outlook.map(|o| o.over(from, to)).unwrap_or_default();
+    m.set("pool.demand_p50", round(summary.mean_p50));
+    m.set("pool.demand_p90", round(summary.peak_p90));
+    m.set(
+        "pool.forecast_method",
+        outlook
+            .map(|o| o.forecast.method.clone())
+            .unwrap_or_default(),
+    );
+}
+
 fn missing_cluster(name: &str, m: &mut Map) {
     m.set("cluster.name", name.to_string());
     for p in [
@@ -775,14 +912,10 @@ pub fn reservation(env: &Env<'_>, res: &Document<ReservationSpec>, change: &Chan
             .iter()
             .find(|p| p.name.value.as_str() == s.covers.pool.value)
     });
-    let gpus = reservation_gpus(env.head, s);
+    let gpus = crate::cost::prices::reservation_gpus(env.head, s) as f64;
     let hours = s.term.hours();
-    let price = reservation_price(env.head, s);
-    let upfront = s
-        .upfront_fee
-        .as_ref()
-        .and_then(|u| rust_decimal::prelude::ToPrimitive::to_f64(&u.value.0))
-        .unwrap_or(0.0);
+    let cost = crate::cost::prices::reservation(env.head, s);
+    let f = crate::cost::prices::float;
     m.set("reservation.name", res.name().to_string());
     m.set("reservation.provider", s.provider.value.as_str());
     m.set("reservation.type", s.kind.value.as_str());
@@ -794,10 +927,57 @@ pub fn reservation(env: &Env<'_>, res: &Document<ReservationSpec>, change: &Chan
     m.set("reservation.days", round(hours as f64 / 24.0));
     m.set("reservation.start", s.term.start.value.to_string());
     m.set("reservation.end", s.term.end.value.to_string());
-    m.set("reservation.hourly_price", round(price));
+    m.set(
+        "reservation.hourly_price",
+        round(cost.as_ref().map(|c| f(c.hourly)).unwrap_or(0.0)),
+    );
     m.set(
         "reservation.total_cost",
-        ((s.count.value.0 as f64 * hours as f64 * price + upfront) * 100.0).round() / 100.0,
+        cost.as_ref().map(|c| f(c.total.round_dp(2))).unwrap_or(0.0),
+    );
+    m.set(
+        "reservation.gpu_hour_price",
+        round(cost.as_ref().map(|c| f(c.per_gpu_hour)).unwrap_or(0.0)),
+    );
+    let outlook = env.analysis.reservation(res.name());
+    m.set("reservation.has_forecast", outlook.is_some());
+    let o =
+        |g: fn(&crate::cost::reservation::ReservationOutlook) -> f64| outlook.map(g).unwrap_or(0.0);
+    m.set(
+        "reservation.expected_utilization",
+        round(o(|r| r.utilization_p50)),
+    );
+    m.set(
+        "reservation.utilization_p10",
+        round(o(|r| r.utilization_p10)),
+    );
+    m.set(
+        "reservation.stranded_cost",
+        o(|r| crate::cost::prices::float(r.stranded_p50)),
+    );
+    m.set(
+        "reservation.stranded_cost_p10",
+        o(|r| crate::cost::prices::float(r.stranded_p10)),
+    );
+    m.set("reservation.stranded_share", round(o(|r| r.stranded_share)));
+    m.set(
+        "reservation.suggested_count",
+        outlook
+            .map(|r| r.suggested_count)
+            .unwrap_or(s.count.value.0),
+    );
+    m.set(
+        "reservation.shortfall_hours",
+        outlook.map(|r| r.shortfall_hours).unwrap_or(0),
+    );
+    m.set("reservation.shortfall_gpus", round(o(|r| r.shortfall_gpus)));
+    let (start, end) = crate::cost::reservation::term_hours(&s.term);
+    demand_facts(
+        env,
+        &s.covers.cluster.value,
+        &s.covers.pool.value,
+        (start, end),
+        &mut m,
     );
     match cluster {
         Some(c) => cluster_facts(c, &mut m),
@@ -812,7 +992,9 @@ pub fn reservation(env: &Env<'_>, res: &Document<ReservationSpec>, change: &Chan
     let prev = change
         .previous_reservation
         .as_ref()
-        .map(|p| reservation_gpus(env.base.unwrap_or(env.head), &p.spec))
+        .map(|p| {
+            crate::cost::prices::reservation_gpus(env.base.unwrap_or(env.head), &p.spec) as f64
+        })
         .unwrap_or(0.0);
     m.set("change.previous.gpus", prev);
     m.set("change.delta_gpus", round(gpus - prev));
@@ -829,55 +1011,6 @@ pub fn reservation(env: &Env<'_>, res: &Document<ReservationSpec>, change: &Chan
     m.into_value()
 }
 
-/// GPUs a reservation holds: instances times the GPUs of one instance (from the
-/// covered pool, else from the price catalog, else 8).
-pub fn reservation_gpus(repo: &Repo, s: &ReservationSpec) -> f64 {
-    let per = repo
-        .pool(&s.covers.cluster.value, &s.covers.pool.value)
-        .filter(|p| {
-            p.instance_type
-                .as_ref()
-                .is_none_or(|t| t.value == s.instance_type.value)
-        })
-        .map(|p| p.gpus_per_node.value.0)
-        .or_else(|| {
-            repo.catalogs
-                .values()
-                .flat_map(|c| &c.spec.prices)
-                .find_map(|e| {
-                    (e.instance_type.value == s.instance_type.value)
-                        .then_some(e.gpus_per_instance.value.0)
-                })
-        })
-        .unwrap_or(8);
-    (s.count.value.0 * per) as f64
-}
-
-/// Price per instance-hour: the reservation's own, else the catalog's committed
-/// price for its type (capacity block, 1-year, on-demand), else 0.
-pub fn reservation_price(repo: &Repo, s: &ReservationSpec) -> f64 {
-    use rust_decimal::prelude::ToPrimitive;
-    if let Some(p) = &s.hourly_price {
-        return p.value.0.to_f64().unwrap_or(0.0);
-    }
-    let entry = repo
-        .catalogs
-        .values()
-        .flat_map(|c| &c.spec.prices)
-        .find(|e| {
-            e.provider.value == s.provider.value
-                && e.region.value == s.region.value
-                && e.instance_type.value == s.instance_type.value
-        });
-    let Some(e) = entry else { return 0.0 };
-    let pick = match s.kind.value {
-        ReservationType::AwsCapacityBlock => e.capacity_block.as_ref(),
-        ReservationType::GcpCommitment => e.reserved1y.as_ref(),
-        _ => None,
-    };
-    pick.unwrap_or(&e.on_demand).value.0.to_f64().unwrap_or(0.0)
-}
-
 /// Facts of a Team.
 pub fn team(env: &Env<'_>, team: &Document<TeamSpec>, change: &Change) -> Value {
     let mut m = Map::default();
@@ -885,6 +1018,7 @@ pub fn team(env: &Env<'_>, team: &Document<TeamSpec>, change: &Change) -> Value 
     team_common(Some(team), team.name(), &mut m);
     let quota = team_quota_gpus(env.head, team);
     m.set("team.quota_gpus", round(quota));
+    team_usage_facts(env, team.name(), &mut m);
     let prev = change
         .previous_team
         .as_ref()
@@ -1005,12 +1139,15 @@ mod tests {
         let repo = example();
         let ledger = Ledger::build(&repo);
         let config = repo.config_spec();
+        let at = "2026-11-22".parse().unwrap();
+        let analysis = crate::cost::Analysis::new(&repo, at);
         let env = Env {
             head: &repo,
             base: None,
             config: &config,
             ledger: &ledger,
-            at: "2026-11-22".parse().unwrap(),
+            at,
+            analysis: &analysis,
         };
         let change = Change::unchanged();
         let req = &repo.requests["inference-llm-serving"];
@@ -1039,12 +1176,15 @@ mod tests {
         let repo = example();
         let ledger = Ledger::build(&repo);
         let config = repo.config_spec();
+        let at = "2026-11-22".parse().unwrap();
+        let analysis = crate::cost::Analysis::new(&repo, at);
         let env = Env {
             head: &repo,
             base: None,
             config: &config,
             ledger: &ledger,
-            at: "2026-11-22".parse().unwrap(),
+            at,
+            analysis: &analysis,
         };
         let change = Change::unchanged();
         let get = |v: &Value, p: &str| lookup(v, p).unwrap();

@@ -124,6 +124,9 @@ pub struct CheckInput<'a> {
     /// Record every condition evaluated with the facts it read (for `explain`
     /// and the comment's details); off, tiers stop at the first that holds.
     pub trace: bool,
+    /// Costs, usage and forecasts of `head` at `at`, when the caller has
+    /// built them (to show them too); built here otherwise.
+    pub analysis: Option<&'a crate::cost::Analysis<'a>>,
 }
 
 /// The result of a check.
@@ -166,12 +169,21 @@ pub fn check(input: &CheckInput<'_>) -> CheckResult {
     roles_without_members(&compiled, &config, &policies, &mut diagnostics);
 
     let ledger = Ledger::build(input.head);
+    let own;
+    let analysis = match input.analysis {
+        Some(a) => a,
+        None => {
+            own = crate::cost::Analysis::new(input.head, input.at);
+            &own
+        }
+    };
     let fenv = facts::Env {
         head: input.head,
         base: input.base,
         config: &config,
         ledger: &ledger,
         at: input.at,
+        analysis,
     };
 
     let changes: Vec<Changed> = match input.base {

@@ -287,6 +287,7 @@ fn judge(
         at,
         default_pack: pack,
         trace: false,
+        analysis: None,
     });
     let mut diags = head.diagnostics.clone();
     diags.extend(result.diagnostics.iter().cloned());

@@ -17,6 +17,9 @@ pub struct Context {
     /// `{rev, commit}` when checking a change.
     pub base: Option<BaseInfo>,
     pub policy: String,
+    /// Demand against capacity of the pools the judged documents touch.
+    #[serde(rename = "forecasts")]
+    pub charts: Vec<super::chart::PoolChart>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -74,6 +77,134 @@ pub fn fmt_gpus(x: f64) -> String {
     } else {
         format!("{x:.2}")
     }
+}
+
+/// A fact as a number (0 when absent).
+fn num(e: &Evaluated, path: &str) -> f64 {
+    crate::policy::facts::lookup(&e.decision.facts, path)
+        .and_then(|v| f64::try_from(v).ok())
+        .unwrap_or(0.0)
+}
+
+fn text(e: &Evaluated, path: &str) -> String {
+    crate::policy::facts::lookup(&e.decision.facts, path)
+        .map(|v| {
+            v.as_str()
+                .map(str::to_string)
+                .unwrap_or_else(|| v.to_string())
+        })
+        .unwrap_or_default()
+}
+
+fn flag(e: &Evaluated, path: &str) -> bool {
+    crate::policy::facts::lookup(&e.decision.facts, path).is_some_and(|v| v.is_true())
+}
+
+fn pct(x: f64) -> String {
+    format!("{:.0}%", x * 100.0)
+}
+
+/// Cost and forecast lines of a decision, from the facts the policy saw.
+pub fn money_lines(e: &Evaluated) -> Vec<String> {
+    let cur = text(e, "config.currency");
+    let money = |x: f64| super::money(x, &cur);
+    let mut out = Vec::new();
+    match e.subject {
+        Subject::CapacityRequest => {
+            if flag(e, "request.has_price") {
+                let mut line = format!(
+                    "cost: {} a month, {} over the window ({}/GPU-hour)",
+                    money(num(e, "request.monthly_cost")),
+                    money(num(e, "request.total_cost")),
+                    money(num(e, "request.gpu_hour_price"))
+                );
+                if matches!(e.change, ChangeKind::Added | ChangeKind::Modified) {
+                    let d = num(e, "change.delta_monthly_cost");
+                    line.push_str(&format!(
+                        "; {}{} a month against the base",
+                        if d >= 0.0 { "+" } else { "" },
+                        money(d)
+                    ));
+                }
+                out.push(line);
+            } else {
+                out.push(
+                    "cost: unknown (the pool's instance type has no price in a PriceCatalog)"
+                        .into(),
+                );
+            }
+            if flag(e, "pool.has_usage") {
+                out.push(format!(
+                    "demand: {}/{} over the window: P50 {} GPUs on average, P90 peak {}, of {} GPUs ({})",
+                    text(e, "request.cluster"),
+                    text(e, "request.pool"),
+                    fmt_gpus(num(e, "pool.demand_p50")),
+                    fmt_gpus(num(e, "pool.demand_p90")),
+                    fmt_gpus(num(e, "pool.gpus")),
+                    text(e, "pool.forecast_method")
+                ));
+            }
+            // A low-utilization team is reported by its rule's finding, with the numbers.
+        }
+        Subject::Reservation => {
+            if flag(e, "reservation.has_forecast") {
+                out.push(format!(
+                    "forecast: {} of the reserved GPU-hours used at P50 ({} at P10); stranded {} at P50, {} at P10, of {} ({})",
+                    pct(num(e, "reservation.expected_utilization")),
+                    pct(num(e, "reservation.utilization_p10")),
+                    money(num(e, "reservation.stranded_cost")),
+                    money(num(e, "reservation.stranded_cost_p10")),
+                    money(num(e, "reservation.total_cost")),
+                    pct(num(e, "reservation.stranded_share"))
+                ));
+                let short = num(e, "reservation.shortfall_hours");
+                out.push(if short > 0.0 {
+                    format!(
+                        "shortfall: {} hours of the term where P90 demand exceeds the pool's {} GPUs, by up to {}",
+                        short,
+                        fmt_gpus(num(e, "pool.gpus")),
+                        fmt_gpus(num(e, "reservation.shortfall_gpus"))
+                    )
+                } else {
+                    format!("shortfall: none (P90 demand stays within the pool's {} GPUs)", fmt_gpus(num(e, "pool.gpus")))
+                });
+            } else {
+                out.push(format!(
+                    "cost: {} over the term; no usage history for {}/{} to forecast its use",
+                    money(num(e, "reservation.total_cost")),
+                    text(e, "cluster.name"),
+                    text(e, "pool.name")
+                ));
+            }
+        }
+        Subject::Team => {
+            if flag(e, "team.has_usage") {
+                out.push(format!(
+                    "utilization: {} over 30 days ({} of {} GPUs on average); idle cost {}",
+                    pct(num(e, "team.utilization")),
+                    fmt_gpus(num(e, "team.mean_used_gpus")),
+                    fmt_gpus(num(e, "team.mean_allocated_gpus")),
+                    money(num(e, "team.idle_cost"))
+                ));
+            }
+            if flag(e, "team.has_budget") {
+                let alert = num(e, "team.budget_alert");
+                out.push(format!(
+                    "budget: {} projected this month of {} ({}){}",
+                    money(num(e, "team.projected_spend")),
+                    money(num(e, "team.monthly_budget")),
+                    pct(num(e, "team.budget_share")),
+                    if alert > 0.0 {
+                        format!(", past the {} alert", pct(alert))
+                    } else {
+                        String::new()
+                    }
+                ));
+            }
+        }
+        _ => {}
+    }
+    out
 }
 
 fn approvals_text(e: &Evaluated) -> String {
@@ -163,7 +294,7 @@ pub fn human(result: &CheckResult, ctx: &Context, sources: &SourceMap, paths: &P
             Outcome::Denied => "DENY",
         };
         let size = gpus(e)
-            .map(|g| format!("{} GPUs", fmt_gpus(g)))
+            .map(|g| format!("{} GPU{}", fmt_gpus(g), if g == 1.0 { "" } else { "s" }))
             .unwrap_or_default();
         let tier = e.decision.tier.clone().unwrap_or_else(|| "-".into());
         let change = if e.change == ChangeKind::Unchanged {
@@ -188,6 +319,9 @@ pub fn human(result: &CheckResult, ctx: &Context, sources: &SourceMap, paths: &P
                 "       missing: {}\n",
                 e.decision.missing_fields.join(", ")
             ));
+        }
+        for line in money_lines(e) {
+            out.push_str(&format!("       {line}\n"));
         }
         for f in &e.decision.findings {
             out.push_str(&format!(

@@ -1,9 +1,11 @@
 //! The pull-request comment: `capops check --format markdown`.
 //!
 //! One comment, found again by its hidden marker: a one-line summary, a table
-//! of the changed documents with tier, approvers and key facts, findings that
-//! link to the file and line, and folded details. It never exceeds GitHub's
-//! 65,536-character comment limit: details are dropped first, then rows.
+//! of the changed documents with tier, approvers, cost and key facts, findings
+//! that link to the file and line, a Mermaid chart of forecast demand against
+//! capacity for each pool the change touches, and folded details. It never
+//! exceeds GitHub's 65,536-character comment limit: details are dropped
+//! first, then charts, then rows.
 
 use super::Paths;
 use super::check::{Context, counts, fmt_gpus};
@@ -128,6 +130,53 @@ fn key_facts(e: &Evaluated) -> String {
         if get("pool.overcommitted").is_some_and(|v| v.is_true()) {
             parts.push("pool over-committed".into());
         }
+        if get("request.has_price").is_some_and(|v| v.is_true()) {
+            let currency = get("config.currency")
+                .map(|v| v.to_string())
+                .unwrap_or_default();
+            let n = |p: &str| get(p).and_then(|v| f64::try_from(v).ok()).unwrap_or(0.0);
+            let mut cost = format!(
+                "{}/month",
+                super::money(n("request.monthly_cost"), &currency)
+            );
+            if matches!(e.change, ChangeKind::Added | ChangeKind::Modified) {
+                let d = n("change.delta_monthly_cost");
+                cost.push_str(&format!(
+                    " ({}{})",
+                    if d >= 0.0 { "+" } else { "" },
+                    super::money(d, &currency)
+                ));
+            }
+            parts.push(cost);
+        }
+        if get("pool.has_usage").is_some_and(|v| v.is_true()) {
+            let n = |p: &str| get(p).and_then(|v| f64::try_from(v).ok()).unwrap_or(0.0);
+            parts.push(format!(
+                "pool demand P50 {} / P90 {} of {} GPUs",
+                fmt_gpus(n("pool.demand_p50").round()),
+                fmt_gpus(n("pool.demand_p90").round()),
+                fmt_gpus(n("pool.gpus"))
+            ));
+        }
+    }
+    if e.subject == Subject::Team {
+        let n = |p: &str| get(p).and_then(|v| f64::try_from(v).ok()).unwrap_or(0.0);
+        let currency = get("config.currency")
+            .map(|v| v.to_string())
+            .unwrap_or_default();
+        if get("team.has_usage").is_some_and(|v| v.is_true()) {
+            parts.push(format!(
+                "{:.0}% used over 30 days",
+                100.0 * n("team.utilization")
+            ));
+        }
+        if get("team.has_budget").is_some_and(|v| v.is_true()) {
+            parts.push(format!(
+                "{} projected this month ({:.0}% of budget)",
+                super::money(n("team.projected_spend"), &currency),
+                100.0 * n("team.budget_share")
+            ));
+        }
     }
     if e.subject == Subject::Reservation
         && let (Some(c), Some(d)) = (get("reservation.total_cost"), get("reservation.days"))
@@ -142,6 +191,15 @@ fn key_facts(e: &Evaluated) -> String {
             super::money(cost, &currency),
             fmt_gpus(days)
         ));
+        if get("reservation.has_forecast").is_some_and(|v| v.is_true()) {
+            let n = |p: &str| get(p).and_then(|v| f64::try_from(v).ok()).unwrap_or(0.0);
+            parts.push(format!(
+                "{:.0}% used at P50, {} stranded ({} at P10)",
+                100.0 * n("reservation.expected_utilization"),
+                super::money(n("reservation.stranded_cost"), &currency),
+                super::money(n("reservation.stranded_cost_p10"), &currency)
+            ));
+        }
     }
     parts.join(", ")
 }
@@ -240,6 +298,15 @@ pub fn comment(
         }
     }
 
+    let mut charts = String::new();
+    if !ctx.charts.is_empty() {
+        charts.push_str("\n**Forecast against capacity**\n\n");
+        for c in &ctx.charts {
+            charts.push_str(&super::chart::mermaid(c));
+            charts.push('\n');
+        }
+    }
+
     let mut details = String::from("<details><summary>How each decision was reached</summary>\n\n");
     for e in &result.evaluated {
         if e.decision.trace.is_empty() {
@@ -288,7 +355,9 @@ pub fn comment(
     details.push_str("</details>\n");
     let footer = "\n<sub>capops: approvals count for the current head commit only; each role's approvers are listed in the Config.</sub>\n";
 
-    assemble(&head, table_head, &rows, &findings, &details, footer)
+    assemble(
+        &head, table_head, &rows, &findings, &charts, &details, footer,
+    )
 }
 
 /// Puts the parts together within the comment limit.
@@ -297,6 +366,7 @@ fn assemble(
     table_head: &str,
     rows: &[String],
     findings: &str,
+    charts: &str,
     details: &str,
     footer: &str,
 ) -> String {
@@ -306,14 +376,22 @@ fn assemble(
         format!("\n**Findings**\n\n{findings}")
     };
     let full = format!(
-        "{head}{table_head}{}{findings_block}\n{details}{footer}",
+        "{head}{table_head}{}{findings_block}{charts}\n{details}{footer}",
         rows.concat()
     );
     if full.len() <= COMMENT_LIMIT {
         return full;
     }
-    // Without the details.
+    // Without the details, with the charts.
     let note = "\n_Details omitted to fit GitHub's comment limit: run `capops check --format json` or `capops explain NAME`._\n";
+    let with_charts = format!(
+        "{head}{table_head}{}{findings_block}{charts}{note}{footer}",
+        rows.concat()
+    );
+    if with_charts.len() <= COMMENT_LIMIT {
+        return with_charts;
+    }
+    // Without the details and the charts.
     let without = format!(
         "{head}{table_head}{}{findings_block}{note}{footer}",
         rows.concat()

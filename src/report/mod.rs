@@ -5,7 +5,9 @@
 //! stdout; diagnostics for people go to stderr. Paths are shown relative to
 //! where the command was run, so annotations and SARIF land on the right file.
 
+pub mod chart;
 pub mod check;
+pub mod costs;
 pub mod explain;
 pub mod github;
 pub mod human;
@@ -64,11 +66,24 @@ impl Paths {
 
 /// An amount for people: `1,610,700 USD`, or `0.45 USD` below 100.
 pub fn money(amount: f64, currency: &str) -> String {
-    let rounded = if amount.abs() >= 100.0 {
-        format!("{:.0}", amount)
+    money_decimal(
+        rust_decimal::Decimal::from_f64_retain(amount).unwrap_or_default(),
+        currency,
+    )
+}
+
+/// [`money`] for a decimal amount: rounded half away from zero, to whole
+/// units from 100 up and to cents below.
+pub fn money_decimal(amount: rust_decimal::Decimal, currency: &str) -> String {
+    use rust_decimal::RoundingStrategy::MidpointAwayFromZero;
+    let places = if amount.is_zero() || amount.abs() >= rust_decimal::Decimal::ONE_HUNDRED {
+        0
     } else {
-        format!("{:.2}", amount)
+        2
     };
+    let mut rounded = amount.round_dp_with_strategy(places, MidpointAwayFromZero);
+    rounded.rescale(places);
+    let rounded = rounded.to_string();
     let (int, frac) = rounded.split_once('.').unwrap_or((&rounded, ""));
     let (sign, digits) = int.strip_prefix('-').map_or(("", int), |d| ("-", d));
     let mut grouped = String::new();
@@ -83,20 +98,32 @@ pub fn money(amount: f64, currency: &str) -> String {
     } else {
         format!(".{frac}")
     };
+    let sign = if grouped.chars().all(|c| c == '0' || c == ',')
+        && frac.chars().all(|c| c == '0' || c == '.')
+    {
+        ""
+    } else {
+        sign
+    };
     format!("{sign}{grouped}{frac} {currency}")
+        .trim_end()
+        .to_string()
 }
 
 /// Output format chosen on the command line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
-    /// Text for people, with source snippets.
+    /// Text for people, with source snippets (`text` is the same).
+    #[value(alias = "text")]
     Human,
     /// Stable JSON, documented in docs/output.md.
     Json,
     /// SARIF 2.1.0, for code-scanning tools.
     Sarif,
-    /// A Markdown pull-request comment.
+    /// A Markdown pull-request comment (`check`) or document (`report`).
     Markdown,
+    /// One self-contained HTML file with its charts (`report` only).
+    Html,
 }
 
 #[cfg(test)]
@@ -111,6 +138,14 @@ mod tests {
         assert_eq!(money(0.454, "USD"), "0.45 USD");
         assert_eq!(money(-12_345.0, "EUR"), "-12,345 EUR");
         assert_eq!(money(999.0, "USD"), "999 USD");
+        assert_eq!(money(99.995, "USD"), "100.00 USD");
+        assert_eq!(money(-0.001, "USD"), "0.00 USD");
+        assert_eq!(money(0.0, "USD"), "0 USD");
+        assert_eq!(money(1234.5, ""), "1,235");
+        assert_eq!(
+            money_decimal(rust_decimal::Decimal::new(96_658_107, 2), "USD"),
+            "966,581 USD"
+        );
     }
 
     #[test]

@@ -1,0 +1,377 @@
+//! `capops report` and `capops forecast` on the example repository: the
+//! numbers they print are recomputed here from the documents and the usage
+//! CSVs, every format is exercised, and bad arguments exit 2.
+
+mod common;
+use common::{example, root, run};
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+const AT: &str = "2026-11-22";
+
+fn dec(v: &Value) -> f64 {
+    v.as_str()
+        .unwrap_or_else(|| panic!("a decimal string, got {v}"))
+        .parse()
+        .unwrap()
+}
+
+fn report_json() -> Value {
+    let out = run(&["report", &example(), "--at", AT, "--format", "json"], &[]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    serde_json::from_str(&out.stdout).unwrap()
+}
+
+#[test]
+fn reservation_commitments_are_count_times_price_times_term() {
+    let r = report_json();
+    let res = r["reservations"].as_array().unwrap();
+    let by_name: BTreeMap<&str, &Value> = res
+        .iter()
+        .map(|x| (x["name"].as_str().unwrap(), x))
+        .collect();
+    // 25 p4d.24xlarge at 14.75/h from 2026-10-01T11:30 to 2027-04-01T11:30.
+    let a100 = by_name["a100-research-6mo"];
+    assert_eq!(dec(&a100["totalCost"]), 25.0 * 14.75 * 182.0 * 24.0);
+    assert_eq!(a100["gpus"], 200);
+    // 4 p5.48xlarge at 55.04/h for 2026, 365 days.
+    let h100 = by_name["h100-serve-1y"];
+    assert!((dec(&h100["totalCost"]) - 4.0 * 55.04 * 8760.0).abs() < 0.005);
+    assert!(
+        (dec(&r["totals"]["reservedCommitments"])
+            - dec(&a100["totalCost"])
+            - dec(&h100["totalCost"]))
+        .abs()
+            < 0.005
+    );
+    // Stranded spend is the unused share of the cost; P10 demand strands more.
+    for x in res {
+        let cost = dec(&x["totalCost"]);
+        let u50 = x["utilizationP50"].as_f64().unwrap();
+        let u10 = x["utilizationP10"].as_f64().unwrap();
+        assert!(u10 <= u50 && (0.0..=1.0).contains(&u50), "{x}");
+        assert!(
+            (dec(&x["strandedP50"]) - cost * (1.0 - u50)).abs() < 1.0,
+            "{x}"
+        );
+        assert!(
+            (dec(&x["strandedP10"]) - cost * (1.0 - u10)).abs() < 1.0,
+            "{x}"
+        );
+    }
+    // The research reservation is oversized: demand runs near 80 of 200, so
+    // fewer instances keep within the 20% stranded-spend threshold.
+    assert!(a100["strandedShare"].as_f64().unwrap() > 0.5);
+    let suggested = a100["suggestedCount"].as_u64().unwrap();
+    assert!((9..=13).contains(&suggested), "{suggested}");
+    assert!(h100["strandedShare"].as_f64().unwrap() < 0.2);
+    assert_eq!(h100["suggestedCount"], 4);
+}
+
+/// Chargeback and idle cost of one team, recomputed from the usage CSVs: the
+/// allocated (and unused) GPU-hours of the 30 days before `--at`, at each
+/// pool's blended price worked out here from the documents.
+#[test]
+fn chargeback_and_idle_cost_match_the_usage_csvs() {
+    let r = report_json();
+    // train-a100/a100-research: 25 p4d.24xlarge reserved through the capacity
+    // block at 14.75/h, 5 on demand at 21.96/h, 8 GPUs each.
+    // infer-l4/t4-batch: 4 n1-standard-8-t4 on demand at 0.73/h, 8 spot at 0.22/h, 1 GPU each.
+    let price: BTreeMap<String, f64> = [
+        (
+            "train-a100/a100-research".to_string(),
+            (25.0 * 14.75 / 8.0 + 5.0 * 21.96 / 8.0) / 30.0,
+        ),
+        (
+            "infer-l4/t4-batch".to_string(),
+            (4.0 * 0.73 + 8.0 * 0.22) / 12.0,
+        ),
+    ]
+    .into();
+    let (mut charge, mut idle, mut alloc_h, mut used_h) = (0.0, 0.0, 0.0, 0.0);
+    let mut hours = std::collections::BTreeSet::new();
+    for file in ["infer-l4.csv", "prod-h100.csv", "train-a100.csv"] {
+        let text = std::fs::read_to_string(root().join("examples/acme/usage").join(file)).unwrap();
+        for line in text.lines().skip(1) {
+            let f: Vec<&str> = line.split(',').collect();
+            // The 30 days before 2026-11-22T00:00Z: 2026-10-23 through 2026-11-21.
+            let day = &f[0][..10];
+            if f[3] != "research" || !("2026-10-23".."2026-11-22").contains(&day) {
+                continue;
+            }
+            let (Ok(a), Ok(u)) = (f[4].parse::<f64>(), f[5].parse::<f64>()) else {
+                continue;
+            };
+            let p = price[&format!("{}/{}", f[1], f[2])];
+            charge += a * p;
+            idle += (a - u.min(a)) * p;
+            alloc_h += a;
+            used_h += u.min(a);
+            hours.insert(f[0].to_string());
+        }
+    }
+    // The example's CSVs have a few hours of gaps; they count for nothing.
+    assert!((700..=720).contains(&hours.len()), "{}", hours.len());
+    let team = r["teams"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["team"] == "research")
+        .unwrap();
+    assert!(
+        (dec(&team["chargeback"]) - charge).abs() < 0.05,
+        "{team} vs {charge}"
+    );
+    assert!(
+        (dec(&team["idleCost"]) - idle).abs() < 0.05,
+        "{team} vs {idle}"
+    );
+    let util = team["utilization"].as_f64().unwrap();
+    assert!((util - used_h / alloc_h).abs() < 1e-9);
+    // Below the 40% threshold; at the 70% target the work needs ceil(used / 0.7).
+    assert_eq!(team["low"], true);
+    let mean_used = used_h / hours.len() as f64;
+    assert_eq!(
+        team["rightsizedGpus"].as_u64().unwrap(),
+        (mean_used / 0.7).ceil() as u64
+    );
+    // Cost centers add up their teams.
+    let centers = r["costCenters"].as_array().unwrap();
+    let by_teams: f64 = r["teams"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| dec(&t["chargeback"]))
+        .sum();
+    let by_centers: f64 = centers.iter().map(|c| dec(&c["chargeback"])).sum();
+    assert!((by_teams - by_centers).abs() < 0.005);
+    assert!((dec(&r["totals"]["chargeback"]) - by_teams).abs() < 0.005);
+}
+
+#[test]
+fn budgets_alert_and_recommendations_come_largest_saving_first() {
+    let r = report_json();
+    for b in r["budgets"].as_array().unwrap() {
+        let budget = dec(&b["monthlyBudget"]);
+        let months = b["months"].as_array().unwrap();
+        assert_eq!(months.len(), 12, "{b}");
+        assert_eq!(months[0]["month"], "2026-11");
+        for m in months {
+            let share = m["share"].as_f64().unwrap();
+            assert!((dec(&m["spend"]) / budget - share).abs() < 1e-6, "{m}");
+            let expected = if share >= 1.2 {
+                Some(1.2)
+            } else if share >= 1.0 {
+                Some(1.0)
+            } else if share >= 0.8 {
+                Some(0.8)
+            } else {
+                None
+            };
+            assert_eq!(m["alert"].as_f64(), expected, "{m}");
+        }
+    }
+    let recs = r["recommendations"].as_array().unwrap();
+    assert!(!recs.is_empty());
+    let savings: Vec<f64> = recs
+        .iter()
+        .filter(|x| !x["monthlySavings"].is_null())
+        .map(|x| dec(&x["monthlySavings"]))
+        .collect();
+    assert!(savings.windows(2).all(|w| w[0] >= w[1]), "{savings:?}");
+    assert_eq!(recs[0]["kind"], "resize-reservation");
+    assert_eq!(recs[0]["subject"], "a100-research-6mo");
+    // Every commitment mix saves against buying the same demand on demand.
+    for p in r["pools"].as_array().unwrap() {
+        if let Some(m) = p.get("mix").filter(|m| !m.is_null()) {
+            assert!(
+                dec(&m["monthlyMix"]) <= dec(&m["monthlyOnDemand"]) + 0.005,
+                "{p}"
+            );
+        }
+    }
+}
+
+#[test]
+fn report_formats_text_markdown_and_self_contained_html() {
+    let text = run(&["report", &example(), "--at", AT], &[]);
+    assert_eq!(text.code, 0, "{}", text.stderr);
+    assert!(
+        text.stdout
+            .starts_with("Acme AI: GPU cost and capacity report, 2026-11-22T00:00:00Z")
+    );
+    let row = |name: &str| {
+        text.stdout
+            .lines()
+            .find(|l| l.trim_start().starts_with(name))
+            .unwrap_or_else(|| panic!("no row {name}: {}", text.stdout))
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    assert_eq!(
+        row("a100-research-6mo"),
+        "a100-research-6mo train-a100/a100-research 200 2026-10-01 → 2027-04-01 1,610,700 USD 37% 1,015,965 USD (63%) 1,237,350 USD 0 11 of 25"
+    );
+    assert_eq!(
+        row("research (low)"),
+        "research (low) CC-1300 34% 77.3 26.4 38 109,719 USD 72,230 USD 111,432 USD 250,000 USD"
+    );
+
+    let md = run(
+        &["report", &example(), "--at", AT, "--format", "markdown"],
+        &[],
+    );
+    assert_eq!(md.code, 0);
+    assert!(
+        md.stdout
+            .starts_with("# Acme AI: GPU cost and capacity report")
+    );
+    assert!(md.stdout.contains("## Reservations"));
+    assert!(
+        md.stdout
+            .contains("| a100-research-6mo | train-a100/a100-research | 200 |")
+    );
+    assert!(md.stdout.contains("```mermaid\n"));
+
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("report.html");
+    let html = run(
+        &[
+            "report",
+            &example(),
+            "--at",
+            AT,
+            "--format",
+            "html",
+            "--out",
+            file.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert_eq!(html.code, 0, "{}", html.stderr);
+    assert!(html.stdout.is_empty(), "--out writes the file, not stdout");
+    let page = std::fs::read_to_string(&file).unwrap();
+    assert!(page.starts_with("<!DOCTYPE html>"));
+    assert!(page.trim_end().ends_with("</html>"));
+    // Self-contained: no scripts, no external resources; charts inline.
+    assert!(!page.contains("<script"));
+    assert!(!page.contains("src=\"http") && !page.contains("href=\"http"));
+    assert_eq!(page.matches("<svg").count(), 6, "one chart per pool");
+    assert!(page.contains("a100-research-6mo"));
+}
+
+#[test]
+fn report_refuses_sarif_and_invalid_repositories() {
+    let sarif = run(&["report", &example(), "--format", "sarif"], &[]);
+    assert_eq!(sarif.code, 2);
+    assert!(sarif.stderr.contains("sarif"), "{}", sarif.stderr);
+    let broken = root().join("tests/corpus/dangling-references");
+    let out = run(&["report", broken.to_str().unwrap()], &[]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    let dir = tempfile::tempdir().unwrap();
+    let out = run(&["report", dir.path().to_str().unwrap()], &[]);
+    assert_eq!(out.code, 2, "no capops.yaml: {}", out.stderr);
+}
+
+#[test]
+fn forecast_prints_quantiles_that_never_cross_or_go_negative() {
+    let out = run(
+        &[
+            "forecast",
+            &example(),
+            "--at",
+            AT,
+            "--format",
+            "json",
+            "--horizon",
+            "3d",
+        ],
+        &[],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let v: Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(v["horizonHours"], 72);
+    let pools = v["pools"].as_array().unwrap();
+    assert_eq!(pools.len(), 6);
+    for p in pools {
+        let points = p["points"].as_array().unwrap();
+        assert_eq!(points.len(), 72, "{}", p["pool"]);
+        assert_eq!(points[0]["time"], "2026-11-22T00:00:00Z");
+        for q in points {
+            let (a, b, c) = (
+                q["p10"].as_f64().unwrap(),
+                q["p50"].as_f64().unwrap(),
+                q["p90"].as_f64().unwrap(),
+            );
+            assert!(0.0 <= a && a <= b && b <= c, "{q}");
+        }
+        let over = points
+            .iter()
+            .filter(|q| q["p90"].as_f64().unwrap() > p["capacityGpus"].as_f64().unwrap())
+            .count();
+        assert_eq!(p["hoursOverCapacity"].as_u64().unwrap() as usize, over);
+        assert!(!p["method"].as_str().unwrap().is_empty());
+    }
+
+    let text = run(
+        &[
+            "forecast",
+            &example(),
+            "--at",
+            AT,
+            "--pool",
+            "train-a100/a100-research",
+        ],
+        &[],
+    );
+    assert_eq!(text.code, 0);
+    let rows: Vec<&str> = text
+        .stdout
+        .lines()
+        .filter(|l| l.contains("a100-"))
+        .collect();
+    assert_eq!(rows.len(), 1, "{}", text.stdout);
+    assert!(
+        rows[0].starts_with("train-a100/a100-research    240"),
+        "{}",
+        rows[0]
+    );
+
+    let dir = tempfile::tempdir().unwrap();
+    let svg = dir.path().join("f.svg");
+    let out = run(
+        &[
+            "forecast",
+            &example(),
+            "--at",
+            AT,
+            "--svg",
+            svg.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert_eq!(out.code, 0);
+    let chart = std::fs::read_to_string(&svg).unwrap();
+    assert!(chart.starts_with("<svg") && chart.trim_end().ends_with("</svg>"));
+}
+
+#[test]
+fn forecast_rejects_unknown_pools_and_bad_horizons() {
+    for (args, needle) in [
+        (
+            vec!["--pool", "prod-h100/h100-srve"],
+            "did you mean `prod-h100/h100-serve`",
+        ),
+        (vec!["--pool", "h100-serve"], "CLUSTER/POOL"),
+        (vec!["--horizon", "0"], "--horizon"),
+        (vec!["--horizon", "5y"], "unknown unit"),
+        (vec!["--horizon", "200w"], "--horizon"),
+    ] {
+        let mut all = vec!["forecast", example().leak() as &str, "--at", AT];
+        all.extend(args.iter().copied());
+        let out = run(&all, &[]);
+        assert_eq!(out.code, 2, "{args:?}: {}", out.stderr);
+        assert!(out.stderr.contains(needle), "{args:?}: {}", out.stderr);
+    }
+}
