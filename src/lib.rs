@@ -15,5 +15,6 @@ pub mod gpu;
 pub mod load;
 pub mod model;
 pub mod policy;
+pub mod render;
 pub mod report;
 pub mod validate;

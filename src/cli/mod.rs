@@ -8,6 +8,7 @@ mod check;
 pub mod exit;
 mod forecast;
 mod info;
+mod render;
 mod report;
 mod validate;
 
@@ -121,8 +122,26 @@ pub enum Command {
         #[arg(long)]
         out: Option<PathBuf>,
     },
-    /// Not implemented yet: render manifests.
-    Render(Unimplemented),
+    /// Render what clusters and clouds should hold at --at: ResourceQuotas,
+    /// PriorityClasses, Kueue objects, MIG and time-slicing ConfigMaps, the
+    /// node-label plan, and Terraform JSON for reservations.
+    Render {
+        /// The repository root (the folder holding capops.yaml).
+        #[arg(default_value = ".")]
+        path: PathBuf,
+        /// The moment to render: a date or an RFC 3339 time; default now.
+        #[arg(long)]
+        at: Option<String>,
+        /// Output folder (default PATH/rendered); `-` writes one YAML stream to stdout.
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Only this cluster (no cloud files).
+        #[arg(long)]
+        cluster: Option<String>,
+        /// Revision to stamp on objects instead of the one read from git.
+        #[arg(long)]
+        revision: Option<String>,
+    },
     /// Not implemented yet: diff against live clusters.
     Plan(Unimplemented),
     /// Not implemented yet: apply to live clusters.
@@ -234,7 +253,23 @@ pub fn run(args: Vec<OsString>, io: &mut Io<'_>) -> i32 {
         Command::Report { path, at, out } => {
             report::run(&cli, path, at.as_deref(), out.as_deref(), io)
         }
-        Command::Render(_) => unimplemented("render", io),
+        Command::Render {
+            path,
+            at,
+            out,
+            cluster,
+            revision,
+        } => render::run(
+            &cli,
+            &render::Args {
+                path,
+                at: at.as_deref(),
+                out: out.as_deref(),
+                cluster: cluster.as_deref(),
+                revision: revision.as_deref(),
+            },
+            io,
+        ),
         Command::Plan(_) => unimplemented("plan", io),
         Command::Apply(_) => unimplemented("apply", io),
         Command::Drift(_) => unimplemented("drift", io),

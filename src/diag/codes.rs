@@ -129,6 +129,20 @@ codes! {
     PolicyUnknownTier = "policy-unknown-tier", Error, "a rule escalates to a tier the policy does not define";
     PolicyNoTierMatched = "policy-no-tier-matched", Error, "no tier of the policy matches a request";
     RoleWithoutMembers = "role-without-members", Warning, "the policy asks for approvals from a role nobody holds";
+    // Cloud provider rules for reservations
+    CapacityBlockDuration = "capacity-block-duration", Error, "an AWS capacity block's term is not a duration AWS sells";
+    CapacityBlockSize = "capacity-block-size", Error, "AWS capacity blocks exceed 64 instances each or 256 at once";
+    CapacityBlockEndTime = "capacity-block-end-time", Warning, "an AWS capacity block's term does not end at 11:30 UTC, when every block ends";
+    ReservationZoneRequired = "reservation-zone-required", Error, "a reservation type that holds capacity in one zone names no zone";
+    ReservationNameInvalid = "reservation-name-invalid", Error, "a reservation's name breaks the cloud's naming rules";
+    // Rendering
+    TemplateError = "template-error", Error, "a rendering template is unknown, does not compile, or failed when run";
+    TemplateOutputInvalid = "template-output-invalid", Error, "a template's output is not one valid object of the expected kind";
+    QuotaKeyNotEnforced = "quota-key-not-enforced", Error, "a ResourceQuota key for an extended resource that Kubernetes accepts but never enforces";
+    ReservedLabel = "reserved-label", Error, "a rendered object carries a label that Argo CD uses for tracking";
+    KueueLimitExceeded = "kueue-limit-exceeded", Error, "a Kueue object would break a limit Kueue's CRD, CEL rules or webhook enforce";
+    KueueLendingAboveNominal = "kueue-lending-above-nominal", Warning, "a team's lending limit exceeds its nominal quota in a flavor, so it is lowered to it";
+    PoolWithoutNodeLabels = "pool-without-node-labels", Warning, "a pool that needs its nodes selected (Kueue, MIG, time-slicing) has no nodeLabels";
     // Configuration of capops itself
     UnknownCode = "unknown-code", Warning, "a severity override names a diagnostic code that does not exist";
     OverrideRefused = "override-refused", Warning, "a severity override tries to lower a problem that stops capops from reading the repository";

@@ -32,6 +32,41 @@ pub struct ConfigSpec {
     /// Severity overrides by diagnostic code: `error`, `warning`, `note` or `allow` (hide).
     #[serde(default)]
     pub severities: BTreeMap<Spanned<String>, SeverityName>,
+    /// How `capops render` writes cluster objects.
+    #[serde(default)]
+    pub render: RenderSettings,
+}
+
+/// Settings of `capops render`.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct RenderSettings {
+    /// Namespace of the NVIDIA GPU operator, where the MIG and device-plugin ConfigMaps go (default `gpu-operator`).
+    #[serde(default = "d_operator_ns")]
+    pub gpu_operator_namespace: String,
+    /// Also render one ResourceQuota per priority class a team's requests use, scoped with `scopeSelector` (default false).
+    #[serde(default)]
+    pub priority_class_quotas: bool,
+    /// Name of the Kueue LocalQueue in each team namespace, the value of workloads' `kueue.x-k8s.io/queue-name` label (default `gpu`).
+    #[serde(default = "d_local_queue")]
+    pub local_queue: String,
+}
+
+impl Default for RenderSettings {
+    fn default() -> Self {
+        RenderSettings {
+            gpu_operator_namespace: d_operator_ns(),
+            priority_class_quotas: false,
+            local_queue: d_local_queue(),
+        }
+    }
+}
+
+fn d_operator_ns() -> String {
+    "gpu-operator".into()
+}
+fn d_local_queue() -> String {
+    "gpu".into()
 }
 
 impl Default for ConfigSpec {
@@ -44,6 +79,7 @@ impl Default for ConfigSpec {
             defaults: Defaults::default(),
             ignore: Vec::new(),
             severities: BTreeMap::new(),
+            render: RenderSettings::default(),
         }
     }
 }

@@ -20,6 +20,7 @@ pub fn run(repo: &Repo, sources: &SourceMap, diags: &mut Vec<Diagnostic>) {
     check_requests(repo, diags);
     check_priority_classes(repo, diags);
     check_reservations(repo, diags);
+    crate::render::checks::reservations(repo, diags);
     check_catalogs(repo, diags);
     check_policies(repo, diags);
     check_usage(repo, diags);

@@ -1,0 +1,342 @@
+//! `capops render`: write what clusters and clouds should hold at `--at`.
+//!
+//! Files go under `--out` (default `<PATH>/rendered`): `<cluster>/` with one
+//! Kubernetes object per file, `cloud/<provider>/` with Terraform JSON, and
+//! `node-labels/<cluster>.yaml` with the node-label plan. Nothing is written
+//! when rendering finds an error. Each file is replaced atomically and only
+//! when its bytes change; files capops rendered before and no longer renders
+//! are removed from the folders it owns, so Argo CD or Flux prune them.
+
+use super::check::parse_at;
+use super::report::load_valid;
+use super::{Cli, Io, exit, validate as vcmd};
+use crate::diag::{Code, Diagnostic, Span};
+use crate::render::{self, Rendered, templates};
+use crate::report::{Format, Paths};
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+pub struct Args<'a> {
+    pub path: &'a Path,
+    pub at: Option<&'a str>,
+    pub out: Option<&'a Path>,
+    pub cluster: Option<&'a str>,
+    pub revision: Option<&'a str>,
+}
+
+pub fn run(cli: &Cli, a: &Args<'_>, io: &mut Io<'_>) -> std::io::Result<i32> {
+    if matches!(cli.format, Format::Sarif | Format::Markdown | Format::Html) {
+        writeln!(
+            io.stderr,
+            "error: `capops render` reports as human or json; the rendered files are YAML and Terraform JSON"
+        )?;
+        return Ok(exit::INVALID);
+    }
+    let at = match parse_at(a.at, io) {
+        Ok(t) => t,
+        Err(code) => return Ok(code),
+    };
+    let mut head = match load_valid(cli, a.path, "rendering", io)? {
+        Ok(h) => h,
+        Err(code) => return Ok(code),
+    };
+    if let Some(c) = a.cluster
+        && !head.repo.clusters.contains_key(c)
+    {
+        writeln!(
+            io.stderr,
+            "error: --cluster `{c}` is not a cluster of the repository; {}",
+            crate::diag::suggest(c, head.repo.clusters.keys().map(String::as_str), "clusters")
+        )?;
+        return Ok(exit::INVALID);
+    }
+    let mut sources = std::mem::take(&mut head.sources);
+    let mut diags = std::mem::take(&mut head.diagnostics);
+    let overrides = read_templates(a.path, &mut sources, &mut diags);
+    let templates = templates::Templates::new(&overrides, &mut diags);
+    let out_dir = a
+        .out
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| a.path.join("rendered"));
+    let revision = match a.revision {
+        Some(r) => r.to_string(),
+        None => revision_of(a.path, &out_dir),
+    };
+    let opts = render::Options {
+        at,
+        revision,
+        cluster: a.cluster.map(str::to_string),
+    };
+    let mut rendered = render::render(&head.repo, &templates, &opts);
+    diags.append(&mut rendered.diagnostics);
+    crate::diag::normalize(&mut diags);
+    let paths = Paths::new(a.path);
+    let failed = diags.iter().any(Diagnostic::is_error);
+    let to_stdout = a.out.is_some_and(|o| o.as_os_str() == "-");
+    if cli.format != Format::Json || failed {
+        vcmd::write_diagnostics(cli, &diags, &sources, &paths, io)?;
+    }
+    if failed {
+        let n = diags.iter().filter(|d| d.is_error()).count();
+        writeln!(
+            io.stderr,
+            "error: {n} error{} while rendering {}: nothing was written",
+            if n == 1 { "" } else { "s" },
+            a.path.display()
+        )?;
+        return Ok(exit::INVALID);
+    }
+    if to_stdout {
+        io.stdout.write_all(rendered.stream().as_bytes())?;
+        return Ok(exit::OK);
+    }
+    let owned = owned_folders(&head.repo, a.cluster, &rendered);
+    let outcome = match write(&out_dir, &rendered, &owned) {
+        Ok(o) => o,
+        Err(e) => {
+            writeln!(io.stderr, "error: cannot write {}: {e}", out_dir.display())?;
+            return Ok(exit::EXTERNAL);
+        }
+    };
+    if cli.format == Format::Json {
+        let v = serde_json::json!({
+            "version": 1,
+            "command": "render",
+            "at": at.to_string(),
+            "revision": opts.revision,
+            "out": out_dir.display().to_string(),
+            "files": rendered.files.iter().map(|f| serde_json::json!({
+                "path": f.path,
+                "kubernetes": f.kubernetes,
+                "status": if outcome.written.contains(&f.path) { "written" } else { "unchanged" },
+            })).collect::<Vec<_>>(),
+            "removed": outcome.removed,
+            "diagnostics": crate::report::json::diagnostics(&diags, &sources, &paths),
+        });
+        writeln!(
+            io.stdout,
+            "{}",
+            serde_json::to_string_pretty(&v).unwrap_or_default()
+        )?;
+    } else {
+        let objects = rendered.files.iter().filter(|f| f.kubernetes).count();
+        writeln!(
+            io.stdout,
+            "rendered {objects} Kubernetes objects and {} other files into {} at {} (revision {}): {} written, {} unchanged, {} removed",
+            rendered.files.len() - objects,
+            out_dir.display(),
+            at,
+            opts.revision,
+            outcome.written.len(),
+            rendered.files.len() - outcome.written.len(),
+            outcome.removed.len()
+        )?;
+        for r in &outcome.removed {
+            writeln!(io.stdout, "  removed {r}")?;
+        }
+    }
+    Ok(exit::OK)
+}
+
+/// Templates under `<root>/templates/`, by their path there.
+fn read_templates(
+    root: &Path,
+    sources: &mut crate::diag::SourceMap,
+    diags: &mut Vec<Diagnostic>,
+) -> Vec<templates::Override> {
+    let dir = root.join("templates");
+    let mut out = Vec::new();
+    if !dir.is_dir() {
+        return out;
+    }
+    for entry in walkdir::WalkDir::new(&dir)
+        .follow_links(false)
+        .sort_by_file_name()
+        .into_iter()
+        .flatten()
+    {
+        if !entry.file_type().is_file() || !entry.file_name().to_string_lossy().ends_with(".j2") {
+            continue;
+        }
+        let name = entry
+            .path()
+            .strip_prefix(&dir)
+            .map(|p| p.to_string_lossy().replace('\\', "/"))
+            .unwrap_or_default();
+        let shown = format!("templates/{name}");
+        let problem = match std::fs::metadata(entry.path()) {
+            Ok(m) if m.len() as usize > templates::MAX_TEMPLATE_BYTES => Some(format!(
+                "is {} bytes; templates are limited to {}",
+                m.len(),
+                templates::MAX_TEMPLATE_BYTES
+            )),
+            Ok(_) => None,
+            Err(e) => Some(format!("cannot be read: {e}")),
+        };
+        let text = match problem {
+            Some(p) => Err(p),
+            None => std::fs::read(entry.path())
+                .map_err(|e| format!("cannot be read: {e}"))
+                .and_then(|b| String::from_utf8(b).map_err(|_| "is not UTF-8".to_string())),
+        };
+        match text {
+            Ok(text) => {
+                let file = sources.add(shown, text.clone());
+                out.push(templates::Override { name, text, file });
+            }
+            Err(why) => {
+                let file = sources.add(shown.clone(), "");
+                diags.push(
+                    Diagnostic::new(Code::TemplateError, format!("{shown} {why}"))
+                        .at(Span::file_start(file), "template")
+                        .help("fix or remove the template"),
+                );
+            }
+        }
+    }
+    out
+}
+
+/// Folders (relative to the output) whose stale files capops removes.
+fn owned_folders(repo: &crate::model::Repo, cluster: Option<&str>, r: &Rendered) -> Vec<String> {
+    let mut owned: BTreeSet<String> = repo
+        .clusters
+        .keys()
+        .filter(|c| cluster.is_none_or(|only| only == c.as_str()))
+        .cloned()
+        .collect();
+    if cluster.is_none() {
+        for p in ["aws", "gcp", "azure"] {
+            owned.insert(format!("cloud/{p}"));
+        }
+    }
+    owned.insert("node-labels".into());
+    let _ = r;
+    owned.into_iter().collect()
+}
+
+struct WriteOutcome {
+    written: BTreeSet<String>,
+    removed: Vec<String>,
+}
+
+fn write(out: &Path, r: &Rendered, owned: &[String]) -> std::io::Result<WriteOutcome> {
+    let mut written = BTreeSet::new();
+    let wanted: BTreeSet<&str> = r.files.iter().map(|f| f.path.as_str()).collect();
+    for f in &r.files {
+        let path = out.join(&f.path);
+        let text = f.text();
+        if std::fs::read(&path).is_ok_and(|old| old == text.as_bytes()) {
+            continue;
+        }
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent)?;
+        }
+        super::write_atomically(&path, text.as_bytes())?;
+        written.insert(f.path.clone());
+    }
+    // Stale files: what capops would have named, in folders it owns, that it
+    // no longer renders. Other files are left alone.
+    let mut removed = Vec::new();
+    for folder in owned {
+        let dir = out.join(folder);
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        let mut names: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
+        names.sort();
+        for p in names {
+            let Some(name) = p.file_name().map(|n| n.to_string_lossy().into_owned()) else {
+                continue;
+            };
+            let ours = name.ends_with(".yaml") || name.ends_with(".tf.json");
+            let rel = format!("{folder}/{name}");
+            if ours && p.is_file() && !wanted.contains(rel.as_str()) && managed(&p) {
+                std::fs::remove_file(&p)?;
+                removed.push(rel);
+            }
+        }
+    }
+    Ok(WriteOutcome { written, removed })
+}
+
+/// Whether a file was written by capops (it carries capops's mark).
+fn managed(path: &Path) -> bool {
+    std::fs::read_to_string(path).is_ok_and(|t| {
+        t.contains("app.kubernetes.io/managed-by: capops")
+            || t.contains("\"managed-by\": \"capops\"")
+            || t.contains("managed by capops")
+            || t.starts_with("cluster:")
+            || t.contains("azure_resource_group_name")
+    })
+}
+
+/// The revision stamped on rendered objects: the last commit that changed
+/// the capacity repository (outside the output folder), `+dirty` when the
+/// working tree differs from it, or `unversioned` outside git.
+pub fn revision_of(root: &Path, out: &Path) -> String {
+    revision(root, out).unwrap_or_else(|| "unversioned".into())
+}
+
+fn revision(root: &Path, out: &Path) -> Option<String> {
+    let repo = git2::Repository::discover(root).ok()?;
+    let workdir = repo.workdir()?.canonicalize().ok()?;
+    let root = root.canonicalize().ok()?;
+    let rel = root.strip_prefix(&workdir).ok()?.to_path_buf();
+    // The output folder, when it sits directly in the capacity repository.
+    let skip = out
+        .canonicalize()
+        .ok()
+        .or_else(|| Some(root.join(out.file_name()?)))
+        .and_then(|o| o.strip_prefix(&root).ok().map(Path::to_path_buf))
+        .and_then(|o| (o.components().count() == 1).then(|| o.to_string_lossy().into_owned()));
+    let head = repo.head().ok()?.peel_to_commit().ok()?;
+    let fingerprint = |c: &git2::Commit<'_>| -> Option<Vec<(String, git2::Oid)>> {
+        let tree = c.tree().ok()?;
+        let sub = if rel.as_os_str().is_empty() {
+            tree
+        } else {
+            let entry = tree.get_path(&rel).ok()?;
+            repo.find_tree(entry.id()).ok()?
+        };
+        Some(
+            sub.iter()
+                .filter(|e| skip.as_deref() != e.name().ok())
+                .map(|e| (e.name().unwrap_or("").to_string(), e.id()))
+                .collect(),
+        )
+    };
+    let mut current = head.clone();
+    let mine = fingerprint(&head);
+    for _ in 0..10_000 {
+        let Ok(parent) = current.parent(0) else {
+            break;
+        };
+        if fingerprint(&parent) != mine {
+            break;
+        }
+        current = parent;
+    }
+    let mut rev = current.id().to_string();
+    // Uncommitted changes to the capacity documents.
+    let mut opts = git2::StatusOptions::new();
+    opts.include_untracked(true).recurse_untracked_dirs(true);
+    if !rel.as_os_str().is_empty() {
+        opts.pathspec(rel.to_string_lossy().as_ref());
+    }
+    if let Ok(statuses) = repo.statuses(Some(&mut opts)) {
+        let prefix = match &skip {
+            Some(s) if rel.as_os_str().is_empty() => format!("{s}/"),
+            Some(s) => format!("{}/{s}/", rel.to_string_lossy()),
+            None => String::from("\u{0}"),
+        };
+        let dirty = statuses.iter().any(|s| {
+            s.path().is_ok_and(|p| !p.starts_with(&prefix))
+                && !s.status().contains(git2::Status::IGNORED)
+        });
+        if dirty {
+            rev.push_str("+dirty");
+        }
+    }
+    Some(rev)
+}

@@ -1,0 +1,150 @@
+//! Cloud reservations as Terraform JSON, one file per Reservation under
+//! `cloud/<provider>/`.
+//!
+//! | Reservation type | Terraform |
+//! | --- | --- |
+//! | `aws-capacity-reservation` | `aws_ec2_capacity_reservation` (open, limited to the term's end) |
+//! | `aws-capacity-block` | data `aws_ec2_capacity_block_offering` for the term, and `aws_ec2_capacity_block_reservation` |
+//! | `gcp-reservation` | `google_compute_reservation` |
+//! | `gcp-commitment` | `google_compute_reservation` and `google_compute_region_commitment` attached to it |
+//! | `azure-capacity-reservation` | `azurerm_capacity_reservation_group` and `azurerm_capacity_reservation` |
+//!
+//! Reservations whose term has ended at `--at` are not rendered. The
+//! providers' own rules (capacity-block durations and sizes, zones, names)
+//! are checked with validation ([`super::checks::reservations`]).
+
+use super::{File, Format, Job, Options};
+use crate::model::*;
+use serde_json::json;
+
+/// GCP accelerator type of a catalog GPU model, for commitments.
+pub fn gcp_accelerator(model: &str) -> Option<&'static str> {
+    Some(match model {
+        "a100-40gb" => "nvidia-tesla-a100",
+        "a100-80gb" => "nvidia-a100-80gb",
+        "h100-80gb-sxm" => "nvidia-h100-80gb",
+        "h100-94gb-nvl" | "h100-80gb-pcie" => return None,
+        "h200-141gb" => "nvidia-h200-141gb",
+        "b200-180gb" => "nvidia-b200",
+        "l4" => "nvidia-l4",
+        "t4" => "nvidia-tesla-t4",
+        _ => return None,
+    })
+}
+
+/// GCP commitment type of a machine family (`None`: leave it to GCP's default).
+pub fn gcp_commitment_type(machine: &str) -> Option<&'static str> {
+    let family = machine.split('-').next().unwrap_or("");
+    Some(match family {
+        "a2" => "ACCELERATOR_OPTIMIZED",
+        "a3" => "ACCELERATOR_OPTIMIZED_A3",
+        "g2" => "GRAPHICS_OPTIMIZED_G2",
+        _ => return None,
+    })
+}
+
+/// A Terraform name: letters, digits and underscores.
+pub fn terraform_id(name: &str) -> String {
+    let mut id: String = name
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect();
+    if id.starts_with(|c: char| c.is_ascii_digit()) {
+        id.insert(0, '_');
+    }
+    id
+}
+
+/// Adds a job per Reservation in force or to come at `--at`.
+pub fn reservations(repo: &Repo, opts: &Options, jobs: &mut Vec<Job>, files: &mut Vec<File>) {
+    let mut azure = false;
+    for r in repo.reservations.values() {
+        let s = &r.spec;
+        if s.term.end.value <= opts.at {
+            continue;
+        }
+        let kind = s.kind.value;
+        let (template, folder) = match kind {
+            ReservationType::AwsCapacityReservation => {
+                ("terraform/aws-capacity-reservation.tf.json.j2", "aws")
+            }
+            ReservationType::AwsCapacityBlock => ("terraform/aws-capacity-block.tf.json.j2", "aws"),
+            ReservationType::GcpReservation | ReservationType::GcpCommitment => {
+                ("terraform/gcp-reservation.tf.json.j2", "gcp")
+            }
+            ReservationType::AzureCapacityReservation => {
+                azure = true;
+                ("terraform/azure-capacity-reservation.tf.json.j2", "azure")
+            }
+        };
+        let pool = repo.clusters.get(&s.covers.cluster.value).and_then(|c| {
+            c.spec
+                .node_pools
+                .iter()
+                .find(|p| p.name.value.as_str() == s.covers.pool.value)
+        });
+        let gpus_per_instance = pool.map(|p| p.gpus_per_node.value.0).unwrap_or(0);
+        let accelerator = pool.and_then(|p| {
+            crate::gpu::catalog::model(&p.gpu_model.value).and_then(|m| gcp_accelerator(m.id))
+        });
+        let plan = match (kind, s.commitment_plan.as_ref().map(|p| p.value)) {
+            (ReservationType::GcpCommitment, Some(CommitmentPlan::ThirtySixMonth)) => {
+                Some("THIRTY_SIX_MONTH")
+            }
+            (ReservationType::GcpCommitment, _) => Some("TWELVE_MONTH"),
+            _ => None,
+        };
+        let hours = (s.term.end.value.as_second() - s.term.start.value.as_second()) / 3600;
+        let sources = vec![format!("Reservation/{}", r.name())];
+        let description = format!(
+            "managed by capops from {} at {}",
+            sources.join(","),
+            opts.revision
+        );
+        jobs.push(Job {
+            template,
+            context: json!({
+                "id": terraform_id(r.name()),
+                "reservation": {
+                    "name": r.name(),
+                    "type": kind.as_str(),
+                    "instance_type": s.instance_type.value,
+                    "count": s.count.value.0,
+                    "zone": s.zone.as_ref().map(|z| z.value.clone()),
+                    "region": s.region.value,
+                    "start": s.term.start.value.to_string(),
+                    "end": s.term.end.value.to_string(),
+                    "hours": hours,
+                    "plan": plan,
+                    "commitment_type": gcp_commitment_type(&s.instance_type.value),
+                    "accelerator_type": accelerator,
+                    "accelerators": s.count.value.0 * gpus_per_instance,
+                    "cluster": s.covers.cluster.value,
+                    "pool": s.covers.pool.value,
+                },
+                "tags": super::cloud_tags(&sources, &opts.revision),
+                "description": description,
+            }),
+            expect: None,
+            sources,
+            span: r.name_span(),
+            folder: format!("cloud/{folder}"),
+            file_name: Some(format!("{}.tf.json", r.name())),
+        });
+    }
+    if azure {
+        files.push(File {
+            path: "cloud/azure/variables.tf.json".into(),
+            value: json!({
+                "variable": {
+                    "azure_resource_group_name": {
+                        "type": "string",
+                        "description": "Resource group that holds the capacity reservation groups capops renders",
+                    }
+                }
+            }),
+            format: Format::Json,
+            kubernetes: false,
+        });
+    }
+}

@@ -1,0 +1,624 @@
+//! The Kubernetes objects of one cluster at `--at`.
+//!
+//! - a ResourceQuota `capops-gpu` in each team namespace: `requests.<resource>`
+//!   for every GPU resource the cluster's pools provide, the sum of the
+//!   team's requests in force (0 where it has none, so nothing runs
+//!   unapproved); with `render.priorityClassQuotas`, one more quota per
+//!   priority class its requests use, scoped with `scopeSelector`;
+//! - a PriorityClass per PriorityClass document;
+//! - where the cluster runs Kueue: a ResourceFlavor per pool, a ClusterQueue
+//!   per team (one resource group covering every GPU resource of the
+//!   cluster, a flavor per pool, nominal quota from its requests in force,
+//!   the team's borrowing and lending limits), the cohort they share, a
+//!   LocalQueue in each team namespace and a WorkloadPriorityClass per
+//!   PriorityClass;
+//! - the GPU operator's ConfigMaps: the mig-parted config (one named config
+//!   per distinct MIG layout) and the device-plugin time-slicing configs;
+//! - the node-label plan: `nvidia.com/mig.config` and
+//!   `nvidia.com/device-plugin.config` for each pool's nodes, which the sync
+//!   step applies (it is not a Kubernetes object, so it is written outside
+//!   the cluster's folder).
+
+use super::checks::{self, kueue};
+use super::{File, Format, Job};
+use crate::diag::{Code, Diagnostic};
+use crate::gpu::{mig, resources};
+use crate::model::capacity;
+use crate::model::*;
+use serde_json::{Value, json};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Name of the ResourceQuota in each team namespace.
+pub const QUOTA_NAME: &str = "capops-gpu";
+/// ConfigMap of the MIG manager's configs.
+pub const MIG_CONFIGMAP: &str = "capops-mig-parted-config";
+/// ConfigMap of the device plugin's sharing configs.
+pub const DEVICE_PLUGIN_CONFIGMAP: &str = "capops-device-plugin-config";
+/// Node label the MIG manager reads.
+pub const MIG_LABEL: &str = "nvidia.com/mig.config";
+/// Node label the device plugin reads.
+pub const DEVICE_PLUGIN_LABEL: &str = "nvidia.com/device-plugin.config";
+
+/// What one team holds in one cluster at `--at`.
+#[derive(Default)]
+struct Holding {
+    /// (pool, resource) → units.
+    units: BTreeMap<(String, String), u64>,
+    /// priority class → resource → units.
+    by_class: BTreeMap<String, BTreeMap<String, u64>>,
+    requests: Vec<String>,
+}
+
+/// Adds the jobs of one cluster; returns its node-label plan, if any.
+pub fn cluster(
+    repo: &Repo,
+    cluster: &Document<ClusterSpec>,
+    at: Timestamp,
+    jobs: &mut Vec<Job>,
+    diags: &mut Vec<Diagnostic>,
+) -> Option<File> {
+    let name = cluster.name();
+    let spec = &cluster.spec;
+    let settings = repo
+        .config
+        .as_ref()
+        .map(|c| c.spec.render.clone())
+        .unwrap_or_default();
+    let default_class = repo
+        .config
+        .as_ref()
+        .and_then(|c| c.spec.defaults.priority_class.as_ref())
+        .map(|p| p.value.clone());
+    let strategy = spec.mig_strategy.value;
+    // Every GPU resource the cluster provides, pool by pool.
+    let provided: Vec<(&NodePool, Vec<resources::Provided>)> = spec
+        .node_pools
+        .iter()
+        .map(|p| (p, resources::provided(p, strategy)))
+        .collect();
+    let covered: Vec<String> = provided
+        .iter()
+        .flat_map(|(_, r)| r.iter().map(|x| x.resource.clone()))
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    // Teams present in the cluster, with their namespaces.
+    let teams: Vec<(&Document<TeamSpec>, &TeamCluster)> = repo
+        .teams
+        .values()
+        .filter_map(|t| {
+            t.spec
+                .clusters
+                .iter()
+                .find(|(c, _)| c.value == name)
+                .map(|(_, tc)| (t, tc))
+        })
+        .collect();
+    // What each team holds at `at`.
+    let mut holdings: BTreeMap<&str, Holding> = BTreeMap::new();
+    for r in capacity::active_at(repo, at) {
+        let s = &r.spec;
+        if s.cluster.value != name {
+            continue;
+        }
+        let Some((pool, provided)) = provided
+            .iter()
+            .find(|(p, _)| p.name.value.as_str() == s.pool.value)
+        else {
+            continue;
+        };
+        let h = holdings.entry(s.team.value.as_str()).or_default();
+        h.requests.push(format!("CapacityRequest/{}", r.name()));
+        let class = s
+            .priority_class
+            .as_ref()
+            .map(|p| p.value.clone())
+            .or_else(|| default_class.clone());
+        for (res, count) in &s.resources {
+            let Some(p) = resources::find(provided, &res.value, pool) else {
+                continue;
+            };
+            let n = u64::from(count.value.0);
+            *h.units
+                .entry((pool.name.value.as_str().to_string(), p.resource.clone()))
+                .or_default() += n;
+            if let Some(c) = &class {
+                *h.by_class
+                    .entry(c.clone())
+                    .or_default()
+                    .entry(p.resource.clone())
+                    .or_default() += n;
+            }
+        }
+    }
+    let empty = Holding::default();
+    // ResourceQuotas.
+    for (team, tc) in &teams {
+        let h = holdings.get(team.name()).unwrap_or(&empty);
+        let mut hard = BTreeMap::new();
+        for res in &covered {
+            let sum: u64 = h
+                .units
+                .iter()
+                .filter(|((_, r), _)| r == res)
+                .map(|(_, n)| n)
+                .sum();
+            hard.insert(format!("requests.{res}"), sum);
+        }
+        let mut sources = vec![format!("Team/{}", team.name())];
+        sources.extend(h.requests.iter().cloned());
+        jobs.push(Job {
+            template: "kubernetes/resourcequota.yaml.j2",
+            context: json!({
+                "name": QUOTA_NAME,
+                "namespace": tc.namespace.value,
+                "hard": hard,
+                "priority_class": Value::Null,
+                "team": team.name(),
+                "cluster": name,
+            }),
+            expect: Some(("v1", "ResourceQuota")),
+            sources: sources.clone(),
+            span: tc.namespace.span,
+            folder: name.to_string(),
+            file_name: None,
+        });
+        if settings.priority_class_quotas {
+            for (class, units) in &h.by_class {
+                let hard: BTreeMap<String, u64> = units
+                    .iter()
+                    .map(|(r, n)| (format!("requests.{r}"), *n))
+                    .collect();
+                jobs.push(Job {
+                    template: "kubernetes/resourcequota.yaml.j2",
+                    context: json!({
+                        "name": format!("{QUOTA_NAME}-{class}"),
+                        "namespace": tc.namespace.value,
+                        "hard": hard,
+                        "priority_class": class,
+                        "team": team.name(),
+                        "cluster": name,
+                    }),
+                    expect: Some(("v1", "ResourceQuota")),
+                    sources: sources.clone(),
+                    span: tc.namespace.span,
+                    folder: name.to_string(),
+                    file_name: None,
+                });
+            }
+        }
+    }
+    // PriorityClasses (and Kueue's WorkloadPriorityClasses below).
+    let kueue_on = spec.kueue.as_ref().is_some_and(|k| k.enabled);
+    for pc in repo.priority_classes.values() {
+        let s = &pc.spec;
+        jobs.push(Job {
+            template: "kubernetes/priorityclass.yaml.j2",
+            context: json!({
+                "name": pc.name(),
+                "value": s.value.value,
+                "preemption_policy": match s.preemption_policy {
+                    Some(crate::model::priority::PreemptionPolicy::Never) => "Never",
+                    _ => "PreemptLowerPriority",
+                },
+                "global_default": s.global_default.as_ref().is_some_and(|g| g.value),
+                "description": s.description,
+            }),
+            expect: Some(("scheduling.k8s.io/v1", "PriorityClass")),
+            sources: vec![format!("PriorityClass/{}", pc.name())],
+            span: pc.name_span(),
+            folder: name.to_string(),
+            file_name: None,
+        });
+        if kueue_on {
+            if s.description
+                .as_ref()
+                .is_some_and(|d| d.chars().count() > kueue::MAX_DESCRIPTION)
+            {
+                diags.push(
+                    Diagnostic::new(
+                        Code::KueueLimitExceeded,
+                        format!(
+                            "priority class `{}` has a description over {} characters, which Kueue's WorkloadPriorityClass refuses",
+                            pc.name(),
+                            kueue::MAX_DESCRIPTION
+                        ),
+                    )
+                    .at(pc.name_span(), "priority class")
+                    .help("shorten the description"),
+                );
+                continue;
+            }
+            jobs.push(Job {
+                template: "kubernetes/workloadpriorityclass.yaml.j2",
+                context: json!({
+                    "name": pc.name(),
+                    "value": s.value.value,
+                    "description": s.description,
+                }),
+                expect: Some(("kueue.x-k8s.io/v1beta2", "WorkloadPriorityClass")),
+                sources: vec![format!("PriorityClass/{}", pc.name())],
+                span: pc.name_span(),
+                folder: name.to_string(),
+                file_name: None,
+            });
+        }
+    }
+    if kueue_on {
+        kueue_objects(
+            repo, cluster, &provided, &covered, &teams, &holdings, &settings, jobs, diags,
+        );
+    }
+    gpu_operator(cluster, &provided, &settings, jobs, diags)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn kueue_objects(
+    repo: &Repo,
+    cluster: &Document<ClusterSpec>,
+    provided: &[(&NodePool, Vec<resources::Provided>)],
+    covered: &[String],
+    teams: &[(&Document<TeamSpec>, &TeamCluster)],
+    holdings: &BTreeMap<&str, Holding>,
+    settings: &crate::model::config::RenderSettings,
+    jobs: &mut Vec<Job>,
+    diags: &mut Vec<Diagnostic>,
+) {
+    let _ = repo;
+    let name = cluster.name();
+    let spec = &cluster.spec;
+    let k = spec.kueue.as_ref().expect("kueue is on");
+    let cohort = k
+        .cohort
+        .as_ref()
+        .map(|c| c.value.as_str().to_string())
+        .unwrap_or_else(|| name.to_string());
+    let mut ok = true;
+    let flavors = provided.len();
+    let combos = flavors * covered.len();
+    if flavors > kueue::MAX_FLAVORS
+        || covered.len() > kueue::MAX_RESOURCES
+        || combos > kueue::MAX_COMBINATIONS
+    {
+        diags.push(
+            Diagnostic::new(
+                Code::KueueLimitExceeded,
+                format!(
+                    "cluster `{name}` would need a Kueue resource group of {flavors} flavors and {} resources ({combos} combinations); Kueue allows {} flavors, {} resources and {} combinations",
+                    covered.len(),
+                    kueue::MAX_FLAVORS,
+                    kueue::MAX_RESOURCES,
+                    kueue::MAX_COMBINATIONS
+                ),
+            )
+            .at(cluster.name_span(), "cluster")
+            .help("split the cluster's pools, or use fewer MIG profiles"),
+        );
+        ok = false;
+    }
+    for (pool, _) in provided {
+        let before = diags.len();
+        checks::flavor(pool, pool.name.span, diags);
+        if diags.len() > before {
+            ok = false;
+        }
+        if pool.node_labels.is_empty() {
+            diags.push(unlabelled(
+                pool,
+                name,
+                "its Kueue ResourceFlavor would match every node",
+            ));
+        }
+    }
+    if !ok {
+        return;
+    }
+    jobs.push(Job {
+        template: "kubernetes/cohort.yaml.j2",
+        context: json!({"name": cohort}),
+        expect: Some(("kueue.x-k8s.io/v1beta2", "Cohort")),
+        sources: vec![format!("Cluster/{name}")],
+        span: cluster.name_span(),
+        folder: name.to_string(),
+        file_name: None,
+    });
+    for (pool, _) in provided {
+        let tolerations: Vec<Value> = pool
+            .taints
+            .iter()
+            .map(|t| {
+                json!({
+                    "key": t.key,
+                    "operator": if t.value.is_some() { "Equal" } else { "Exists" },
+                    "value": t.value,
+                    "effect": match t.effect {
+                        TaintEffect::NoSchedule => "NoSchedule",
+                        TaintEffect::PreferNoSchedule => "PreferNoSchedule",
+                        TaintEffect::NoExecute => "NoExecute",
+                    },
+                })
+            })
+            .collect();
+        jobs.push(Job {
+            template: "kubernetes/resourceflavor.yaml.j2",
+            context: json!({
+                "name": pool.name.value.as_str(),
+                "node_labels": pool.node_labels,
+                "tolerations": tolerations,
+                "cluster": name,
+            }),
+            expect: Some(("kueue.x-k8s.io/v1beta2", "ResourceFlavor")),
+            sources: vec![format!("Cluster/{name}")],
+            span: pool.name.span,
+            folder: name.to_string(),
+            file_name: None,
+        });
+    }
+    let empty = Holding::default();
+    for (team, tc) in teams {
+        let h = holdings.get(team.name()).unwrap_or(&empty);
+        let limit = |m: &BTreeMap<Spanned<String>, Spanned<Quantity>>,
+                     pool: &NodePool,
+                     prov: &[resources::Provided],
+                     res: &str|
+         -> Option<(u64, crate::diag::Span)> {
+            m.iter().find_map(|(k, v)| {
+                resources::find(prov, &k.value, pool)
+                    .filter(|p| p.resource == res)
+                    .map(|_| (u64::from(v.value.0), v.span))
+            })
+        };
+        let mut flavors = Vec::new();
+        let mut warned = BTreeSet::new();
+        for (pool, prov) in provided {
+            let pool_name = pool.name.value.as_str();
+            let mut resources_out = Vec::new();
+            for res in covered {
+                let nominal = h
+                    .units
+                    .get(&(pool_name.to_string(), res.clone()))
+                    .copied()
+                    .unwrap_or(0);
+                let provides = prov.iter().any(|p| &p.resource == res);
+                let borrowing = provides
+                    .then(|| limit(&tc.borrowing_limit, pool, prov, res))
+                    .flatten()
+                    .map(|(n, _)| n);
+                // Kueue wants lendingLimit ≤ nominalQuota in each flavor:
+                // the team's limit is per resource, so it is capped per flavor.
+                let lending = provides
+                    .then(|| limit(&tc.lending_limit, pool, prov, res))
+                    .flatten()
+                    .map(|(n, span)| {
+                        let held: u64 = h
+                            .units
+                            .iter()
+                            .filter(|((_, r), _)| r == res)
+                            .map(|(_, n)| n)
+                            .sum();
+                        if n > held && warned.insert(res.clone()) {
+                            diags.push(
+                                Diagnostic::new(
+                                    Code::KueueLendingAboveNominal,
+                                    format!(
+                                        "team `{}` may lend {n} {res} in `{name}` but holds {held} there at this time; Kueue requires lendingLimit ≤ nominalQuota, so each flavor lends at most what the team holds in it",
+                                        team.name()
+                                    ),
+                                )
+                                .at(span, "lending limit")
+                                .help("lower the lending limit, or ignore this if lending everything held is intended"),
+                            );
+                        }
+                        n.min(nominal)
+                    });
+                resources_out.push(json!({
+                    "name": res,
+                    "nominal_quota": nominal,
+                    "borrowing_limit": borrowing,
+                    "lending_limit": lending,
+                }));
+            }
+            flavors.push(json!({"name": pool_name, "resources": resources_out}));
+        }
+        let mut sources = vec![format!("Team/{}", team.name())];
+        sources.extend(h.requests.iter().cloned());
+        jobs.push(Job {
+            template: "kubernetes/clusterqueue.yaml.j2",
+            context: json!({
+                "name": team.name(),
+                "cohort": cohort,
+                "namespace": tc.namespace.value,
+                "covered_resources": covered,
+                "flavors": flavors,
+                "team": team.name(),
+                "cluster": name,
+            }),
+            expect: Some(("kueue.x-k8s.io/v1beta2", "ClusterQueue")),
+            sources,
+            span: tc.namespace.span,
+            folder: name.to_string(),
+            file_name: None,
+        });
+        jobs.push(Job {
+            template: "kubernetes/localqueue.yaml.j2",
+            context: json!({
+                "name": settings.local_queue,
+                "namespace": tc.namespace.value,
+                "cluster_queue": team.name(),
+            }),
+            expect: Some(("kueue.x-k8s.io/v1beta2", "LocalQueue")),
+            sources: vec![format!("Team/{}", team.name())],
+            span: tc.namespace.span,
+            folder: name.to_string(),
+            file_name: None,
+        });
+    }
+}
+
+fn unlabelled(pool: &NodePool, cluster: &str, why: &str) -> Diagnostic {
+    Diagnostic::new(
+        Code::PoolWithoutNodeLabels,
+        format!(
+            "pool `{}` of `{cluster}` has no nodeLabels: {why}",
+            pool.name.value
+        ),
+    )
+    .at(pool.name.span, "pool")
+    .help("add nodeLabels that select the pool's nodes, e.g. the node group label your cloud sets")
+}
+
+/// The mig-parted config name for a layout: `capops-` and the canonical
+/// profiles with their counts, e.g. `capops-1g.10gb-x2-3g.40gb-x1`; a hash
+/// when that would not fit a label value.
+pub fn mig_config_name(layout: &[(String, u32)]) -> String {
+    let parts: Vec<String> = layout.iter().map(|(p, n)| format!("{p}-x{n}")).collect();
+    let name = format!("capops-{}", parts.join("-")).replace('+', ".");
+    if checks::label_value(&name) {
+        name
+    } else {
+        format!("capops-mig-{:016x}", fnv(&name))
+    }
+}
+
+fn fnv(s: &str) -> u64 {
+    s.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
+    })
+}
+
+/// The GPU operator's ConfigMaps, and the node-label plan.
+fn gpu_operator(
+    cluster: &Document<ClusterSpec>,
+    provided: &[(&NodePool, Vec<resources::Provided>)],
+    settings: &crate::model::config::RenderSettings,
+    jobs: &mut Vec<Job>,
+    diags: &mut Vec<Diagnostic>,
+) -> Option<File> {
+    let name = cluster.name();
+    let strategy = cluster.spec.mig_strategy.value;
+    let mut mig_configs: BTreeMap<String, Value> = BTreeMap::new();
+    let mut sharing: BTreeMap<String, String> = BTreeMap::new();
+    let mut plan = Vec::new();
+    for (pool, prov) in provided {
+        let mut labels = BTreeMap::new();
+        if let Some(m) = &pool.mig {
+            let model = crate::gpu::catalog::model(&pool.gpu_model.value);
+            let Some(mig_model) = model.and_then(mig::mig_of) else {
+                continue;
+            };
+            let mut layout: Vec<(String, u32)> = m
+                .layout
+                .value
+                .iter()
+                .filter_map(|(p, n)| {
+                    mig::resolve(mig_model, &p.value)
+                        .ok()
+                        .map(|r| (r.profile.name.to_string(), n.value.0))
+                })
+                .collect();
+            layout.sort();
+            let config = mig_config_name(&layout);
+            let devices: BTreeMap<&str, u32> =
+                layout.iter().map(|(p, n)| (p.as_str(), *n)).collect();
+            mig_configs.insert(
+                config.clone(),
+                json!([{"devices": "all", "mig-enabled": true, "mig-devices": devices}]),
+            );
+            labels.insert(MIG_LABEL.to_string(), config);
+        }
+        if let Some(ts) = &pool.time_slicing {
+            let replicas = ts.replicas.value;
+            // Time-slicing multiplies what the device plugin advertises;
+            // `provided` already counts replicas, so name the resources only.
+            let names: Vec<String> = prov.iter().map(|p| p.resource.clone()).collect();
+            let flag = match (&pool.mig, strategy) {
+                (None, _) => "none",
+                (Some(_), MigStrategy::Single) => "single",
+                (Some(_), MigStrategy::Mixed) => "mixed",
+            };
+            let config = format!(
+                "capops-{flag}-{}-x{replicas}",
+                if pool.mig.is_some() { "mig" } else { "gpu" }
+            );
+            let resources: Vec<Value> = names
+                .iter()
+                .map(|n| json!({"name": n, "replicas": replicas}))
+                .collect();
+            let text = super::yaml::to_string(&json!({
+                "version": "v1",
+                "flags": {"migStrategy": flag},
+                "sharing": {"timeSlicing": {"resources": resources}},
+            }));
+            // Two pools with the same flag and replicas but other MIG
+            // resources need distinct configs.
+            let config = match sharing.get(&config) {
+                Some(existing) if *existing != text => {
+                    format!("{config}-{:08x}", fnv(&text) as u32)
+                }
+                _ => config,
+            };
+            sharing.insert(config.clone(), text);
+            labels.insert(DEVICE_PLUGIN_LABEL.to_string(), config);
+        }
+        if labels.is_empty() {
+            continue;
+        }
+        if pool.node_labels.is_empty() {
+            diags.push(unlabelled(
+                pool,
+                name,
+                "the node-label plan cannot select the nodes that need the MIG or time-slicing config",
+            ));
+        }
+        plan.push(json!({
+            "pool": pool.name.value.as_str(),
+            "selector": pool.node_labels,
+            "labels": labels,
+            "nodes": pool.nodes.value.0,
+        }));
+    }
+    let ns = &settings.gpu_operator_namespace;
+    if !mig_configs.is_empty() {
+        let text = super::yaml::to_string(&json!({"version": "v1", "mig-configs": mig_configs}));
+        jobs.push(Job {
+            template: "kubernetes/configmap.yaml.j2",
+            context: json!({
+                "name": MIG_CONFIGMAP,
+                "namespace": ns,
+                "data": {"config.yaml": text},
+                "purpose": "mig-parted",
+            }),
+            expect: Some(("v1", "ConfigMap")),
+            sources: vec![format!("Cluster/{name}")],
+            span: cluster.name_span(),
+            folder: name.to_string(),
+            file_name: None,
+        });
+    }
+    if !sharing.is_empty() {
+        jobs.push(Job {
+            template: "kubernetes/configmap.yaml.j2",
+            context: json!({
+                "name": DEVICE_PLUGIN_CONFIGMAP,
+                "namespace": ns,
+                "data": sharing,
+                "purpose": "device-plugin",
+            }),
+            expect: Some(("v1", "ConfigMap")),
+            sources: vec![format!("Cluster/{name}")],
+            span: cluster.name_span(),
+            folder: name.to_string(),
+            file_name: None,
+        });
+    }
+    (!plan.is_empty()).then(|| File {
+        path: format!("node-labels/{name}.yaml"),
+        value: json!({
+            "cluster": name,
+            "note": "Labels the sync step sets on each pool's nodes (selected by `selector`). A change of nvidia.com/mig.config repartitions the GPUs: drain the nodes first.",
+            "pools": plan,
+        }),
+        format: Format::Yaml,
+        kubernetes: false,
+    })
+}

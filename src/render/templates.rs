@@ -1,0 +1,256 @@
+//! The templates objects are rendered from: built in, or overridden by the
+//! capacity repository's `templates/` folder.
+//!
+//! Each template turns one object's context (computed by the renderer) into
+//! YAML (Kubernetes objects) or JSON (Terraform). Templates run in minijinja
+//! with strict undefined behaviour, a fuel limit and a recursion limit, and
+//! with no loader: they cannot read files, and `include` or `import` reach
+//! only the other templates registered here. The filter `json` writes any
+//! value as JSON, which is also valid YAML, so strings never need hand
+//! quoting.
+
+use crate::diag::{Code, Diagnostic, FileId, Span};
+use minijinja::{Environment, UndefinedBehavior};
+use std::collections::BTreeMap;
+
+/// Fuel for one template run: ample for any object, finite for a loop gone wrong.
+pub const FUEL: u64 = 200_000;
+/// Largest template file read from a repository.
+pub const MAX_TEMPLATE_BYTES: usize = 256 * 1024;
+
+/// The built-in templates, by name.
+pub const BUILTIN: &[(&str, &str)] = &[
+    (
+        "kubernetes/resourcequota.yaml.j2",
+        include_str!("templates/kubernetes/resourcequota.yaml.j2"),
+    ),
+    (
+        "kubernetes/priorityclass.yaml.j2",
+        include_str!("templates/kubernetes/priorityclass.yaml.j2"),
+    ),
+    (
+        "kubernetes/resourceflavor.yaml.j2",
+        include_str!("templates/kubernetes/resourceflavor.yaml.j2"),
+    ),
+    (
+        "kubernetes/clusterqueue.yaml.j2",
+        include_str!("templates/kubernetes/clusterqueue.yaml.j2"),
+    ),
+    (
+        "kubernetes/localqueue.yaml.j2",
+        include_str!("templates/kubernetes/localqueue.yaml.j2"),
+    ),
+    (
+        "kubernetes/workloadpriorityclass.yaml.j2",
+        include_str!("templates/kubernetes/workloadpriorityclass.yaml.j2"),
+    ),
+    (
+        "kubernetes/cohort.yaml.j2",
+        include_str!("templates/kubernetes/cohort.yaml.j2"),
+    ),
+    (
+        "kubernetes/configmap.yaml.j2",
+        include_str!("templates/kubernetes/configmap.yaml.j2"),
+    ),
+    (
+        "terraform/aws-capacity-reservation.tf.json.j2",
+        include_str!("templates/terraform/aws-capacity-reservation.tf.json.j2"),
+    ),
+    (
+        "terraform/aws-capacity-block.tf.json.j2",
+        include_str!("templates/terraform/aws-capacity-block.tf.json.j2"),
+    ),
+    (
+        "terraform/gcp-reservation.tf.json.j2",
+        include_str!("templates/terraform/gcp-reservation.tf.json.j2"),
+    ),
+    (
+        "terraform/azure-capacity-reservation.tf.json.j2",
+        include_str!("templates/terraform/azure-capacity-reservation.tf.json.j2"),
+    ),
+];
+
+/// A template read from the repository, replacing the built-in one of the same name.
+#[derive(Clone, Debug)]
+pub struct Override {
+    /// Name relative to `templates/`, e.g. `kubernetes/resourcequota.yaml.j2`.
+    pub name: String,
+    pub text: String,
+    pub file: FileId,
+}
+
+/// The compiled set of templates.
+pub struct Templates {
+    env: Environment<'static>,
+    /// Where each overridden template came from.
+    origin: BTreeMap<String, FileId>,
+}
+
+impl Templates {
+    /// The built-in templates with the repository's overrides. An override
+    /// whose name is not a built-in template, or that does not compile, is a
+    /// diagnostic.
+    pub fn new(overrides: &[Override], diags: &mut Vec<Diagnostic>) -> Templates {
+        let mut env = Environment::new();
+        env.set_undefined_behavior(UndefinedBehavior::Strict);
+        env.set_fuel(Some(FUEL));
+        env.set_recursion_limit(64);
+        env.add_filter("json", json_filter);
+        let mut origin = BTreeMap::new();
+        for (name, text) in BUILTIN {
+            env.add_template(name, text)
+                .expect("the built-in templates compile (tested)");
+        }
+        for o in overrides {
+            let span = Span::file_start(o.file);
+            if !BUILTIN.iter().any(|(n, _)| *n == o.name) {
+                diags.push(
+                    Diagnostic::new(
+                        Code::TemplateError,
+                        format!("templates/{} does not override a built-in template", o.name),
+                    )
+                    .at(span, "unknown template")
+                    .help(crate::diag::suggest(
+                        &o.name,
+                        BUILTIN.iter().map(|(n, _)| *n),
+                        "templates",
+                    ))
+                    .severity(crate::diag::Severity::Warning),
+                );
+                continue;
+            }
+            match env.add_template_owned(o.name.clone(), o.text.clone()) {
+                Ok(()) => {
+                    origin.insert(o.name.clone(), o.file);
+                }
+                Err(e) => diags.push(template_diagnostic(&o.name, Some(o.file), &e)),
+            }
+        }
+        Templates { env, origin }
+    }
+
+    /// Renders a template with a context.
+    pub fn render<S: serde::Serialize>(&self, name: &str, ctx: &S) -> Result<String, Diagnostic> {
+        let tmpl = self
+            .env
+            .get_template(name)
+            .map_err(|e| template_diagnostic(name, self.origin.get(name).copied(), &e))?;
+        tmpl.render(minijinja::value::Serde(ctx))
+            .map_err(|e| template_diagnostic(name, self.origin.get(name).copied(), &e))
+    }
+
+    /// The file an overridden template came from.
+    pub fn origin(&self, name: &str) -> Option<FileId> {
+        self.origin.get(name).copied()
+    }
+}
+
+/// `{{ value | json }}`: the value as compact JSON (valid YAML too).
+fn json_filter(v: minijinja::Value) -> Result<String, minijinja::Error> {
+    if v.is_undefined() {
+        return Err(minijinja::Error::new(
+            minijinja::ErrorKind::UndefinedError,
+            "`json` of an undefined value",
+        ));
+    }
+    serde_json::to_string(&v).map_err(|e| {
+        minijinja::Error::new(
+            minijinja::ErrorKind::InvalidOperation,
+            format!("cannot write as JSON: {e}"),
+        )
+    })
+}
+
+fn template_diagnostic(name: &str, file: Option<FileId>, e: &minijinja::Error) -> Diagnostic {
+    let mut d = Diagnostic::new(
+        Code::TemplateError,
+        format!(
+            "template {name}: {}{}",
+            e.kind(),
+            e.detail().map(|d| format!(": {d}")).unwrap_or_default()
+        ),
+    )
+    .help("fix the template in templates/, or delete it to use the built-in one");
+    if let Some(f) = file {
+        d = d.at(
+            Span::file_start(f),
+            format!("line {}", e.line().unwrap_or(1)),
+        );
+    }
+    d
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn built_in_templates_compile_and_quote_values() {
+        let mut diags = Vec::new();
+        let t = Templates::new(&[], &mut diags);
+        assert!(diags.is_empty());
+        let out = t
+            .render(
+                "kubernetes/localqueue.yaml.j2",
+                &json!({"name": "gpu", "namespace": "yes", "cluster_queue": "a: b"}),
+            )
+            .unwrap();
+        assert!(out.contains("namespace: \"yes\""), "{out}");
+        assert!(out.contains("clusterQueue: \"a: b\""), "{out}");
+    }
+
+    #[test]
+    fn overrides_replace_built_ins_and_runaway_templates_stop() {
+        let mut diags = Vec::new();
+        let looping = Override {
+            name: "kubernetes/cohort.yaml.j2".into(),
+            text:
+                "{% for i in range(100000) %}{% for j in range(100000) %}x{% endfor %}{% endfor %}"
+                    .into(),
+            file: FileId(3),
+        };
+        let unknown = Override {
+            name: "kubernetes/cohorts.yaml.j2".into(),
+            text: "x".into(),
+            file: FileId(4),
+        };
+        let t = Templates::new(&[looping, unknown], &mut diags);
+        assert_eq!(diags.len(), 1);
+        assert!(
+            diags[0].message.contains("does not override"),
+            "{}",
+            diags[0].message
+        );
+        let err = t
+            .render("kubernetes/cohort.yaml.j2", &json!({"name": "c"}))
+            .unwrap_err();
+        assert_eq!(err.code, Code::TemplateError);
+        assert!(err.message.contains("fuel"), "{}", err.message);
+        assert_eq!(err.span().map(|s| s.file), Some(FileId(3)));
+    }
+
+    #[test]
+    fn templates_cannot_read_files_or_use_undefined_values() {
+        let mut diags = Vec::new();
+        let include = Override {
+            name: "kubernetes/cohort.yaml.j2".into(),
+            text: "{% include '/etc/passwd' %}".into(),
+            file: FileId(1),
+        };
+        // `include`, `import` and `extends` do not exist here: a template
+        // sees its context and nothing else.
+        let _ = Templates::new(&[include], &mut diags);
+        assert_eq!(diags.len(), 1);
+        assert!(
+            diags[0].message.contains("unknown statement include"),
+            "{}",
+            diags[0].message
+        );
+        let t = Templates::new(&[], &mut diags);
+        let err = t
+            .render("kubernetes/cohort.yaml.j2", &json!({}))
+            .unwrap_err();
+        assert!(err.message.contains("undefined"), "{}", err.message);
+    }
+}
