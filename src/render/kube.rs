@@ -249,7 +249,7 @@ pub fn cluster(
             repo, cluster, &provided, &covered, &teams, &holdings, &settings, jobs, diags,
         );
     }
-    gpu_operator(cluster, &provided, &settings, jobs, diags)
+    gpu_operator(cluster, &provided, &settings, kueue_on, jobs, diags)
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -491,6 +491,7 @@ fn gpu_operator(
     cluster: &Document<ClusterSpec>,
     provided: &[(&NodePool, Vec<resources::Provided>)],
     settings: &crate::model::config::RenderSettings,
+    kueue_on: bool,
     jobs: &mut Vec<Job>,
     diags: &mut Vec<Diagnostic>,
 ) -> Option<File> {
@@ -563,7 +564,8 @@ fn gpu_operator(
         if labels.is_empty() {
             continue;
         }
-        if pool.node_labels.is_empty() {
+        // Under Kueue the pool was already reported for its ResourceFlavor.
+        if pool.node_labels.is_empty() && !kueue_on {
             diags.push(unlabelled(
                 pool,
                 name,

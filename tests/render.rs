@@ -1,0 +1,718 @@
+//! `capops render`: the example's rendering against committed golden files,
+//! every Kubernetes object against the official Kubernetes JSON schemas
+//! (strict) and Kueue v1beta2 schemas, Terraform JSON against the providers'
+//! argument lists, and the command's behaviour on disk (no diff on a second
+//! run, stale files pruned, nothing written on error, git revisions).
+
+mod common;
+use capops::render::{self, templates::Templates};
+use common::{example, root, run};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+const AT: &str = "2026-11-22";
+
+fn render_example() -> render::Rendered {
+    let head = capops::validate::validate_dir(Path::new(&example())).unwrap();
+    assert!(head.is_valid());
+    let mut diags = Vec::new();
+    let t = Templates::new(&[], &mut diags);
+    let opts = render::Options {
+        at: AT.parse().unwrap(),
+        revision: "golden".into(),
+        cluster: None,
+    };
+    render::render(&head.repo, &t, &opts)
+}
+
+/// The rendering of examples/acme is committed under tests/golden/acme;
+/// `CAPOPS_BLESS=1 cargo test --test render` rewrites it.
+#[test]
+fn the_example_renders_as_committed() {
+    let r = render_example();
+    assert!(!r.has_errors(), "{:?}", r.diagnostics);
+    let golden = root().join("tests/golden/acme");
+    let rendered: BTreeMap<String, String> =
+        r.files.iter().map(|f| (f.path.clone(), f.text())).collect();
+    if std::env::var_os("CAPOPS_BLESS").is_some() {
+        let _ = std::fs::remove_dir_all(&golden);
+        for (p, t) in &rendered {
+            let path = golden.join(p);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, t).unwrap();
+        }
+    }
+    let mut committed = BTreeMap::new();
+    for e in walkdir::WalkDir::new(&golden).into_iter().flatten() {
+        if e.file_type().is_file() {
+            let rel = e
+                .path()
+                .strip_prefix(&golden)
+                .unwrap()
+                .to_string_lossy()
+                .replace('\\', "/");
+            committed.insert(rel, std::fs::read_to_string(e.path()).unwrap());
+        }
+    }
+    let names = |m: &BTreeMap<String, String>| m.keys().cloned().collect::<Vec<_>>();
+    assert_eq!(
+        names(&rendered),
+        names(&committed),
+        "files differ; run `CAPOPS_BLESS=1 cargo test --test render` and review the diff"
+    );
+    for (p, t) in &rendered {
+        assert_eq!(t, &committed[p], "{p} differs; bless and review the diff");
+    }
+    // Rendering twice gives the same bytes.
+    let again = render_example();
+    assert_eq!(
+        again.files.iter().map(|f| f.text()).collect::<Vec<_>>(),
+        r.files.iter().map(|f| f.text()).collect::<Vec<_>>()
+    );
+}
+
+/// The folder of kubernetes-validate's strict schemas for Kubernetes 1.37:
+/// `CAPOPS_K8S_SCHEMAS`, else the installed Python package, else installed
+/// (pinned) into target/ with pip.
+fn kubernetes_schemas() -> PathBuf {
+    if let Some(p) = std::env::var_os("CAPOPS_K8S_SCHEMAS") {
+        return PathBuf::from(p);
+    }
+    let sub = "kubernetes_validate/kubernetes-json-schema/v1.37.0-local-strict";
+    let target = root().join("target/kubernetes-validate");
+    if target.join(sub).is_dir() {
+        return target.join(sub);
+    }
+    let found = std::process::Command::new("python3")
+        .args([
+            "-c",
+            "import kubernetes_validate, os; print(os.path.dirname(kubernetes_validate.__file__))",
+        ])
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| PathBuf::from(String::from_utf8_lossy(&o.stdout).trim()));
+    if let Some(p) = found
+        && p.join("kubernetes-json-schema/v1.37.0-local-strict")
+            .is_dir()
+    {
+        return p.join("kubernetes-json-schema/v1.37.0-local-strict");
+    }
+    let status = std::process::Command::new("python3")
+        .args(["-m", "pip", "install", "--quiet", "--target"])
+        .arg(&target)
+        .arg("kubernetes-validate==1.37.0")
+        .status();
+    assert!(
+        status.is_ok_and(|s| s.success()) && target.join(sub).is_dir(),
+        "the Kubernetes JSON schemas come from PyPI's kubernetes-validate 1.37.0: install it \
+         (`pip install kubernetes-validate==1.37.0`) or set CAPOPS_K8S_SCHEMAS to its \
+         kubernetes-json-schema/v1.37.0-local-strict folder"
+    );
+    target.join(sub)
+}
+
+fn read_json(p: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+}
+
+struct Schemas {
+    core: BTreeMap<&'static str, jsonschema::Validator>,
+    kueue: BTreeMap<&'static str, jsonschema::Validator>,
+}
+
+fn schemas() -> Schemas {
+    let dir = kubernetes_schemas();
+    let registry = jsonschema::Registry::new()
+        .add(
+            "https://kubernetes.io/api/_definitions.json",
+            read_json(&dir.join("_definitions.json")),
+        )
+        .unwrap()
+        .prepare()
+        .unwrap();
+    let core = [
+        ("ResourceQuota", "resourcequota-v1.json"),
+        ("PriorityClass", "priorityclass-scheduling-v1.json"),
+        ("ConfigMap", "configmap-v1.json"),
+    ]
+    .into_iter()
+    .map(|(k, f)| {
+        let v = jsonschema::options()
+            .with_registry(&registry)
+            .build(&read_json(&dir.join(f)))
+            .unwrap();
+        (k, v)
+    })
+    .collect();
+    let kdir = root().join("tests/schemas/kueue-v1beta2");
+    let kueue = [
+        ("ResourceFlavor", "resourceflavor.json"),
+        ("ClusterQueue", "clusterqueue.json"),
+        ("LocalQueue", "localqueue.json"),
+        ("Cohort", "cohort.json"),
+        ("WorkloadPriorityClass", "workloadpriorityclass.json"),
+    ]
+    .into_iter()
+    .map(|(k, f)| {
+        (
+            k,
+            jsonschema::validator_for(&read_json(&kdir.join(f))).unwrap(),
+        )
+    })
+    .collect();
+    Schemas { core, kueue }
+}
+
+fn check_object(s: &Schemas, path: &str, v: &Value) -> Vec<String> {
+    let kind = v["kind"].as_str().unwrap_or_default();
+    let validator = s.core.get(kind).or_else(|| s.kueue.get(kind));
+    match validator {
+        None => vec![format!("{path}: no schema for kind {kind}")],
+        Some(val) => val
+            .iter_errors(v)
+            .map(|e| format!("{path}: {} at {}", e, e.instance_path()))
+            .collect(),
+    }
+}
+
+#[test]
+fn every_rendered_object_passes_the_kubernetes_and_kueue_schemas() {
+    let s = schemas();
+    let r = render_example();
+    let mut kinds = BTreeMap::new();
+    let mut errors = Vec::new();
+    for f in r.files.iter().filter(|f| f.kubernetes) {
+        // Validate what is written, read back.
+        let text = f.text();
+        let parsed = capops::load::yaml::parse(&text, capops::diag::FileId(0));
+        assert!(parsed.diagnostics.is_empty(), "{}", f.path);
+        let v = capops::load::json::to_json(&parsed.documents[0]);
+        *kinds
+            .entry(v["kind"].as_str().unwrap().to_string())
+            .or_insert(0) += 1;
+        errors.extend(check_object(&s, &f.path, &v));
+    }
+    assert!(errors.is_empty(), "{errors:#?}");
+    // Every kind capops renders is in the example, so every schema is exercised.
+    for k in [
+        "ResourceQuota",
+        "PriorityClass",
+        "ConfigMap",
+        "ResourceFlavor",
+        "ClusterQueue",
+        "LocalQueue",
+        "Cohort",
+        "WorkloadPriorityClass",
+    ] {
+        assert!(kinds.contains_key(k), "no {k} rendered: {kinds:?}");
+    }
+}
+
+#[test]
+fn the_schemas_reject_what_they_should() {
+    let s = schemas();
+    let quota = serde_json::json!({
+        "apiVersion": "v1", "kind": "ResourceQuota",
+        "metadata": {"name": "q", "namespace": "n"},
+        "spec": {"hard": {"requests.nvidia.com/gpu": "8"}, "hardd": {}}
+    });
+    assert!(
+        !check_object(&s, "q", &quota).is_empty(),
+        "strict: unknown field"
+    );
+    let cq = serde_json::json!({
+        "apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue",
+        "metadata": {"name": "t"},
+        "spec": {"cohort": "old-v1beta1-field", "namespaceSelector": {}}
+    });
+    assert!(
+        !check_object(&s, "cq", &cq).is_empty(),
+        "v1beta1 `cohort` is not v1beta2"
+    );
+    let flavor = serde_json::json!({
+        "apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor",
+        "metadata": {"name": "f"},
+        "spec": {"nodeLabels": (0..9).map(|i| (format!("k{i}"), Value::from("v"))).collect::<serde_json::Map<_, _>>()}
+    });
+    assert!(
+        !check_object(&s, "rf", &flavor).is_empty(),
+        "at most 8 node labels"
+    );
+}
+
+/// Arguments of each Terraform resource and data source capops writes:
+/// (required, optional), from the providers' documentation
+/// (terraform-provider-aws, -google, -azurerm).
+fn terraform_arguments() -> BTreeMap<&'static str, (Vec<&'static str>, Vec<&'static str>)> {
+    BTreeMap::from([
+        (
+            "aws_ec2_capacity_reservation",
+            (
+                vec![
+                    "availability_zone",
+                    "instance_count",
+                    "instance_platform",
+                    "instance_type",
+                ],
+                vec![
+                    "ebs_optimized",
+                    "end_date",
+                    "end_date_type",
+                    "ephemeral_storage",
+                    "instance_match_criteria",
+                    "outpost_arn",
+                    "placement_group_arn",
+                    "tags",
+                    "tenancy",
+                ],
+            ),
+        ),
+        (
+            "aws_ec2_capacity_block_offering",
+            (
+                vec!["capacity_duration_hours", "instance_count", "instance_type"],
+                vec!["start_date_range", "end_date_range"],
+            ),
+        ),
+        (
+            "aws_ec2_capacity_block_reservation",
+            (
+                vec!["capacity_block_offering_id", "instance_platform"],
+                vec!["tags", "region"],
+            ),
+        ),
+        (
+            "google_compute_reservation",
+            (
+                vec!["name", "zone", "specific_reservation"],
+                vec![
+                    "description",
+                    "specific_reservation_required",
+                    "share_settings",
+                    "project",
+                ],
+            ),
+        ),
+        (
+            "google_compute_region_commitment",
+            (
+                vec!["name", "plan"],
+                vec![
+                    "description",
+                    "type",
+                    "category",
+                    "resources",
+                    "license_resource",
+                    "auto_renew",
+                    "existing_reservations",
+                    "region",
+                    "project",
+                ],
+            ),
+        ),
+        (
+            "azurerm_capacity_reservation_group",
+            (
+                vec!["name", "resource_group_name", "location"],
+                vec!["zones", "tags"],
+            ),
+        ),
+        (
+            "azurerm_capacity_reservation",
+            (
+                vec!["name", "capacity_reservation_group_id", "sku"],
+                vec!["zone", "tags"],
+            ),
+        ),
+    ])
+}
+
+fn check_terraform(
+    path: &str,
+    v: &Value,
+    args: &BTreeMap<&str, (Vec<&str>, Vec<&str>)>,
+) -> Vec<String> {
+    let mut errors = Vec::new();
+    for block in ["resource", "data"] {
+        let Some(types) = v.get(block).and_then(Value::as_object) else {
+            continue;
+        };
+        for (ty, instances) in types {
+            let Some((required, optional)) = args.get(ty.as_str()) else {
+                errors.push(format!("{path}: unknown {block} type {ty}"));
+                continue;
+            };
+            for (name, body) in instances.as_object().unwrap() {
+                let body = body.as_object().unwrap();
+                for r in required {
+                    if body.get(*r).is_none_or(Value::is_null) {
+                        errors.push(format!("{path}: {ty}.{name} lacks required `{r}`"));
+                    }
+                }
+                for k in body.keys() {
+                    if !required.contains(&k.as_str()) && !optional.contains(&k.as_str()) {
+                        errors.push(format!("{path}: {ty}.{name} has unknown argument `{k}`"));
+                    }
+                }
+            }
+        }
+    }
+    for k in v.as_object().unwrap().keys() {
+        if !["resource", "data", "variable"].contains(&k.as_str()) {
+            errors.push(format!("{path}: unexpected top-level block {k}"));
+        }
+    }
+    errors
+}
+
+#[test]
+fn terraform_json_has_the_providers_arguments_and_no_others() {
+    let args = terraform_arguments();
+    // The example covers AWS; a repository with every type covers the rest.
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    copy_dir(Path::new(&example()), &repo);
+    std::fs::write(
+        repo.join("reservations/more.yaml"),
+        r#"apiVersion: capops.dev/v1alpha1
+kind: Reservation
+metadata:
+  name: l4-commit
+spec:
+  provider: gcp
+  type: gcp-commitment
+  region: us-central1
+  zone: us-central1-a
+  instanceType: g2-standard-4
+  count: 8
+  commitmentPlan: 12-month
+  term: {start: 2026-12-01, end: 2027-12-01}
+  covers: {cluster: infer-l4, pool: l4-serve}
+---
+apiVersion: capops.dev/v1alpha1
+kind: Reservation
+metadata:
+  name: h100-odcr
+spec:
+  provider: aws
+  type: aws-capacity-reservation
+  region: us-east-1
+  zone: us-east-1a
+  instanceType: p5.48xlarge
+  count: 1
+  term: {start: 2026-12-01, end: 2027-06-01}
+  hourlyPrice: 55.04
+  covers: {cluster: prod-h100, pool: h100-serve}
+---
+apiVersion: capops.dev/v1alpha1
+kind: Reservation
+metadata:
+  name: azure-h100
+spec:
+  provider: azure
+  type: azure-capacity-reservation
+  region: eastus
+  zone: "1"
+  instanceType: Standard_ND96isr_H100_v5
+  count: 2
+  hourlyPrice: 98.32
+  term: {start: 2026-12-01, end: 2027-12-01}
+  covers: {cluster: prod-h100, pool: h100-serve}
+"#,
+    )
+    .unwrap();
+    let head = capops::validate::validate_dir(&repo).unwrap();
+    assert!(
+        head.is_valid(),
+        "{:?}",
+        head.diagnostics
+            .iter()
+            .filter(|d| d.is_error())
+            .collect::<Vec<_>>()
+    );
+    let mut diags = Vec::new();
+    let t = Templates::new(&[], &mut diags);
+    let r = render::render(
+        &head.repo,
+        &t,
+        &render::Options {
+            at: AT.parse().unwrap(),
+            revision: "r".into(),
+            cluster: None,
+        },
+    );
+    let tf: Vec<_> = r
+        .files
+        .iter()
+        .filter(|f| f.path.starts_with("cloud/"))
+        .collect();
+    let paths: Vec<&str> = tf.iter().map(|f| f.path.as_str()).collect();
+    assert_eq!(
+        paths,
+        [
+            "cloud/aws/a100-research-6mo.tf.json",
+            "cloud/aws/h100-odcr.tf.json",
+            "cloud/aws/h100-serve-1y.tf.json",
+            "cloud/azure/azure-h100.tf.json",
+            "cloud/azure/variables.tf.json",
+            "cloud/gcp/l4-commit.tf.json",
+        ]
+    );
+    let mut errors = Vec::new();
+    for f in &tf {
+        errors.extend(check_terraform(&f.path, &f.value, &args));
+    }
+    assert!(errors.is_empty(), "{errors:#?}");
+    let block = &tf[0].value;
+    assert_eq!(
+        block["data"]["aws_ec2_capacity_block_offering"]["a100_research_6mo"]["capacity_duration_hours"],
+        182 * 24
+    );
+    let gcp = &tf[5].value["resource"]["google_compute_region_commitment"]["l4_commit"];
+    assert_eq!(gcp["plan"], "TWELVE_MONTH");
+    assert_eq!(gcp["resources"][0]["accelerator_type"], "nvidia-l4");
+    assert_eq!(gcp["resources"][0]["amount"], "8");
+    // The checker itself rejects a missing argument and an unknown one.
+    let bad = serde_json::json!({"resource": {"aws_ec2_capacity_reservation": {"x": {"instance_count": 1, "instance_type": "p5", "instance_platform": "Linux/UNIX", "size": 2}}}});
+    assert_eq!(check_terraform("bad", &bad, &args).len(), 2);
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    for e in walkdir::WalkDir::new(from).into_iter().flatten() {
+        let rel = e.path().strip_prefix(from).unwrap();
+        let dest = to.join(rel);
+        if e.file_type().is_dir() {
+            std::fs::create_dir_all(&dest).unwrap();
+        } else {
+            std::fs::copy(e.path(), &dest).unwrap();
+        }
+    }
+}
+
+fn quota(dir: &Path, cluster: &str, ns: &str) -> Value {
+    let text =
+        std::fs::read_to_string(dir.join(format!("{cluster}/resourcequota-{ns}-capops-gpu.yaml")))
+            .unwrap();
+    let parsed = capops::load::yaml::parse(&text, capops::diag::FileId(0));
+    capops::load::json::to_json(&parsed.documents[0])
+}
+
+#[test]
+fn quotas_follow_the_requests_in_force_and_stale_files_are_pruned() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let o = out.to_str().unwrap();
+    let args = |at: &'static str| {
+        [
+            "render",
+            example().leak(),
+            "--at",
+            at,
+            "--out",
+            o.to_string().leak(),
+            "--revision",
+            "test",
+        ]
+    };
+    let first = run(&args(AT), &[]);
+    assert_eq!(first.code, 0, "{}", first.stderr);
+    assert!(
+        first.stdout.contains("44 written, 0 unchanged, 0 removed"),
+        "{}",
+        first.stdout
+    );
+    // At 2026-11-22 training holds finetune-baseline (64) and eval-sweep (8).
+    let q = quota(&out, "train-a100", "training");
+    assert_eq!(q["spec"]["hard"]["requests.nvidia.com/gpu"], "72");
+    assert_eq!(
+        q["metadata"]["labels"]["app.kubernetes.io/managed-by"],
+        "capops"
+    );
+    assert_eq!(
+        q["metadata"]["annotations"]["capops.dev/sources"],
+        "Team/training,CapacityRequest/training-eval-sweep,CapacityRequest/training-finetune-baseline"
+    );
+    // A file of someone else's in an owned folder stays.
+    std::fs::write(out.join("train-a100/README.md"), "notes").unwrap();
+    let again = run(&args(AT), &[]);
+    assert!(
+        again.stdout.contains("0 written, 44 unchanged, 0 removed"),
+        "{}",
+        again.stdout
+    );
+    // On 2027-02-15: foundation-q1 (256) runs, eval-sweep has ended; the
+    // interpretability request ended, so research's quota drops.
+    let later = run(&args("2027-02-15"), &[]);
+    assert_eq!(later.code, 0, "{}", later.stderr);
+    let q = quota(&out, "train-a100", "training");
+    assert_eq!(q["spec"]["hard"]["requests.nvidia.com/gpu"], "320");
+    // 2027-02-15 is past h100-serve-1y and the holiday peak; its Terraform file goes.
+    assert!(
+        later
+            .stdout
+            .contains("removed cloud/aws/h100-serve-1y.tf.json"),
+        "{}",
+        later.stdout
+    );
+    assert!(!out.join("cloud/aws/h100-serve-1y.tf.json").exists());
+    assert!(out.join("train-a100/README.md").exists());
+}
+
+#[test]
+fn a_template_that_writes_limits_keys_is_refused_and_nothing_is_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    copy_dir(Path::new(&example()), &repo);
+    std::fs::create_dir_all(repo.join("templates/kubernetes")).unwrap();
+    std::fs::write(
+        repo.join("templates/kubernetes/resourcequota.yaml.j2"),
+        r#"apiVersion: v1
+kind: ResourceQuota
+metadata:
+  name: {{ name | json }}
+  namespace: {{ namespace | json }}
+spec:
+  hard:
+{%- for key, value in hard | items %}
+    {{ key | replace("requests.", "limits.") | json }}: {{ value | string | json }}
+{%- endfor %}
+"#,
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    let r = run(
+        &[
+            "render",
+            repo.to_str().unwrap(),
+            "--at",
+            AT,
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("quota-key-not-enforced"), "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("templates/kubernetes/resourcequota.yaml.j2"),
+        "{}",
+        r.stderr
+    );
+    assert!(r.stderr.contains("nothing was written"), "{}", r.stderr);
+    assert!(!out.exists());
+    // A template that breaks out of YAML is an error on the template too.
+    std::fs::write(
+        repo.join("templates/kubernetes/resourcequota.yaml.j2"),
+        "a: [\n",
+    )
+    .unwrap();
+    let r = run(
+        &["render", repo.to_str().unwrap(), "--at", AT, "--out", "-"],
+        &[],
+    );
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("template-output-invalid"), "{}", r.stderr);
+    assert!(r.stdout.is_empty());
+}
+
+#[test]
+fn render_streams_filters_by_cluster_and_rejects_bad_arguments() {
+    let all = run(
+        &[
+            "render",
+            &example(),
+            "--at",
+            AT,
+            "--out",
+            "-",
+            "--cluster",
+            "prod-h100",
+            "--revision",
+            "x",
+        ],
+        &[],
+    );
+    assert_eq!(all.code, 0, "{}", all.stderr);
+    let docs: Vec<&str> = all
+        .stdout
+        .split("---\n")
+        .filter(|d| !d.is_empty())
+        .collect();
+    assert!(
+        docs.iter()
+            .all(|d| d.starts_with("# prod-h100/") || d.starts_with("# node-labels/prod-h100")),
+        "{}",
+        all.stdout
+    );
+    assert!(all.stdout.contains("kind: ClusterQueue"));
+    assert!(!all.stdout.contains("tf.json"));
+    let bad = run(&["render", &example(), "--cluster", "prod-h10"], &[]);
+    assert_eq!(bad.code, 2);
+    assert!(
+        bad.stderr.contains("did you mean `prod-h100`"),
+        "{}",
+        bad.stderr
+    );
+    let fmt = run(&["render", &example(), "--format", "sarif"], &[]);
+    assert_eq!(fmt.code, 2);
+}
+
+#[test]
+fn the_revision_is_the_last_commit_that_changed_the_repository() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo_dir = dir.path().join("capacity");
+    copy_dir(Path::new(&example()), &repo_dir);
+    let git = git2::Repository::init(&repo_dir).unwrap();
+    let commit = |msg: &str| -> String {
+        let mut index = git.index().unwrap();
+        index
+            .add_all(["*"], git2::IndexAddOption::DEFAULT, None)
+            .unwrap();
+        index.write().unwrap();
+        let tree = git.find_tree(index.write_tree().unwrap()).unwrap();
+        let sig = git2::Signature::now("t", "t@example.com").unwrap();
+        let parents: Vec<git2::Commit> = git
+            .head()
+            .ok()
+            .and_then(|h| h.peel_to_commit().ok())
+            .into_iter()
+            .collect();
+        let refs: Vec<&git2::Commit> = parents.iter().collect();
+        git.commit(Some("HEAD"), &sig, &sig, msg, &tree, &refs)
+            .unwrap()
+            .to_string()
+    };
+    let first = commit("capacity");
+    let out = repo_dir.join("rendered");
+    let rev = |_: ()| {
+        let r = run(
+            &[
+                "render",
+                repo_dir.to_str().unwrap(),
+                "--at",
+                AT,
+                "--format",
+                "json",
+            ],
+            &[],
+        );
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        let v: Value = serde_json::from_str(&r.stdout).unwrap();
+        v["revision"].as_str().unwrap().to_string()
+    };
+    assert_eq!(rev(()), first);
+    assert!(out.join("prod-h100/clusterqueue-inference.yaml").exists());
+    // Committing the rendered output does not change the revision (no render loop).
+    commit("rendered");
+    assert_eq!(rev(()), first);
+    // An uncommitted change to a document marks it dirty.
+    let team = repo_dir.join("teams/devex.yaml");
+    let text = std::fs::read_to_string(&team).unwrap();
+    std::fs::write(&team, text.replace("CC-1400", "CC-1401")).unwrap();
+    assert_eq!(rev(()), format!("{first}+dirty"));
+    let second = commit("cost center");
+    assert_eq!(rev(()), second);
+}
