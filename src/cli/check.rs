@@ -6,8 +6,8 @@ use crate::model::{Document, PolicySpec, Timestamp};
 use crate::policy::{self, CheckInput, CheckResult, Outcome};
 use crate::report::check::{BaseInfo, Context};
 use crate::report::{self, Format, Paths};
+use crate::validate::Outcome as Validated;
 use crate::validate::base::{self, Base};
-use crate::validate::{self, Outcome as Validated};
 use std::path::Path;
 
 /// When `check` fails.
@@ -47,23 +47,11 @@ fn load(
     base_rev: Option<&str>,
     io: &mut Io<'_>,
 ) -> std::io::Result<Result<Loaded, i32>> {
-    let paths = Paths::new(path);
-    let mut head = match validate::validate_dir(path) {
-        Ok(o) => o,
-        Err(e) => return vcmd::root_error(cli, &e, path, io).map(Err),
-    };
-    if !head.is_valid() {
-        vcmd::write_diagnostics(cli, &head.diagnostics, &head.sources, &paths, io)?;
-        let s = head.summary();
-        writeln!(
-            io.stderr,
-            "error: {} error{} in {}: fix them before the policy can judge the repository",
-            s.errors,
-            if s.errors == 1 { "" } else { "s" },
-            path.display()
-        )?;
-        return Ok(Err(exit::INVALID));
-    }
+    let mut head =
+        match super::report::load_valid(cli, path, "the policy can judge the repository", io)? {
+            Ok(h) => h,
+            Err(code) => return Ok(Err(code)),
+        };
     let base = match base_rev {
         None => None,
         Some(rev) => match base::load_base(&mut head, path, rev) {
