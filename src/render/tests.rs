@@ -1,1 +1,236 @@
-//! Tests of rendering on small repositories.
+//! Rendering small repositories: what is in force at `--at`, per-class
+//! quotas, MIG single strategy, time-slicing configs, and Kueue limits.
+
+use super::templates::Templates;
+use super::*;
+use crate::diag::Code;
+
+const CONFIG: &str = "apiVersion: capops.dev/v1alpha1\nkind: Config\nmetadata: {name: c}\nspec:\n  render: {priorityClassQuotas: true}\n";
+
+fn repo(docs: &str) -> Rendered {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("capops.yaml"), CONFIG).unwrap();
+    std::fs::write(dir.path().join("docs.yaml"), docs).unwrap();
+    let head = crate::validate::validate_dir(dir.path()).unwrap();
+    let errors: Vec<_> = head.diagnostics.iter().filter(|d| d.is_error()).collect();
+    assert!(errors.is_empty(), "{errors:?}");
+    let mut diags = Vec::new();
+    let t = Templates::new(&[], &mut diags);
+    render(
+        &head.repo,
+        &t,
+        &Options {
+            at: "2026-06-15".parse().unwrap(),
+            revision: "r".into(),
+            cluster: None,
+        },
+    )
+}
+
+fn file<'a>(r: &'a Rendered, path: &str) -> &'a Value {
+    &r.files
+        .iter()
+        .find(|f| f.path == path)
+        .unwrap_or_else(|| {
+            panic!(
+                "no {path}: {:?}",
+                r.files.iter().map(|f| &f.path).collect::<Vec<_>>()
+            )
+        })
+        .value
+}
+
+const TEAM_AND_CLASSES: &str = r#"
+apiVersion: capops.dev/v1alpha1
+kind: Team
+metadata: {name: ml}
+spec:
+  costCenter: CC-1
+  clusters:
+    gpu: {namespace: ml}
+---
+apiVersion: capops.dev/v1alpha1
+kind: PriorityClass
+metadata: {name: high}
+spec: {value: 1000}
+---
+apiVersion: capops.dev/v1alpha1
+kind: PriorityClass
+metadata: {name: low}
+spec: {value: 10}
+"#;
+
+fn request(name: &str, pool: &str, res: &str, n: u32, window: &str, class: &str) -> String {
+    format!(
+        "---\napiVersion: capops.dev/v1alpha1\nkind: CapacityRequest\nmetadata: {{name: {name}}}\nspec:\n  team: ml\n  cluster: gpu\n  pool: {pool}\n  resources: {{{res}: {n}}}\n  window: {window}\n  workloadClass: training\n  priorityClass: {class}\n"
+    )
+}
+
+#[test]
+fn quotas_count_requests_in_force_per_class_under_the_single_strategy() {
+    let docs = format!(
+        r#"{TEAM_AND_CLASSES}
+---
+apiVersion: capops.dev/v1alpha1
+kind: Cluster
+metadata: {{name: gpu}}
+spec:
+  environment: research
+  provider: onprem
+  migStrategy: single
+  nodePools:
+    - name: mig
+      gpuModel: a100-80gb
+      gpusPerNode: 8
+      nodes: 2
+      nodeLabels: {{pool: mig}}
+      mig: {{layout: {{1g.10gb: 7}}}}
+{}{}{}"#,
+        request(
+            "now-high",
+            "mig",
+            "nvidia.com/gpu",
+            14,
+            "{start: 2026-06-01, end: 2026-07-01}",
+            "high"
+        ),
+        request(
+            "now-low",
+            "mig",
+            "nvidia.com/gpu",
+            7,
+            "{start: 2026-01-01, end: 2027-01-01}",
+            "low"
+        ),
+        request(
+            "ended",
+            "mig",
+            "nvidia.com/gpu",
+            50,
+            "{start: 2026-01-01, end: 2026-06-15}",
+            "low"
+        ),
+    );
+    let r = repo(&docs);
+    assert!(!r.has_errors(), "{:?}", r.diagnostics);
+    // Single strategy: MIG instances are `nvidia.com/gpu`; the request that
+    // ended at the instant of --at does not count.
+    let q = file(&r, "gpu/resourcequota-ml-capops-gpu.yaml");
+    assert_eq!(
+        q["spec"]["hard"],
+        serde_json::json!({"requests.nvidia.com/gpu": "21"})
+    );
+    let high = file(&r, "gpu/resourcequota-ml-capops-gpu-high.yaml");
+    assert_eq!(high["spec"]["hard"]["requests.nvidia.com/gpu"], "14");
+    assert_eq!(
+        high["spec"]["scopeSelector"]["matchExpressions"][0],
+        serde_json::json!({"operator": "In", "scopeName": "PriorityClass", "values": ["high"]})
+    );
+    assert_eq!(
+        file(&r, "gpu/resourcequota-ml-capops-gpu-low.yaml")["spec"]["hard"]["requests.nvidia.com/gpu"],
+        "7"
+    );
+    // The MIG manager config and the node label its nodes need.
+    let cm = file(
+        &r,
+        "gpu/configmap-gpu-operator-capops-mig-parted-config.yaml",
+    );
+    let config = cm["data"]["config.yaml"].as_str().unwrap();
+    assert!(config.contains("capops-1g.10gb-x7:\n  - devices: all\n    mig-devices:\n      \"1g.10gb\": 7\n    mig-enabled: true\n"), "{config}");
+    let plan = file(&r, "node-labels/gpu.yaml");
+    assert_eq!(
+        plan["pools"][0]["labels"]["nvidia.com/mig.config"],
+        "capops-1g.10gb-x7"
+    );
+    assert_eq!(plan["pools"][0]["selector"]["pool"], "mig");
+}
+
+#[test]
+fn time_slicing_gets_a_device_plugin_config_and_kueue_limits_are_enforced() {
+    let labels: String = (0..9).map(|i| format!("l{i}: v, ")).collect();
+    let docs = format!(
+        r#"{TEAM_AND_CLASSES}
+---
+apiVersion: capops.dev/v1alpha1
+kind: Cluster
+metadata: {{name: gpu}}
+spec:
+  environment: development
+  provider: onprem
+  kueue: {{enabled: true}}
+  nodePools:
+    - name: shared
+      gpuModel: t4
+      gpusPerNode: 1
+      nodes: 4
+      nodeLabels: {{pool: shared}}
+      timeSlicing: {{replicas: 4}}
+    - name: labelled
+      gpuModel: l4
+      gpusPerNode: 1
+      nodes: 1
+      nodeLabels: {{{labels}}}
+{}"#,
+        request(
+            "ci",
+            "shared",
+            "nvidia.com/gpu",
+            6,
+            "{start: 2026-01-01, end: 2027-01-01}",
+            "low"
+        ),
+    );
+    let r = repo(&docs);
+    let codes: Vec<Code> = r.diagnostics.iter().map(|d| d.code).collect();
+    assert_eq!(codes, [Code::KueueLimitExceeded], "{:?}", r.diagnostics);
+    assert!(
+        r.diagnostics[0].message.contains("9 node labels"),
+        "{}",
+        r.diagnostics[0].message
+    );
+    // No Kueue objects for a cluster Kueue would reject; the rest renders.
+    assert!(!r.files.iter().any(|f| f.path.contains("clusterqueue")));
+    let cm = file(
+        &r,
+        "gpu/configmap-gpu-operator-capops-device-plugin-config.yaml",
+    );
+    let text = cm["data"]["capops-none-gpu-x4"].as_str().unwrap();
+    assert_eq!(
+        text,
+        "flags:\n  migStrategy: none\nsharing:\n  timeSlicing:\n    resources:\n    - name: nvidia.com/gpu\n      replicas: 4\nversion: v1\n"
+    );
+    assert_eq!(
+        file(&r, "node-labels/gpu.yaml")["pools"][0]["labels"]["nvidia.com/device-plugin.config"],
+        "capops-none-gpu-x4"
+    );
+    assert_eq!(
+        file(&r, "gpu/resourcequota-ml-capops-gpu.yaml")["spec"]["hard"]["requests.nvidia.com/gpu"],
+        "6"
+    );
+}
+
+#[test]
+fn quota_keys_that_kubernetes_ignores_are_named() {
+    assert!(unenforced_quota_key("limits.nvidia.com/gpu").is_some());
+    assert!(unenforced_quota_key("nvidia.com/gpu").is_some());
+    assert!(unenforced_quota_key("requests.nvidia.com/gpu").is_none());
+    assert!(unenforced_quota_key("requests.nvidia.com/mig-1g.10gb").is_none());
+    assert!(unenforced_quota_key("count/jobs.batch").is_none());
+    assert!(unenforced_quota_key("limits.cpu").is_none());
+    let mut problems = Vec::new();
+    let q = serde_json::json!({
+        "apiVersion": "v1", "kind": "ResourceQuota",
+        "metadata": {"name": "q", "labels": {"app.kubernetes.io/instance": "x"}},
+        "spec": {"hard": {"requests.nvidia.com/gpu": "1.5", "limits.nvidia.com/gpu": "2"}}
+    });
+    verify(&q, "v1", "ResourceQuota", &mut problems);
+    let codes: Vec<Code> = problems.iter().map(|p| p.0).collect();
+    assert_eq!(
+        codes,
+        [
+            Code::ReservedLabel,
+            Code::QuotaKeyNotEnforced,
+            Code::QuotaKeyNotEnforced
+        ]
+    );
+}
