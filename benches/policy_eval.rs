@@ -30,7 +30,7 @@ fn main() {
     let mut sources = capops::diag::SourceMap::new();
     let pack = policy::default_pack(&mut sources).expect("the built-in pack");
     let config = repo.config_spec();
-    let ledger = capops::model::capacity::Ledger::build(repo);
+    let ledger = capops::capacity::Ledger::build(repo);
     let analysis = capops::cost::Analysis::new(repo, at);
     let env_facts = facts::Env {
         head: repo,
@@ -98,7 +98,7 @@ fn main() {
     let inputs: Vec<regorus::Value> = all
         .iter()
         .map(|(_, f)| {
-            regorus::Value::from_json_str(&capops::report::check::to_json(f).to_string()).unwrap()
+            regorus::Value::from_json_str(&capops::output::check::to_json(f).to_string()).unwrap()
         })
         .collect();
     let t = Instant::now();

@@ -7,6 +7,7 @@
 //! [`report`] the output formats and [`cli`] the commands. Everything but
 //! `load`'s file reading, `report` and `cli` is pure: no I/O, no clock.
 
+pub mod capacity;
 pub mod cli;
 pub mod cost;
 pub mod diag;
@@ -16,5 +17,5 @@ pub mod load;
 pub mod model;
 pub mod policy;
 pub mod render;
-pub mod report;
+pub mod output;
 pub mod validate;

@@ -199,7 +199,7 @@ fn the_markdown_comment_summarises_links_and_folds_details() {
         "{md}"
     );
     assert!(md.contains("xychart-beta"), "{md}");
-    assert!(md.len() <= capops::report::markdown::COMMENT_LIMIT);
+    assert!(md.len() <= capops::output::markdown::COMMENT_LIMIT);
     // Without the GitHub environment, places are plain text.
     let plain = run(
         &[
@@ -251,7 +251,7 @@ fn the_markdown_comment_never_exceeds_githubs_limit() {
     assert_eq!(out.code, 1, "{}", out.stderr);
     let md = &out.stdout;
     assert!(
-        md.len() <= capops::report::markdown::COMMENT_LIMIT,
+        md.len() <= capops::output::markdown::COMMENT_LIMIT,
         "{} characters",
         md.len()
     );

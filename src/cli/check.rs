@@ -4,8 +4,8 @@ use super::{Cli, Io, exit, validate as vcmd};
 use crate::diag::{Diagnostic, Severity};
 use crate::model::{Document, PolicySpec, Timestamp};
 use crate::policy::{self, CheckInput, CheckResult, Outcome};
-use crate::report::check::{BaseInfo, Context};
-use crate::report::{self, Format, Paths};
+use crate::output::check::{BaseInfo, Context};
+use crate::output::{self, Format, Paths};
 use crate::validate::Outcome as Validated;
 use crate::validate::base::{self, Base};
 use std::path::Path;
@@ -93,14 +93,14 @@ fn context(
 ) -> Context {
     Context {
         charts: analysis
-            .map(|a| report::chart::for_check(a, result))
+            .map(|a| output::chart::for_check(a, result))
             .unwrap_or_default(),
         at: at.to_string(),
         base: loaded.base.as_ref().map(|b| BaseInfo {
             rev: b.rev.clone(),
             commit: b.commit.clone(),
         }),
-        policy: report::check::policy_label(&result.policy),
+        policy: output::check::policy_label(&result.policy),
     }
 }
 
@@ -151,29 +151,29 @@ pub fn check(
     let ctx = context(&loaded, &result, at, charted.then_some(&analysis));
     let sources = &loaded.head.sources;
     vcmd::write_diagnostics(cli, &diagnostics, sources, &paths, io)?;
-    if report::github::in_actions(io.env) && cli.format == Format::Human {
-        for line in report::check::annotations(&result, sources, &paths) {
+    if output::github::in_actions(io.env) && cli.format == Format::Human {
+        for line in output::check::annotations(&result, sources, &paths) {
             writeln!(io.stdout, "{line}")?;
         }
     }
     match cli.format {
         Format::Human | Format::Html => io
             .stdout
-            .write_all(report::check::human(&result, &ctx, sources, &paths).as_bytes())?,
+            .write_all(output::check::human(&result, &ctx, sources, &paths).as_bytes())?,
         Format::Json => {
-            let out = report::check::json(&result, &ctx, &diagnostics, code, sources, &paths);
+            let out = output::check::json(&result, &ctx, &diagnostics, code, sources, &paths);
             serde_json::to_writer_pretty(&mut *io.stdout, &out)?;
             writeln!(io.stdout)?;
         }
         Format::Sarif => {
-            let log = report::check::sarif(&result, &diagnostics, sources, &paths);
+            let log = output::check::sarif(&result, &diagnostics, sources, &paths);
             serde_json::to_writer_pretty(&mut *io.stdout, &log)?;
             writeln!(io.stdout)?;
         }
         Format::Markdown => {
-            let links = report::markdown::Links::from_env(io.env);
+            let links = output::markdown::Links::from_env(io.env);
             io.stdout.write_all(
-                report::markdown::comment(&result, &ctx, sources, &paths, &links).as_bytes(),
+                output::markdown::comment(&result, &ctx, sources, &paths, &links).as_bytes(),
             )?;
         }
     }
@@ -235,9 +235,9 @@ pub fn explain(
     match cli.format {
         Format::Json => {
             let mut v =
-                serde_json::to_value(report::check::decision_json(e, sources, &paths, true))
+                serde_json::to_value(output::check::decision_json(e, sources, &paths, true))
                     .unwrap_or_default();
-            v["version"] = serde_json::json!(report::json::OUTPUT_VERSION);
+            v["version"] = serde_json::json!(output::json::OUTPUT_VERSION);
             v["command"] = serde_json::json!("explain");
             v["at"] = serde_json::json!(ctx.at);
             v["policy"] = serde_json::json!(ctx.policy);
@@ -246,7 +246,7 @@ pub fn explain(
         }
         _ => io
             .stdout
-            .write_all(report::explain::human(e, &ctx, sources, &paths).as_bytes())?,
+            .write_all(output::explain::human(e, &ctx, sources, &paths).as_bytes())?,
     }
     Ok(exit::OK)
 }

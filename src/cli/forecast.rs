@@ -220,7 +220,7 @@ fn r2(x: f64) -> f64 {
 }
 
 pub fn pools(cli: &super::Cli, a: &PoolArgs, io: &mut Io<'_>) -> std::io::Result<i32> {
-    use crate::report::{Format, chart};
+    use crate::output::{Format, chart};
     let horizon = match parse_horizon(&a.horizon) {
         Ok(h) => h,
         Err(e) => {
@@ -276,7 +276,7 @@ pub fn pools(cli: &super::Cli, a: &PoolArgs, io: &mut Io<'_>) -> std::io::Result
             without.push(format!("{c}/{q}"));
             continue;
         };
-        let capacity = crate::model::capacity::pool_gpus(entry.pool) as f64;
+        let capacity = crate::capacity::pool_gpus(entry.pool) as f64;
         let from = at_hour.max(o.forecast_start);
         let to = at_hour + horizon;
         let s = o.over(from, to);
@@ -339,7 +339,7 @@ pub fn pools(cli: &super::Cli, a: &PoolArgs, io: &mut Io<'_>) -> std::io::Result
     }
     if cli.format == Format::Json {
         let v = serde_json::json!({
-            "version": crate::report::json::OUTPUT_VERSION,
+            "version": crate::output::json::OUTPUT_VERSION,
             "command": "forecast",
             "at": at.to_string(),
             "horizonHours": horizon,
@@ -393,7 +393,7 @@ pub fn pools(cli: &super::Cli, a: &PoolArgs, io: &mut Io<'_>) -> std::io::Result
                 .map(|d| d.p50)
                 .collect();
             let ahead = if ahead.len() > 14 {
-                crate::report::chart::thin(ch, 28)
+                crate::output::chart::thin(ch, 28)
                     .days
                     .iter()
                     .filter(|d| !d.measured)

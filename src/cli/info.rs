@@ -4,7 +4,7 @@ use super::{Cli, Io, exit};
 use crate::diag::suggest;
 use crate::gpu::catalog::{self, GpuModel, PlacementStatus};
 use crate::model::{Kind, schema};
-use crate::report::Format;
+use crate::output::Format;
 use serde_json::json;
 
 pub fn schema(kind: Option<&str>, io: &mut Io<'_>) -> std::io::Result<i32> {

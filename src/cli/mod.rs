@@ -14,7 +14,7 @@ mod validate;
 
 pub use check::FailOn;
 
-use crate::report::Format;
+use crate::output::Format;
 use clap::{Parser, Subcommand};
 use std::ffi::OsString;
 use std::io::Write;

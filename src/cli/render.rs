@@ -12,7 +12,7 @@ use super::report::load_valid;
 use super::{Cli, Io, exit, validate as vcmd};
 use crate::diag::{Code, Diagnostic, Span};
 use crate::render::{self, Rendered, templates};
-use crate::report::{Format, Paths};
+use crate::output::{Format, Paths};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
@@ -111,7 +111,7 @@ pub fn run(cli: &Cli, a: &Args<'_>, io: &mut Io<'_>) -> std::io::Result<i32> {
                 "status": if outcome.written.contains(&f.path) { "written" } else { "unchanged" },
             })).collect::<Vec<_>>(),
             "removed": outcome.removed,
-            "diagnostics": crate::report::json::diagnostics(&diags, &sources, &paths),
+            "diagnostics": crate::output::json::diagnostics(&diags, &sources, &paths),
         });
         writeln!(
             io.stdout,

@@ -2,7 +2,7 @@
 
 use super::check::parse_at;
 use super::{Cli, Io, exit, validate as vcmd};
-use crate::report::{self, Format, Paths};
+use crate::output::{self, Format, Paths};
 use crate::validate;
 use std::path::Path;
 
@@ -59,16 +59,16 @@ pub fn run(
     // Warnings still show (usage rows that name unknown pools, for instance).
     vcmd::write_diagnostics(cli, &head.diagnostics, &head.sources, &Paths::new(path), io)?;
     let analysis = crate::cost::Analysis::new(&head.repo, at);
-    let data = report::costs::build(&analysis);
+    let data = output::costs::build(&analysis);
     let text = match cli.format {
         Format::Json => {
             let mut s = serde_json::to_string_pretty(&data).unwrap_or_default();
             s.push('\n');
             s
         }
-        Format::Markdown => report::costs::markdown(&data),
-        Format::Html => report::costs::html(&data),
-        Format::Human | Format::Sarif => report::costs::text(&data),
+        Format::Markdown => output::costs::markdown(&data),
+        Format::Html => output::costs::html(&data),
+        Format::Human | Format::Sarif => output::costs::text(&data),
     };
     match out {
         Some(file) => {

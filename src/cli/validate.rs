@@ -3,7 +3,7 @@
 use super::{Cli, Io, exit};
 use crate::diag::{Code, Diagnostic, SourceMap, Summary};
 use crate::load::files::RootError;
-use crate::report::{self, Format, Paths};
+use crate::output::{self, Format, Paths};
 use crate::validate::{self, Outcome};
 use std::path::Path;
 
@@ -17,16 +17,16 @@ pub fn run(cli: &Cli, path: &Path, io: &mut Io<'_>) -> std::io::Result<i32> {
     let summary = outcome.summary();
     match cli.format {
         Format::Json => {
-            let out = report::json::ValidateOutput {
-                version: report::json::OUTPUT_VERSION,
+            let out = output::json::ValidateOutput {
+                version: output::json::OUTPUT_VERSION,
                 command: "validate",
                 valid: outcome.is_valid(),
-                summary: report::json::ValidateSummary {
+                summary: output::json::ValidateSummary {
                     files: outcome.sources.len(),
                     documents: outcome.documents,
                     counts: summary,
                 },
-                diagnostics: report::json::diagnostics(
+                diagnostics: output::json::diagnostics(
                     &outcome.diagnostics,
                     &outcome.sources,
                     &paths,
@@ -36,7 +36,7 @@ pub fn run(cli: &Cli, path: &Path, io: &mut Io<'_>) -> std::io::Result<i32> {
             writeln!(io.stdout)?;
         }
         Format::Sarif => {
-            let log = report::sarif::log(&outcome.diagnostics, &outcome.sources, &paths);
+            let log = output::sarif::log(&outcome.diagnostics, &outcome.sources, &paths);
             serde_json::to_writer_pretty(&mut *io.stdout, &log)?;
             writeln!(io.stdout)?;
         }
@@ -60,9 +60,9 @@ pub(super) fn write_diagnostics(
     io: &mut Io<'_>,
 ) -> std::io::Result<()> {
     // Annotations share stdout with the human report; data formats keep stdout clean.
-    if report::github::in_actions(io.env) && cli.format == Format::Human {
+    if output::github::in_actions(io.env) && cli.format == Format::Human {
         for d in diags {
-            if let Some(line) = report::github::annotation(d, sources, paths) {
+            if let Some(line) = output::github::annotation(d, sources, paths) {
                 writeln!(io.stdout, "{line}")?;
             }
         }
@@ -73,7 +73,7 @@ pub(super) fn write_diagnostics(
             writeln!(
                 io.stderr,
                 "{}\n",
-                report::human::render(d, sources, paths, color)
+                output::human::render(d, sources, paths, color)
             )?;
         }
     }
@@ -130,22 +130,22 @@ pub(super) fn root_error(
     write_diagnostics(cli, std::slice::from_ref(&d), &sources, &paths, io)?;
     match cli.format {
         Format::Json => {
-            let out = report::json::ValidateOutput {
-                version: report::json::OUTPUT_VERSION,
+            let out = output::json::ValidateOutput {
+                version: output::json::OUTPUT_VERSION,
                 command: "validate",
                 valid: false,
-                summary: report::json::ValidateSummary {
+                summary: output::json::ValidateSummary {
                     files: 0,
                     documents: 0,
                     counts: Summary::of(std::slice::from_ref(&d)),
                 },
-                diagnostics: report::json::diagnostics(std::slice::from_ref(&d), &sources, &paths),
+                diagnostics: output::json::diagnostics(std::slice::from_ref(&d), &sources, &paths),
             };
             serde_json::to_writer_pretty(&mut *io.stdout, &out)?;
             writeln!(io.stdout)?;
         }
         Format::Sarif => {
-            let log = report::sarif::log(std::slice::from_ref(&d), &sources, &paths);
+            let log = output::sarif::log(std::slice::from_ref(&d), &sources, &paths);
             serde_json::to_writer_pretty(&mut *io.stdout, &log)?;
             writeln!(io.stdout)?;
         }

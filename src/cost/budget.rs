@@ -11,7 +11,7 @@
 //! the highest level its spend reaches.
 
 use super::{Analysis, BUDGET_MONTHS, prices};
-use crate::model::capacity::{self, Hours};
+use crate::capacity::{self, Hours};
 use crate::model::*;
 use rust_decimal::Decimal;
 

@@ -228,10 +228,10 @@ impl<'r> Analysis<'r> {
     pub fn request_cost(&self, spec: &RequestSpec) -> Option<RequestCost> {
         let p = self.pool(&spec.cluster.value, &spec.pool.value)?;
         let per_gpu_hour = p.price.blended?;
-        let sized = capacity::size(spec, Some((p.pool, &p.cluster.spec)));
+        let sized = crate::capacity::size(spec, Some((p.pool, &p.cluster.spec)));
         let gpus = prices::decimal(sized.gpus);
         let hourly = gpus * per_gpu_hour;
-        let hours = capacity::Hours::of_request(spec)
+        let hours = crate::capacity::Hours::of_request(spec)
             .bounded(self.at.hour_index())
             .len();
         Some(RequestCost {

@@ -73,7 +73,7 @@ pub fn analyze(
                 .node_pools
                 .iter()
                 .find(|p| p.name.value.as_str() == s.covers.pool.value)?;
-            Some(crate::model::capacity::pool_gpus(p) as f64)
+            Some(crate::capacity::pool_gpus(p) as f64)
         })
         .unwrap_or(0.0);
     // Other reservations on the same pool share the demand.

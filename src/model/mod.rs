@@ -5,11 +5,11 @@
 //! them into a [`Repo`]. Every document kind has a JSON Schema derived from
 //! these types ([`schema`]), committed under `schemas/`.
 
-pub mod capacity;
 pub mod catalog;
 pub mod cluster;
 pub mod config;
 pub mod meta;
+pub mod money;
 pub mod policy;
 pub mod priority;
 pub mod repo;
@@ -35,5 +35,6 @@ pub use request::{RequestSpec, Window, WorkloadClass};
 pub use reservation::{CommitmentPlan, PoolRef, ReservationSpec, ReservationType};
 pub use spanned::Spanned;
 pub use team::{TeamCluster, TeamSpec};
-pub use types::{Count, Money, Name, Quantity, Ratio, Timestamp};
+pub use money::{Money, Ratio};
+pub use types::{Count, Name, Quantity, Timestamp};
 pub use usage::{SeriesKey, Usage, UsageSample};

@@ -52,7 +52,7 @@ pub fn environment() -> Environment<'static> {
 
 /// `{{ 1610700.4 | money }}` → `1,610,700`; amounts under 100 keep cents.
 fn money_filter(v: f64) -> String {
-    let text = crate::report::money(v, "");
+    let text = crate::model::money::format_f64(v, "");
     text.trim_end().to_string()
 }
 

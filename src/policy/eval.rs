@@ -79,7 +79,7 @@ pub fn show(v: &Value) -> String {
             _ => v.to_string(),
         },
         ValueKind::None | ValueKind::Undefined => "none".into(),
-        _ => crate::report::check::to_json(v).to_string(),
+        _ => crate::output::check::to_json(v).to_string(),
     }
 }
 

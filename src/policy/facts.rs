@@ -8,7 +8,7 @@
 //! utilization) add entries here.
 
 use super::change::{Change, ChangeKind};
-use crate::model::capacity::{self, Hours, Ledger};
+use crate::capacity::{self, Hours, Ledger};
 use crate::model::*;
 use minijinja::Value;
 use std::collections::BTreeMap;

@@ -14,7 +14,7 @@ pub mod facts;
 pub mod testing;
 
 use crate::diag::{Code, Diagnostic, Span};
-use crate::model::capacity::Ledger;
+use crate::capacity::Ledger;
 use crate::model::*;
 use change::{Change, ChangeKind, Changed};
 use rayon::prelude::*;

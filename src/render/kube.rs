@@ -23,7 +23,7 @@ use super::checks::{self, kueue};
 use super::{File, Format, Job};
 use crate::diag::{Code, Diagnostic};
 use crate::gpu::{mig, resources};
-use crate::model::capacity;
+use crate::capacity;
 use crate::model::*;
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, BTreeSet};

@@ -64,52 +64,6 @@ impl Paths {
     }
 }
 
-/// An amount for people: `1,610,700 USD`, or `0.45 USD` below 100.
-pub fn money(amount: f64, currency: &str) -> String {
-    money_decimal(
-        rust_decimal::Decimal::from_f64_retain(amount).unwrap_or_default(),
-        currency,
-    )
-}
-
-/// [`money`] for a decimal amount: rounded half away from zero, to whole
-/// units from 100 up and to cents below.
-pub fn money_decimal(amount: rust_decimal::Decimal, currency: &str) -> String {
-    use rust_decimal::RoundingStrategy::MidpointAwayFromZero;
-    let places = if amount.is_zero() || amount.abs() >= rust_decimal::Decimal::ONE_HUNDRED {
-        0
-    } else {
-        2
-    };
-    let mut rounded = amount.round_dp_with_strategy(places, MidpointAwayFromZero);
-    rounded.rescale(places);
-    let rounded = rounded.to_string();
-    let (int, frac) = rounded.split_once('.').unwrap_or((&rounded, ""));
-    let (sign, digits) = int.strip_prefix('-').map_or(("", int), |d| ("-", d));
-    let mut grouped = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            grouped.push(',');
-        }
-        grouped.push(c);
-    }
-    let frac = if frac.is_empty() {
-        String::new()
-    } else {
-        format!(".{frac}")
-    };
-    let sign = if grouped.chars().all(|c| c == '0' || c == ',')
-        && frac.chars().all(|c| c == '0' || c == '.')
-    {
-        ""
-    } else {
-        sign
-    };
-    format!("{sign}{grouped}{frac} {currency}")
-        .trim_end()
-        .to_string()
-}
-
 /// Output format chosen on the command line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
@@ -130,23 +84,6 @@ pub enum Format {
 mod tests {
     use super::*;
     use std::path::Path;
-
-    #[test]
-    fn money_is_grouped_and_rounded() {
-        assert_eq!(money(1_610_700.0, "USD"), "1,610,700 USD");
-        assert_eq!(money(1_928_601.6, "USD"), "1,928,602 USD");
-        assert_eq!(money(0.454, "USD"), "0.45 USD");
-        assert_eq!(money(-12_345.0, "EUR"), "-12,345 EUR");
-        assert_eq!(money(999.0, "USD"), "999 USD");
-        assert_eq!(money(99.995, "USD"), "100.00 USD");
-        assert_eq!(money(-0.001, "USD"), "0.00 USD");
-        assert_eq!(money(0.0, "USD"), "0 USD");
-        assert_eq!(money(1234.5, ""), "1,235");
-        assert_eq!(
-            money_decimal(rust_decimal::Decimal::new(96_658_107, 2), "USD"),
-            "966,581 USD"
-        );
-    }
 
     #[test]
     fn paths_are_prefixed_with_the_root_as_given() {

@@ -137,14 +137,14 @@ fn key_facts(e: &Evaluated) -> String {
             let n = |p: &str| get(p).and_then(|v| f64::try_from(v).ok()).unwrap_or(0.0);
             let mut cost = format!(
                 "{}/month",
-                super::money(n("request.monthly_cost"), &currency)
+                crate::model::money::format_f64(n("request.monthly_cost"), &currency)
             );
             if matches!(e.change, ChangeKind::Added | ChangeKind::Modified) {
                 let d = n("change.delta_monthly_cost");
                 cost.push_str(&format!(
                     " ({}{})",
                     if d >= 0.0 { "+" } else { "" },
-                    super::money(d, &currency)
+                    crate::model::money::format_f64(d, &currency)
                 ));
             }
             parts.push(cost);
@@ -173,7 +173,7 @@ fn key_facts(e: &Evaluated) -> String {
         if get("team.has_budget").is_some_and(|v| v.is_true()) {
             parts.push(format!(
                 "{} projected this month ({:.0}% of budget)",
-                super::money(n("team.projected_spend"), &currency),
+                crate::model::money::format_f64(n("team.projected_spend"), &currency),
                 100.0 * n("team.budget_share")
             ));
         }
@@ -188,7 +188,7 @@ fn key_facts(e: &Evaluated) -> String {
         let days = f64::try_from(d).unwrap_or(0.0);
         parts.push(format!(
             "{} over {} days",
-            super::money(cost, &currency),
+            crate::model::money::format_f64(cost, &currency),
             fmt_gpus(days)
         ));
         if get("reservation.has_forecast").is_some_and(|v| v.is_true()) {
@@ -196,8 +196,8 @@ fn key_facts(e: &Evaluated) -> String {
             parts.push(format!(
                 "{:.0}% used at P50, {} stranded ({} at P10)",
                 100.0 * n("reservation.expected_utilization"),
-                super::money(n("reservation.stranded_cost"), &currency),
-                super::money(n("reservation.stranded_cost_p10"), &currency)
+                crate::model::money::format_f64(n("reservation.stranded_cost"), &currency),
+                crate::model::money::format_f64(n("reservation.stranded_cost_p10"), &currency)
             ));
         }
     }

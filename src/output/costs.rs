@@ -7,7 +7,6 @@
 //! the renderers below only format it.
 
 use super::chart::{self, PoolChart};
-use super::money_decimal;
 use crate::cost::{Analysis, LOOKBACK_HOURS, prices};
 use rust_decimal::Decimal;
 use serde::Serialize;
@@ -208,7 +207,7 @@ pub fn build(a: &Analysis<'_>) -> CostReport {
     let mut pools = Vec::new();
     let mut charts = Vec::new();
     for ((cluster, pool), entry) in &a.pools {
-        let gpus = crate::model::capacity::pool_gpus(entry.pool);
+        let gpus = crate::capacity::pool_gpus(entry.pool);
         totals.gpus += gpus;
         let monthly_cost = entry
             .price
@@ -256,8 +255,8 @@ pub fn build(a: &Analysis<'_>) -> CostReport {
                     "commit {}, bursts of {:.1} GPUs on average on demand or spot: {} a month against {} all on demand ({:.0}% less)",
                     m.phrase(),
                     m.burst_gpus,
-                    money_decimal(m.monthly_mix, &currency),
-                    money_decimal(m.monthly_on_demand, &currency),
+                    crate::model::money::format(m.monthly_mix, &currency),
+                    crate::model::money::format(m.monthly_on_demand, &currency),
                     100.0 * m.savings_share
                 ),
                 monthly_savings: Some(m.monthly_on_demand - m.monthly_mix),
@@ -306,8 +305,8 @@ pub fn build(a: &Analysis<'_>) -> CostReport {
                         "{} of {} GPUs used at P50: {} stranded ({} at P10); {} × {} would keep the stranded share within {:.0}%",
                         pct(r.utilization_p50),
                         r.cost.gpus,
-                        money_decimal(r.stranded_p50, &currency),
-                        money_decimal(r.stranded_p10, &currency),
+                        crate::model::money::format(r.stranded_p50, &currency),
+                        crate::model::money::format(r.stranded_p10, &currency),
                         r.suggested_count,
                         s.instance_type.value,
                         100.0 * a.config.thresholds.stranded_spend_share.as_f64()
@@ -414,7 +413,7 @@ pub fn build(a: &Analysis<'_>) -> CostReport {
                             first.label(),
                             100.0 * share,
                             m.label(),
-                            money_decimal(m.spend, &currency)
+                            crate::model::money::format(m.spend, &currency)
                         ),
                         monthly_savings: None,
                     });
@@ -590,9 +589,9 @@ impl Table {
 /// The report's sections, each a title, a note and a table.
 fn sections(r: &CostReport) -> Vec<(&'static str, String, Table)> {
     let cur = r.currency.as_str();
-    let m = |d: Decimal| money_decimal(d, cur);
+    let m = |d: Decimal| crate::model::money::format(d, cur);
     let om = |d: Option<Decimal>| {
-        d.map(|d| money_decimal(d, cur))
+        d.map(|d| crate::model::money::format(d, cur))
             .unwrap_or_else(|| "–".into())
     };
     let mut out = Vec::new();
@@ -624,7 +623,7 @@ fn sections(r: &CostReport) -> Vec<(&'static str, String, Table)> {
                 p.reserved_nodes, p.on_demand_nodes, p.spot_nodes
             ),
             p.gpu_hour_price
-                .map(|d| money_decimal(d, cur))
+                .map(|d| crate::model::money::format(d, cur))
                 .unwrap_or_else(|| "no price".into()),
             om(p.monthly_cost),
             p.mean_demand
@@ -778,7 +777,7 @@ fn sections(r: &CostReport) -> Vec<(&'static str, String, Table)> {
                 .alert
                 .map(|a| format!(" ⚠{:.0}%", 100.0 * prices::float(a)))
                 .unwrap_or_default();
-            row.push(format!("{}{alert}", money_decimal(mo.spend, "")));
+            row.push(format!("{}{alert}", crate::model::money::format(mo.spend, "")));
         }
         t.rows.push(row);
     }
@@ -820,19 +819,19 @@ fn headline(r: &CostReport) -> Vec<String> {
         format!(
             "{} GPUs cost {} a month as provisioned",
             t.gpus,
-            money_decimal(t.monthly_cost, cur)
+            crate::model::money::format(t.monthly_cost, cur)
         ),
         format!(
             "reservations commit {}; {} of it expected stranded (P50), {} at P10",
-            money_decimal(t.reserved_commitments, cur),
-            money_decimal(t.stranded_p50, cur),
-            money_decimal(t.stranded_p10, cur)
+            crate::model::money::format(t.reserved_commitments, cur),
+            crate::model::money::format(t.stranded_p50, cur),
+            crate::model::money::format(t.stranded_p10, cur)
         ),
         format!(
             "last {} days: {} charged back, {} of it idle",
             r.lookback_days,
-            money_decimal(t.chargeback, cur),
-            money_decimal(t.idle_cost, cur)
+            crate::model::money::format(t.chargeback, cur),
+            crate::model::money::format(t.idle_cost, cur)
         ),
         format!(
             "{} team{} below the utilization threshold; {} over budget this month",

@@ -107,7 +107,7 @@ fn pct(x: f64) -> String {
 /// Cost and forecast lines of a decision, from the facts the policy saw.
 pub fn money_lines(e: &Evaluated) -> Vec<String> {
     let cur = text(e, "config.currency");
-    let money = |x: f64| super::money(x, &cur);
+    let money = |x: f64| crate::model::money::format_f64(x, &cur);
     let mut out = Vec::new();
     match e.subject {
         Subject::CapacityRequest => {

@@ -9,7 +9,7 @@
 //! instance as its compute slices over the GPU's total (7, or 4 on A30) and a
 //! time-sliced replica as 1 / replicas.
 
-use super::{ClusterSpec, Document, NodePool, Repo, RequestSpec, Timestamp};
+use crate::model::{ClusterSpec, Document, NodePool, Repo, RequestSpec, Timestamp};
 use crate::gpu::resources::{self, Provided};
 use std::collections::{BTreeMap, HashMap};
 

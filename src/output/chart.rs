@@ -51,7 +51,7 @@ pub fn pool_chart(
 ) -> Option<PoolChart> {
     let entry = a.pool(cluster, pool)?;
     let outlook = a.outlook(cluster, pool)?;
-    let capacity = crate::model::capacity::pool_gpus(entry.pool) as f64;
+    let capacity = crate::capacity::pool_gpus(entry.pool) as f64;
     let ledger_line = committed_line(a, cluster, pool);
     let reservations: Vec<(i64, i64, f64)> = a
         .repo
@@ -74,7 +74,7 @@ pub fn pool_chart(
             let end = (start + 24).min(to);
             let committed = ledger_line
                 .as_ref()
-                .map(|t| t.peak(crate::model::capacity::Hours { start, end }))
+                .map(|t| t.peak(crate::capacity::Hours { start, end }))
                 .unwrap_or(0.0);
             let reserved = (start..end)
                 .map(|h| {
@@ -112,8 +112,8 @@ fn committed_line(
     a: &Analysis<'_>,
     cluster: &str,
     pool: &str,
-) -> Option<crate::model::capacity::Timeline> {
-    use crate::model::capacity::{self, Hours, Timeline};
+) -> Option<crate::capacity::Timeline> {
+    use crate::capacity::{self, Hours, Timeline};
     let entry = a.pool(cluster, pool)?;
     Some(Timeline::build(
         a.repo

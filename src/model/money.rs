@@ -1,0 +1,218 @@
+//! Money and shares: decimals, never floats, and how amounts are shown.
+//!
+//! [`Money`] is what documents write (prices, budgets, fees); [`Ratio`] a
+//! share such as a threshold. [`format`] shows an amount for people the one way
+//! every output uses: grouped, whole units from 100 up, cents below.
+
+use super::types::coded;
+use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
+use serde::de::{self, Deserialize, Deserializer, Visitor};
+use serde::{Serialize, Serializer};
+use std::borrow::Cow;
+use std::fmt;
+
+/// An amount of money: a decimal number, never a float. Write it as a number
+/// (`55.04`) or, for more than 15 significant digits, as a string (`"55.04"`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct Money(pub rust_decimal::Decimal);
+
+impl Money {
+    pub const ZERO: Money = Money(rust_decimal::Decimal::ZERO);
+}
+
+impl fmt::Display for Money {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0.normalize())
+    }
+}
+
+impl Serialize for Money {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for Money {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(DecimalVisitor("an amount of money"))
+            .and_then(|v| {
+                if v.is_sign_negative() && !v.is_zero() {
+                    Err(de::Error::custom(coded(
+                        crate::diag::Code::ValueOutOfRange,
+                        format!("{v} is negative; amounts of money are zero or more"),
+                    )))
+                } else {
+                    Ok(Money(v))
+                }
+            })
+    }
+}
+
+impl JsonSchema for Money {
+    fn schema_name() -> Cow<'static, str> {
+        "Money".into()
+    }
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({
+            "type": ["number", "string"],
+            "description": "A decimal amount, zero or more: a number or a string such as \"55.04\".",
+            "minimum": 0,
+            "pattern": "^[0-9]+(\\.[0-9]+)?$"
+        })
+    }
+}
+
+/// A share between 0 and 1 (0.4 means 40%).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct Ratio(pub rust_decimal::Decimal);
+
+impl Ratio {
+    pub fn from_str_const(s: &str) -> Ratio {
+        Ratio(s.parse().expect("valid ratio literal"))
+    }
+
+    pub fn as_f64(&self) -> f64 {
+        use rust_decimal::prelude::ToPrimitive;
+        self.0.to_f64().unwrap_or(0.0)
+    }
+}
+
+impl fmt::Display for Ratio {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0.normalize())
+    }
+}
+
+impl Serialize for Ratio {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use rust_decimal::prelude::ToPrimitive;
+        s.serialize_f64(self.0.to_f64().unwrap_or(0.0))
+    }
+}
+
+impl<'de> Deserialize<'de> for Ratio {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let v = d.deserialize_any(DecimalVisitor("a share between 0 and 1"))?;
+        if v < rust_decimal::Decimal::ZERO || v > rust_decimal::Decimal::from(10) {
+            return Err(de::Error::custom(coded(
+                crate::diag::Code::ValueOutOfRange,
+                format!("{v} is not a share between 0 and 10"),
+            )));
+        }
+        Ok(Ratio(v))
+    }
+}
+
+impl JsonSchema for Ratio {
+    fn schema_name() -> Cow<'static, str> {
+        "Ratio".into()
+    }
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({
+            "type": "number",
+            "description": "A share: 0.4 means 40%.",
+            "minimum": 0,
+            "maximum": 10
+        })
+    }
+}
+
+struct DecimalVisitor(&'static str);
+
+impl Visitor<'_> for DecimalVisitor {
+    type Value = rust_decimal::Decimal;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.0)
+    }
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Self::Value, E> {
+        Ok(v.into())
+    }
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
+        Ok(v.into())
+    }
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Self::Value, E> {
+        // The shortest text that reads back as `v` is the literal the user wrote
+        // (for up to 15 significant digits), so no binary rounding leaks in.
+        format!("{v}")
+            .parse()
+            .map_err(|_| E::custom(format!("{v} is not a decimal number")))
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+        v.trim().parse().map_err(|_| {
+            E::custom(coded(
+                crate::diag::Code::InvalidValue,
+                format!("`{v}` is not a decimal number"),
+            ))
+        })
+    }
+}
+
+/// An amount for people: `1,610,700 USD`, or `0.45 USD` below 100.
+pub fn format_f64(amount: f64, currency: &str) -> String {
+    format(
+        rust_decimal::Decimal::from_f64_retain(amount).unwrap_or_default(),
+        currency,
+    )
+}
+
+/// [`format_f64`] for a decimal amount: rounded half away from zero, to whole
+/// units from 100 up and to cents below.
+pub fn format(amount: rust_decimal::Decimal, currency: &str) -> String {
+    use rust_decimal::RoundingStrategy::MidpointAwayFromZero;
+    let places = if amount.is_zero() || amount.abs() >= rust_decimal::Decimal::ONE_HUNDRED {
+        0
+    } else {
+        2
+    };
+    let mut rounded = amount.round_dp_with_strategy(places, MidpointAwayFromZero);
+    rounded.rescale(places);
+    let rounded = rounded.to_string();
+    let (int, frac) = rounded.split_once('.').unwrap_or((&rounded, ""));
+    let (sign, digits) = int.strip_prefix('-').map_or(("", int), |d| ("-", d));
+    let mut grouped = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            grouped.push(',');
+        }
+        grouped.push(c);
+    }
+    let frac = if frac.is_empty() {
+        String::new()
+    } else {
+        format!(".{frac}")
+    };
+    let sign = if grouped.chars().all(|c| c == '0' || c == ',')
+        && frac.chars().all(|c| c == '0' || c == '.')
+    {
+        ""
+    } else {
+        sign
+    };
+    format!("{sign}{grouped}{frac} {currency}")
+        .trim_end()
+        .to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn money_is_grouped_and_rounded() {
+        assert_eq!(format_f64(1_610_700.0, "USD"), "1,610,700 USD");
+        assert_eq!(format_f64(1_928_601.6, "USD"), "1,928,602 USD");
+        assert_eq!(format_f64(0.454, "USD"), "0.45 USD");
+        assert_eq!(format_f64(-12_345.0, "EUR"), "-12,345 EUR");
+        assert_eq!(format_f64(999.0, "USD"), "999 USD");
+        assert_eq!(format_f64(99.995, "USD"), "100.00 USD");
+        assert_eq!(format_f64(-0.001, "USD"), "0.00 USD");
+        assert_eq!(format_f64(0.0, "USD"), "0 USD");
+        assert_eq!(format_f64(1234.5, ""), "1,235");
+        assert_eq!(
+            format(rust_decimal::Decimal::new(96_658_107, 2), "USD"),
+            "966,581 USD"
+        );
+    }
+
+}
