@@ -46,7 +46,7 @@ fn main() {
         .values()
         .map(|r| {
             let change = Change {
-                previous_request: Some(r.clone()),
+                previous: Some(capops::model::TypedDoc::CapacityRequest(r.clone())),
                 ..Change::unchanged()
             };
             (r.name().to_string(), facts::request(&env_facts, r, &change))

@@ -7,7 +7,7 @@ use crate::policy::{self, CheckInput, CheckResult, Outcome};
 use crate::output::check::{BaseInfo, Context};
 use crate::output::{self, Format, Paths};
 use crate::validate::Outcome as Validated;
-use crate::validate::base::{self, Base};
+use crate::load::base::{self, Base};
 use std::path::Path;
 
 /// When `check` fails.
@@ -54,7 +54,7 @@ fn load(
         };
     let base = match base_rev {
         None => None,
-        Some(rev) => match base::load_base(&mut head, path, rev) {
+        Some(rev) => match base::load_base(&mut head.sources, &head.repo, path, rev) {
             Ok(b) => Some(b),
             Err(e) => {
                 writeln!(io.stderr, "error: {e}")?;

@@ -6,16 +6,18 @@
 //! document's envelope (apiVersion, kind) and shape (JSON Schema), and types
 //! the documents that pass. Problems become diagnostics; nothing stops early.
 
+pub mod base;
 pub mod de;
 pub mod files;
 pub mod git;
 pub mod json;
+pub mod shape;
 pub mod typed;
 pub mod usage;
 pub mod yaml;
 
 pub use files::{CONFIG_FILE, Content, FileKind, Input, MAX_FILE_BYTES};
-pub use typed::TypedDoc;
+pub use crate::model::TypedDoc;
 
 use crate::diag::{Code, Diagnostic, FileId, SourceKind, SourceMap, Span, suggest};
 use crate::model::{API_VERSION, Kind, Origin, Usage};
@@ -112,7 +114,7 @@ fn load_yaml_file(text: &str, file: FileId) -> (Vec<TypedDoc>, Vec<Diagnostic>, 
             .collect();
         let before = diags.len();
         let instance = json::to_json(node);
-        let shape_ok = crate::validate::shape::check(kind, node, &instance, file, &mut diags);
+        let shape_ok = shape::check(kind, node, &instance, file, &mut diags);
         let mut i = before;
         while i < diags.len() {
             if diags[i].span().is_some_and(|s| overflows.contains(&s)) {

@@ -10,60 +10,6 @@ use crate::diag::{Code, Diagnostic, FileId};
 use crate::model::*;
 use serde::Deserialize;
 
-/// A document of any kind, typed.
-#[derive(Debug, Clone)]
-pub enum TypedDoc {
-    Config(Document<ConfigSpec>),
-    Team(Document<TeamSpec>),
-    Cluster(Document<ClusterSpec>),
-    CapacityRequest(Document<RequestSpec>),
-    PriorityClass(Document<PriorityClassSpec>),
-    Reservation(Document<ReservationSpec>),
-    ApprovalPolicy(Document<PolicySpec>),
-    PriceCatalog(Document<CatalogSpec>),
-}
-
-impl TypedDoc {
-    pub fn kind(&self) -> Kind {
-        match self {
-            TypedDoc::Config(_) => Kind::Config,
-            TypedDoc::Team(_) => Kind::Team,
-            TypedDoc::Cluster(_) => Kind::Cluster,
-            TypedDoc::CapacityRequest(_) => Kind::CapacityRequest,
-            TypedDoc::PriorityClass(_) => Kind::PriorityClass,
-            TypedDoc::Reservation(_) => Kind::Reservation,
-            TypedDoc::ApprovalPolicy(_) => Kind::ApprovalPolicy,
-            TypedDoc::PriceCatalog(_) => Kind::PriceCatalog,
-        }
-    }
-
-    pub fn metadata(&self) -> &Metadata {
-        match self {
-            TypedDoc::Config(d) => &d.metadata,
-            TypedDoc::Team(d) => &d.metadata,
-            TypedDoc::Cluster(d) => &d.metadata,
-            TypedDoc::CapacityRequest(d) => &d.metadata,
-            TypedDoc::PriorityClass(d) => &d.metadata,
-            TypedDoc::Reservation(d) => &d.metadata,
-            TypedDoc::ApprovalPolicy(d) => &d.metadata,
-            TypedDoc::PriceCatalog(d) => &d.metadata,
-        }
-    }
-
-    pub fn origin(&self) -> Origin {
-        match self {
-            TypedDoc::Config(d) => d.origin,
-            TypedDoc::Team(d) => d.origin,
-            TypedDoc::Cluster(d) => d.origin,
-            TypedDoc::CapacityRequest(d) => d.origin,
-            TypedDoc::PriorityClass(d) => d.origin,
-            TypedDoc::Reservation(d) => d.origin,
-            TypedDoc::ApprovalPolicy(d) => d.origin,
-            TypedDoc::PriceCatalog(d) => d.origin,
-        }
-    }
-}
-
 #[derive(Deserialize)]
 struct Envelope<S> {
     metadata: Metadata,
@@ -138,18 +84,19 @@ pub fn type_document(
     origin: Origin,
     fp: &Fingerprint,
 ) -> Result<TypedDoc, Diagnostic> {
-    let file = origin.file;
-    let result = match kind {
-        Kind::Config => read(node, file, origin, fp).map(TypedDoc::Config),
-        Kind::Team => read(node, file, origin, fp).map(TypedDoc::Team),
-        Kind::Cluster => read(node, file, origin, fp).map(TypedDoc::Cluster),
-        Kind::CapacityRequest => read(node, file, origin, fp).map(TypedDoc::CapacityRequest),
-        Kind::PriorityClass => read(node, file, origin, fp).map(TypedDoc::PriorityClass),
-        Kind::Reservation => read(node, file, origin, fp).map(TypedDoc::Reservation),
-        Kind::ApprovalPolicy => read(node, file, origin, fp).map(TypedDoc::ApprovalPolicy),
-        Kind::PriceCatalog => read(node, file, origin, fp).map(TypedDoc::PriceCatalog),
-    };
-    result.map_err(|e| de_error_diagnostic(e, origin))
+    struct Read<'a> {
+        node: &'a Node,
+        origin: Origin,
+        fp: &'a Fingerprint,
+    }
+    impl KindVisitor for Read<'_> {
+        type Output = Result<TypedDoc, DeError>;
+        fn visit<S: Spec>(self) -> Self::Output {
+            read::<S>(self.node, self.origin.file, self.origin, self.fp).map(S::wrap)
+        }
+    }
+    kind.visit(Read { node, origin, fp })
+        .map_err(|e| de_error_diagnostic(e, origin))
 }
 
 /// Turns a typing error into a diagnostic; a `[code]` prefix names the code.

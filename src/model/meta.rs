@@ -5,64 +5,9 @@ use crate::diag::{FileId, Span};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use std::collections::BTreeMap;
-use std::fmt;
 
 /// The only apiVersion capops reads.
 pub const API_VERSION: &str = "capops.dev/v1alpha1";
-
-/// The kinds of document a capacity repository holds.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
-pub enum Kind {
-    Config,
-    Team,
-    Cluster,
-    CapacityRequest,
-    PriorityClass,
-    Reservation,
-    ApprovalPolicy,
-    PriceCatalog,
-}
-
-impl Kind {
-    pub const ALL: [Kind; 8] = [
-        Kind::Config,
-        Kind::Team,
-        Kind::Cluster,
-        Kind::CapacityRequest,
-        Kind::PriorityClass,
-        Kind::Reservation,
-        Kind::ApprovalPolicy,
-        Kind::PriceCatalog,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Kind::Config => "Config",
-            Kind::Team => "Team",
-            Kind::Cluster => "Cluster",
-            Kind::CapacityRequest => "CapacityRequest",
-            Kind::PriorityClass => "PriorityClass",
-            Kind::Reservation => "Reservation",
-            Kind::ApprovalPolicy => "ApprovalPolicy",
-            Kind::PriceCatalog => "PriceCatalog",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<Kind> {
-        Kind::ALL.into_iter().find(|k| k.as_str() == s)
-    }
-
-    /// File name of the kind's schema under `schemas/`.
-    pub fn schema_file(self) -> String {
-        format!("{}.schema.json", self.as_str().to_ascii_lowercase())
-    }
-}
-
-impl fmt::Display for Kind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
 
 /// Standard object metadata.
 #[derive(Clone, Debug, Default, Deserialize, JsonSchema)]

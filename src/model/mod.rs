@@ -8,6 +8,7 @@
 pub mod catalog;
 pub mod cluster;
 pub mod config;
+pub mod kinds;
 pub mod meta;
 pub mod money;
 pub mod policy;
@@ -27,7 +28,8 @@ pub use cluster::{
     Taint, TaintEffect, TimeSlicing,
 };
 pub use config::{ConfigSpec, Role, Thresholds};
-pub use meta::{API_VERSION, Document, Fingerprint, Kind, Metadata, Origin};
+pub use kinds::{DocRef, Kind, KindVisitor, Spec, TypedDoc};
+pub use meta::{API_VERSION, Document, Fingerprint, Metadata, Origin};
 pub use policy::{Approval, Effect, PolicySpec, RequiredField, Rule, Subject, Tier};
 pub use priority::{PreemptionPolicy, PriorityClassSpec};
 pub use repo::Repo;

@@ -39,16 +39,4 @@ impl Repo {
             .iter()
             .find(|p| p.name.value.as_str() == pool)
     }
-
-    /// Number of documents of every kind.
-    pub fn document_count(&self) -> usize {
-        usize::from(self.config.is_some())
-            + self.teams.len()
-            + self.clusters.len()
-            + self.requests.len()
-            + self.priority_classes.len()
-            + self.reservations.len()
-            + self.policies.len()
-            + self.catalogs.len()
-    }
 }

@@ -5,8 +5,8 @@
 //! ([`embedded`]). A test regenerates them and fails if the committed files
 //! differ, so the schemas users see and the types capops reads cannot drift.
 
-use super::meta::{API_VERSION, Kind, Metadata};
-use super::*;
+use super::meta::{API_VERSION, Metadata};
+use super::{Kind, KindVisitor, Spec};
 use schemars::generate::SchemaSettings;
 use serde_json::{Value, json};
 
@@ -17,16 +17,14 @@ pub const SCHEMA_BASE: &str = "https://capops.dev/schemas/v1alpha1/";
 pub fn generate(kind: Kind) -> Value {
     let mut generator = SchemaSettings::draft2020_12().into_generator();
     let metadata = generator.subschema_for::<Metadata>();
-    let spec = match kind {
-        Kind::Config => generator.subschema_for::<ConfigSpec>(),
-        Kind::Team => generator.subschema_for::<TeamSpec>(),
-        Kind::Cluster => generator.subschema_for::<ClusterSpec>(),
-        Kind::CapacityRequest => generator.subschema_for::<RequestSpec>(),
-        Kind::PriorityClass => generator.subschema_for::<PriorityClassSpec>(),
-        Kind::Reservation => generator.subschema_for::<ReservationSpec>(),
-        Kind::ApprovalPolicy => generator.subschema_for::<PolicySpec>(),
-        Kind::PriceCatalog => generator.subschema_for::<CatalogSpec>(),
-    };
+    struct SpecSchema<'g>(&'g mut schemars::SchemaGenerator);
+    impl KindVisitor for SpecSchema<'_> {
+        type Output = schemars::Schema;
+        fn visit<S: Spec>(self) -> schemars::Schema {
+            self.0.subschema_for::<S>()
+        }
+    }
+    let spec = kind.visit(SpecSchema(&mut generator));
     let defs = generator.take_definitions(true);
     let mut schema = json!({
         "$schema": "https://json-schema.org/draft/2020-12/schema",
@@ -81,16 +79,7 @@ fn strip_null(v: &mut Value) {
 
 /// The committed schema text of a kind, embedded in the binary.
 pub fn embedded(kind: Kind) -> &'static str {
-    match kind {
-        Kind::Config => include_str!("../../schemas/config.schema.json"),
-        Kind::Team => include_str!("../../schemas/team.schema.json"),
-        Kind::Cluster => include_str!("../../schemas/cluster.schema.json"),
-        Kind::CapacityRequest => include_str!("../../schemas/capacityrequest.schema.json"),
-        Kind::PriorityClass => include_str!("../../schemas/priorityclass.schema.json"),
-        Kind::Reservation => include_str!("../../schemas/reservation.schema.json"),
-        Kind::ApprovalPolicy => include_str!("../../schemas/approvalpolicy.schema.json"),
-        Kind::PriceCatalog => include_str!("../../schemas/pricecatalog.schema.json"),
-    }
+    kind.embedded_schema()
 }
 
 /// Pretty JSON with a trailing newline, as committed.

@@ -23,9 +23,9 @@ pub struct Change {
     pub kind: ChangeKind,
     /// Top-level `spec` fields that differ (for modified documents), plus `metadata` when it does.
     pub fields: Vec<String>,
-    pub previous_request: Option<Document<RequestSpec>>,
-    pub previous_reservation: Option<Document<ReservationSpec>>,
-    pub previous_team: Option<Document<TeamSpec>>,
+    /// The document as the base revision had it (modified and removed
+    /// documents; without a base, the document as it stands).
+    pub previous: Option<TypedDoc>,
 }
 
 impl Change {
@@ -33,10 +33,13 @@ impl Change {
         Change {
             kind: ChangeKind::Unchanged,
             fields: Vec::new(),
-            previous_request: None,
-            previous_reservation: None,
-            previous_team: None,
+            previous: None,
         }
+    }
+
+    /// The previous document as its spec type, when it is of that kind.
+    pub fn previous<S: Spec>(&self) -> Option<&Document<S>> {
+        self.previous.as_ref().and_then(TypedDoc::get)
     }
 }
 
@@ -48,39 +51,15 @@ pub struct Changed {
     pub change: Change,
 }
 
-/// Documents of every kind as (name, fingerprint) pairs, less those in `skip` files.
+/// Documents of every kind as (kind, name, fingerprint), less those in `skip` files.
 fn fingerprints<'a>(
     repo: &'a Repo,
     skip: &HashSet<FileId>,
 ) -> Vec<(Kind, &'a str, &'a Fingerprint)> {
-    let each = |kind: Kind,
-                name: &'a str,
-                origin: Origin,
-                fp: &'a Fingerprint,
-                out: &mut Vec<(Kind, &'a str, &'a Fingerprint)>| {
-        if !skip.contains(&origin.file) {
-            out.push((kind, name, fp));
-        }
-    };
-    let mut out = Vec::new();
-    if let Some(c) = &repo.config {
-        each(Kind::Config, c.name(), c.origin, &c.fingerprint, &mut out);
-    }
-    macro_rules! all {
-        ($kind:expr, $map:expr) => {
-            for (n, d) in &$map {
-                each($kind, n.as_str(), d.origin, &d.fingerprint, &mut out);
-            }
-        };
-    }
-    all!(Kind::Team, repo.teams);
-    all!(Kind::Cluster, repo.clusters);
-    all!(Kind::CapacityRequest, repo.requests);
-    all!(Kind::PriorityClass, repo.priority_classes);
-    all!(Kind::Reservation, repo.reservations);
-    all!(Kind::ApprovalPolicy, repo.policies);
-    all!(Kind::PriceCatalog, repo.catalogs);
-    out
+    repo.documents()
+        .filter(|d| !skip.contains(&d.origin().file))
+        .map(|d| (d.kind(), d.metadata().name.value.as_str(), d.fingerprint()))
+        .collect()
 }
 
 /// Every document that differs between `base` and `head`, in kind and name
@@ -135,14 +114,8 @@ fn changed(
         change: Change {
             kind: change,
             fields,
-            previous_request: (keep && kind == Kind::CapacityRequest)
-                .then(|| base.requests.get(name).cloned())
-                .flatten(),
-            previous_reservation: (keep && kind == Kind::Reservation)
-                .then(|| base.reservations.get(name).cloned())
-                .flatten(),
-            previous_team: (keep && kind == Kind::Team)
-                .then(|| base.teams.get(name).cloned())
+            previous: keep
+                .then(|| base.find(kind, name).map(|d| d.to_owned()))
                 .flatten(),
         },
     }

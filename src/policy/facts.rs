@@ -686,7 +686,7 @@ pub fn request(env: &Env<'_>, req: &Document<RequestSpec>, change: &Change) -> V
     // Cost, before and after.
     let cost = env.analysis.request_cost(spec);
     let prev_cost = change
-        .previous_request
+        .previous::<RequestSpec>()
         .as_ref()
         .and_then(|p| env.analysis.request_cost(&p.spec));
     let f = |d: Option<rust_decimal::Decimal>| d.map(crate::cost::prices::float).unwrap_or(0.0);
@@ -722,7 +722,7 @@ pub fn request(env: &Env<'_>, req: &Document<RequestSpec>, change: &Change) -> V
     );
     team_usage_facts(env, &spec.team.value, &mut m);
 
-    let previous = change.previous_request.as_ref();
+    let previous = change.previous::<RequestSpec>();
     let (prev_gpus, prev) = match previous {
         Some(p) => {
             let sized = capacity::size(
@@ -990,7 +990,7 @@ pub fn reservation(env: &Env<'_>, res: &Document<ReservationSpec>, change: &Chan
         }
     }
     let prev = change
-        .previous_reservation
+        .previous::<ReservationSpec>()
         .as_ref()
         .map(|p| {
             crate::cost::prices::reservation_gpus(env.base.unwrap_or(env.head), &p.spec) as f64
@@ -1020,7 +1020,7 @@ pub fn team(env: &Env<'_>, team: &Document<TeamSpec>, change: &Change) -> Value 
     m.set("team.quota_gpus", round(quota));
     team_usage_facts(env, team.name(), &mut m);
     let prev = change
-        .previous_team
+        .previous::<TeamSpec>()
         .as_ref()
         .map(|t| team_quota_gpus(env.base.unwrap_or(env.head), t))
         .unwrap_or(0.0);

@@ -243,7 +243,7 @@ fn evaluate_one(
             let Some(doc) = head.requests.get(&c.name) else {
                 return Some((removed(subject, c, fenv), diags));
             };
-            let change = with_previous_as_current(&c.change, || Some(doc.clone()), None, None);
+            let change = with_previous_as_current(&c.change, || TypedDoc::CapacityRequest(doc.clone()));
             let leads = head
                 .teams
                 .get(&doc.spec.team.value)
@@ -261,7 +261,7 @@ fn evaluate_one(
             let Some(doc) = head.reservations.get(&c.name) else {
                 return Some((removed(subject, c, fenv), diags));
             };
-            let change = with_previous_as_current(&c.change, || None, Some(doc.clone()), None);
+            let change = with_previous_as_current(&c.change, || TypedDoc::Reservation(doc.clone()));
             (
                 subject,
                 Some(doc.name_span()),
@@ -274,7 +274,7 @@ fn evaluate_one(
             let Some(doc) = head.teams.get(&c.name) else {
                 return Some((removed(subject, c, fenv), diags));
             };
-            let change = with_previous_as_current(&c.change, || None, None, Some(doc.clone()));
+            let change = with_previous_as_current(&c.change, || TypedDoc::Team(doc.clone()));
             let leads = doc.spec.leads.iter().map(|l| l.value.clone()).collect();
             (
                 subject,
@@ -337,19 +337,12 @@ fn evaluate_one(
 }
 
 /// When judging without a base, "before" is the document as it stands.
-fn with_previous_as_current(
-    change: &Change,
-    request: impl FnOnce() -> Option<Document<RequestSpec>>,
-    reservation: Option<Document<ReservationSpec>>,
-    team: Option<Document<TeamSpec>>,
-) -> Change {
+fn with_previous_as_current(change: &Change, current: impl FnOnce() -> TypedDoc) -> Change {
     if change.kind != ChangeKind::Unchanged {
         return change.clone();
     }
     Change {
-        previous_request: request(),
-        previous_reservation: reservation,
-        previous_team: team,
+        previous: Some(current()),
         ..change.clone()
     }
 }

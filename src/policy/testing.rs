@@ -215,7 +215,7 @@ fn evaluate_case(path: &Path, case: &Case) -> Result<(CheckResult, Vec<Diagnosti
         return Ok(judge(&head, None, at, &pack));
     };
     // The base, judged as merged; the head is the base with the change applied.
-    let base_repo = validate::assemble(base_loaded.docs.clone());
+    let base_repo = crate::load::base::assemble(base_loaded.docs.clone());
     let removed: BTreeSet<(Kind, String)> = change
         .remove
         .iter()

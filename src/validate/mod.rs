@@ -6,10 +6,8 @@
 //! rules. Each check is a pure function that pushes diagnostics; all of them
 //! run, so one run reports every problem.
 
-pub mod base;
 pub mod checks;
 pub mod pools;
-pub mod shape;
 
 use crate::diag::{self, Code, Diagnostic, SourceMap, Span};
 use crate::load::{self, Loaded, TypedDoc};
@@ -69,43 +67,6 @@ pub fn validate(loaded: Loaded) -> Outcome {
     }
 }
 
-/// A repository from documents, without checks: the first document of a name
-/// wins. Used for a base revision, which is judged as it was merged.
-pub fn assemble(docs: Vec<TypedDoc>) -> Repo {
-    let mut repo = Repo::default();
-    for doc in docs {
-        match doc {
-            TypedDoc::Config(d) => {
-                repo.config.get_or_insert(d);
-            }
-            TypedDoc::Team(d) => {
-                repo.teams.entry(d.name().to_string()).or_insert(d);
-            }
-            TypedDoc::Cluster(d) => {
-                repo.clusters.entry(d.name().to_string()).or_insert(d);
-            }
-            TypedDoc::CapacityRequest(d) => {
-                repo.requests.entry(d.name().to_string()).or_insert(d);
-            }
-            TypedDoc::PriorityClass(d) => {
-                repo.priority_classes
-                    .entry(d.name().to_string())
-                    .or_insert(d);
-            }
-            TypedDoc::Reservation(d) => {
-                repo.reservations.entry(d.name().to_string()).or_insert(d);
-            }
-            TypedDoc::ApprovalPolicy(d) => {
-                repo.policies.entry(d.name().to_string()).or_insert(d);
-            }
-            TypedDoc::PriceCatalog(d) => {
-                repo.catalogs.entry(d.name().to_string()).or_insert(d);
-            }
-        }
-    }
-    repo
-}
-
 /// Files each document under its kind, reporting duplicates and a misplaced Config.
 fn insert_documents(
     repo: &mut Repo,
@@ -114,74 +75,49 @@ fn insert_documents(
     config_file: Option<diag::FileId>,
     diags: &mut Vec<Diagnostic>,
 ) {
-    fn put<S>(
-        map: &mut BTreeMap<String, crate::model::Document<S>>,
-        doc: crate::model::Document<S>,
-        kind: &str,
-        sources: &SourceMap,
-        diags: &mut Vec<Diagnostic>,
-    ) {
-        let name = doc.name().to_string();
-        if let Some(first) = map.get(&name) {
+    for doc in docs {
+        if let TypedDoc::Config(d) = &doc
+            && Some(d.origin.file) != config_file
+        {
+            diags.push(
+                Diagnostic::new(
+                    Code::ConfigMisplaced,
+                    format!(
+                        "the Config document is in {}; it belongs in capops.yaml at the repository root",
+                        sources.path(d.origin.file)
+                    ),
+                )
+                .at(d.origin.kind_span, "Config outside capops.yaml")
+                .help("move this document into capops.yaml"),
+            );
+            continue;
+        }
+        let Err(second) = doc.insert_into(repo) else {
+            continue;
+        };
+        let kind = second.kind();
+        if let TypedDoc::Config(d) = &second {
+            let first = repo.config.as_ref().map(|c| c.origin.kind_span);
+            let mut diag = Diagnostic::new(
+                Code::ConfigMisplaced,
+                "a repository has one Config; this is a second one",
+            )
+            .at(d.origin.kind_span, "second Config")
+            .help("merge the two Config documents into one");
+            if let Some(first) = first {
+                diag = diag.related(first, "first Config");
+            }
+            diags.push(diag);
+            continue;
+        }
+        if let Some(first) = repo.find(kind, second.name()) {
             diags.push(duplicate(
-                kind,
-                &name,
-                doc.name_span(),
-                first.name_span(),
+                kind.as_str(),
+                second.name(),
+                second.metadata().name.span,
+                first.metadata().name.span,
                 sources,
             ));
-        } else {
-            map.insert(name, doc);
-        }
-    }
-    for doc in docs {
-        match doc {
-            TypedDoc::Config(d) => {
-                if Some(d.origin.file) != config_file {
-                    diags.push(
-                        Diagnostic::new(
-                            Code::ConfigMisplaced,
-                            format!(
-                                "the Config document is in {}; it belongs in capops.yaml at the repository root",
-                                sources.path(d.origin.file)
-                            ),
-                        )
-                        .at(d.origin.kind_span, "Config outside capops.yaml")
-                        .help("move this document into capops.yaml"),
-                    );
-                } else if let Some(first) = &repo.config {
-                    diags.push(
-                        Diagnostic::new(
-                            Code::ConfigMisplaced,
-                            "a repository has one Config; this is a second one",
-                        )
-                        .at(d.origin.kind_span, "second Config")
-                        .related(first.origin.kind_span, "first Config")
-                        .help("merge the two Config documents into one"),
-                    );
-                } else {
-                    repo.config = Some(d);
-                }
-            }
-            TypedDoc::Team(d) => put(&mut repo.teams, d, "Team", sources, diags),
-            TypedDoc::Cluster(d) => put(&mut repo.clusters, d, "Cluster", sources, diags),
-            TypedDoc::CapacityRequest(d) => {
-                put(&mut repo.requests, d, "CapacityRequest", sources, diags)
-            }
-            TypedDoc::PriorityClass(d) => put(
-                &mut repo.priority_classes,
-                d,
-                "PriorityClass",
-                sources,
-                diags,
-            ),
-            TypedDoc::Reservation(d) => {
-                put(&mut repo.reservations, d, "Reservation", sources, diags)
-            }
-            TypedDoc::ApprovalPolicy(d) => {
-                put(&mut repo.policies, d, "ApprovalPolicy", sources, diags)
-            }
-            TypedDoc::PriceCatalog(d) => put(&mut repo.catalogs, d, "PriceCatalog", sources, diags),
         }
     }
     // capops.yaml must hold the Config (unless it could not be read at all).

@@ -5,11 +5,10 @@
 //! that differ are read from git and parsed. The base is not validated: it is
 //! what was merged, and the change is what is being judged.
 
-use super::Outcome;
-use crate::diag::{FileId, SourceKind};
-use crate::load::git::{self, GitError};
-use crate::load::{self, TypedDoc};
-use crate::model::Repo;
+use super::git::{self, GitError};
+use super::{Input, TypedDoc};
+use crate::diag::{FileId, SourceKind, SourceMap};
+use crate::model::{Kind, Repo};
 use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
 
@@ -23,19 +22,34 @@ pub struct Base {
     pub commit: String,
     /// Files read from git (the others were identical to the working tree).
     pub files_read: usize,
-    /// Working-tree files identical in the base. Their requests, reservations
-    /// and price catalogs are not copied into `repo`: they are unchanged.
+    /// Working-tree files identical in the base. Their requests and
+    /// reservations are not copied into `repo`: they are unchanged.
     pub same_files: HashSet<FileId>,
 }
 
+/// A repository from documents, without checks: the first document of a name
+/// wins. Used for a base revision, which is judged as it was merged.
+pub fn assemble(docs: Vec<TypedDoc>) -> Repo {
+    let mut repo = Repo::default();
+    for doc in docs {
+        // A second document of a name was reported when it was merged; the first stands.
+        let _ = doc.insert_into(&mut repo);
+    }
+    repo
+}
+
 /// Loads the base revision `rev` of the repository at `root`, sharing the
-/// working tree's documents for files the change did not touch. Files read from
-/// git are added to `head.sources`, marked with the revision.
-pub fn load_base(head: &mut Outcome, root: &Path, rev: &str) -> Result<Base, GitError> {
+/// working tree's documents (`head`) for files the change did not touch.
+/// Files read from git are added to `sources`, marked with the revision.
+pub fn load_base(
+    sources: &mut SourceMap,
+    head: &Repo,
+    root: &Path,
+    rev: &str,
+) -> Result<Base, GitError> {
     let known: BTreeMap<String, git2::Oid> = {
         use rayon::prelude::*;
-        let files: Vec<_> = head
-            .sources
+        let files: Vec<_> = sources
             .files()
             .filter(|(_, f)| f.kind == SourceKind::WorkTree)
             .map(|(_, f)| f)
@@ -48,32 +62,34 @@ pub fn load_base(head: &mut Outcome, root: &Path, rev: &str) -> Result<Base, Git
     let revision = git::read_revision(root, rev, &known)?;
     let unchanged: HashSet<FileId> = {
         let paths: HashSet<&str> = revision.unchanged.iter().map(String::as_str).collect();
-        head.sources
+        sources
             .files()
             .filter(|(_, f)| f.kind == SourceKind::WorkTree && paths.contains(f.path.as_str()))
             .map(|(id, _)| id)
             .collect()
     };
-    let mut docs = documents_in(&head.repo, &unchanged);
+    let mut docs = documents_in(head, &unchanged);
     // The base's own ignore patterns apply when its capops.yaml differs;
     // otherwise they are the working tree's.
-    let mut inputs = revision.inputs;
-    if !inputs.iter().any(|i| i.path == load::CONFIG_FILE) {
+    let mut inputs: Vec<Input> = revision.inputs;
+    if !inputs.iter().any(|i| i.path == super::CONFIG_FILE) {
         let patterns: Vec<String> = head
-            .repo
             .config
             .as_ref()
             .map(|c| c.spec.ignore.iter().map(|p| p.value.clone()).collect())
             .unwrap_or_default();
-        inputs.retain(|i| !load::files::ignored(&i.path, &patterns));
+        inputs.retain(|i| !super::files::ignored(&i.path, &patterns));
     }
     let files_read = inputs.len();
-    let sources = std::mem::take(&mut head.sources);
-    let loaded = load::load_with(sources, inputs, SourceKind::Revision(rev.to_string()));
-    head.sources = loaded.sources;
+    let loaded = super::load_with(
+        std::mem::take(sources),
+        inputs,
+        SourceKind::Revision(rev.to_string()),
+    );
+    *sources = loaded.sources;
     docs.extend(loaded.docs);
     Ok(Base {
-        repo: super::assemble(docs),
+        repo: assemble(docs),
         rev: rev.to_string(),
         commit: revision.commit,
         files_read,
@@ -85,45 +101,9 @@ pub fn load_base(head: &mut Outcome, root: &Path, rev: &str) -> Result<Base, Git
 /// requests and reservations (numerous, and only needed in the base where
 /// they changed).
 fn documents_in(repo: &Repo, files: &HashSet<FileId>) -> Vec<TypedDoc> {
-    let keep = |f: FileId| files.contains(&f);
-    let mut out = Vec::new();
-    if let Some(c) = repo.config.as_ref().filter(|c| keep(c.origin.file)) {
-        out.push(TypedDoc::Config(c.clone()));
-    }
-    out.extend(
-        repo.teams
-            .values()
-            .filter(|d| keep(d.origin.file))
-            .cloned()
-            .map(TypedDoc::Team),
-    );
-    out.extend(
-        repo.clusters
-            .values()
-            .filter(|d| keep(d.origin.file))
-            .cloned()
-            .map(TypedDoc::Cluster),
-    );
-    out.extend(
-        repo.priority_classes
-            .values()
-            .filter(|d| keep(d.origin.file))
-            .cloned()
-            .map(TypedDoc::PriorityClass),
-    );
-    out.extend(
-        repo.policies
-            .values()
-            .filter(|d| keep(d.origin.file))
-            .cloned()
-            .map(TypedDoc::ApprovalPolicy),
-    );
-    out.extend(
-        repo.catalogs
-            .values()
-            .filter(|d| keep(d.origin.file))
-            .cloned()
-            .map(TypedDoc::PriceCatalog),
-    );
-    out
+    repo.documents()
+        .filter(|d| !matches!(d.kind(), Kind::CapacityRequest | Kind::Reservation))
+        .filter(|d| files.contains(&d.origin().file))
+        .map(|d| d.to_owned())
+        .collect()
 }

@@ -7,8 +7,8 @@
 //! validator's.
 
 use crate::diag::{Code, Diagnostic, FileId, suggest};
-use crate::load::json::{display_path, locate};
-use crate::load::yaml::Node;
+use super::json::{display_path, locate};
+use super::yaml::Node;
 use crate::model::Kind;
 use crate::model::schema;
 use jsonschema::error::{TypeKind, ValidationErrorKind};
@@ -291,7 +291,7 @@ fn allowed_properties(schema: &Json, schema_path: &str) -> Vec<String> {
 }
 
 fn describe_value(node: &Node) -> String {
-    use crate::load::yaml::Value;
+    use super::yaml::Value;
     match &node.value {
         Value::Null => "nothing (null)".into(),
         Value::Bool(b) => format!("the boolean {b}"),
