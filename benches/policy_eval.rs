@@ -23,7 +23,7 @@ fn main() {
         eprintln!("usage: cargo bench --bench policy_eval -- REPO");
         std::process::exit(2);
     };
-    let outcome = capops::validate::validate_dir(std::path::Path::new(repo_path))
+    let outcome = capops::pipeline::validate_dir(std::path::Path::new(repo_path))
         .expect("a capacity repository");
     let repo = &outcome.repo;
     let at: Timestamp = "2026-11-22".parse().unwrap();
@@ -49,7 +49,10 @@ fn main() {
                 previous: Some(capops::model::TypedDoc::CapacityRequest(r.clone())),
                 ..Change::unchanged()
             };
-            (r.name().to_string(), facts::request(&env_facts, r, &change))
+            (
+                r.name().to_string(),
+                facts::values::value_of(&facts::request(&env_facts, r, &change)),
+            )
         })
         .collect();
     let build = t.elapsed();
@@ -98,7 +101,7 @@ fn main() {
     let inputs: Vec<regorus::Value> = all
         .iter()
         .map(|(_, f)| {
-            regorus::Value::from_json_str(&capops::output::check::to_json(f).to_string()).unwrap()
+            regorus::Value::from_json_str(&capops::policy::facts::to_json(f).to_string()).unwrap()
         })
         .collect();
     let t = Instant::now();

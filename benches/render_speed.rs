@@ -14,7 +14,7 @@ fn main() {
     let path = args.get(1).cloned().unwrap_or_else(|| "/tmp/synth".into());
     let runs: usize = args.get(2).and_then(|r| r.parse().ok()).unwrap_or(7);
     let t = Instant::now();
-    let head = capops::validate::validate_dir(std::path::Path::new(&path))
+    let head = capops::pipeline::validate_dir(std::path::Path::new(&path))
         .unwrap_or_else(|e| panic!("{path}: {e}; generate it with benches/gen_repo.py"));
     let load = t.elapsed();
     let mut diags = Vec::new();

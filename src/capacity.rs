@@ -9,8 +9,8 @@
 //! instance as its compute slices over the GPU's total (7, or 4 on A30) and a
 //! time-sliced replica as 1 / replicas.
 
-use crate::model::{ClusterSpec, Document, NodePool, Repo, RequestSpec, Timestamp};
 use crate::gpu::resources::{self, Provided};
+use crate::model::{ClusterSpec, Document, NodePool, Repo, RequestSpec, Timestamp};
 use std::collections::{BTreeMap, HashMap};
 
 /// Hours in the horizon used to count hours of open-ended requests and over-commits.

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 const AT: &str = "2026-11-22";
 
 fn render_example() -> render::Rendered {
-    let head = capops::validate::validate_dir(Path::new(&example())).unwrap();
+    let head = capops::pipeline::validate_dir(Path::new(&example())).unwrap();
     assert!(head.is_valid());
     let mut diags = Vec::new();
     let t = Templates::new(&[], &mut diags);
@@ -423,7 +423,7 @@ spec:
 "#,
     )
     .unwrap();
-    let head = capops::validate::validate_dir(&repo).unwrap();
+    let head = capops::pipeline::validate_dir(&repo).unwrap();
     assert!(
         head.is_valid(),
         "{:?}",

@@ -2,12 +2,12 @@
 
 use super::{Cli, Io, exit, validate as vcmd};
 use crate::diag::{Diagnostic, Severity};
+use crate::load::base::{self, Base};
 use crate::model::{Document, PolicySpec, Timestamp};
-use crate::policy::{self, CheckInput, CheckResult, Outcome};
 use crate::output::check::{BaseInfo, Context};
 use crate::output::{self, Format, Paths};
-use crate::validate::Outcome as Validated;
-use crate::load::base::{self, Base};
+use crate::pipeline::Validated;
+use crate::policy::{self, CheckInput, CheckResult, Outcome};
 use std::path::Path;
 
 /// When `check` fails.

@@ -11,8 +11,8 @@ use super::check::parse_at;
 use super::report::load_valid;
 use super::{Cli, Io, exit, validate as vcmd};
 use crate::diag::{Code, Diagnostic, Span};
-use crate::render::{self, Rendered, templates};
 use crate::output::{Format, Paths};
+use crate::render::{self, Rendered, templates};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 

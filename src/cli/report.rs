@@ -3,7 +3,7 @@
 use super::check::parse_at;
 use super::{Cli, Io, exit, validate as vcmd};
 use crate::output::{self, Format, Paths};
-use crate::validate;
+use crate::pipeline;
 use std::path::Path;
 
 /// Loads and validates a repository for a read-only command; on errors,
@@ -13,9 +13,9 @@ pub(super) fn load_valid(
     path: &Path,
     what: &str,
     io: &mut Io<'_>,
-) -> std::io::Result<Result<validate::Outcome, i32>> {
+) -> std::io::Result<Result<pipeline::Validated, i32>> {
     let paths = Paths::new(path);
-    let head = match validate::validate_dir(path) {
+    let head = match pipeline::validate_dir(path) {
         Ok(o) => o,
         Err(e) => return vcmd::root_error(cli, &e, path, io).map(Err),
     };

@@ -4,12 +4,12 @@ use super::{Cli, Io, exit};
 use crate::diag::{Code, Diagnostic, SourceMap, Summary};
 use crate::load::files::RootError;
 use crate::output::{self, Format, Paths};
-use crate::validate::{self, Outcome};
+use crate::pipeline::{self, Validated as Outcome};
 use std::path::Path;
 
 pub fn run(cli: &Cli, path: &Path, io: &mut Io<'_>) -> std::io::Result<i32> {
     let paths = Paths::new(path);
-    let outcome = match validate::validate_dir(path) {
+    let outcome = match pipeline::validate_dir(path) {
         Ok(o) => o,
         Err(e) => return root_error(cli, &e, path, io),
     };

@@ -11,7 +11,7 @@ fn repo_of(files: &[(&str, String)]) -> Repo {
             content: Content::Bytes(t.as_bytes().to_vec()),
         })
         .collect();
-    let out = crate::validate::validate(crate::load::load(inputs));
+    let out = crate::pipeline::run(inputs);
     let errors: Vec<_> = out.diagnostics.iter().filter(|d| d.is_error()).collect();
     assert!(errors.is_empty(), "{errors:#?}");
     out.repo

@@ -16,8 +16,8 @@ pub mod typed;
 pub mod usage;
 pub mod yaml;
 
-pub use files::{CONFIG_FILE, Content, FileKind, Input, MAX_FILE_BYTES};
 pub use crate::model::TypedDoc;
+pub use files::{CONFIG_FILE, Content, FileKind, Input, MAX_FILE_BYTES};
 
 use crate::diag::{Code, Diagnostic, FileId, SourceKind, SourceMap, Span, suggest};
 use crate::model::{API_VERSION, Kind, Origin, Usage};

@@ -6,9 +6,9 @@
 //! (`spec.resources.nvidia.com/gpu must be a whole number`) rather than the
 //! validator's.
 
-use crate::diag::{Code, Diagnostic, FileId, suggest};
 use super::json::{display_path, locate};
 use super::yaml::Node;
+use crate::diag::{Code, Diagnostic, FileId, suggest};
 use crate::model::Kind;
 use crate::model::schema;
 use jsonschema::error::{TypeKind, ValidationErrorKind};

@@ -62,7 +62,9 @@ impl<S> Slot<S> for BTreeMap<String, Document<S>> {
 }
 
 /// A document spec type: what a kind's `spec` deserializes into.
-pub trait Spec: Sized + Clone + fmt::Debug + for<'de> Deserialize<'de> + JsonSchema + 'static {
+pub trait Spec:
+    Sized + Clone + fmt::Debug + for<'de> Deserialize<'de> + JsonSchema + 'static
+{
     const KIND: Kind;
     fn wrap(doc: Document<Self>) -> TypedDoc;
     fn of(doc: &TypedDoc) -> Option<&Document<Self>>;

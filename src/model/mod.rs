@@ -30,6 +30,7 @@ pub use cluster::{
 pub use config::{ConfigSpec, Role, Thresholds};
 pub use kinds::{DocRef, Kind, KindVisitor, Spec, TypedDoc};
 pub use meta::{API_VERSION, Document, Fingerprint, Metadata, Origin};
+pub use money::{Money, Ratio};
 pub use policy::{Approval, Effect, PolicySpec, RequiredField, Rule, Subject, Tier};
 pub use priority::{PreemptionPolicy, PriorityClassSpec};
 pub use repo::Repo;
@@ -37,6 +38,5 @@ pub use request::{RequestSpec, Window, WorkloadClass};
 pub use reservation::{CommitmentPlan, PoolRef, ReservationSpec, ReservationType};
 pub use spanned::Spanned;
 pub use team::{TeamCluster, TeamSpec};
-pub use money::{Money, Ratio};
 pub use types::{Count, Name, Quantity, Timestamp};
 pub use usage::{SeriesKey, Usage, UsageSample};

@@ -429,46 +429,6 @@ pub struct JsonTrace {
     pub effect: String,
 }
 
-/// minijinja values to JSON (facts are plain data: maps, lists, strings, numbers, booleans).
-pub fn to_json(v: &minijinja::Value) -> serde_json::Value {
-    use minijinja::value::ValueKind;
-    match v.kind() {
-        ValueKind::Undefined | ValueKind::None => serde_json::Value::Null,
-        ValueKind::Bool => serde_json::Value::Bool(v.is_true()),
-        ValueKind::Number => {
-            if let Ok(i) = i64::try_from(v.clone()) {
-                serde_json::Value::from(i)
-            } else {
-                f64::try_from(v.clone())
-                    .ok()
-                    .and_then(serde_json::Number::from_f64)
-                    .map_or(serde_json::Value::Null, serde_json::Value::Number)
-            }
-        }
-        ValueKind::String => serde_json::Value::String(v.as_str().unwrap_or("").to_string()),
-        ValueKind::Seq | ValueKind::Iterable => serde_json::Value::Array(
-            v.try_iter()
-                .map(|it| it.map(|x| to_json(&x)).collect())
-                .unwrap_or_default(),
-        ),
-        ValueKind::Map => {
-            let mut m = serde_json::Map::new();
-            if let Ok(keys) = v.try_iter() {
-                for k in keys {
-                    let key = k
-                        .as_str()
-                        .map(str::to_string)
-                        .unwrap_or_else(|| k.to_string());
-                    let child = v.get_item(&k).unwrap_or_default();
-                    m.insert(key, to_json(&child));
-                }
-            }
-            serde_json::Value::Object(m)
-        }
-        _ => serde_json::Value::String(v.to_string()),
-    }
-}
-
 pub fn decision_json(
     e: &Evaluated,
     sources: &SourceMap,
@@ -508,7 +468,7 @@ pub fn decision_json(
                 message: f.message.clone(),
             })
             .collect(),
-        facts: to_json(&e.decision.facts),
+        facts: crate::policy::facts::to_json(&e.decision.facts),
         trace: if with_trace {
             e.decision
                 .trace

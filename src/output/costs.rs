@@ -777,7 +777,10 @@ fn sections(r: &CostReport) -> Vec<(&'static str, String, Table)> {
                 .alert
                 .map(|a| format!(" ⚠{:.0}%", 100.0 * prices::float(a)))
                 .unwrap_or_default();
-            row.push(format!("{}{alert}", crate::model::money::format(mo.spend, "")));
+            row.push(format!(
+                "{}{alert}",
+                crate::model::money::format(mo.spend, "")
+            ));
         }
         t.rows.push(row);
     }

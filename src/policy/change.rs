@@ -120,3 +120,14 @@ fn changed(
         },
     }
 }
+
+impl ChangeKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ChangeKind::Added => "added",
+            ChangeKind::Modified => "modified",
+            ChangeKind::Removed => "removed",
+            ChangeKind::Unchanged => "unchanged",
+        }
+    }
+}

@@ -346,12 +346,7 @@ fn unknown_facts(
         if !facts::known(path, kind) {
             ok = false;
             let known = facts::paths(kind);
-            let what = match kind {
-                SubjectKind::Request => "a capacity request",
-                SubjectKind::Reservation => "a reservation",
-                SubjectKind::Team => "a team",
-                SubjectKind::Document => "a policy or config change",
-            };
+            let what = kind.described();
             diags.push(
                 Diagnostic::new(
                     Code::PolicyUnknownFact,

@@ -62,25 +62,11 @@ fn reads(cond: &Condition<'_>, facts: &Value) -> Vec<(String, String)> {
         .iter()
         .map(|path| {
             let shown = facts::lookup(facts, path)
-                .map(|v| show(&v))
+                .map(|v| facts::show(&v))
                 .unwrap_or_else(|| "undefined".into());
             (path.clone(), shown)
         })
         .collect()
-}
-
-/// A fact value as JSON-like text: `true`, `256`, `3.14`, `"training"`, `{...}`.
-pub fn show(v: &Value) -> String {
-    match v.kind() {
-        ValueKind::String => format!("{:?}", v.as_str().unwrap_or("")),
-        ValueKind::Bool => v.is_true().to_string(),
-        ValueKind::Number => match f64::try_from(v.clone()) {
-            Ok(f) if f.fract() == 0.0 && f.abs() < 1e15 => format!("{}", f as i64),
-            _ => v.to_string(),
-        },
-        ValueKind::None | ValueKind::Undefined => "none".into(),
-        _ => crate::output::check::to_json(v).to_string(),
-    }
 }
 
 /// Evaluates the policy for one subject. Errors in conditions and messages are

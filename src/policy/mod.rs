@@ -11,10 +11,11 @@ pub mod change;
 pub mod compile;
 pub mod eval;
 pub mod facts;
+pub mod lint;
 pub mod testing;
 
-use crate::diag::{Code, Diagnostic, Span};
 use crate::capacity::Ledger;
+use crate::diag::{Code, Diagnostic, Span};
 use crate::model::*;
 use change::{Change, ChangeKind, Changed};
 use rayon::prelude::*;
@@ -243,7 +244,8 @@ fn evaluate_one(
             let Some(doc) = head.requests.get(&c.name) else {
                 return Some((removed(subject, c, fenv), diags));
             };
-            let change = with_previous_as_current(&c.change, || TypedDoc::CapacityRequest(doc.clone()));
+            let change =
+                with_previous_as_current(&c.change, || TypedDoc::CapacityRequest(doc.clone()));
             let leads = head
                 .teams
                 .get(&doc.spec.team.value)
@@ -252,7 +254,7 @@ fn evaluate_one(
             (
                 subject,
                 Some(doc.name_span()),
-                facts::request(fenv, doc, &change),
+                facts::Facts::Request(Box::new(facts::request(fenv, doc, &change))),
                 leads,
             )
         }
@@ -265,7 +267,7 @@ fn evaluate_one(
             (
                 subject,
                 Some(doc.name_span()),
-                facts::reservation(fenv, doc, &change),
+                facts::Facts::Reservation(Box::new(facts::reservation(fenv, doc, &change))),
                 Vec::new(),
             )
         }
@@ -279,7 +281,7 @@ fn evaluate_one(
             (
                 subject,
                 Some(doc.name_span()),
-                facts::team(fenv, doc, &change),
+                facts::Facts::Team(Box::new(facts::team(fenv, doc, &change))),
                 leads,
             )
         }
@@ -303,7 +305,7 @@ fn evaluate_one(
             (
                 subject,
                 location,
-                facts::document(fenv, c.kind, &c.name, &c.change),
+                facts::Facts::Document(Box::new(facts::document(fenv, c.kind, &c.name, &c.change))),
                 Vec::new(),
             )
         }
@@ -318,7 +320,7 @@ fn evaluate_one(
         env,
         compiled,
         subject,
-        facts_value,
+        facts_value.to_value(),
         &roles,
         trace,
         &mut diags,

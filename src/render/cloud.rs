@@ -11,7 +11,7 @@
 //!
 //! Reservations whose term has ended at `--at` are not rendered. The
 //! providers' own rules (capacity-block durations and sizes, zones, names)
-//! are checked with validation ([`super::checks::reservations`]).
+//! are checked with validation (`validate::cloud`).
 
 use super::{File, Format, Job, Options};
 use crate::model::*;

@@ -19,11 +19,11 @@
 //!   step applies (it is not a Kubernetes object, so it is written outside
 //!   the cluster's folder).
 
-use super::checks::{self, kueue};
+use super::lint::{self, kueue};
 use super::{File, Format, Job};
+use crate::capacity;
 use crate::diag::{Code, Diagnostic};
 use crate::gpu::{mig, resources};
-use crate::capacity;
 use crate::model::*;
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, BTreeSet};
@@ -273,44 +273,11 @@ fn kueue_objects(
         .as_ref()
         .map(|c| c.value.as_str().to_string())
         .unwrap_or_else(|| name.to_string());
-    let mut ok = true;
-    let flavors = provided.len();
-    let combos = flavors * covered.len();
-    if flavors > kueue::MAX_FLAVORS
-        || covered.len() > kueue::MAX_RESOURCES
-        || combos > kueue::MAX_COMBINATIONS
+    // The limits were reported by the lint; a cluster over them gets no Kueue objects.
+    if lint::kueue_cluster(cluster)
+        .iter()
+        .any(Diagnostic::is_error)
     {
-        diags.push(
-            Diagnostic::new(
-                Code::KueueLimitExceeded,
-                format!(
-                    "cluster `{name}` would need a Kueue resource group of {flavors} flavors and {} resources ({combos} combinations); Kueue allows {} flavors, {} resources and {} combinations",
-                    covered.len(),
-                    kueue::MAX_FLAVORS,
-                    kueue::MAX_RESOURCES,
-                    kueue::MAX_COMBINATIONS
-                ),
-            )
-            .at(cluster.name_span(), "cluster")
-            .help("split the cluster's pools, or use fewer MIG profiles"),
-        );
-        ok = false;
-    }
-    for (pool, _) in provided {
-        let before = diags.len();
-        checks::flavor(pool, pool.name.span, diags);
-        if diags.len() > before {
-            ok = false;
-        }
-        if pool.node_labels.is_empty() {
-            diags.push(unlabelled(
-                pool,
-                name,
-                "its Kueue ResourceFlavor would match every node",
-            ));
-        }
-    }
-    if !ok {
         return;
     }
     jobs.push(Job {
@@ -455,25 +422,13 @@ fn kueue_objects(
     }
 }
 
-fn unlabelled(pool: &NodePool, cluster: &str, why: &str) -> Diagnostic {
-    Diagnostic::new(
-        Code::PoolWithoutNodeLabels,
-        format!(
-            "pool `{}` of `{cluster}` has no nodeLabels: {why}",
-            pool.name.value
-        ),
-    )
-    .at(pool.name.span, "pool")
-    .help("add nodeLabels that select the pool's nodes, e.g. the node group label your cloud sets")
-}
-
 /// The mig-parted config name for a layout: `capops-` and the canonical
 /// profiles with their counts, e.g. `capops-1g.10gb-x2-3g.40gb-x1`; a hash
 /// when that would not fit a label value.
 pub fn mig_config_name(layout: &[(String, u32)]) -> String {
     let parts: Vec<String> = layout.iter().map(|(p, n)| format!("{p}-x{n}")).collect();
     let name = format!("capops-{}", parts.join("-")).replace('+', ".");
-    if checks::label_value(&name) {
+    if lint::label_value(&name) {
         name
     } else {
         format!("capops-mig-{:016x}", fnv(&name))
@@ -566,7 +521,7 @@ fn gpu_operator(
         }
         // Under Kueue the pool was already reported for its ResourceFlavor.
         if pool.node_labels.is_empty() && !kueue_on {
-            diags.push(unlabelled(
+            diags.push(lint::unlabelled(
                 pool,
                 name,
                 "the node-label plan cannot select the nodes that need the MIG or time-slicing config",

@@ -12,9 +12,9 @@
 //! rendering twice gives the same bytes. Pure: no I/O, the time and the
 //! revision are passed in.
 
-pub mod checks;
 pub mod cloud;
 pub mod kube;
+pub mod lint;
 pub mod templates;
 pub mod yaml;
 

@@ -1,11 +1,11 @@
 //! Meaning checks across documents: references, windows, resources,
-//! namespaces, priority classes, reservations, prices, policies and usage.
+//! namespaces, priority classes, reservations, prices and usage.
 //!
 //! Each `check_*` function reads the [`Repo`] and pushes diagnostics; none of
 //! them stops the others.
 
 use super::pools;
-use crate::diag::{Code, Diagnostic, SourceMap, Span, suggest};
+use crate::diag::{Code, Diagnostic, Span, suggest};
 use crate::gpu::resources::{self, ResourceName};
 use crate::model::priority::{HIGHEST_USER_PRIORITY, LOWEST_PRIORITY};
 use crate::model::types::is_dns_label;
@@ -13,16 +13,14 @@ use crate::model::*;
 use std::collections::{BTreeMap, HashMap};
 
 /// Runs every meaning check.
-pub fn run(repo: &Repo, sources: &SourceMap, diags: &mut Vec<Diagnostic>) {
-    let _ = sources;
+pub fn run(repo: &Repo, diags: &mut Vec<Diagnostic>) {
     pools::check_clusters(repo, diags);
     check_teams(repo, diags);
     check_requests(repo, diags);
     check_priority_classes(repo, diags);
     check_reservations(repo, diags);
-    crate::render::checks::reservations(repo, diags);
+    super::cloud::check_reservations(repo, diags);
     check_catalogs(repo, diags);
-    check_policies(repo, diags);
     check_usage(repo, diags);
 }
 
@@ -457,75 +455,6 @@ fn check_catalogs(repo: &Repo, diags: &mut Vec<Diagnostic>) {
                 );
             } else {
                 seen.insert(key, entry.instance_type.span);
-            }
-        }
-    }
-}
-
-fn check_policies(repo: &Repo, diags: &mut Vec<Diagnostic>) {
-    let config = repo.config_spec();
-    let roles: Vec<&str> = config
-        .roles
-        .keys()
-        .map(|k| k.value.as_str())
-        .chain(std::iter::once("team-lead"))
-        .collect();
-    let check_role = |role: &Spanned<String>, diags: &mut Vec<Diagnostic>| {
-        if !roles.contains(&role.value.as_str()) {
-            diags.push(
-                Diagnostic::new(
-                    Code::UnknownRole,
-                    format!("role `{}` is not defined in the Config", role.value),
-                )
-                .at(role.span, "unknown role")
-                .help(format!(
-                    "{}; roles are defined under the Config's `spec.roles`",
-                    suggest(&role.value, roles.iter().copied(), "roles")
-                )),
-            );
-        }
-    };
-    // Conditions and messages compile, and read only facts that exist.
-    let env = crate::policy::compile::environment();
-    let policies: Vec<&Document<PolicySpec>> = repo.policies.values().collect();
-    crate::policy::compile::compile(&env, &policies, diags);
-    for policy in repo.policies.values() {
-        let mut tier_names: HashMap<&str, Span> = HashMap::new();
-        for tier in &policy.spec.tiers {
-            if let Some(first) = tier_names.insert(tier.name.value.as_str(), tier.name.span) {
-                diags.push(
-                    Diagnostic::new(
-                        Code::DuplicateName,
-                        format!(
-                            "tier `{}` appears twice in policy `{}`",
-                            tier.name.value,
-                            policy.name()
-                        ),
-                    )
-                    .at(tier.name.span, "second tier")
-                    .related(first, "first tier")
-                    .help("tier names are unique within a policy; rename or remove one"),
-                );
-            }
-            for approval in &tier.approvals {
-                check_role(&approval.role, diags);
-            }
-        }
-        for rule in &policy.spec.rules {
-            match (&rule.role, rule.effect.value) {
-                (Some(role), _) => check_role(role, diags),
-                (None, Effect::RequireApproval) => diags.push(
-                    Diagnostic::new(
-                        Code::MissingField,
-                        format!(
-                            "rule `{}` requires an approval but names no `role`",
-                            rule.name.value
-                        ),
-                    )
-                    .at(rule.effect.span, "require-approval needs a role")
-                    .help("add `role:` with the role whose approval is required"),
-                ),
-                (None, _) => {}
             }
         }
     }

@@ -7,13 +7,13 @@
 //! run, so one run reports every problem.
 
 pub mod checks;
+pub mod cloud;
 pub mod pools;
 
 use crate::diag::{self, Code, Diagnostic, SourceMap, Span};
-use crate::load::{self, Loaded, TypedDoc};
+use crate::load::{Loaded, TypedDoc};
 use crate::model::Repo;
 use std::collections::BTreeMap;
-use std::path::Path;
 
 /// The result of loading and validating a repository.
 #[derive(Debug)]
@@ -35,12 +35,6 @@ impl Outcome {
     }
 }
 
-/// Loads and validates the repository in `root`.
-pub fn validate_dir(root: &Path) -> Result<Outcome, load::files::RootError> {
-    let inputs = load::files::collect(root)?;
-    Ok(validate(load::load(inputs)))
-}
-
 /// Builds the repository from loaded documents and checks its meaning.
 pub fn validate(loaded: Loaded) -> Outcome {
     let Loaded {
@@ -56,9 +50,7 @@ pub fn validate(loaded: Loaded) -> Outcome {
         ..Repo::default()
     };
     insert_documents(&mut repo, docs, &sources, config_file, &mut diagnostics);
-    checks::run(&repo, &sources, &mut diagnostics);
-    apply_overrides(&repo, &mut diagnostics);
-    diag::normalize(&mut diagnostics);
+    checks::run(&repo, &mut diagnostics);
     Outcome {
         sources,
         repo,
@@ -152,8 +144,9 @@ fn duplicate(kind: &str, name: &str, second: Span, first: Span, sources: &Source
     ))
 }
 
-/// Applies the Config's severity overrides, and reports overrides that name no code.
-fn apply_overrides(repo: &Repo, diags: &mut Vec<Diagnostic>) {
+/// Applies the Config's severity overrides, and reports overrides that name
+/// no code. Runs last, over the diagnostics of every stage.
+pub fn apply_overrides(repo: &Repo, diags: &mut Vec<Diagnostic>) {
     let Some(config) = &repo.config else { return };
     let mut overrides = BTreeMap::new();
     for (name, sev) in &config.spec.severities {

@@ -1,11 +1,8 @@
-//! Rules the clouds and Kueue enforce, checked before anything is rendered so
-//! that a violation is a diagnostic on the document it comes from rather
-//! than a failed `terraform apply` or a rejected object.
-//!
-//! Reservation rules run with validation (a pull request sees them);
-//! label and Kueue limits run when objects are built.
+//! Rules the clouds enforce on reservations, checked with validation so that
+//! a pull request sees a violation as a diagnostic on the Reservation rather
+//! than as a failed `terraform apply`.
 
-use crate::diag::{Code, Diagnostic, Span};
+use crate::diag::{Code, Diagnostic};
 use crate::model::*;
 
 /// AWS: capacity blocks last 1-14 days in whole days, or up to 182 days in whole weeks.
@@ -15,21 +12,8 @@ pub const BLOCK_MAX_INSTANCES: u32 = 64;
 /// AWS: instances across the capacity blocks an account holds at once.
 pub const BLOCKS_MAX_INSTANCES: u32 = 256;
 
-/// Kueue's limits (CRD schema, CEL rules and webhook; Kueue v0.19, v1beta2).
-pub mod kueue {
-    /// Flavors in one resource group, and covered resources.
-    pub const MAX_FLAVORS: usize = 64;
-    pub const MAX_RESOURCES: usize = 64;
-    /// Flavor × resource combinations in one resource group.
-    pub const MAX_COMBINATIONS: usize = 512;
-    /// Node labels, node taints and tolerations of one ResourceFlavor.
-    pub const MAX_FLAVOR_LIST: usize = 8;
-    /// Characters of a WorkloadPriorityClass description.
-    pub const MAX_DESCRIPTION: usize = 2048;
-}
-
 /// Cloud rules for every Reservation.
-pub fn reservations(repo: &Repo, diags: &mut Vec<Diagnostic>) {
+pub fn check_reservations(repo: &Repo, diags: &mut Vec<Diagnostic>) {
     let mut blocks: Vec<(&Document<ReservationSpec>, i64, i64)> = Vec::new();
     for r in repo.reservations.values() {
         let s = &r.spec;
@@ -192,118 +176,17 @@ pub fn rfc1035(s: &str) -> bool {
             .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
 }
 
-/// A Kubernetes qualified name (label key, resource name): an optional DNS
-/// subdomain prefix of at most 253 characters and `/`, then a name of at
-/// most 63 alphanumerics, `-`, `_` or `.`, starting and ending alphanumeric.
-pub fn label_key(s: &str) -> bool {
-    let (prefix, name) = match s.rsplit_once('/') {
-        Some((p, n)) => (Some(p), n),
-        None => (None, s),
-    };
-    if let Some(p) = prefix
-        && (p.is_empty()
-            || p.len() > 253
-            || !p.split('.').all(|l| {
-                !l.is_empty()
-                    && l.len() <= 63
-                    && l.bytes()
-                        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'-')
-                    && !l.starts_with('-')
-                    && !l.ends_with('-')
-            }))
-    {
-        return false;
-    }
-    !name.is_empty() && label_value(name)
-}
-
-/// A Kubernetes label value: empty, or at most 63 alphanumerics, `-`, `_`
-/// or `.`, starting and ending alphanumeric.
-pub fn label_value(s: &str) -> bool {
-    let b = s.as_bytes();
-    b.is_empty()
-        || (b.len() <= 63
-            && b[0].is_ascii_alphanumeric()
-            && b[b.len() - 1].is_ascii_alphanumeric()
-            && b.iter()
-                .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.')))
-}
-
-/// Node labels and taints of a pool that Kueue would reject on its ResourceFlavor.
-pub fn flavor(pool: &NodePool, at: Span, diags: &mut Vec<Diagnostic>) {
-    let mut problems = Vec::new();
-    if pool.node_labels.len() > kueue::MAX_FLAVOR_LIST {
-        problems.push(format!(
-            "{} node labels (Kueue allows {})",
-            pool.node_labels.len(),
-            kueue::MAX_FLAVOR_LIST
-        ));
-    }
-    if pool.taints.len() > kueue::MAX_FLAVOR_LIST {
-        problems.push(format!(
-            "{} taints, so {} tolerations (Kueue allows {})",
-            pool.taints.len(),
-            pool.taints.len(),
-            kueue::MAX_FLAVOR_LIST
-        ));
-    }
-    for (k, v) in &pool.node_labels {
-        if !label_key(k) {
-            problems.push(format!("node label key `{k}` is not a valid label key"));
-        }
-        if !label_value(v) {
-            problems.push(format!(
-                "node label value `{v}` (of `{k}`) is not a valid label value"
-            ));
-        }
-    }
-    for t in &pool.taints {
-        if !label_key(&t.key) {
-            problems.push(format!("taint key `{}` is not a valid label key", t.key));
-        }
-        if let Some(v) = &t.value
-            && !label_value(v)
-        {
-            problems.push(format!("taint value `{v}` is not a valid label value"));
-        }
-    }
-    if !problems.is_empty() {
-        diags.push(
-            Diagnostic::new(
-                Code::KueueLimitExceeded,
-                format!(
-                    "pool `{}` cannot be a Kueue ResourceFlavor: {}",
-                    pool.name.value,
-                    problems.join("; ")
-                ),
-            )
-            .at(at, "pool")
-            .help("label keys are `prefix/name` with a DNS prefix; names and values are at most 63 letters, digits, `-`, `_` or `.`"),
-        );
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn names_and_labels_follow_kubernetes_and_gcp_rules() {
+    fn gcp_names_follow_rfc1035() {
         assert!(rfc1035("a100-research"));
         assert!(!rfc1035("A100"));
         assert!(!rfc1035("1a"));
         assert!(!rfc1035("a-"));
         assert!(!rfc1035(&"a".repeat(64)));
-        assert!(label_key("nvidia.com/mig-1g.10gb"));
-        assert!(label_key("acme.ai/gpu-pool"));
-        assert!(label_key("pool"));
-        assert!(!label_key("Acme.ai/pool"));
-        assert!(!label_key("a/b/c"));
-        assert!(!label_key("acme.ai/"));
-        assert!(label_value(""));
-        assert!(label_value("h100-mig"));
-        assert!(!label_value("-x"));
-        assert!(!label_value(&"x".repeat(64)));
     }
 
     #[test]

@@ -1,0 +1,421 @@
+//! The facts a policy condition can read, as typed structs, and how they are built.
+//!
+//! Each subject (a request, a reservation, a team, a changed policy or
+//! Config) has one struct of facts ([`RequestSubject`], ...) deriving
+//! `Serialize` (what conditions read, through minijinja) and `JsonSchema`
+//! (what the facts are). The documented fact model ([`model`]) is derived
+//! from those schemas: every path a condition may use, its type, its meaning
+//! (the field's doc comment) and the subjects that have it. Policies are
+//! checked against it when they load (a misspelled fact is a diagnostic at
+//! the rule), and `docs/policy.md`'s table is generated from it.
+
+pub mod model;
+pub mod request;
+pub mod reservation;
+pub mod team;
+pub mod values;
+
+#[cfg(test)]
+mod tests;
+
+pub use model::*;
+pub use request::{RequestSubject, request};
+pub use reservation::{ReservationSubject, reservation};
+pub use team::{DocumentSubject, TeamSubject, document, team, team_quota_gpus};
+pub use values::{lookup, show, to_json};
+
+use super::change::Change;
+use crate::capacity::{self, Ledger};
+use crate::model::*;
+use minijinja::Value;
+use serde_json::Value as Json;
+use std::sync::OnceLock;
+
+/// What a condition is evaluated against.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum SubjectKind {
+    Request,
+    Reservation,
+    Team,
+    /// An ApprovalPolicy or the Config.
+    Document,
+}
+
+impl SubjectKind {
+    pub const ALL: [SubjectKind; 4] = [
+        SubjectKind::Request,
+        SubjectKind::Reservation,
+        SubjectKind::Team,
+        SubjectKind::Document,
+    ];
+
+    pub fn of(subject: Subject) -> SubjectKind {
+        match subject {
+            Subject::CapacityRequest => SubjectKind::Request,
+            Subject::Reservation => SubjectKind::Reservation,
+            Subject::Team => SubjectKind::Team,
+            Subject::ApprovalPolicy | Subject::Config => SubjectKind::Document,
+        }
+    }
+
+    /// The subject in the plural, for the documentation.
+    pub fn plural(self) -> &'static str {
+        match self {
+            SubjectKind::Request => "requests",
+            SubjectKind::Reservation => "reservations",
+            SubjectKind::Team => "teams",
+            SubjectKind::Document => "policy and config",
+        }
+    }
+
+    /// The subject with an article, for messages.
+    pub fn described(self) -> &'static str {
+        match self {
+            SubjectKind::Request => "a capacity request",
+            SubjectKind::Reservation => "a reservation",
+            SubjectKind::Team => "a team",
+            SubjectKind::Document => "a policy or config change",
+        }
+    }
+
+    /// The JSON Schema of the subject's facts.
+    fn schema(self) -> Json {
+        let schema = match self {
+            SubjectKind::Request => schemars::schema_for!(RequestSubject),
+            SubjectKind::Reservation => schemars::schema_for!(ReservationSubject),
+            SubjectKind::Team => schemars::schema_for!(TeamSubject),
+            SubjectKind::Document => schemars::schema_for!(DocumentSubject),
+        };
+        schema.to_value()
+    }
+}
+
+/// One documented fact.
+#[derive(Debug, Clone)]
+pub struct Fact {
+    /// Dotted path, as conditions write it: `request.gpus`.
+    pub path: String,
+    /// `string`, `number`, `integer`, `boolean`, `map` or `list of string`.
+    pub ty: String,
+    /// What it means (the field's doc comment).
+    pub doc: String,
+    /// The subjects that have it, in [`SubjectKind::ALL`] order.
+    pub subjects: Vec<SubjectKind>,
+}
+
+impl Fact {
+    pub fn applies_to(&self, kind: SubjectKind) -> bool {
+        self.subjects.contains(&kind)
+    }
+
+    /// Subjects in words, for the documentation.
+    pub fn subjects_text(&self) -> String {
+        if self.subjects.len() == SubjectKind::ALL.len() {
+            return "all".into();
+        }
+        let names: Vec<&str> = self.subjects.iter().map(|s| s.plural()).collect();
+        names.join(", ")
+    }
+}
+
+/// Every fact a condition may read, derived once from the subjects' schemas.
+pub fn model() -> &'static [Fact] {
+    static MODEL: OnceLock<Vec<Fact>> = OnceLock::new();
+    MODEL.get_or_init(|| {
+        let mut facts: Vec<Fact> = Vec::new();
+        for kind in SubjectKind::ALL {
+            let schema = kind.schema();
+            let mut leaves = Vec::new();
+            walk(&schema, &schema, "", &mut leaves, 0);
+            for (path, ty, doc) in leaves {
+                match facts.iter_mut().find(|f| f.path == path) {
+                    Some(f) => f.subjects.push(kind),
+                    None => facts.push(Fact {
+                        path,
+                        ty,
+                        doc,
+                        subjects: vec![kind],
+                    }),
+                }
+            }
+        }
+        facts
+    })
+}
+
+/// Collects the leaf facts of a schema node: `(path, type, doc)`.
+fn walk(
+    root: &Json,
+    node: &Json,
+    prefix: &str,
+    out: &mut Vec<(String, String, String)>,
+    depth: usize,
+) {
+    if depth > 16 {
+        return;
+    }
+    let node = resolve(root, node);
+    if let Some(props) = node.get("properties").and_then(Json::as_object) {
+        for (name, prop) in props {
+            let path = if prefix.is_empty() {
+                name.clone()
+            } else {
+                format!("{prefix}.{name}")
+            };
+            let target = resolve(root, prop);
+            let nested = target.get("properties").is_some() || target.get("allOf").is_some();
+            if nested {
+                walk(root, target, &path, out, depth + 1);
+            } else {
+                let doc = prop
+                    .get("description")
+                    .or_else(|| target.get("description"))
+                    .and_then(Json::as_str)
+                    .unwrap_or("")
+                    .replace('\n', " ");
+                out.push((path, type_name(root, target), doc));
+            }
+        }
+    }
+    for part in node
+        .get("allOf")
+        .and_then(Json::as_array)
+        .into_iter()
+        .flatten()
+    {
+        walk(root, part, prefix, out, depth + 1);
+    }
+}
+
+fn resolve<'a>(root: &'a Json, node: &'a Json) -> &'a Json {
+    match node.get("$ref").and_then(Json::as_str) {
+        Some(r) => root.pointer(r.trim_start_matches('#')).unwrap_or(node),
+        None => node,
+    }
+}
+
+fn type_name(root: &Json, node: &Json) -> String {
+    let ty = node.get("type").and_then(Json::as_str).unwrap_or("value");
+    match ty {
+        "object" => "map".into(),
+        "array" => {
+            let item = node
+                .get("items")
+                .map(|i| type_name(root, resolve(root, i)))
+                .unwrap_or_else(|| "value".into());
+            format!("list of {item}")
+        }
+        other => other.into(),
+    }
+}
+
+/// Whether a dotted variable path (as minijinja reports it) names a fact, a
+/// prefix of facts (`request.window`), or an entry inside a map fact.
+pub fn known(path: &str, kind: SubjectKind) -> bool {
+    model().iter().filter(|f| f.applies_to(kind)).any(|f| {
+        f.path == path
+            || (f.path.starts_with(path) && f.path.as_bytes().get(path.len()) == Some(&b'.'))
+            || (f.ty == "map"
+                && path.starts_with(f.path.as_str())
+                && path.as_bytes().get(f.path.len()) == Some(&b'.'))
+    })
+}
+
+/// The fact paths of a subject, for help texts.
+pub fn paths(kind: SubjectKind) -> Vec<&'static str> {
+    model()
+        .iter()
+        .filter(|f| f.applies_to(kind))
+        .map(|f| f.path.as_str())
+        .collect()
+}
+
+/// The fact table of `docs/policy.md`: one row per fact.
+pub fn table() -> String {
+    let mut out = String::from("| fact | type | subjects | meaning |\n| --- | --- | --- | --- |\n");
+    for f in model() {
+        out.push_str(&format!(
+            "| `{}` | {} | {} | {} |\n",
+            f.path,
+            f.ty,
+            f.subjects_text(),
+            f.doc.replace('|', "\\|")
+        ));
+    }
+    out
+}
+
+/// The facts of one subject, built.
+#[derive(Debug, Clone)]
+pub enum Facts {
+    Request(Box<RequestSubject>),
+    Reservation(Box<ReservationSubject>),
+    Team(Box<TeamSubject>),
+    Document(Box<DocumentSubject>),
+}
+
+impl Facts {
+    /// The facts as the value conditions are evaluated against.
+    pub fn to_value(&self) -> Value {
+        match self {
+            Facts::Request(f) => values::value_of(f),
+            Facts::Reservation(f) => values::value_of(f),
+            Facts::Team(f) => values::value_of(f),
+            Facts::Document(f) => values::value_of(f),
+        }
+    }
+}
+
+// ------------------------------------------------------------------ building
+
+/// Everything the builders read.
+pub struct Env<'a> {
+    pub head: &'a Repo,
+    pub base: Option<&'a Repo>,
+    /// The Config that judges (the base's when checking a change).
+    pub config: &'a ConfigSpec,
+    pub ledger: &'a Ledger,
+    pub at: Timestamp,
+    /// Costs, usage and forecasts of the head revision.
+    pub analysis: &'a crate::cost::Analysis<'a>,
+}
+
+pub(crate) fn config_facts(config: &ConfigSpec) -> ConfigFacts {
+    let t = &config.thresholds;
+    ConfigFacts {
+        organization: config.organization.clone().unwrap_or_default(),
+        currency: config.currency.clone(),
+        thresholds: ThresholdFacts {
+            low_utilization: t.low_utilization.as_f64(),
+            target_utilization: t.target_utilization.as_f64(),
+            stranded_spend_share: t.stranded_spend_share.as_f64(),
+            monthly_cost_review: crate::cost::prices::float(t.monthly_cost_review.0),
+        },
+    }
+}
+
+pub(crate) fn change_facts(change: &Change) -> ChangeFacts {
+    ChangeFacts {
+        kind: change.kind.as_str().to_string(),
+        fields: change.fields.clone(),
+    }
+}
+
+pub(crate) fn cluster_facts(cluster: &Document<ClusterSpec>) -> ClusterFacts {
+    let c = &cluster.spec;
+    ClusterFacts {
+        name: cluster.name().to_string(),
+        environment: c.environment.value.as_str().to_string(),
+        provider: c.provider.value.as_str().to_string(),
+        region: c
+            .region
+            .as_ref()
+            .map(|r| r.value.clone())
+            .unwrap_or_default(),
+        kueue: c.kueue.as_ref().is_some_and(|k| k.enabled),
+        mig_strategy: match c.mig_strategy.value {
+            MigStrategy::Single => "single",
+            MigStrategy::Mixed => "mixed",
+        }
+        .to_string(),
+    }
+}
+
+pub(crate) fn pool_facts(pool: &NodePool, cluster: &ClusterSpec, demand: DemandFacts) -> PoolFacts {
+    let (reserved, on_demand, spot) = match &pool.purchase {
+        Some(p) => (p.value.reserved.0, p.value.on_demand.0, p.value.spot.0),
+        None => (0, pool.nodes.value.0, 0),
+    };
+    PoolFacts {
+        name: pool.name.value.to_string(),
+        gpu_model: pool.gpu_model.value.clone(),
+        instance_type: pool
+            .instance_type
+            .as_ref()
+            .map(|t| t.value.clone())
+            .unwrap_or_default(),
+        nodes: pool.nodes.value.0,
+        gpus_per_node: pool.gpus_per_node.value.0,
+        gpus: capacity::pool_gpus(pool),
+        mig: pool.mig.is_some(),
+        mig_layout: pool
+            .mig
+            .iter()
+            .flat_map(|l| {
+                l.layout
+                    .value
+                    .iter()
+                    .map(|(k, v)| (k.value.clone(), v.value.0))
+            })
+            .collect(),
+        time_slicing: pool.time_slicing.is_some(),
+        replicas: pool
+            .time_slicing
+            .as_ref()
+            .map(|t| t.replicas.value)
+            .unwrap_or(1),
+        reserved_nodes: reserved,
+        on_demand_nodes: on_demand,
+        spot_nodes: spot,
+        spot: spot > 0,
+        capacity: capacity::pool_capacity(pool, cluster),
+        demand,
+    }
+}
+
+/// Demand of a pool over hours `[from, to)`.
+pub(crate) fn demand_facts(
+    env: &Env<'_>,
+    cluster: &str,
+    pool: &str,
+    (from, to): (i64, i64),
+) -> DemandFacts {
+    let outlook = env.analysis.outlook(cluster, pool);
+    let summary = outlook.map(|o| o.over(from, to)).unwrap_or_default();
+    DemandFacts {
+        has_usage: outlook.is_some(),
+        demand_p50: values::round(summary.mean_p50),
+        demand_p90: values::round(summary.peak_p90),
+        forecast_method: outlook
+            .map(|o| o.forecast.method.clone())
+            .unwrap_or_default(),
+    }
+}
+
+/// A team's identity, budget and usage (its quota is set by the caller).
+pub(crate) fn team_base(env: &Env<'_>, team: Option<&Document<TeamSpec>>, name: &str) -> TeamFacts {
+    use crate::cost::prices::float as f;
+    let round = values::round;
+    let budget = team
+        .and_then(|t| t.spec.monthly_budget.as_ref())
+        .and_then(|b| rust_decimal::prelude::ToPrimitive::to_f64(&b.value.0));
+    let usage = env.analysis.usage().get(name);
+    let months = env.analysis.budget(name);
+    let now = months.first();
+    TeamFacts {
+        name: name.to_string(),
+        cost_center: team
+            .map(|t| t.spec.cost_center.value.clone())
+            .unwrap_or_default(),
+        leads: team
+            .map(|t| values::texts(&t.spec.leads))
+            .unwrap_or_default(),
+        monthly_budget: budget.unwrap_or(0.0),
+        has_budget: budget.is_some(),
+        quota_gpus: 0.0,
+        usage: TeamUsageFacts {
+            has_usage: usage.is_some(),
+            utilization: round(usage.and_then(|u| u.utilization).unwrap_or(0.0)),
+            low_utilization: usage.is_some_and(|u| u.low),
+            mean_allocated_gpus: round(usage.map(|u| u.mean_allocated).unwrap_or(0.0)),
+            mean_used_gpus: round(usage.map(|u| u.mean_used).unwrap_or(0.0)),
+            rightsized_gpus: usage.map(|u| u.rightsized_gpus).unwrap_or(0),
+            idle_cost: usage.map(|u| f(u.idle_cost)).unwrap_or(0.0),
+            cost_30d: usage.map(|u| f(u.cost)).unwrap_or(0.0),
+            projected_spend: now.map(|mo| f(mo.spend)).unwrap_or(0.0),
+            budget_share: round(now.and_then(|mo| mo.share).unwrap_or(0.0)),
+            budget_alert: now.and_then(|mo| mo.alert).map(f).unwrap_or(0.0),
+            max_budget_share: round(months.iter().filter_map(|mo| mo.share).fold(0.0, f64::max)),
+        },
+    }
+}

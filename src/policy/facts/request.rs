@@ -1,0 +1,474 @@
+//! The facts of a CapacityRequest: its size, window, cost, its team's quota
+//! and usage, its pool's commitments and demand, and what it was before.
+
+use super::Env;
+use super::model::*;
+use super::values::{hour_text, round, texts};
+use crate::capacity::{self, Hours};
+use crate::model::*;
+use crate::policy::change::Change;
+use schemars::JsonSchema;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// What a request's conditions read.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct RequestSubject {
+    /// The evaluation time (`--at`, default now), RFC 3339.
+    pub now: String,
+    pub config: ConfigFacts,
+    pub change: RequestChange,
+    pub request: RequestFacts,
+    pub team: RequestTeamFacts,
+    pub cluster: ClusterFacts,
+    pub pool: RequestPoolFacts,
+}
+
+#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+pub struct RequestChange {
+    #[serde(flatten)]
+    pub base: ChangeFacts,
+    /// GPUs now minus GPUs before (requests, reservations) or quota GPUs now minus before (teams); the whole size when added.
+    pub delta_gpus: f64,
+    /// Monthly cost now minus before.
+    pub delta_monthly_cost: f64,
+    /// Cost over the window now minus before.
+    pub delta_total_cost: f64,
+    pub previous: PreviousRequest,
+}
+
+#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+pub struct PreviousRequest {
+    /// GPU-equivalents before the change (0 when added).
+    pub gpus: f64,
+    /// Resources before the change (empty when added).
+    pub resources: BTreeMap<String, u32>,
+    pub window: PreviousWindow,
+    /// Pool before the change (empty when added).
+    pub pool: String,
+    /// Workload class before the change (empty when added).
+    pub workload_class: String,
+    /// Priority class before the change (empty when added).
+    pub priority_class: String,
+    /// Monthly cost before the change (0 when added).
+    pub monthly_cost: f64,
+}
+
+#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+pub struct PreviousWindow {
+    /// Window start before the change (empty when added or open).
+    pub start: String,
+    /// Window end before the change (empty when added or open).
+    pub end: String,
+}
+
+#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+pub struct RequestFacts {
+    /// The request's name.
+    pub name: String,
+    /// The team asking.
+    pub team: String,
+    /// The cluster.
+    pub cluster: String,
+    /// The node pool.
+    pub pool: String,
+    /// Resource name to count, as written.
+    pub resources: BTreeMap<String, u32>,
+    /// Sum of the counts (GPUs, MIG instances, time-sliced replicas).
+    pub units: u32,
+    /// GPU-equivalents: a whole GPU is 1, a MIG instance its compute slices over the GPU's total (7, or 4 on A30), a time-sliced replica 1 / replicas.
+    pub gpus: f64,
+    /// GPU-equivalents times the window's hours (open-ended requests: one year from `now`).
+    pub gpu_hours: f64,
+    /// Whether the request states a window.
+    pub has_window: bool,
+    pub window: WindowFacts,
+    /// `inference`, `training`, `research` or `development`.
+    pub workload_class: String,
+    /// Priority class, or the Config's default (empty when neither).
+    pub priority_class: String,
+    /// Value of the priority class (0 when none).
+    pub priority: i64,
+    /// Whether the workloads tolerate preemption.
+    pub preemptible: bool,
+    /// The justification (empty when absent).
+    pub justification: String,
+    /// Whether a non-blank justification is given.
+    pub has_justification: bool,
+    /// Success metrics.
+    pub success_metrics: Vec<String>,
+    /// Whether at least one success metric is given.
+    pub has_success_metrics: bool,
+    /// The business case (empty when absent).
+    pub business_case: String,
+    /// Whether a non-blank business case is given.
+    pub has_business_case: bool,
+    /// Who asked (empty when absent).
+    pub requested_by: String,
+    /// Whether the pool's instance type has a price in a PriceCatalog.
+    pub has_price: bool,
+    /// The pool's blended GPU-hour price: reserved, on-demand and spot prices weighed by its purchase mix (0 without a price).
+    pub gpu_hour_price: f64,
+    /// GPU-equivalents times the GPU-hour price.
+    pub hourly_cost: f64,
+    /// The cost of an average month (730 hours) of the request.
+    pub monthly_cost: f64,
+    /// The cost over the window (open-ended requests: one year from `now`).
+    pub total_cost: f64,
+}
+
+#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+pub struct WindowFacts {
+    /// Window start, RFC 3339 (empty when open).
+    pub start: String,
+    /// Window end, RFC 3339 (empty when open).
+    pub end: String,
+    /// Window length in hours (one year when open).
+    pub hours: i64,
+    /// Window length in days.
+    pub days: f64,
+    /// Whether the window covers `now`.
+    pub active: bool,
+    /// Days from `now` to the start (negative once started; 0 when open).
+    pub starts_in_days: f64,
+}
+
+/// The requesting team, with its quota in the request's cluster.
+#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+pub struct RequestTeamFacts {
+    #[serde(flatten)]
+    pub team: TeamFacts,
+    /// The team's namespace in the request's cluster (empty when none).
+    pub namespace: String,
+    /// Standing quota in the request's cluster: resource to ceiling (from the base revision when checking a change).
+    pub quota: BTreeMap<String, u32>,
+    /// Peak GPU-equivalents the team's other requests in the cluster hold during the window.
+    pub held_gpus: f64,
+    /// Peak GPU-equivalents held during the window, this request included.
+    pub peak_gpus: f64,
+    /// Whether, for every resource of the request, the team stays within its quota at every hour of the window.
+    pub within_quota: bool,
+    /// Resources over quota: resource to the most units over, at the worst hour.
+    pub over_quota: BTreeMap<String, i64>,
+    /// GPU-equivalents over quota at the worst hour (0 when within).
+    pub over_quota_gpus: f64,
+}
+
+/// The request's pool, with what all requests commit to it.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct RequestPoolFacts {
+    #[serde(flatten)]
+    pub pool: PoolFacts,
+    /// Peak GPU-equivalents committed to the pool by all requests during this request's window, this one included.
+    pub committed_gpus: f64,
+    /// Whether, at some hour of the window, the requests commit more of a resource than the pool has.
+    pub overcommitted: bool,
+    /// Hours of the window with a resource over-committed (open-ended windows: over one year from `now`).
+    pub overcommit_hours: i64,
+    /// Largest shortfall in GPU-equivalents over those hours (0 when none).
+    pub shortfall_gpus: f64,
+    /// First over-committed hour, RFC 3339 (empty when none).
+    pub first_overcommit: String,
+}
+
+/// Builds the facts of a CapacityRequest.
+pub fn request(env: &Env<'_>, req: &Document<RequestSpec>, change: &Change) -> RequestSubject {
+    let spec = &req.spec;
+    let at_hour = env.at.hour_index();
+    let computed;
+    let (hours, sized) = match env.ledger.size(req.name()) {
+        Some((h, s)) => (*h, s),
+        None => {
+            computed = capacity::size(spec, capacity::pool_of(env.head, spec));
+            (Hours::of_request(spec), &computed)
+        }
+    };
+    let bounded = hours.bounded(at_hour);
+    let pool = capacity::pool_of(env.head, spec);
+    let provided_here: Vec<crate::gpu::resources::Provided> = pool
+        .map(|(p, c)| crate::gpu::resources::provided(p, c.mig_strategy.value))
+        .unwrap_or_default();
+    let eq_of = |resource: &str| -> f64 {
+        provided_here
+            .iter()
+            .find(|x| x.resource == resource)
+            .map(|x| x.gpu_equivalent)
+            .unwrap_or(1.0)
+    };
+
+    let cost = env.analysis.request_cost(spec);
+    let f = |d: Option<rust_decimal::Decimal>| d.map(crate::cost::prices::float).unwrap_or(0.0);
+    let request = request_facts(env, req, sized, bounded, &cost, f);
+
+    let team = team_facts(env, spec, hours, sized, &eq_of);
+    let cluster = match env.head.clusters.get(&spec.cluster.value) {
+        Some(c) => super::cluster_facts(c),
+        None => ClusterFacts {
+            name: spec.cluster.value.clone(),
+            ..ClusterFacts::default()
+        },
+    };
+    let demand = super::demand_facts(
+        env,
+        &spec.cluster.value,
+        &spec.pool.value,
+        (bounded.start, bounded.end),
+    );
+    let pool = match pool {
+        Some((p, c)) => pool_facts(env, spec, p, c, hours, sized, demand, &eq_of),
+        None => RequestPoolFacts {
+            pool: PoolFacts::missing(&spec.pool.value),
+            committed_gpus: 0.0,
+            overcommitted: false,
+            overcommit_hours: 0,
+            shortfall_gpus: 0.0,
+            first_overcommit: String::new(),
+        },
+    };
+
+    // What it was before.
+    let previous = change.previous::<RequestSpec>();
+    let prev_cost = previous.and_then(|p| env.analysis.request_cost(&p.spec));
+    let prev_gpus = previous
+        .map(|p| {
+            capacity::size(
+                &p.spec,
+                env.base.and_then(|b| capacity::pool_of(b, &p.spec)),
+            )
+            .gpus
+        })
+        .unwrap_or(0.0);
+    let pw = previous.and_then(|p| p.spec.window.as_ref());
+    let change = RequestChange {
+        base: super::change_facts(change),
+        delta_gpus: round(sized.gpus - prev_gpus),
+        delta_monthly_cost: f(cost.as_ref().map(|c| c.monthly))
+            - f(prev_cost.as_ref().map(|c| c.monthly)),
+        delta_total_cost: f(cost.as_ref().map(|c| c.total))
+            - f(prev_cost.as_ref().map(|c| c.total)),
+        previous: PreviousRequest {
+            gpus: round(prev_gpus),
+            resources: previous
+                .iter()
+                .flat_map(|p| {
+                    p.spec
+                        .resources
+                        .iter()
+                        .map(|(k, v)| (k.value.clone(), v.value.0))
+                })
+                .collect(),
+            window: PreviousWindow {
+                start: pw.map(|w| w.start.value.to_string()).unwrap_or_default(),
+                end: pw.map(|w| w.end.value.to_string()).unwrap_or_default(),
+            },
+            pool: previous
+                .map(|p| p.spec.pool.value.clone())
+                .unwrap_or_default(),
+            workload_class: previous
+                .map(|p| p.spec.workload_class.value.as_str().to_string())
+                .unwrap_or_default(),
+            priority_class: previous
+                .and_then(|p| p.spec.priority_class.as_ref())
+                .map(|c| c.value.clone())
+                .unwrap_or_default(),
+            monthly_cost: f(prev_cost.as_ref().map(|c| c.monthly)),
+        },
+    };
+    RequestSubject {
+        now: env.at.to_string(),
+        config: super::config_facts(env.config),
+        change,
+        request,
+        team,
+        cluster,
+        pool,
+    }
+}
+
+fn request_facts(
+    env: &Env<'_>,
+    req: &Document<RequestSpec>,
+    sized: &capacity::Sized,
+    bounded: Hours,
+    cost: &Option<crate::cost::RequestCost>,
+    f: impl Fn(Option<rust_decimal::Decimal>) -> f64,
+) -> RequestFacts {
+    let spec = &req.spec;
+    let (start, end) = match &spec.window {
+        Some(w) => (w.start.value.to_string(), w.end.value.to_string()),
+        None => (String::new(), String::new()),
+    };
+    let class = spec
+        .priority_class
+        .as_ref()
+        .map(|c| c.value.clone())
+        .or_else(|| {
+            env.config
+                .defaults
+                .priority_class
+                .as_ref()
+                .map(|c| c.value.clone())
+        })
+        .unwrap_or_default();
+    let priority = env
+        .head
+        .priority_classes
+        .get(&class)
+        .map(|p| p.spec.value.value)
+        .unwrap_or(0);
+    let text =
+        |o: &Option<Spanned<String>>| o.as_ref().map(|s| s.value.clone()).unwrap_or_default();
+    let justification = text(&spec.justification);
+    let business_case = text(&spec.business_case);
+    RequestFacts {
+        name: req.name().to_string(),
+        team: spec.team.value.clone(),
+        cluster: spec.cluster.value.clone(),
+        pool: spec.pool.value.clone(),
+        resources: spec
+            .resources
+            .iter()
+            .map(|(k, v)| (k.value.clone(), v.value.0))
+            .collect(),
+        units: sized.units.values().sum::<u32>(),
+        gpus: round(sized.gpus),
+        gpu_hours: round(sized.gpus * bounded.len() as f64),
+        has_window: spec.window.is_some(),
+        window: WindowFacts {
+            start,
+            end,
+            hours: bounded.len(),
+            days: round(bounded.len() as f64 / 24.0),
+            active: spec.window.as_ref().is_none_or(|w| w.contains(env.at)),
+            starts_in_days: match &spec.window {
+                Some(w) => round((w.start.value.as_second() - env.at.as_second()) as f64 / 86400.0),
+                None => 0.0,
+            },
+        },
+        workload_class: spec.workload_class.value.as_str().to_string(),
+        priority_class: class,
+        priority,
+        preemptible: spec.preemptible.as_ref().is_some_and(|p| p.value),
+        has_justification: !justification.trim().is_empty(),
+        justification,
+        success_metrics: texts(&spec.success_metrics),
+        has_success_metrics: spec
+            .success_metrics
+            .iter()
+            .any(|s| !s.value.trim().is_empty()),
+        has_business_case: !business_case.trim().is_empty(),
+        business_case,
+        requested_by: spec.requested_by.clone().unwrap_or_default(),
+        has_price: cost.is_some(),
+        gpu_hour_price: round(f(cost.as_ref().map(|c| c.per_gpu_hour))),
+        hourly_cost: round(f(cost.as_ref().map(|c| c.hourly))),
+        monthly_cost: f(cost.as_ref().map(|c| c.monthly)),
+        total_cost: f(cost.as_ref().map(|c| c.total)),
+    }
+}
+
+/// The team, with its quota as the base revision had it when checking a change.
+fn team_facts(
+    env: &Env<'_>,
+    spec: &RequestSpec,
+    hours: Hours,
+    sized: &capacity::Sized,
+    eq_of: &dyn Fn(&str) -> f64,
+) -> RequestTeamFacts {
+    let team_doc = env.head.teams.get(&spec.team.value);
+    let quota_doc = env
+        .base
+        .and_then(|b| b.teams.get(&spec.team.value))
+        .or(team_doc);
+    let quota: BTreeMap<String, u32> = quota_doc
+        .and_then(|t| t.spec.clusters.get(spec.cluster.value.as_str()))
+        .map(|c| {
+            c.quota
+                .iter()
+                .map(|(k, v)| (k.value.clone(), v.value.0))
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut team = super::team_base(env, team_doc, &spec.team.value);
+    team.quota_gpus = round(quota.iter().map(|(r, n)| *n as f64 * eq_of(r)).sum());
+    let peak = env
+        .ledger
+        .team_gpus(&spec.team.value, &spec.cluster.value)
+        .map(|t| t.peak(hours))
+        .unwrap_or(sized.gpus);
+    let mut over = BTreeMap::new();
+    let mut over_gpus: f64 = 0.0;
+    for (resource, units) in &sized.units {
+        let held = env
+            .ledger
+            .team_units(&spec.team.value, &spec.cluster.value, resource)
+            .map(|t| t.peak(hours))
+            .unwrap_or(*units as f64);
+        let ceiling = quota.get(resource).copied().unwrap_or(0) as f64;
+        if held > ceiling {
+            over.insert(resource.clone(), (held - ceiling).round() as i64);
+            over_gpus += (held - ceiling) * eq_of(resource);
+        }
+    }
+    RequestTeamFacts {
+        team,
+        namespace: team_doc
+            .and_then(|t| t.spec.clusters.get(spec.cluster.value.as_str()))
+            .map(|c| c.namespace.value.clone())
+            .unwrap_or_default(),
+        quota,
+        held_gpus: round((peak - sized.gpus).max(0.0)),
+        peak_gpus: round(peak),
+        within_quota: over.is_empty(),
+        over_quota: over,
+        over_quota_gpus: round(over_gpus),
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn pool_facts(
+    env: &Env<'_>,
+    spec: &RequestSpec,
+    p: &NodePool,
+    c: &ClusterSpec,
+    hours: Hours,
+    sized: &capacity::Sized,
+    demand: DemandFacts,
+    eq_of: &dyn Fn(&str) -> f64,
+) -> RequestPoolFacts {
+    let at_hour = env.at.hour_index();
+    let committed = env
+        .ledger
+        .pool_gpus(&spec.cluster.value, &spec.pool.value)
+        .map(|t| t.peak(hours))
+        .unwrap_or(sized.gpus);
+    let caps = capacity::pool_capacity(p, c);
+    let mut worst = capacity::Overcommit::default();
+    let mut shortfall_gpus: f64 = 0.0;
+    for resource in sized.units.keys() {
+        let Some(line) = env
+            .ledger
+            .pool_units(&spec.cluster.value, &spec.pool.value, resource)
+        else {
+            continue;
+        };
+        let cap = caps.get(resource).copied().unwrap_or(0.0);
+        let o = capacity::overcommit(line, cap, hours, at_hour);
+        if o.hours > 0 {
+            worst.hours = worst.hours.max(o.hours);
+            shortfall_gpus = shortfall_gpus.max(o.shortfall * eq_of(resource));
+            worst.first_hour = match (worst.first_hour, o.first_hour) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
+        }
+    }
+    RequestPoolFacts {
+        pool: super::pool_facts(p, c, demand),
+        committed_gpus: round(committed),
+        overcommitted: worst.hours > 0,
+        overcommit_hours: worst.hours,
+        shortfall_gpus: round(shortfall_gpus),
+        first_overcommit: worst.first_hour.map(hour_text).unwrap_or_default(),
+    }
+}

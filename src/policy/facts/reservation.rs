@@ -1,0 +1,163 @@
+//! The facts of a Reservation: its commitment, cost, the forecast use of it,
+//! the pool it covers and what it was before.
+
+use super::Env;
+use super::model::*;
+use super::values::round;
+use crate::cost::prices::{self, float};
+use crate::cost::reservation::ReservationOutlook;
+use crate::model::*;
+use crate::policy::change::Change;
+use schemars::JsonSchema;
+use serde::Serialize;
+
+/// What a reservation's conditions read.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct ReservationSubject {
+    /// The evaluation time (`--at`, default now), RFC 3339.
+    pub now: String,
+    pub config: ConfigFacts,
+    pub change: SizedChange,
+    pub reservation: ReservationFacts,
+    pub cluster: ClusterFacts,
+    pub pool: PoolFacts,
+}
+
+#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+pub struct ReservationFacts {
+    /// The reservation's name.
+    pub name: String,
+    /// Provider.
+    pub provider: String,
+    /// Reservation type (`aws-capacity-block`, ...).
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// Region.
+    pub region: String,
+    /// Instance type.
+    pub instance_type: String,
+    /// Instances reserved.
+    pub count: u32,
+    /// GPUs reserved (instances times the covered pool's GPUs per node).
+    pub gpus: f64,
+    /// Length of the term in hours.
+    pub hours: i64,
+    /// Length of the term in days.
+    pub days: f64,
+    /// Term start, RFC 3339.
+    pub start: String,
+    /// Term end, RFC 3339.
+    pub end: String,
+    /// Price per instance-hour (the reservation's own, else the catalog's; 0 when unknown).
+    pub hourly_price: f64,
+    /// Cost of the whole term: instances times hours times the hourly price, plus any upfront fee.
+    pub total_cost: f64,
+    /// `reservation.total_cost` over the reserved GPU-hours.
+    pub gpu_hour_price: f64,
+    /// Whether the covered pool has usage history to forecast (the facts below are 0 without).
+    pub has_forecast: bool,
+    /// Share of the reserved GPU-hours the P50 demand uses (measured hours as measured).
+    pub expected_utilization: f64,
+    /// The same at P10 demand (the low case).
+    pub utilization_p10: f64,
+    /// Expected stranded spend: idle reserved GPU-hours at P50 demand times `reservation.gpu_hour_price`.
+    pub stranded_cost: f64,
+    /// Stranded spend at P10 demand (the risk).
+    pub stranded_cost_p10: f64,
+    /// `reservation.stranded_cost` over `reservation.total_cost`.
+    pub stranded_share: f64,
+    /// The most instances whose expected stranded share stays within `config.thresholds.stranded_spend_share`.
+    pub suggested_count: u32,
+    /// Hours of the term where P90 demand exceeds all the pool's GPUs (reserved, on-demand and spot).
+    pub shortfall_hours: u32,
+    /// The most GPUs short at such an hour.
+    pub shortfall_gpus: f64,
+}
+
+/// Builds the facts of a Reservation.
+pub fn reservation(
+    env: &Env<'_>,
+    res: &Document<ReservationSpec>,
+    change: &Change,
+) -> ReservationSubject {
+    let s = &res.spec;
+    let cluster = env.head.clusters.get(&s.covers.cluster.value);
+    let pool = cluster.and_then(|c| {
+        c.spec
+            .node_pools
+            .iter()
+            .find(|p| p.name.value.as_str() == s.covers.pool.value)
+    });
+    let gpus = prices::reservation_gpus(env.head, s) as f64;
+    let hours = s.term.hours();
+    let cost = prices::reservation(env.head, s);
+    let outlook = env.analysis.reservation(res.name());
+    let o = |g: fn(&ReservationOutlook) -> f64| outlook.map(g).unwrap_or(0.0);
+    let reservation = ReservationFacts {
+        name: res.name().to_string(),
+        provider: s.provider.value.as_str().to_string(),
+        kind: s.kind.value.as_str().to_string(),
+        region: s.region.value.clone(),
+        instance_type: s.instance_type.value.clone(),
+        count: s.count.value.0,
+        gpus,
+        hours,
+        days: round(hours as f64 / 24.0),
+        start: s.term.start.value.to_string(),
+        end: s.term.end.value.to_string(),
+        hourly_price: round(cost.as_ref().map(|c| float(c.hourly)).unwrap_or(0.0)),
+        total_cost: cost
+            .as_ref()
+            .map(|c| float(c.total.round_dp(2)))
+            .unwrap_or(0.0),
+        gpu_hour_price: round(cost.as_ref().map(|c| float(c.per_gpu_hour)).unwrap_or(0.0)),
+        has_forecast: outlook.is_some(),
+        expected_utilization: round(o(|r| r.utilization_p50)),
+        utilization_p10: round(o(|r| r.utilization_p10)),
+        stranded_cost: o(|r| float(r.stranded_p50)),
+        stranded_cost_p10: o(|r| float(r.stranded_p10)),
+        stranded_share: round(o(|r| r.stranded_share)),
+        suggested_count: outlook
+            .map(|r| r.suggested_count)
+            .unwrap_or(s.count.value.0),
+        shortfall_hours: outlook.map(|r| r.shortfall_hours).unwrap_or(0),
+        shortfall_gpus: round(o(|r| r.shortfall_gpus)),
+    };
+    let (start, end) = crate::cost::reservation::term_hours(&s.term);
+    let demand = super::demand_facts(
+        env,
+        &s.covers.cluster.value,
+        &s.covers.pool.value,
+        (start, end),
+    );
+    let cluster_facts = match cluster {
+        Some(c) => super::cluster_facts(c),
+        None => ClusterFacts {
+            name: s.covers.cluster.value.clone(),
+            ..ClusterFacts::default()
+        },
+    };
+    let pool_facts = match (pool, cluster) {
+        (Some(p), Some(c)) => super::pool_facts(p, &c.spec, demand),
+        _ => PoolFacts {
+            demand,
+            ..PoolFacts::missing(&s.covers.pool.value)
+        },
+    };
+    let prev = change
+        .previous::<ReservationSpec>()
+        .map(|p| prices::reservation_gpus(env.base.unwrap_or(env.head), &p.spec) as f64)
+        .unwrap_or(0.0);
+    ReservationSubject {
+        now: env.at.to_string(),
+        config: super::config_facts(env.config),
+        change: SizedChange {
+            base: super::change_facts(change),
+            delta_gpus: round(gpus - prev),
+            previous: PreviousGpus { gpus: prev },
+        },
+        reservation,
+        cluster: cluster_facts,
+        pool: pool_facts,
+    }
+}

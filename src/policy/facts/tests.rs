@@ -1,0 +1,172 @@
+//! The built facts have exactly the documented paths, and the right numbers.
+
+use super::*;
+use crate::policy::change::Change;
+use std::collections::BTreeSet;
+
+fn leaf_paths(v: &Value, prefix: &str, out: &mut Vec<String>) {
+    use minijinja::value::ValueKind;
+    if v.kind() == ValueKind::Map {
+        // Map facts are leaves in the model.
+        let is_fact_map = model().iter().any(|f| f.path == prefix && f.ty == "map");
+        if !is_fact_map {
+            for key in v.try_iter().unwrap() {
+                let k = key.as_str().unwrap().to_string();
+                let child = v.get_attr(&k).unwrap();
+                let p = if prefix.is_empty() {
+                    k
+                } else {
+                    format!("{prefix}.{k}")
+                };
+                leaf_paths(&child, &p, out);
+            }
+            return;
+        }
+    }
+    out.push(prefix.to_string());
+}
+
+fn example() -> Repo {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/acme");
+    crate::pipeline::validate_dir(&root).unwrap().repo
+}
+
+fn documented(kind: SubjectKind) -> BTreeSet<String> {
+    model()
+        .iter()
+        .filter(|f| f.applies_to(kind))
+        .map(|f| f.path.clone())
+        .collect()
+}
+
+fn built(v: &Value) -> BTreeSet<String> {
+    let mut out = Vec::new();
+    leaf_paths(v, "", &mut out);
+    out.into_iter().collect()
+}
+
+/// The builders produce exactly the documented facts, for every subject.
+#[test]
+fn builders_match_the_documented_fact_model() {
+    let repo = example();
+    let ledger = Ledger::build(&repo);
+    let config = repo.config_spec();
+    let at = "2026-11-22".parse().unwrap();
+    let analysis = crate::cost::Analysis::new(&repo, at);
+    let env = Env {
+        head: &repo,
+        base: None,
+        config: &config,
+        ledger: &ledger,
+        at,
+        analysis: &analysis,
+    };
+    let change = Change::unchanged();
+    let req = &repo.requests["inference-llm-serving"];
+    assert_eq!(
+        built(&values::value_of(&request(&env, req, &change))),
+        documented(SubjectKind::Request)
+    );
+    let res = &repo.reservations["a100-research-6mo"];
+    assert_eq!(
+        built(&values::value_of(&reservation(&env, res, &change))),
+        documented(SubjectKind::Reservation)
+    );
+    let t = &repo.teams["inference"];
+    assert_eq!(
+        built(&values::value_of(&team(&env, t, &change))),
+        documented(SubjectKind::Team)
+    );
+    assert_eq!(
+        built(&values::value_of(&document(
+            &env,
+            Kind::Config,
+            "acme",
+            &change
+        ))),
+        documented(SubjectKind::Document)
+    );
+}
+
+#[test]
+fn request_facts_have_the_right_numbers() {
+    let repo = example();
+    let ledger = Ledger::build(&repo);
+    let config = repo.config_spec();
+    let at = "2026-11-22".parse().unwrap();
+    let analysis = crate::cost::Analysis::new(&repo, at);
+    let env = Env {
+        head: &repo,
+        base: None,
+        config: &config,
+        ledger: &ledger,
+        at,
+        analysis: &analysis,
+    };
+    let change = Change::unchanged();
+    let get = |v: &Value, p: &str| lookup(v, p).unwrap();
+    // 14 x 1g.10gb + 4 x 2g.20gb on an H100: (14 + 8) / 7 GPUs.
+    let mig = values::value_of(&request(
+        &env,
+        &repo.requests["inference-small-models-mig"],
+        &change,
+    ));
+    assert_eq!(f64::try_from(get(&mig, "request.gpus")).unwrap(), 3.1429);
+    assert_eq!(i64::try_from(get(&mig, "request.units")).unwrap(), 18);
+    // 6 time-sliced T4 replicas, 4 per GPU.
+    let ts = values::value_of(&request(
+        &env,
+        &repo.requests["inference-batch-embeddings"],
+        &change,
+    ));
+    assert_eq!(f64::try_from(get(&ts, "request.gpus")).unwrap(), 1.5);
+    assert!(get(&ts, "pool.spot").is_true());
+    assert_eq!(i64::try_from(get(&ts, "pool.replicas")).unwrap(), 4);
+    // The holiday peak brings inference to its 48-GPU quota in prod-h100, not over it;
+    // in GPU-equivalents the team also holds its MIG slices there (3.14).
+    let peak = values::value_of(&request(
+        &env,
+        &repo.requests["inference-holiday-peak"],
+        &change,
+    ));
+    assert_eq!(
+        f64::try_from(get(&peak, "team.peak_gpus")).unwrap(),
+        51.1429
+    );
+    assert_eq!(
+        f64::try_from(get(&peak, "team.held_gpus")).unwrap(),
+        35.1429
+    );
+    assert!(get(&peak, "team.within_quota").is_true());
+    assert!(!get(&peak, "pool.overcommitted").is_true());
+    // 32 GPUs for a year (2026-01-01 to 2027-01-01): 8760 hours.
+    let base = values::value_of(&request(
+        &env,
+        &repo.requests["inference-llm-serving"],
+        &change,
+    ));
+    assert_eq!(
+        i64::try_from(get(&base, "request.window.hours")).unwrap(),
+        8760
+    );
+    assert_eq!(
+        f64::try_from(get(&base, "request.gpu_hours")).unwrap(),
+        32.0 * 8760.0
+    );
+    assert!(get(&base, "request.window.active").is_true());
+    // The capacity block: 25 x p4d.24xlarge (8 GPUs) for 182 days at 14.75/h.
+    let res = values::value_of(&reservation(
+        &env,
+        &repo.reservations["a100-research-6mo"],
+        &change,
+    ));
+    assert_eq!(f64::try_from(get(&res, "reservation.gpus")).unwrap(), 200.0);
+    assert_eq!(
+        i64::try_from(get(&res, "reservation.hours")).unwrap(),
+        182 * 24
+    );
+    assert_eq!(
+        f64::try_from(get(&res, "reservation.total_cost")).unwrap(),
+        25.0 * 14.75 * 182.0 * 24.0
+    );
+}

@@ -1,0 +1,91 @@
+//! Fact values: numbers rounded for people, time as text, and the two views
+//! of a fact value the rest of the crate needs (a dotted-path lookup for
+//! traces and outputs, and JSON).
+
+use crate::model::{Spanned, Timestamp};
+use minijinja::Value;
+use minijinja::value::ValueKind;
+
+/// Four decimals: enough for GPU-equivalents (1/7 = 0.1429) and shares.
+pub fn round(x: f64) -> f64 {
+    (x * 1e4).round() / 1e4
+}
+
+/// An hour index as an RFC 3339 time.
+pub fn hour_text(hour: i64) -> String {
+    Timestamp::from_second(hour * 3600)
+        .map(|t| t.to_string())
+        .unwrap_or_default()
+}
+
+pub fn texts<'s>(items: impl IntoIterator<Item = &'s Spanned<String>>) -> Vec<String> {
+    items.into_iter().map(|s| s.value.clone()).collect()
+}
+
+/// Looks a dotted path up in a fact value (for traces).
+pub fn lookup(facts: &Value, path: &str) -> Option<Value> {
+    let mut v = facts.clone();
+    for part in path.split('.') {
+        v = v.get_attr(part).ok().filter(|x| !x.is_undefined())?;
+    }
+    Some(v)
+}
+
+/// A fact value as JSON.
+pub fn to_json(v: &Value) -> serde_json::Value {
+    match v.kind() {
+        ValueKind::Undefined | ValueKind::None => serde_json::Value::Null,
+        ValueKind::Bool => serde_json::Value::Bool(v.is_true()),
+        ValueKind::Number => {
+            if let Ok(i) = i64::try_from(v.clone()) {
+                serde_json::Value::from(i)
+            } else {
+                f64::try_from(v.clone())
+                    .ok()
+                    .and_then(serde_json::Number::from_f64)
+                    .map_or(serde_json::Value::Null, serde_json::Value::Number)
+            }
+        }
+        ValueKind::String => serde_json::Value::String(v.as_str().unwrap_or("").to_string()),
+        ValueKind::Seq | ValueKind::Iterable => serde_json::Value::Array(
+            v.try_iter()
+                .map(|it| it.map(|x| to_json(&x)).collect())
+                .unwrap_or_default(),
+        ),
+        ValueKind::Map => {
+            let mut m = serde_json::Map::new();
+            if let Ok(keys) = v.try_iter() {
+                for k in keys {
+                    let key = k
+                        .as_str()
+                        .map(str::to_string)
+                        .unwrap_or_else(|| k.to_string());
+                    let child = v.get_item(&k).unwrap_or_default();
+                    m.insert(key, to_json(&child));
+                }
+            }
+            serde_json::Value::Object(m)
+        }
+        _ => serde_json::Value::String(v.to_string()),
+    }
+}
+
+/// A fact value as JSON-like text: `true`, `256`, `3.14`, `"training"`, `{...}`.
+pub fn show(v: &Value) -> String {
+    match v.kind() {
+        ValueKind::String => format!("{:?}", v.as_str().unwrap_or("")),
+        ValueKind::Bool => v.is_true().to_string(),
+        ValueKind::Number => match f64::try_from(v.clone()) {
+            Ok(f) if f.fract() == 0.0 && f.abs() < 1e15 => format!("{}", f as i64),
+            _ => v.to_string(),
+        },
+        ValueKind::None | ValueKind::Undefined => "none".into(),
+        _ => to_json(v).to_string(),
+    }
+}
+
+/// A fact struct as the value conditions are evaluated against (struct
+/// fields become static-keyed maps).
+pub fn value_of<T: serde::Serialize>(facts: &T) -> Value {
+    Value::from(minijinja::value::Serde(facts))
+}
