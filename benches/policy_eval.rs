@@ -68,7 +68,7 @@ fn main() {
     let mut diags = Vec::new();
     let compiled = compile::compile(&env, &policies, &mut diags);
     assert!(diags.is_empty(), "{diags:?}");
-    let roles = eval::Roles {
+    let roles = capops::policy::roles::Members {
         config: &config,
         team_leads: Vec::new(),
     };

@@ -450,7 +450,7 @@ pub fn decision_json(
             .approvals
             .iter()
             .map(|a| JsonApproval {
-                role: a.role.clone(),
+                role: a.role.to_string(),
                 count: a.count,
                 teams: a.teams.clone(),
                 users: a.users.clone(),

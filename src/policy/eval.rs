@@ -8,43 +8,12 @@
 
 use super::compile::{Compiled, Condition, error_text};
 use super::facts::{self, SubjectKind};
+use super::roles::{Members, Role};
 use super::{Approval, Decision, Finding, Outcome, TraceStep};
 use crate::diag::{Code, Diagnostic};
-use crate::model::{ConfigSpec, Effect, RequiredField, Subject};
+use crate::model::{Effect, RequiredField, Subject};
 use minijinja::value::ValueKind;
 use minijinja::{Environment, Value};
-
-/// Who acts in each role, for a subject.
-pub struct Roles<'a> {
-    pub config: &'a ConfigSpec,
-    /// The requesting team's leads (the `team-lead` role), when the subject has a team.
-    pub team_leads: Vec<String>,
-}
-
-impl Roles<'_> {
-    fn members(&self, role: &str) -> (Vec<String>, Vec<String>) {
-        let mut teams = Vec::new();
-        let mut users = Vec::new();
-        if role == "team-lead" {
-            for lead in &self.team_leads {
-                if lead.contains('/') {
-                    teams.push(lead.clone());
-                } else {
-                    users.push(lead.trim_start_matches('@').to_string());
-                }
-            }
-        }
-        if let Some((_, r)) = self.config.roles.iter().find(|(k, _)| k.value == role) {
-            teams.extend(r.teams.iter().map(|t| t.value.clone()));
-            users.extend(
-                r.users
-                    .iter()
-                    .map(|u| u.value.trim_start_matches('@').to_string()),
-            );
-        }
-        (teams, users)
-    }
-}
 
 /// Evaluates a condition to true or false, or explains why it could not be.
 fn truth(cond: &Condition<'_>, facts: &Value) -> Result<bool, String> {
@@ -77,7 +46,7 @@ pub fn evaluate(
     policy: &Compiled<'_>,
     subject: Subject,
     facts_value: Value,
-    roles: &Roles<'_>,
+    roles: &Members<'_>,
     record: bool,
     diags: &mut Vec<Diagnostic>,
 ) -> Decision {
@@ -238,13 +207,14 @@ pub fn evaluate(
     let in_tier = kind == SubjectKind::Request || final_tier > 0 || escalations > 0;
     let mut approvals: Vec<Approval> = Vec::new();
     let mut add = |role: &str, count: u32, from: String| {
+        let role = Role::parse(role);
         if let Some(a) = approvals.iter_mut().find(|a| a.role == role) {
             a.count = a.count.max(count);
             return;
         }
-        let (teams, users) = roles.members(role);
+        let (teams, users) = roles.of(&role);
         approvals.push(Approval {
-            role: role.to_string(),
+            role,
             count,
             teams,
             users,

@@ -11,12 +11,7 @@ use std::collections::HashMap;
 /// Checks every ApprovalPolicy of a repository.
 pub fn lint(repo: &Repo, diags: &mut Vec<Diagnostic>) {
     let config = repo.config_spec();
-    let roles: Vec<&str> = config
-        .roles
-        .keys()
-        .map(|k| k.value.as_str())
-        .chain(std::iter::once("team-lead"))
-        .collect();
+    let roles = super::roles::defined(&config);
     let check_role = |role: &Spanned<String>, diags: &mut Vec<Diagnostic>| {
         if !roles.contains(&role.value.as_str()) {
             diags.push(

@@ -12,6 +12,7 @@ pub mod compile;
 pub mod eval;
 pub mod facts;
 pub mod lint;
+pub mod roles;
 pub mod testing;
 
 use crate::capacity::Ledger;
@@ -45,7 +46,7 @@ impl Outcome {
 /// Approvals needed from one role.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Approval {
-    pub role: String,
+    pub role: roles::Role,
     pub count: u32,
     /// GitHub teams (`org/slug`) whose members act in the role.
     pub teams: Vec<String>,
@@ -312,7 +313,7 @@ fn evaluate_one(
         // Clusters, priority classes and price catalogs have no approval rules yet.
         _ => return None,
     };
-    let roles = eval::Roles {
+    let roles = roles::Members {
         config: fenv.config,
         team_leads: leads,
     };
@@ -399,12 +400,10 @@ fn roles_without_members(
         .is_some_and(|p| p.name() == "default" && policies.len() == 1);
     let mut seen = std::collections::BTreeSet::new();
     for (role, span) in asked {
-        if role == "team-lead" || !seen.insert(role) {
+        if !seen.insert(role) {
             continue;
         }
-        let defined = config.roles.iter().find(|(k, _)| k.value == role);
-        let empty = defined.is_none_or(|(_, r)| r.teams.is_empty() && r.users.is_empty());
-        if empty {
+        if roles::Members::is_empty_role(config, &roles::Role::parse(role)) {
             diags.push(
                 Diagnostic::new(
                     Code::RoleWithoutMembers,

@@ -378,7 +378,7 @@ fn compare(
             failures.push(format!("`{name}`: tier {:?}, expected {t}", d.tier));
         }
         if let Some(roles) = &want.roles {
-            let got = sorted(d.approvals.iter().map(|a| a.role.clone()));
+            let got = sorted(d.approvals.iter().map(|a| a.role.to_string()));
             if got != sorted(roles.iter().cloned()) {
                 failures.push(format!(
                     "`{name}`: roles {got:?}, expected {:?}",
