@@ -3,45 +3,12 @@
 //! policy itself, a capacity repository in a subfolder, and the git failures
 //! (missing revision, not a repository, shallow clone without the base).
 
-use git2::{IndexAddOption, Repository, Signature};
+mod common;
+
+use common::{Out, commit_all, copy_dir, fixture};
+use git2::Repository;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-
-fn fixture() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("policies/tests/fixture")
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let target = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            copy_dir(&e.path(), &target);
-        } else {
-            std::fs::copy(e.path(), target).unwrap();
-        }
-    }
-}
-
-fn commit_all(repo: &Repository, message: &str) -> String {
-    let mut index = repo.index().unwrap();
-    index.add_all(["*"], IndexAddOption::DEFAULT, None).unwrap();
-    index.update_all(["*"], None).unwrap();
-    index.write().unwrap();
-    let tree = repo.find_tree(index.write_tree().unwrap()).unwrap();
-    let sig = Signature::now("test", "test@capops.invalid").unwrap();
-    let parents: Vec<git2::Commit> = repo
-        .head()
-        .ok()
-        .and_then(|h| h.peel_to_commit().ok())
-        .into_iter()
-        .collect();
-    let parent_refs: Vec<&git2::Commit> = parents.iter().collect();
-    repo.commit(Some("HEAD"), &sig, &sig, message, &tree, &parent_refs)
-        .unwrap()
-        .to_string()
-}
 
 fn request(name: &str, gpus: u32) -> String {
     format!(
@@ -70,36 +37,13 @@ fn repo_at(sub: &str) -> Repo {
     }
 }
 
-struct Out {
-    code: i32,
-    json: serde_json::Value,
-    stdout: String,
-    stderr: String,
-}
-
 fn check(root: &Path, args: &[&str]) -> Out {
-    let mut out = Vec::new();
-    let mut err = Vec::new();
-    let env = |_: &str| None;
-    let mut io = capops::cli::Io {
-        stdout: &mut out,
-        stderr: &mut err,
-        env: &env,
-        stderr_is_terminal: false,
-    };
-    let mut argv: Vec<std::ffi::OsString> = vec!["capops".into(), "check".into()];
+    let mut argv: Vec<std::ffi::OsString> = vec!["check".into()];
     argv.extend(args.iter().map(|a| a.into()));
     argv.push("--at".into());
     argv.push("2026-11-22".into());
     argv.push(root.as_os_str().into());
-    let code = capops::cli::run(argv, &mut io);
-    let stdout = String::from_utf8(out).unwrap();
-    Out {
-        code,
-        json: serde_json::from_str(&stdout).unwrap_or(serde_json::Value::Null),
-        stdout,
-        stderr: String::from_utf8(err).unwrap(),
-    }
+    common::run_os(argv, &[])
 }
 
 fn decision<'a>(out: &'a Out, name: &str) -> &'a serde_json::Value {

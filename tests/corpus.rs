@@ -4,15 +4,20 @@
 //! exit code of `capops validate`, every diagnostic code it must report (as a
 //! multiset) and, optionally, where some of them must point. Inputs that cannot
 //! be committed (a 50 MB file, a symlink loop, a dangling link) are made at test
-//! time from `generate:` entries. Every case runs through the real command line
-//! (`--format json`) under a time limit, so a hang fails the test instead of
-//! stalling it. Adding a case needs no Rust.
+//! time from `generate:` entries. A case may start from a shared repository
+//! under `tests/corpus/_base/` (`base: minimal`) and hold only the files it
+//! adds or replaces (`remove:` deletes base files). A case may pin the message
+//! people read: `stderr.txt` is what `capops validate` writes to stderr, the
+//! repository's path shown as `REPO` (`CAPOPS_BLESS=1` rewrites it). Every case
+//! runs through the real command line under a time limit, so a hang fails the
+//! test instead of stalling it. Adding a case needs no Rust.
 
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::mpsc;
-use std::time::Duration;
+
+mod common;
+use common::copy_dir;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -24,6 +29,12 @@ struct Expect {
     at: BTreeMap<String, Vec<String>>,
     #[serde(default)]
     generate: Vec<Generate>,
+    /// A shared repository under `tests/corpus/_base/` the case starts from.
+    #[serde(default)]
+    base: Option<String>,
+    /// Files of the base the case deletes.
+    #[serde(default)]
+    remove: Vec<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -35,19 +46,6 @@ struct Generate {
     bytes: usize,
     #[serde(default)]
     depth: usize,
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
-    }
 }
 
 fn generate(repo: &Path, g: &Generate) {
@@ -95,33 +93,20 @@ struct Run {
 }
 
 fn run_validate(repo: PathBuf) -> Option<Run> {
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let mut out = Vec::new();
-        let mut err = Vec::new();
-        let env = |_: &str| None;
-        let mut io = capops::cli::Io {
-            stdout: &mut out,
-            stderr: &mut err,
-            env: &env,
-            stderr_is_terminal: false,
-        };
-        let args = vec![
-            "capops".into(),
+    let out = common::run_os(
+        vec![
             "validate".into(),
             "--format".into(),
             "json".into(),
             repo.into_os_string(),
-        ];
-        let exit = capops::cli::run(args, &mut io);
-        let json = serde_json::from_slice(&out).unwrap_or(serde_json::Value::Null);
-        let _ = tx.send(Run {
-            exit,
-            json,
-            stderr: String::from_utf8_lossy(&err).into_owned(),
-        });
-    });
-    rx.recv_timeout(Duration::from_secs(120)).ok()
+        ],
+        &[],
+    );
+    Some(Run {
+        exit: out.code,
+        json: out.json,
+        stderr: out.stderr,
+    })
 }
 
 fn check_case(case: &Path) -> Result<(), String> {
@@ -132,10 +117,19 @@ fn check_case(case: &Path) -> Result<(), String> {
     assert!(!expect.description.is_empty());
     let tmp = tempfile::tempdir().unwrap();
     let repo = tmp.path().join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    if let Some(base) = &expect.base {
+        let dir = case.parent().unwrap().join("_base").join(base);
+        if !dir.is_dir() {
+            return Err(format!("no base repository tests/corpus/_base/{base}"));
+        }
+        copy_dir(&dir, &repo);
+    }
+    for file in &expect.remove {
+        std::fs::remove_file(repo.join(file)).map_err(|e| format!("remove {file}: {e}"))?;
+    }
     if case.join("repo").is_dir() {
         copy_dir(&case.join("repo"), &repo);
-    } else {
-        std::fs::create_dir_all(&repo).unwrap();
     }
     for g in &expect.generate {
         generate(&repo, g);
@@ -200,6 +194,26 @@ fn check_case(case: &Path) -> Result<(), String> {
     if run.json.is_null() {
         problems.push(format!("no JSON on stdout; stderr: {}", run.stderr));
     }
+    let snapshot = case.join("stderr.txt");
+    if snapshot.is_file() || std::env::var_os("CAPOPS_BLESS_CORPUS").is_some() {
+        let human = common::run_os(
+            vec![
+                "validate".into(),
+                "--color".into(),
+                "never".into(),
+                repo.clone().into_os_string(),
+            ],
+            &[],
+        );
+        let text = human.stderr.replace(&repo.display().to_string(), "REPO");
+        if std::env::var_os("CAPOPS_BLESS").is_some() {
+            std::fs::write(&snapshot, &text).unwrap();
+        } else if std::fs::read_to_string(&snapshot).ok().as_deref() != Some(text.as_str()) {
+            problems.push(format!(
+                "stderr differs from stderr.txt (CAPOPS_BLESS=1 rewrites it):\n{text}"
+            ));
+        }
+    }
     if problems.is_empty() {
         Ok(())
     } else {
@@ -213,7 +227,7 @@ fn bad_input_corpus() {
     let mut cases: Vec<PathBuf> = std::fs::read_dir(&root)
         .unwrap()
         .map(|e| e.unwrap().path())
-        .filter(|p| p.is_dir())
+        .filter(|p| p.is_dir() && !p.file_name().unwrap().to_string_lossy().starts_with('_'))
         .collect();
     cases.sort();
     assert!(cases.len() >= 30, "corpus has {} cases", cases.len());

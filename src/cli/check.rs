@@ -1,14 +1,18 @@
-//! `capops check` and `capops explain`: evaluate requests against the policy.
+//! `capops check` and `capops explain`: judge a repository, or the change
+//! since a base revision, against the approval policy.
 
-use super::{Cli, Io, exit, validate as vcmd};
+use super::common::{
+    Exit, Outcome, Stop, invalid, load_valid, stop, write_diagnostics, write_json, write_pretty,
+};
+use super::{Cli, Io};
 use crate::diag::{Diagnostic, Severity};
 use crate::load::base::{self, Base};
 use crate::model::{Document, PolicySpec, Timestamp};
 use crate::output::check::{BaseInfo, Context};
 use crate::output::{self, Format, Paths};
 use crate::pipeline::Validated;
-use crate::policy::{self, CheckInput, CheckResult, Outcome};
-use std::path::Path;
+use crate::policy::{self, CheckInput, CheckResult, Outcome as Decided};
+use std::path::{Path, PathBuf};
 
 /// When `check` fails.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -21,49 +25,65 @@ pub enum FailOn {
     Never,
 }
 
-/// Reads `--at`: an ISO 8601 date or an RFC 3339 time; now when absent.
-pub fn parse_at(at: Option<&str>, io: &mut Io<'_>) -> Result<Timestamp, i32> {
-    match at {
-        None => Ok(Timestamp(jiff::Timestamp::now())),
-        Some(s) => s.parse().map_err(|e: String| {
-            let _ = writeln!(io.stderr, "error: --at {e}\n  help: write a date as 2026-12-01 or a time as 2026-12-01T08:00:00Z");
-            exit::INVALID
-        }),
-    }
+#[derive(Debug, clap::Args)]
+pub struct CheckArgs {
+    /// The repository root (the folder holding capops.yaml).
+    #[arg(default_value = ".")]
+    pub path: PathBuf,
+    /// Git revision to compare with (a branch, tag or commit).
+    #[arg(long)]
+    pub base: Option<String>,
+    /// Time of evaluation: a date (2026-12-01) or an RFC 3339 time; default now.
+    #[arg(long, value_parser = super::common::at_arg)]
+    pub at: Option<Timestamp>,
+    /// When to exit with 1.
+    #[arg(long, value_enum, default_value_t = FailOn::Approval)]
+    pub fail_on: FailOn,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ExplainArgs {
+    /// The request (or reservation, or team) to explain.
+    pub name: String,
+    /// The repository root (the folder holding capops.yaml).
+    #[arg(default_value = ".")]
+    pub path: PathBuf,
+    /// The repository root (the same as PATH; kept for scripts written before PATH).
+    #[arg(long = "path", value_name = "PATH", conflicts_with = "path")]
+    pub path_flag: Option<PathBuf>,
+    /// Git revision to compare with.
+    #[arg(long)]
+    pub base: Option<String>,
+    /// Time of evaluation; default now.
+    #[arg(long, value_parser = super::common::at_arg)]
+    pub at: Option<Timestamp>,
 }
 
 /// Everything `check` and `explain` load before evaluating.
 struct Loaded {
     head: Validated,
     base: Option<Base>,
-    pack: Option<Document<PolicySpec>>,
+    pack: Document<PolicySpec>,
 }
 
 /// Loads and validates the working tree, the base revision and the default pack.
-/// Returns the exit code when it cannot go on.
-fn load(
-    cli: &Cli,
-    path: &Path,
-    base_rev: Option<&str>,
-    io: &mut Io<'_>,
-) -> std::io::Result<Result<Loaded, i32>> {
-    let mut head =
-        match super::report::load_valid(cli, path, "the policy can judge the repository", io)? {
-            Ok(h) => h,
-            Err(code) => return Ok(Err(code)),
-        };
+fn load(cli: &Cli, path: &Path, base_rev: Option<&str>, io: &mut Io<'_>) -> Result<Loaded, Stop> {
+    let mut head = load_valid(cli, path, "the policy can judge the repository", io)?;
     let base = match base_rev {
         None => None,
         Some(rev) => match base::load_base(&mut head.sources, &head.repo, path, rev) {
             Ok(b) => Some(b),
-            Err(e) => {
-                writeln!(io.stderr, "error: {e}")?;
-                return Ok(Err(exit::EXTERNAL));
-            }
+            Err(e) => return Err(stop(io, Exit::External, &e.to_string(), None)),
         },
     };
-    let pack = policy::default_pack(&mut head.sources);
-    Ok(Ok(Loaded { head, base, pack }))
+    let Some(pack) = policy::default_pack(&mut head.sources) else {
+        return Err(invalid(
+            io,
+            "the built-in policy pack could not be read (a capops bug)",
+            None,
+        ));
+    };
+    Ok(Loaded { head, base, pack })
 }
 
 fn evaluate(
@@ -71,18 +91,17 @@ fn evaluate(
     at: Timestamp,
     trace: bool,
     analysis: &crate::cost::Analysis<'_>,
-) -> Option<CheckResult> {
-    let pack = loaded.pack.as_ref()?;
+) -> CheckResult {
     let none = std::collections::HashSet::new();
-    Some(policy::check(&CheckInput {
+    policy::check(&CheckInput {
         head: &loaded.head.repo,
         base: loaded.base.as_ref().map(|b| &b.repo),
         same_files: loaded.base.as_ref().map(|b| &b.same_files).unwrap_or(&none),
         at,
-        default_pack: pack,
+        default_pack: &loaded.pack,
         trace,
         analysis: Some(analysis),
-    }))
+    })
 }
 
 fn context(
@@ -93,7 +112,15 @@ fn context(
 ) -> Context {
     Context {
         charts: analysis
-            .map(|a| output::chart::for_check(a, result))
+            .map(|a| {
+                crate::cost::chart::for_subjects(
+                    a,
+                    result
+                        .evaluated
+                        .iter()
+                        .map(|e| (e.subject, e.name.as_str())),
+                )
+            })
             .unwrap_or_default(),
         at: at.to_string(),
         base: loaded.base.as_ref().map(|b| BaseInfo {
@@ -104,149 +131,108 @@ fn context(
     }
 }
 
-pub fn check(
-    cli: &Cli,
-    path: &Path,
-    base_rev: Option<&str>,
-    at: Option<&str>,
-    fail_on: FailOn,
-    io: &mut Io<'_>,
-) -> std::io::Result<i32> {
-    let at = match parse_at(at, io) {
-        Ok(t) => t,
-        Err(code) => return Ok(code),
-    };
-    let loaded = match load(cli, path, base_rev, io)? {
-        Ok(l) => l,
-        Err(code) => return Ok(code),
-    };
+pub fn check(cli: &Cli, args: &CheckArgs, io: &mut Io<'_>) -> Outcome {
+    let at = args.at.unwrap_or(io.now);
+    let loaded = load(cli, &args.path, args.base.as_deref(), io)?;
     let analysis = crate::cost::Analysis::new(&loaded.head.repo, at);
-    let Some(result) = evaluate(&loaded, at, cli.format == Format::Markdown, &analysis) else {
-        writeln!(
-            io.stderr,
-            "error: the built-in policy pack could not be read (a capops bug)"
-        )?;
-        return Ok(exit::INVALID);
-    };
-    let paths = Paths::new(path);
+    let result = evaluate(&loaded, at, cli.format == Format::Markdown, &analysis);
+    let paths = Paths::new(&args.path);
     let mut diagnostics: Vec<Diagnostic> = loaded.head.diagnostics.clone();
     diagnostics.extend(result.diagnostics.iter().cloned());
     let policy_broken = result
         .diagnostics
         .iter()
         .any(|d| d.severity == Severity::Error);
-    let gate = result.evaluated.iter().any(|e| match fail_on {
-        FailOn::Denied => e.decision.outcome == Outcome::Denied,
-        FailOn::Approval => e.decision.outcome != Outcome::Approved,
+    let gate = result.evaluated.iter().any(|e| match args.fail_on {
+        FailOn::Denied => e.decision.outcome == Decided::Denied,
+        FailOn::Approval => e.decision.outcome != Decided::Approved,
         FailOn::Never => false,
     });
-    let code = if policy_broken {
-        exit::INVALID
+    let exit = if policy_broken {
+        Exit::Invalid
     } else if gate {
-        exit::GATE
+        Exit::Gate
     } else {
-        exit::OK
+        Exit::Ok
     };
     let charted = matches!(cli.format, Format::Json | Format::Markdown);
     let ctx = context(&loaded, &result, at, charted.then_some(&analysis));
     let sources = &loaded.head.sources;
-    vcmd::write_diagnostics(cli, &diagnostics, sources, &paths, io)?;
+    write_diagnostics(cli, &diagnostics, sources, &paths, io)?;
     if output::github::in_actions(io.env) && cli.format == Format::Human {
         for line in output::check::annotations(&result, sources, &paths) {
             writeln!(io.stdout, "{line}")?;
         }
     }
     match cli.format {
-        Format::Human | Format::Html => io
-            .stdout
-            .write_all(output::check::human(&result, &ctx, sources, &paths).as_bytes())?,
         Format::Json => {
-            let out = output::check::json(&result, &ctx, &diagnostics, code, sources, &paths);
-            serde_json::to_writer_pretty(&mut *io.stdout, &out)?;
-            writeln!(io.stdout)?;
+            let out =
+                output::check::json(&result, &ctx, &diagnostics, exit.code(), sources, &paths);
+            write_json(io, "check", &out)?;
         }
-        Format::Sarif => {
-            let log = output::check::sarif(&result, &diagnostics, sources, &paths);
-            serde_json::to_writer_pretty(&mut *io.stdout, &log)?;
-            writeln!(io.stdout)?;
-        }
+        Format::Sarif => write_pretty(
+            io,
+            &output::check::sarif(&result, &diagnostics, sources, &paths),
+        )?,
         Format::Markdown => {
             let links = output::markdown::Links::from_env(io.env);
             io.stdout.write_all(
                 output::markdown::comment(&result, &ctx, sources, &paths, &links).as_bytes(),
             )?;
         }
+        _ => io
+            .stdout
+            .write_all(output::check::human(&result, &ctx, sources, &paths).as_bytes())?,
     }
     // Freeing ten thousand decisions one by one takes longer than the process
     // exit that follows; the memory is the operating system's to reclaim.
     std::mem::forget(result);
     std::mem::forget(loaded);
-    Ok(code)
+    Ok(exit)
 }
 
-pub fn explain(
-    cli: &Cli,
-    name: &str,
-    path: &Path,
-    base_rev: Option<&str>,
-    at: Option<&str>,
-    io: &mut Io<'_>,
-) -> std::io::Result<i32> {
-    let at = match parse_at(at, io) {
-        Ok(t) => t,
-        Err(code) => return Ok(code),
-    };
-    let loaded = match load(cli, path, base_rev, io)? {
-        Ok(l) => l,
-        Err(code) => return Ok(code),
-    };
+pub fn explain(cli: &Cli, args: &ExplainArgs, io: &mut Io<'_>) -> Outcome {
+    let at = args.at.unwrap_or(io.now);
+    let path = args.path_flag.as_deref().unwrap_or(&args.path);
+    let name = args.name.as_str();
+    let loaded = load(cli, path, args.base.as_deref(), io)?;
     let analysis = crate::cost::Analysis::new(&loaded.head.repo, at);
-    let Some(result) = evaluate(&loaded, at, true, &analysis) else {
-        writeln!(
-            io.stderr,
-            "error: the built-in policy pack could not be read (a capops bug)"
-        )?;
-        return Ok(exit::INVALID);
-    };
+    let result = evaluate(&loaded, at, true, &analysis);
     let paths = Paths::new(path);
     let sources = &loaded.head.sources;
-    let found = result.evaluated.iter().find(|e| e.name == name);
-    let Some(e) = found else {
-        let known: Vec<&str> = loaded
-            .head
-            .repo
-            .requests
-            .keys()
-            .map(String::as_str)
-            .collect();
-        let why = if loaded.head.repo.requests.contains_key(name) {
+    let Some(e) = result.evaluated.iter().find(|e| e.name == name) else {
+        let repo = &loaded.head.repo;
+        let why = if repo.requests.contains_key(name) {
             "did not change since the base revision, so it is not judged".to_string()
         } else {
             format!(
                 "is not a request, reservation or team of the repository; {}",
-                crate::diag::suggest(name, known, "requests")
+                crate::diag::suggest(name, repo.requests.keys().map(String::as_str), "requests")
             )
         };
-        writeln!(io.stderr, "error: `{name}` {why}")?;
-        return Ok(exit::INVALID);
+        return Err(invalid(io, &format!("`{name}` {why}"), None));
     };
-    vcmd::write_diagnostics(cli, &result.diagnostics, sources, &paths, io)?;
+    write_diagnostics(cli, &result.diagnostics, sources, &paths, io)?;
     let ctx = context(&loaded, &result, at, None);
     match cli.format {
         Format::Json => {
-            let mut v =
-                serde_json::to_value(output::check::decision_json(e, sources, &paths, true))
-                    .unwrap_or_default();
-            v["version"] = serde_json::json!(output::json::OUTPUT_VERSION);
-            v["command"] = serde_json::json!("explain");
-            v["at"] = serde_json::json!(ctx.at);
-            v["policy"] = serde_json::json!(ctx.policy);
-            serde_json::to_writer_pretty(&mut *io.stdout, &v)?;
-            writeln!(io.stdout)?;
+            #[derive(serde::Serialize)]
+            struct Explained<'a> {
+                at: &'a str,
+                policy: &'a str,
+                #[serde(flatten)]
+                decision: output::check::JsonDecision,
+            }
+            let body = Explained {
+                at: &ctx.at,
+                policy: &ctx.policy,
+                decision: output::check::decision_json(e, sources, &paths, true),
+            };
+            write_json(io, "explain", &body)?;
         }
         _ => io
             .stdout
             .write_all(output::explain::human(e, &ctx, sources, &paths).as_bytes())?,
     }
-    Ok(exit::OK)
+    Ok(Exit::Ok)
 }

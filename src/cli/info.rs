@@ -1,54 +1,63 @@
 //! `capops schema` and `capops catalog`: what capops knows, printed.
 
-use super::{Cli, Io, exit};
+use super::common::{Exit, Outcome, invalid, write_json};
+use super::{Cli, Io};
 use crate::diag::suggest;
 use crate::gpu::catalog::{self, GpuModel, PlacementStatus};
 use crate::model::{Kind, schema};
 use crate::output::Format;
 use serde_json::json;
 
-pub fn schema(kind: Option<&str>, io: &mut Io<'_>) -> std::io::Result<i32> {
+pub fn schema(cli: &Cli, kind: Option<&str>, io: &mut Io<'_>) -> Outcome {
     let Some(name) = kind else {
-        for k in Kind::ALL {
-            writeln!(io.stdout, "{:<16} schemas/{}", k.as_str(), k.schema_file())?;
+        if cli.format == Format::Json {
+            let kinds: Vec<_> = Kind::ALL
+                .iter()
+                .map(|k| json!({"kind": k.as_str(), "schema": format!("schemas/{}", k.schema_file())}))
+                .collect();
+            write_json(io, "schema", &json!({"kinds": kinds}))?;
+        } else {
+            for k in Kind::ALL {
+                writeln!(io.stdout, "{:<16} schemas/{}", k.as_str(), k.schema_file())?;
+            }
         }
-        return Ok(exit::OK);
+        return Ok(Exit::Ok);
     };
     let Some(k) = Kind::ALL
         .into_iter()
         .find(|k| k.as_str().eq_ignore_ascii_case(name))
     else {
-        writeln!(
-            io.stderr,
-            "error: `{name}` is not a document kind\n  help: {}",
-            suggest(name, Kind::ALL.map(|k| k.as_str()), "kinds")
-        )?;
-        return Ok(exit::INVALID);
+        let help = suggest(name, Kind::ALL.map(|k| k.as_str()), "kinds");
+        return Err(invalid(
+            io,
+            &format!("`{name}` is not a document kind"),
+            Some(&help),
+        ));
     };
+    // The schema is JSON whatever the format: it is what editors read.
     io.stdout.write_all(schema::embedded(k).as_bytes())?;
-    Ok(exit::OK)
+    Ok(Exit::Ok)
 }
 
-pub fn catalog(cli: &Cli, model: Option<&str>, io: &mut Io<'_>) -> std::io::Result<i32> {
+pub fn catalog(cli: &Cli, model: Option<&str>, io: &mut Io<'_>) -> Outcome {
     let models: Vec<&GpuModel> = match model {
         Some(name) => match catalog::model(name) {
             Some(m) => vec![m],
             None => {
-                writeln!(
-                    io.stderr,
-                    "error: `{name}` is not a GPU model in the catalog\n  help: {}",
-                    suggest(name, catalog::all_names(), "models")
-                )?;
-                return Ok(exit::INVALID);
+                let help = suggest(name, catalog::all_names(), "models");
+                return Err(invalid(
+                    io,
+                    &format!("`{name}` is not a GPU model in the catalog"),
+                    Some(&help),
+                ));
             }
         },
         None => catalog::MODELS.iter().collect(),
     };
     if cli.format == Format::Json {
         let out: Vec<_> = models.iter().map(|m| model_json(m)).collect();
-        serde_json::to_writer_pretty(&mut *io.stdout, &json!({"version": 1, "models": out}))?;
-        writeln!(io.stdout)?;
-        return Ok(exit::OK);
+        write_json(io, "catalog", &json!({"models": out}))?;
+        return Ok(Exit::Ok);
     }
     for m in models {
         let mig = match &m.mig {
@@ -88,7 +97,7 @@ pub fn catalog(cli: &Cli, model: Option<&str>, io: &mut Io<'_>) -> std::io::Resu
             writeln!(io.stdout, "    source: {}", mig.source)?;
         }
     }
-    Ok(exit::OK)
+    Ok(Exit::Ok)
 }
 
 fn model_json(m: &GpuModel) -> serde_json::Value {
@@ -118,68 +127,4 @@ fn model_json(m: &GpuModel) -> serde_json::Value {
             })).collect::<Vec<_>>(),
         })),
     })
-}
-
-/// `capops test`: runs policy test cases.
-pub fn test(cli: &Cli, path: &std::path::Path, io: &mut Io<'_>) -> std::io::Result<i32> {
-    use crate::policy::testing;
-    let cases = match testing::discover(path) {
-        Ok(c) => c,
-        Err(e) => {
-            writeln!(io.stderr, "error: {e}")?;
-            return Ok(exit::INVALID);
-        }
-    };
-    if cases.is_empty() {
-        writeln!(
-            io.stderr,
-            "error: no test cases (*.yaml) in {}",
-            path.display()
-        )?;
-        return Ok(exit::INVALID);
-    }
-    let results: Vec<testing::CaseResult> = {
-        use rayon::prelude::*;
-        cases.par_iter().map(|c| testing::run_case(c)).collect()
-    };
-    let failed = results.iter().filter(|r| !r.passed()).count();
-    if cli.format == Format::Json {
-        let out = json!({
-            "version": 1,
-            "command": "test",
-            "passed": results.len() - failed,
-            "failed": failed,
-            "cases": results.iter().map(|r| json!({
-                "name": r.name,
-                "description": r.description,
-                "passed": r.passed(),
-                "failures": r.failures,
-            })).collect::<Vec<_>>(),
-        });
-        serde_json::to_writer_pretty(&mut *io.stdout, &out)?;
-        writeln!(io.stdout)?;
-    } else {
-        for r in &results {
-            writeln!(
-                io.stdout,
-                "{} {}{}",
-                if r.passed() { "PASS" } else { "FAIL" },
-                r.name,
-                if r.description.is_empty() {
-                    String::new()
-                } else {
-                    format!(": {}", r.description)
-                }
-            )?;
-            for f in &r.failures {
-                writeln!(io.stdout, "       {f}")?;
-            }
-        }
-        writeln!(
-            io.stdout,
-            "\n{} passed, {failed} failed",
-            results.len() - failed
-        )?;
-    }
-    Ok(if failed == 0 { exit::OK } else { exit::GATE })
 }

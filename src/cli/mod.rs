@@ -1,21 +1,28 @@
 //! The command line: arguments, dispatch and exit codes.
 //!
-//! [`main`] parses arguments with clap and runs one command. Commands write
-//! through [`Io`] so tests can run them in-process and read what they print.
-//! The environment is read here (GitHub Actions, colour), never in the core.
+//! [`main`] reads the process's environment and clock once and hands them to
+//! [`run`], which parses the arguments with clap, checks that the command
+//! writes the chosen `--format`, and runs it. Commands build their result in
+//! the pipeline's stages, format it with [`crate::output`], and write it
+//! through [`Io`], so tests run them in-process with their own stdout,
+//! stderr, environment and clock.
 
 mod check;
-pub mod exit;
+pub mod common;
 mod forecast;
 mod info;
 mod render;
 mod report;
+mod test;
 mod validate;
 
 pub use check::FailOn;
+pub use common::Exit;
 
+use crate::model::Timestamp;
 use crate::output::Format;
 use clap::{Parser, Subcommand};
+use common::{Outcome, Stop};
 use std::ffi::OsString;
 use std::io::Write;
 use std::path::PathBuf;
@@ -24,7 +31,7 @@ use std::path::PathBuf;
 #[derive(Debug, Parser)]
 #[command(name = "capops", version, about, long_about = None)]
 pub struct Cli {
-    /// Output format.
+    /// Output format (each command lists the ones it writes).
     #[arg(long, global = true, value_enum, default_value_t = Format::Human)]
     pub format: Format,
     /// Colour in human output: auto (when stderr is a terminal and NO_COLOR is unset), always, never.
@@ -64,35 +71,10 @@ pub enum Command {
     /// With --base, only what changed since that git revision is judged, and the
     /// policy and Config are read from the base: a change cannot rewrite the
     /// rules that judge it.
-    Check {
-        /// The repository root (the folder holding capops.yaml).
-        #[arg(default_value = ".")]
-        path: PathBuf,
-        /// Git revision to compare with (a branch, tag or commit).
-        #[arg(long)]
-        base: Option<String>,
-        /// Time of evaluation: a date (2026-12-01) or an RFC 3339 time; default now.
-        #[arg(long)]
-        at: Option<String>,
-        /// When to exit with 1.
-        #[arg(long, value_enum, default_value_t = FailOn::Approval)]
-        fail_on: FailOn,
-    },
+    Check(check::CheckArgs),
     /// Show how the policy reached its decision for one request: every tier and
     /// rule, the facts it read and the result.
-    Explain {
-        /// The request (or reservation, or team) to explain.
-        name: String,
-        /// The repository root.
-        #[arg(long, default_value = ".")]
-        path: PathBuf,
-        /// Git revision to compare with.
-        #[arg(long)]
-        base: Option<String>,
-        /// Time of evaluation; default now.
-        #[arg(long)]
-        at: Option<String>,
-    },
+    Explain(check::ExplainArgs),
     /// Run policy test cases: each case file states documents (or a change to a
     /// base) and the decisions the policy must reach.
     Test {
@@ -111,37 +93,11 @@ pub enum Command {
     },
     /// Costs, budgets, chargeback, utilization, idle and stranded capacity, and
     /// recommendations (--format human|markdown|json|html; --out FILE).
-    Report {
-        /// The repository root (the folder holding capops.yaml).
-        #[arg(default_value = ".")]
-        path: PathBuf,
-        /// Time of the report: a date or an RFC 3339 time; default now.
-        #[arg(long)]
-        at: Option<String>,
-        /// Write the report to this file (atomically) instead of stdout.
-        #[arg(long)]
-        out: Option<PathBuf>,
-    },
+    Report(report::ReportArgs),
     /// Render what clusters and clouds should hold at --at: ResourceQuotas,
     /// PriorityClasses, Kueue objects, MIG and time-slicing ConfigMaps, the
     /// node-label plan, and Terraform JSON for reservations.
-    Render {
-        /// The repository root (the folder holding capops.yaml).
-        #[arg(default_value = ".")]
-        path: PathBuf,
-        /// The moment to render: a date or an RFC 3339 time; default now.
-        #[arg(long)]
-        at: Option<String>,
-        /// Output folder (default PATH/rendered); `-` writes one YAML stream to stdout.
-        #[arg(long)]
-        out: Option<PathBuf>,
-        /// Only this cluster (no cloud files).
-        #[arg(long)]
-        cluster: Option<String>,
-        /// Revision to stamp on objects instead of the one read from git.
-        #[arg(long)]
-        revision: Option<String>,
-    },
+    Render(render::RenderArgs),
     /// Not implemented yet: diff against live clusters.
     Plan(Unimplemented),
     /// Not implemented yet: apply to live clusters.
@@ -165,6 +121,53 @@ pub struct Unimplemented {
     pub rest: Vec<String>,
 }
 
+impl Command {
+    /// The command's name, as typed.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Command::Validate { .. } => "validate",
+            Command::Schema { .. } => "schema",
+            Command::Catalog { .. } => "catalog",
+            Command::Check(_) => "check",
+            Command::Explain(_) => "explain",
+            Command::Test { .. } => "test",
+            Command::Forecast {
+                action: Some(ForecastAction::Backtest(_)),
+                ..
+            } => "forecast backtest",
+            Command::Forecast { .. } => "forecast",
+            Command::Report(_) => "report",
+            Command::Render(_) => "render",
+            Command::Plan(_) => "plan",
+            Command::Apply(_) => "apply",
+            Command::Drift(_) => "drift",
+            Command::Inventory(_) => "inventory",
+        }
+    }
+
+    /// The formats the command writes.
+    pub fn formats(&self) -> &'static [Format] {
+        use Format::*;
+        match self {
+            Command::Validate { .. } => &[Human, Json, Sarif],
+            Command::Check(_) => &[Human, Json, Sarif, Markdown],
+            Command::Report(_) => &[Human, Json, Markdown, Html],
+            Command::Schema { .. }
+            | Command::Catalog { .. }
+            | Command::Explain(_)
+            | Command::Test { .. }
+            | Command::Render(_) => &[Human, Json],
+            Command::Forecast {
+                action: Some(_), ..
+            } => &[Human],
+            Command::Forecast { .. } => &[Human, Json],
+            Command::Plan(_) | Command::Apply(_) | Command::Drift(_) | Command::Inventory(_) => {
+                &[Human]
+            }
+        }
+    }
+}
+
 /// Where a command writes, and what it knows of its environment.
 pub struct Io<'a> {
     pub stdout: &'a mut dyn Write,
@@ -173,6 +176,8 @@ pub struct Io<'a> {
     pub env: &'a dyn Fn(&str) -> Option<String>,
     /// Whether stderr is a terminal (for colour).
     pub stderr_is_terminal: bool,
+    /// The time the command runs at: the default of `--at`.
+    pub now: Timestamp,
 }
 
 impl Io<'_> {
@@ -185,7 +190,7 @@ impl Io<'_> {
     }
 }
 
-/// Runs the command line with the process's stdout, stderr and environment.
+/// Runs the command line with the process's stdout, stderr, environment and clock.
 pub fn main(args: Vec<OsString>) -> i32 {
     use std::io::IsTerminal;
     let stdout = std::io::stdout();
@@ -199,6 +204,7 @@ pub fn main(args: Vec<OsString>) -> i32 {
         stderr: &mut err,
         env: &env,
         stderr_is_terminal: is_term,
+        now: Timestamp(jiff::Timestamp::now()),
     };
     run(args, &mut io)
 }
@@ -208,103 +214,62 @@ pub fn run(args: Vec<OsString>, io: &mut Io<'_>) -> i32 {
     let cli = match Cli::try_parse_from(args) {
         Ok(cli) => cli,
         Err(e) => {
-            let code = if e.use_stderr() {
-                exit::INVALID
-            } else {
-                exit::OK
-            };
             let text = e.render().to_string();
-            let _ = if e.use_stderr() {
-                io.stderr.write_all(text.as_bytes())
+            let (stream, code): (&mut dyn Write, Exit) = if e.use_stderr() {
+                (io.stderr, Exit::Invalid)
             } else {
-                io.stdout.write_all(text.as_bytes())
+                (io.stdout, Exit::Ok)
             };
-            return code;
+            let _ = stream.write_all(text.as_bytes());
+            return code.code();
         }
     };
-    if cli.format == Format::Html && !matches!(cli.command, Command::Report { .. }) {
-        let _ = writeln!(
-            io.stderr,
-            "error: --format html is only for `capops report`\n  help: use human, json, sarif or markdown"
-        );
-        return exit::INVALID;
-    }
-    let result = match &cli.command {
-        Command::Validate { path } => validate::run(&cli, path, io),
-        Command::Schema { kind } => info::schema(kind.as_deref(), io),
-        Command::Catalog { model } => info::catalog(&cli, model.as_deref(), io),
-        Command::Check {
-            path,
-            base,
-            at,
-            fail_on,
-        } => check::check(&cli, path, base.as_deref(), at.as_deref(), *fail_on, io),
-        Command::Explain {
-            name,
-            path,
-            base,
-            at,
-        } => check::explain(&cli, name, path, base.as_deref(), at.as_deref(), io),
-        Command::Test { path } => info::test(&cli, path, io),
+    let result = if cli.command.formats().contains(&cli.format) {
+        dispatch(&cli, io)
+    } else {
+        let names: Vec<&str> = cli.command.formats().iter().map(|f| f.name()).collect();
+        Err(common::invalid(
+            io,
+            &format!(
+                "`capops {}` does not write {}",
+                cli.command.name(),
+                cli.format.name()
+            ),
+            Some(&format!("use --format {}", names.join(", --format "))),
+        ))
+    };
+    let exit = match result {
+        Ok(exit) | Err(Stop::Exit(exit)) => exit,
+        // A reader that went away (`capops report | head`) is not a failure.
+        Err(Stop::Io(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => Exit::Ok,
+        Err(Stop::Io(e)) => {
+            let _ = writeln!(io.stderr, "error: cannot write output: {e}");
+            Exit::External
+        }
+    };
+    exit.code()
+}
+
+fn dispatch(cli: &Cli, io: &mut Io<'_>) -> Outcome {
+    match &cli.command {
+        Command::Validate { path } => validate::run(cli, path, io),
+        Command::Schema { kind } => info::schema(cli, kind.as_deref(), io),
+        Command::Catalog { model } => info::catalog(cli, model.as_deref(), io),
+        Command::Check(args) => check::check(cli, args, io),
+        Command::Explain(args) => check::explain(cli, args, io),
+        Command::Test { path } => test::run(cli, path, io),
         Command::Forecast { action, args } => match action {
             Some(ForecastAction::Backtest(a)) => forecast::backtest(a, io),
-            None => forecast::pools(&cli, args, io),
+            None => forecast::pools(cli, args, io),
         },
-        Command::Report { path, at, out } => {
-            report::run(&cli, path, at.as_deref(), out.as_deref(), io)
-        }
-        Command::Render {
-            path,
-            at,
-            out,
-            cluster,
-            revision,
-        } => render::run(
-            &cli,
-            &render::Args {
-                path,
-                at: at.as_deref(),
-                out: out.as_deref(),
-                cluster: cluster.as_deref(),
-                revision: revision.as_deref(),
-            },
-            io,
-        ),
-        Command::Plan(_) => unimplemented("plan", io),
-        Command::Apply(_) => unimplemented("apply", io),
-        Command::Drift(_) => unimplemented("drift", io),
-        Command::Inventory(_) => unimplemented("inventory", io),
-    };
-    match result {
-        Ok(code) => code,
-        Err(e) => {
-            let _ = writeln!(io.stderr, "error: cannot write output: {e}");
-            exit::EXTERNAL
+        Command::Report(args) => report::run(cli, args, io),
+        Command::Render(args) => render::run(cli, args, io),
+        Command::Plan(_) | Command::Apply(_) | Command::Drift(_) | Command::Inventory(_) => {
+            Err(common::invalid(
+                io,
+                &format!("`capops {}` is not implemented yet", cli.command.name()),
+                Some("see the README's \"Status\" section for what works today"),
+            ))
         }
     }
-}
-
-fn unimplemented(name: &str, io: &mut Io<'_>) -> std::io::Result<i32> {
-    writeln!(
-        io.stderr,
-        "error: `capops {name}` is not implemented yet\n  help: see the README's \"Status\" section for what works today"
-    )?;
-    Ok(exit::INVALID)
-}
-
-/// Writes a file whole or not at all: to a temporary file beside it, then renamed.
-pub fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(std::path::Path::new("."));
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.capops-{}", std::process::id()));
-    std::fs::write(&tmp, bytes)?;
-    std::fs::rename(&tmp, path).inspect_err(|_| {
-        let _ = std::fs::remove_file(&tmp);
-    })
 }

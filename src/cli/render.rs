@@ -7,74 +7,70 @@
 //! when its bytes change; files capops rendered before and no longer renders
 //! are removed from the folders it owns, so Argo CD or Flux prune them.
 
-use super::check::parse_at;
-use super::report::load_valid;
-use super::{Cli, Io, exit, validate as vcmd};
+use super::common::{Exit, Outcome, invalid, load_valid, stop, write_diagnostics, write_json};
+use super::{Cli, Io};
 use crate::diag::{Code, Diagnostic, Span};
+use crate::model::Timestamp;
 use crate::output::{Format, Paths};
 use crate::render::{self, Rendered, templates};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-pub struct Args<'a> {
-    pub path: &'a Path,
-    pub at: Option<&'a str>,
-    pub out: Option<&'a Path>,
-    pub cluster: Option<&'a str>,
-    pub revision: Option<&'a str>,
+#[derive(Debug, clap::Args)]
+pub struct RenderArgs {
+    /// The repository root (the folder holding capops.yaml).
+    #[arg(default_value = ".")]
+    pub path: PathBuf,
+    /// The moment to render: a date or an RFC 3339 time; default now.
+    #[arg(long, value_parser = super::common::at_arg)]
+    pub at: Option<Timestamp>,
+    /// Output folder (default PATH/rendered); `-` writes one YAML stream to stdout.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Only this cluster (no cloud files).
+    #[arg(long)]
+    pub cluster: Option<String>,
+    /// Revision to stamp on objects instead of the one read from git.
+    #[arg(long)]
+    pub revision: Option<String>,
 }
 
-pub fn run(cli: &Cli, a: &Args<'_>, io: &mut Io<'_>) -> std::io::Result<i32> {
-    if matches!(cli.format, Format::Sarif | Format::Markdown | Format::Html) {
-        writeln!(
-            io.stderr,
-            "error: `capops render` reports as human or json; the rendered files are YAML and Terraform JSON"
-        )?;
-        return Ok(exit::INVALID);
-    }
-    let at = match parse_at(a.at, io) {
-        Ok(t) => t,
-        Err(code) => return Ok(code),
-    };
-    let mut head = match load_valid(cli, a.path, "rendering", io)? {
-        Ok(h) => h,
-        Err(code) => return Ok(code),
-    };
-    if let Some(c) = a.cluster
+pub fn run(cli: &Cli, a: &RenderArgs, io: &mut Io<'_>) -> Outcome {
+    let at = a.at.unwrap_or(io.now);
+    let mut head = load_valid(cli, &a.path, "rendering", io)?;
+    if let Some(c) = a.cluster.as_deref()
         && !head.repo.clusters.contains_key(c)
     {
-        writeln!(
-            io.stderr,
-            "error: --cluster `{c}` is not a cluster of the repository; {}",
-            crate::diag::suggest(c, head.repo.clusters.keys().map(String::as_str), "clusters")
-        )?;
-        return Ok(exit::INVALID);
+        let help =
+            crate::diag::suggest(c, head.repo.clusters.keys().map(String::as_str), "clusters");
+        return Err(invalid(
+            io,
+            &format!("--cluster `{c}` is not a cluster of the repository"),
+            Some(&help),
+        ));
     }
     let mut sources = std::mem::take(&mut head.sources);
     let mut diags = std::mem::take(&mut head.diagnostics);
-    let overrides = read_templates(a.path, &mut sources, &mut diags);
+    let overrides = read_templates(&a.path, &mut sources, &mut diags);
     let templates = templates::Templates::new(&overrides, &mut diags);
-    let out_dir = a
-        .out
-        .map(Path::to_path_buf)
-        .unwrap_or_else(|| a.path.join("rendered"));
-    let revision = match a.revision {
-        Some(r) => r.to_string(),
-        None => revision_of(a.path, &out_dir),
+    let out_dir = a.out.clone().unwrap_or_else(|| a.path.join("rendered"));
+    let revision = match &a.revision {
+        Some(r) => r.clone(),
+        None => crate::load::git::revision_of(&a.path, &out_dir),
     };
     let opts = render::Options {
         at,
         revision,
-        cluster: a.cluster.map(str::to_string),
+        cluster: a.cluster.clone(),
     };
     let mut rendered = render::render(&head.repo, &templates, &opts);
     diags.append(&mut rendered.diagnostics);
     crate::diag::normalize(&mut diags);
-    let paths = Paths::new(a.path);
+    let paths = Paths::new(&a.path);
     let failed = diags.iter().any(Diagnostic::is_error);
-    let to_stdout = a.out.is_some_and(|o| o.as_os_str() == "-");
+    let to_stdout = a.out.as_ref().is_some_and(|o| o.as_os_str() == "-");
     if cli.format != Format::Json || failed {
-        vcmd::write_diagnostics(cli, &diags, &sources, &paths, io)?;
+        write_diagnostics(cli, &diags, &sources, &paths, io)?;
     }
     if failed {
         let n = diags.iter().filter(|d| d.is_error()).count();
@@ -84,24 +80,26 @@ pub fn run(cli: &Cli, a: &Args<'_>, io: &mut Io<'_>) -> std::io::Result<i32> {
             if n == 1 { "" } else { "s" },
             a.path.display()
         )?;
-        return Ok(exit::INVALID);
+        return Ok(Exit::Invalid);
     }
     if to_stdout {
         io.stdout.write_all(rendered.stream().as_bytes())?;
-        return Ok(exit::OK);
+        return Ok(Exit::Ok);
     }
-    let owned = owned_folders(&head.repo, a.cluster, &rendered);
+    let owned = owned_folders(&head.repo, a.cluster.as_deref());
     let outcome = match write(&out_dir, &rendered, &owned) {
         Ok(o) => o,
         Err(e) => {
-            writeln!(io.stderr, "error: cannot write {}: {e}", out_dir.display())?;
-            return Ok(exit::EXTERNAL);
+            return Err(stop(
+                io,
+                Exit::External,
+                &format!("cannot write {}: {e}", out_dir.display()),
+                None,
+            ));
         }
     };
     if cli.format == Format::Json {
         let v = serde_json::json!({
-            "version": 1,
-            "command": "render",
             "at": at.to_string(),
             "revision": opts.revision,
             "out": out_dir.display().to_string(),
@@ -113,11 +111,7 @@ pub fn run(cli: &Cli, a: &Args<'_>, io: &mut Io<'_>) -> std::io::Result<i32> {
             "removed": outcome.removed,
             "diagnostics": crate::output::json::diagnostics(&diags, &sources, &paths),
         });
-        writeln!(
-            io.stdout,
-            "{}",
-            serde_json::to_string_pretty(&v).unwrap_or_default()
-        )?;
+        write_json(io, "render", &v)?;
     } else {
         let objects = rendered.files.iter().filter(|f| f.kubernetes).count();
         writeln!(
@@ -135,7 +129,7 @@ pub fn run(cli: &Cli, a: &Args<'_>, io: &mut Io<'_>) -> std::io::Result<i32> {
             writeln!(io.stdout, "  removed {r}")?;
         }
     }
-    Ok(exit::OK)
+    Ok(Exit::Ok)
 }
 
 /// Templates under `<root>/templates/`, by their path there.
@@ -198,7 +192,7 @@ fn read_templates(
 }
 
 /// Folders (relative to the output) whose stale files capops removes.
-fn owned_folders(repo: &crate::model::Repo, cluster: Option<&str>, r: &Rendered) -> Vec<String> {
+fn owned_folders(repo: &crate::model::Repo, cluster: Option<&str>) -> Vec<String> {
     let mut owned: BTreeSet<String> = repo
         .clusters
         .keys()
@@ -211,7 +205,6 @@ fn owned_folders(repo: &crate::model::Repo, cluster: Option<&str>, r: &Rendered)
         }
     }
     owned.insert("node-labels".into());
-    let _ = r;
     owned.into_iter().collect()
 }
 
@@ -232,7 +225,7 @@ fn write(out: &Path, r: &Rendered, owned: &[String]) -> std::io::Result<WriteOut
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent)?;
         }
-        super::write_atomically(&path, text.as_bytes())?;
+        super::common::write_atomically(&path, text.as_bytes())?;
         written.insert(f.path.clone());
     }
     // Stale files: what capops would have named, in folders it owns, that it
@@ -269,74 +262,4 @@ fn managed(path: &Path) -> bool {
             || t.starts_with("cluster:")
             || t.contains("azure_resource_group_name")
     })
-}
-
-/// The revision stamped on rendered objects: the last commit that changed
-/// the capacity repository (outside the output folder), `+dirty` when the
-/// working tree differs from it, or `unversioned` outside git.
-pub fn revision_of(root: &Path, out: &Path) -> String {
-    revision(root, out).unwrap_or_else(|| "unversioned".into())
-}
-
-fn revision(root: &Path, out: &Path) -> Option<String> {
-    let repo = git2::Repository::discover(root).ok()?;
-    let workdir = repo.workdir()?.canonicalize().ok()?;
-    let root = root.canonicalize().ok()?;
-    let rel = root.strip_prefix(&workdir).ok()?.to_path_buf();
-    // The output folder, when it sits directly in the capacity repository.
-    let skip = out
-        .canonicalize()
-        .ok()
-        .or_else(|| Some(root.join(out.file_name()?)))
-        .and_then(|o| o.strip_prefix(&root).ok().map(Path::to_path_buf))
-        .and_then(|o| (o.components().count() == 1).then(|| o.to_string_lossy().into_owned()));
-    let head = repo.head().ok()?.peel_to_commit().ok()?;
-    let fingerprint = |c: &git2::Commit<'_>| -> Option<Vec<(String, git2::Oid)>> {
-        let tree = c.tree().ok()?;
-        let sub = if rel.as_os_str().is_empty() {
-            tree
-        } else {
-            let entry = tree.get_path(&rel).ok()?;
-            repo.find_tree(entry.id()).ok()?
-        };
-        Some(
-            sub.iter()
-                .filter(|e| skip.as_deref() != e.name().ok())
-                .map(|e| (e.name().unwrap_or("").to_string(), e.id()))
-                .collect(),
-        )
-    };
-    let mut current = head.clone();
-    let mine = fingerprint(&head);
-    for _ in 0..10_000 {
-        let Ok(parent) = current.parent(0) else {
-            break;
-        };
-        if fingerprint(&parent) != mine {
-            break;
-        }
-        current = parent;
-    }
-    let mut rev = current.id().to_string();
-    // Uncommitted changes to the capacity documents.
-    let mut opts = git2::StatusOptions::new();
-    opts.include_untracked(true).recurse_untracked_dirs(true);
-    if !rel.as_os_str().is_empty() {
-        opts.pathspec(rel.to_string_lossy().as_ref());
-    }
-    if let Ok(statuses) = repo.statuses(Some(&mut opts)) {
-        let prefix = match &skip {
-            Some(s) if rel.as_os_str().is_empty() => format!("{s}/"),
-            Some(s) => format!("{}/{s}/", rel.to_string_lossy()),
-            None => String::from("\u{0}"),
-        };
-        let dirty = statuses.iter().any(|s| {
-            s.path().is_ok_and(|p| !p.starts_with(&prefix))
-                && !s.status().contains(git2::Status::IGNORED)
-        });
-        if dirty {
-            rev.push_str("+dirty");
-        }
-    }
-    Some(rev)
 }

@@ -1,84 +1,48 @@
 //! `capops report`: the cost and capacity report of a repository.
 
-use super::check::parse_at;
-use super::{Cli, Io, exit, validate as vcmd};
+use super::common::{Exit, Outcome, load_valid, write_diagnostics, write_text};
+use super::{Cli, Io};
+use crate::model::Timestamp;
 use crate::output::{self, Format, Paths};
-use crate::pipeline;
-use std::path::Path;
+use std::path::PathBuf;
 
-/// Loads and validates a repository for a read-only command; on errors,
-/// prints them and returns the exit code.
-pub(super) fn load_valid(
-    cli: &Cli,
-    path: &Path,
-    what: &str,
-    io: &mut Io<'_>,
-) -> std::io::Result<Result<pipeline::Validated, i32>> {
-    let paths = Paths::new(path);
-    let head = match pipeline::validate_dir(path) {
-        Ok(o) => o,
-        Err(e) => return vcmd::root_error(cli, &e, path, io).map(Err),
-    };
-    if !head.is_valid() {
-        vcmd::write_diagnostics(cli, &head.diagnostics, &head.sources, &paths, io)?;
-        let s = head.summary();
-        writeln!(
-            io.stderr,
-            "error: {} error{} in {}: fix them before {what}",
-            s.errors,
-            if s.errors == 1 { "" } else { "s" },
-            path.display()
-        )?;
-        return Ok(Err(exit::INVALID));
-    }
-    Ok(Ok(head))
+#[derive(Debug, clap::Args)]
+pub struct ReportArgs {
+    /// The repository root (the folder holding capops.yaml).
+    #[arg(default_value = ".")]
+    pub path: PathBuf,
+    /// Time of the report: a date or an RFC 3339 time; default now.
+    #[arg(long, value_parser = super::common::at_arg)]
+    pub at: Option<Timestamp>,
+    /// Write the report to this file (atomically) instead of stdout.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
 }
 
-pub fn run(
-    cli: &Cli,
-    path: &Path,
-    at: Option<&str>,
-    out: Option<&Path>,
-    io: &mut Io<'_>,
-) -> std::io::Result<i32> {
-    if cli.format == Format::Sarif {
-        writeln!(
-            io.stderr,
-            "error: `capops report` writes human, markdown, json or html, not sarif"
-        )?;
-        return Ok(exit::INVALID);
-    }
-    let at = match parse_at(at, io) {
-        Ok(t) => t,
-        Err(code) => return Ok(code),
-    };
-    let head = match load_valid(cli, path, "the report can be made", io)? {
-        Ok(h) => h,
-        Err(code) => return Ok(code),
-    };
+pub fn run(cli: &Cli, args: &ReportArgs, io: &mut Io<'_>) -> Outcome {
+    let at = args.at.unwrap_or(io.now);
+    let head = load_valid(cli, &args.path, "the report can be made", io)?;
     // Warnings still show (usage rows that name unknown pools, for instance).
-    vcmd::write_diagnostics(cli, &head.diagnostics, &head.sources, &Paths::new(path), io)?;
+    write_diagnostics(
+        cli,
+        &head.diagnostics,
+        &head.sources,
+        &Paths::new(&args.path),
+        io,
+    )?;
     let analysis = crate::cost::Analysis::new(&head.repo, at);
-    let data = output::costs::build(&analysis);
+    let data = crate::cost::report::build(&analysis);
     let text = match cli.format {
         Format::Json => {
-            let mut s = serde_json::to_string_pretty(&data).unwrap_or_default();
+            let mut s = serde_json::to_string_pretty(&output::json::Envelope::new("report", &data))
+                .map_err(std::io::Error::other)?;
             s.push('\n');
             s
         }
-        Format::Markdown => output::costs::markdown(&data),
-        Format::Html => output::costs::html(&data),
-        Format::Human | Format::Sarif => output::costs::text(&data),
+        Format::Markdown => output::report::markdown(&data),
+        Format::Html => output::report::html(&data),
+        _ => output::report::text(&data),
     };
-    match out {
-        Some(file) => {
-            if let Err(e) = super::write_atomically(file, text.as_bytes()) {
-                writeln!(io.stderr, "error: cannot write {}: {e}", file.display())?;
-                return Ok(exit::EXTERNAL);
-            }
-            writeln!(io.stderr, "wrote {}", file.display())?;
-        }
-        None => io.stdout.write_all(text.as_bytes())?,
-    }
-    Ok(exit::OK)
+    write_text(io, args.out.as_deref(), &text)?;
+    Ok(Exit::Ok)
 }

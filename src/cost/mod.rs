@@ -10,8 +10,11 @@
 //! threads. Pure: no I/O, the time is passed in.
 
 pub mod budget;
+pub mod chart;
+pub mod forecasts;
 pub mod mix;
 pub mod prices;
+pub mod report;
 pub mod reservation;
 pub mod usage;
 

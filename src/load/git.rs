@@ -159,3 +159,73 @@ fn prefix_in(workdir: &Path, root: &Path) -> Result<String, GitError> {
 pub fn blob_id(bytes: &[u8]) -> Option<Oid> {
     Oid::hash_object(ObjectType::Blob, bytes).ok()
 }
+
+/// The revision stamped on rendered objects: the last commit that changed
+/// the capacity repository (outside the output folder), `+dirty` when the
+/// working tree differs from it, or `unversioned` outside git.
+pub fn revision_of(root: &Path, out: &Path) -> String {
+    revision(root, out).unwrap_or_else(|| "unversioned".into())
+}
+
+fn revision(root: &Path, out: &Path) -> Option<String> {
+    let repo = git2::Repository::discover(root).ok()?;
+    let workdir = repo.workdir()?.canonicalize().ok()?;
+    let root = root.canonicalize().ok()?;
+    let rel = root.strip_prefix(&workdir).ok()?.to_path_buf();
+    // The output folder, when it sits directly in the capacity repository.
+    let skip = out
+        .canonicalize()
+        .ok()
+        .or_else(|| Some(root.join(out.file_name()?)))
+        .and_then(|o| o.strip_prefix(&root).ok().map(Path::to_path_buf))
+        .and_then(|o| (o.components().count() == 1).then(|| o.to_string_lossy().into_owned()));
+    let head = repo.head().ok()?.peel_to_commit().ok()?;
+    let fingerprint = |c: &git2::Commit<'_>| -> Option<Vec<(String, git2::Oid)>> {
+        let tree = c.tree().ok()?;
+        let sub = if rel.as_os_str().is_empty() {
+            tree
+        } else {
+            let entry = tree.get_path(&rel).ok()?;
+            repo.find_tree(entry.id()).ok()?
+        };
+        Some(
+            sub.iter()
+                .filter(|e| skip.as_deref() != e.name().ok())
+                .map(|e| (e.name().unwrap_or("").to_string(), e.id()))
+                .collect(),
+        )
+    };
+    let mut current = head.clone();
+    let mine = fingerprint(&head);
+    for _ in 0..10_000 {
+        let Ok(parent) = current.parent(0) else {
+            break;
+        };
+        if fingerprint(&parent) != mine {
+            break;
+        }
+        current = parent;
+    }
+    let mut rev = current.id().to_string();
+    // Uncommitted changes to the capacity documents.
+    let mut opts = git2::StatusOptions::new();
+    opts.include_untracked(true).recurse_untracked_dirs(true);
+    if !rel.as_os_str().is_empty() {
+        opts.pathspec(rel.to_string_lossy().as_ref());
+    }
+    if let Ok(statuses) = repo.statuses(Some(&mut opts)) {
+        let prefix = match &skip {
+            Some(s) if rel.as_os_str().is_empty() => format!("{s}/"),
+            Some(s) => format!("{}/{s}/", rel.to_string_lossy()),
+            None => String::from("\u{0}"),
+        };
+        let dirty = statuses.iter().any(|s| {
+            s.path().is_ok_and(|p| !p.starts_with(&prefix))
+                && !s.status().contains(git2::Status::IGNORED)
+        });
+        if dirty {
+            rev.push_str("+dirty");
+        }
+    }
+    Some(rev)
+}

@@ -19,7 +19,9 @@ use std::fmt;
 /// Where a repository keeps the documents of one kind: one (the Config) or
 /// many by name. The first document of a name wins; a second is handed back.
 pub trait Slot<S> {
-    /// Stores `doc` unless a document of its name is there; returns it otherwise.
+    /// Stores `doc` unless a document of its name is there; returns it otherwise
+    /// (moved back to the caller, who reports it: nothing is copied).
+    #[allow(clippy::result_large_err)]
     fn put(&mut self, doc: Document<S>) -> Result<(), Document<S>>;
     /// The document of a name.
     fn find(&self, name: &str) -> Option<&Document<S>>;
@@ -145,6 +147,7 @@ macro_rules! kinds {
 
             /// Files the document under its kind in `repo`; a document whose
             /// name is taken is handed back.
+            #[allow(clippy::result_large_err)]
             pub fn insert_into(self, repo: &mut Repo) -> Result<(), TypedDoc> {
                 match self {
                     $(TypedDoc::$kind(d) => repo.$field.put(d).map_err(TypedDoc::$kind)),*

@@ -194,6 +194,11 @@ pub fn format(amount: rust_decimal::Decimal, currency: &str) -> String {
         .to_string()
 }
 
+/// A share for people: `0.3999` is `40%`.
+pub fn percent(share: f64) -> String {
+    format!("{:.0}%", 100.0 * share)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

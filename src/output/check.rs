@@ -1,7 +1,7 @@
 //! Output of `capops check` and `capops explain`: human text, JSON, SARIF and
 //! GitHub annotations. (The Markdown pull-request comment is in `markdown`.)
 
-use super::json::{JsonDiagnostic, OUTPUT_VERSION};
+use super::json::JsonDiagnostic;
 use super::{Paths, json};
 use crate::diag::{Diagnostic, SourceMap, Summary};
 use crate::model::Subject;
@@ -19,7 +19,7 @@ pub struct Context {
     pub policy: String,
     /// Demand against capacity of the pools the judged documents touch.
     #[serde(rename = "forecasts")]
-    pub charts: Vec<super::chart::PoolChart>,
+    pub charts: Vec<crate::cost::chart::PoolChart>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -345,8 +345,6 @@ pub fn human(result: &CheckResult, ctx: &Context, sources: &SourceMap, paths: &P
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct JsonCheck {
-    pub version: u32,
-    pub command: &'static str,
     #[serde(flatten)]
     pub context: Context,
     pub summary: JsonSummary,
@@ -508,8 +506,6 @@ pub fn json(
     paths: &Paths,
 ) -> JsonCheck {
     JsonCheck {
-        version: OUTPUT_VERSION,
-        command: "check",
         context: ctx.clone(),
         summary: JsonSummary {
             counts: counts(result),

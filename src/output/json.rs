@@ -79,12 +79,30 @@ pub fn diagnostic(d: &Diagnostic, sources: &SourceMap, paths: &Paths) -> JsonDia
     }
 }
 
-/// The document `capops validate --format json` prints.
+/// Every `--format json` result: the output version, the command, and the
+/// command's own fields.
+#[derive(Serialize)]
+pub struct Envelope<'a, T: Serialize> {
+    pub version: u32,
+    pub command: &'static str,
+    #[serde(flatten)]
+    pub body: &'a T,
+}
+
+impl<'a, T: Serialize> Envelope<'a, T> {
+    pub fn new(command: &'static str, body: &'a T) -> Self {
+        Envelope {
+            version: OUTPUT_VERSION,
+            command,
+            body,
+        }
+    }
+}
+
+/// What `capops validate --format json` prints.
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ValidateOutput {
-    pub version: u32,
-    pub command: &'static str,
     pub valid: bool,
     pub summary: ValidateSummary,
     pub diagnostics: Vec<JsonDiagnostic>,

@@ -7,12 +7,13 @@
 
 pub mod chart;
 pub mod check;
-pub mod costs;
 pub mod explain;
+pub mod forecast;
 pub mod github;
 pub mod human;
 pub mod json;
 pub mod markdown;
+pub mod report;
 pub mod sarif;
 
 use crate::diag::{FileId, SourceKind, SourceMap, Span};
@@ -78,6 +79,19 @@ pub enum Format {
     Markdown,
     /// One self-contained HTML file with its charts (`report` only).
     Html,
+}
+
+impl Format {
+    /// The name as written after `--format`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Human => "human",
+            Format::Json => "json",
+            Format::Sarif => "sarif",
+            Format::Markdown => "markdown",
+            Format::Html => "html",
+        }
+    }
 }
 
 #[cfg(test)]

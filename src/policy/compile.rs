@@ -70,7 +70,7 @@ fn number_filter(v: f64) -> String {
 
 /// `{{ 0.3999 | percent }}` → `40%`.
 fn percent_filter(v: f64) -> String {
-    format!("{:.0}%", v * 100.0)
+    crate::model::money::percent(v)
 }
 
 /// The name a rule's message template is registered under.

@@ -4,7 +4,9 @@
 //! form the base, optionally a change (documents added or replaced by kind and
 //! name, documents removed), and the expected decisions: outcome, tier, roles,
 //! missing fields, rules that fired, diagnostic codes, exit code. Cases run
-//! through the same evaluation as `capops check`, in memory.
+//! through the same evaluation as `capops check`, in memory. Reading the
+//! case files and fixtures is the command line's job: this module gets text
+//! and inputs.
 
 use super::change::ChangeKind;
 use super::{CheckInput, CheckResult, Outcome};
@@ -98,61 +100,33 @@ impl CaseResult {
     }
 }
 
-/// Finds the case files of a folder: `*.yaml` directly in it (a `fixture/` folder is skipped).
-/// A capacity repository's cases are in its `tests/` folder.
-pub fn discover(path: &Path) -> Result<Vec<PathBuf>, String> {
-    let dir = if path.join(load::CONFIG_FILE).is_file() && path.join("tests").is_dir() {
-        path.join("tests")
-    } else {
-        path.to_path_buf()
+/// Reads a case from its text.
+pub fn read_case(text: &str) -> Result<Case, String> {
+    let at = |span: Option<crate::diag::Span>| {
+        span.map(|s| {
+            let mut m = SourceMap::new();
+            m.add("", text.to_string());
+            format!(" at {}", m.line_col(s))
+        })
+        .unwrap_or_default()
     };
-    let entries =
-        std::fs::read_dir(&dir).map_err(|e| format!("cannot read {}: {e}", dir.display()))?;
-    let mut cases: Vec<PathBuf> = entries
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .filter(|p| p.is_file() && p.extension().is_some_and(|x| x == "yaml" || x == "yml"))
-        .collect();
-    cases.sort();
-    Ok(cases)
-}
-
-/// Reads a case file.
-pub fn read_case(path: &Path) -> Result<Case, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read: {e}"))?;
-    let parsed = yaml::parse(&text, crate::diag::FileId(0));
+    let parsed = yaml::parse(text, crate::diag::FileId(0));
     if let Some(d) = parsed.diagnostics.iter().find(|d| d.is_error()) {
-        let at = d
-            .span()
-            .map(|s| {
-                let mut m = SourceMap::new();
-                m.add("", text.clone());
-                format!(" at {}", m.line_col(s))
-            })
-            .unwrap_or_default();
-        return Err(format!("{}{at}", d.message));
+        return Err(format!("{}{}", d.message, at(d.span())));
     }
     let node = parsed.documents.first().ok_or("the file holds no case")?;
-    from_node::<Case>(node, crate::diag::FileId(0)).map_err(|e| {
-        let at = e
-            .span
-            .map(|s| {
-                let mut m = SourceMap::new();
-                m.add("", text.clone());
-                format!(" at {}", m.line_col(s))
-            })
-            .unwrap_or_default();
-        format!("not a test case: {}{at}", e.message)
-    })
+    from_node::<Case>(node, crate::diag::FileId(0))
+        .map_err(|e| format!("not a test case: {}{}", e.message, at(e.span)))
 }
 
-fn fixture_of(case_path: &Path, case: &Case) -> PathBuf {
-    let dir = case_path.parent().unwrap_or(Path::new("."));
+/// The fixture repository of a case, from the folder its file is in: the
+/// case's `fixture`, else a `fixture/` folder beside it, else the capacity
+/// repository the tests folder belongs to.
+pub fn fixture_of(case_dir: &Path, case: &Case, has_fixture_folder: bool) -> PathBuf {
     match &case.fixture {
-        Some(f) => dir.join(f),
-        None if dir.join("fixture").is_dir() => dir.join("fixture"),
-        // The capacity repository the tests folder belongs to.
-        None => dir.parent().unwrap_or(dir).to_path_buf(),
+        Some(f) => case_dir.join(f),
+        None if has_fixture_folder => case_dir.join("fixture"),
+        None => case_dir.parent().unwrap_or(case_dir).to_path_buf(),
     }
 }
 
@@ -167,26 +141,14 @@ fn identity(doc: &TypedDoc) -> (Kind, String) {
     (doc.kind(), doc.metadata().name.value.to_string())
 }
 
-/// Runs one case.
-pub fn run_case(path: &Path) -> CaseResult {
-    let name = path
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_default();
+/// Runs one case against its fixture's files.
+pub fn run_case(name: &str, case: &Case, fixture: Vec<Input>) -> CaseResult {
     let mut result = CaseResult {
-        name,
-        description: String::new(),
+        name: name.to_string(),
+        description: case.description.clone(),
         failures: Vec::new(),
     };
-    let case = match read_case(path) {
-        Ok(c) => c,
-        Err(e) => {
-            result.failures.push(e);
-            return result;
-        }
-    };
-    result.description = case.description.clone();
-    match evaluate_case(path, &case) {
+    match evaluate_case(case, fixture) {
         Ok((check, diags, exit)) => {
             compare(&case.expect, &check, &diags, exit, &mut result.failures)
         }
@@ -196,10 +158,11 @@ pub fn run_case(path: &Path) -> CaseResult {
 }
 
 /// Builds the base and head of a case and evaluates them.
-fn evaluate_case(path: &Path, case: &Case) -> Result<(CheckResult, Vec<Diagnostic>, i32), String> {
+fn evaluate_case(
+    case: &Case,
+    mut inputs: Vec<Input>,
+) -> Result<(CheckResult, Vec<Diagnostic>, i32), String> {
     let at: Timestamp = case.at.parse().map_err(|e: String| format!("at: {e}"))?;
-    let fixture = fixture_of(path, case);
-    let mut inputs = load::files::collect(&fixture).map_err(|e| format!("fixture: {e}"))?;
     inputs.extend(stream("case-base.yaml", &case.base));
     let mut base_loaded = load::load(inputs);
     let pack = super::default_pack(&mut base_loaded.sources)

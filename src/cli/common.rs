@@ -1,0 +1,239 @@
+//! What every command shares: the exit codes as a type, reading `--at` and
+//! `--horizon`, loading a valid repository, writing diagnostics, one JSON
+//! envelope, and writing files whole or not at all.
+//!
+//! Commands return [`Outcome`]: `Ok(exit)` when they ran, `Err(Stop)` when
+//! they stopped early (with the exit code to report) or could not write
+//! their output. Helpers return `Result<T, Stop>`, so a command stops with `?`.
+
+use super::{Cli, Io};
+use crate::diag::{Code, Diagnostic, SourceMap, Summary};
+use crate::load::files::RootError;
+use crate::model::Timestamp;
+use crate::output::{self, Format, Paths};
+use crate::pipeline::{self, Validated};
+use std::path::Path;
+
+/// Exit codes, as documented in the README.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Exit {
+    /// Success: valid, approved, no drift.
+    Ok,
+    /// The gate says no: denied, approvals missing, drift.
+    Gate,
+    /// Invalid input or usage.
+    Invalid,
+    /// An outside system failed: git, a cluster, GitHub, writing the output.
+    External,
+}
+
+impl Exit {
+    pub fn code(self) -> i32 {
+        match self {
+            Exit::Ok => 0,
+            Exit::Gate => 1,
+            Exit::Invalid => 2,
+            Exit::External => 3,
+        }
+    }
+}
+
+/// Why a command stopped before it finished.
+#[derive(Debug)]
+pub enum Stop {
+    /// It said why (on stderr) and exits with this code.
+    Exit(Exit),
+    /// Writing its output failed.
+    Io(std::io::Error),
+}
+
+impl From<std::io::Error> for Stop {
+    fn from(e: std::io::Error) -> Stop {
+        Stop::Io(e)
+    }
+}
+
+/// What a command returns.
+pub type Outcome = Result<Exit, Stop>;
+
+/// Writes `error: MESSAGE` (and a `help:` line) and stops with exit 2.
+pub fn invalid(io: &mut Io<'_>, message: &str, help: Option<&str>) -> Stop {
+    stop(io, Exit::Invalid, message, help)
+}
+
+/// Writes `error: MESSAGE` (and a `help:` line) and stops with `exit`.
+pub fn stop(io: &mut Io<'_>, exit: Exit, message: &str, help: Option<&str>) -> Stop {
+    let written = match help {
+        Some(h) => writeln!(io.stderr, "error: {message}\n  help: {h}"),
+        None => writeln!(io.stderr, "error: {message}"),
+    };
+    match written {
+        Ok(()) => Stop::Exit(exit),
+        Err(e) => Stop::Io(e),
+    }
+}
+
+/// clap value parser for `--at`: an ISO 8601 date or an RFC 3339 time.
+pub fn at_arg(s: &str) -> Result<Timestamp, String> {
+    s.parse().map_err(|e: String| {
+        format!("{e}; write a date as 2026-12-01 or a time as 2026-12-01T08:00:00Z")
+    })
+}
+
+/// clap value parser for `--horizon`: `72`, `72h`, `14d`, `8w`, up to three years.
+pub fn horizon_arg(text: &str) -> Result<i64, String> {
+    let t = text.trim();
+    let (digits, unit) = match t.find(|c: char| !c.is_ascii_digit()) {
+        Some(i) => (&t[..i], &t[i..]),
+        None => (t, "h"),
+    };
+    let n: i64 = digits
+        .parse()
+        .map_err(|_| "write hours (72h), days (14d) or weeks (8w)".to_string())?;
+    let hours = match unit {
+        "h" => n,
+        "d" => n.saturating_mul(24),
+        "w" => n.saturating_mul(24 * 7),
+        _ => return Err(format!("unknown unit `{unit}`; use h, d or w")),
+    };
+    if !(1..=crate::cost::MAX_OUTLOOK_HOURS).contains(&hours) {
+        return Err("the horizon must be between 1 hour and three years".into());
+    }
+    Ok(hours)
+}
+
+/// Loads, validates and lints the repository at `path`; on errors, prints
+/// them and stops with exit 2. `what` ends the message: "fix them before WHAT".
+pub fn load_valid(cli: &Cli, path: &Path, what: &str, io: &mut Io<'_>) -> Result<Validated, Stop> {
+    let paths = Paths::new(path);
+    let head = match pipeline::validate_dir(path) {
+        Ok(o) => o,
+        Err(e) => {
+            root_error(cli, &e, path, io)?;
+            return Err(Stop::Exit(Exit::Invalid));
+        }
+    };
+    if !head.is_valid() {
+        write_diagnostics(cli, &head.diagnostics, &head.sources, &paths, io)?;
+        let s = head.summary();
+        writeln!(
+            io.stderr,
+            "error: {} error{} in {}: fix them before {what}",
+            s.errors,
+            if s.errors == 1 { "" } else { "s" },
+            path.display()
+        )?;
+        return Err(Stop::Exit(Exit::Invalid));
+    }
+    Ok(head)
+}
+
+/// Prints diagnostics for people (stderr) and, inside GitHub Actions with
+/// human output, as workflow annotations (stdout).
+pub fn write_diagnostics(
+    cli: &Cli,
+    diags: &[Diagnostic],
+    sources: &SourceMap,
+    paths: &Paths,
+    io: &mut Io<'_>,
+) -> std::io::Result<()> {
+    // Annotations share stdout with the human report; data formats keep stdout clean.
+    if output::github::in_actions(io.env) && cli.format == Format::Human {
+        for d in diags {
+            if let Some(line) = output::github::annotation(d, sources, paths) {
+                writeln!(io.stdout, "{line}")?;
+            }
+        }
+    }
+    if matches!(cli.format, Format::Human | Format::Markdown | Format::Html) {
+        let color = io.color(cli.color);
+        for d in diags {
+            writeln!(
+                io.stderr,
+                "{}\n",
+                output::human::render(d, sources, paths, color)
+            )?;
+        }
+    }
+    Ok(())
+}
+
+/// A folder that is not a capacity repository: a diagnostic with no file.
+pub fn root_error(cli: &Cli, e: &RootError, path: &Path, io: &mut Io<'_>) -> std::io::Result<()> {
+    let d = Diagnostic::new(Code::NoConfig, e.to_string()).help(format!(
+        "run capops on the folder that holds capops.yaml, or create {}/capops.yaml with a Config document",
+        path.display()
+    ));
+    let sources = SourceMap::new();
+    let paths = Paths::new(path);
+    let diags = std::slice::from_ref(&d);
+    write_diagnostics(cli, diags, &sources, &paths, io)?;
+    match cli.format {
+        Format::Json => {
+            let out = output::json::ValidateOutput {
+                valid: false,
+                summary: output::json::ValidateSummary {
+                    files: 0,
+                    documents: 0,
+                    counts: Summary::of(diags),
+                },
+                diagnostics: output::json::diagnostics(diags, &sources, &paths),
+            };
+            write_json(io, "validate", &out)
+        }
+        Format::Sarif => write_pretty(io, &output::sarif::log(diags, &sources, &paths)),
+        _ => Ok(()),
+    }
+}
+
+/// Writes a command's JSON result in the one envelope every command uses.
+pub fn write_json<T: serde::Serialize>(
+    io: &mut Io<'_>,
+    command: &'static str,
+    body: &T,
+) -> std::io::Result<()> {
+    write_pretty(io, &output::json::Envelope::new(command, body))
+}
+
+/// Pretty JSON and a newline on stdout.
+pub fn write_pretty<T: serde::Serialize>(io: &mut Io<'_>, value: &T) -> std::io::Result<()> {
+    serde_json::to_writer_pretty(&mut *io.stdout, value).map_err(std::io::Error::other)?;
+    writeln!(io.stdout)
+}
+
+/// Writes a file whole or not at all: to a temporary file beside it, then
+/// renamed over the target.
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = dir.join(format!(".{name}.capops-{}", std::process::id()));
+    std::fs::write(&tmp, bytes)?;
+    std::fs::rename(&tmp, path).inspect_err(|_| {
+        let _ = std::fs::remove_file(&tmp);
+    })
+}
+
+/// Writes `text` to `out` atomically (saying so on stderr), or to stdout.
+pub fn write_text(io: &mut Io<'_>, out: Option<&Path>, text: &str) -> Result<(), Stop> {
+    match out {
+        Some(file) => {
+            if let Err(e) = write_atomically(file, text.as_bytes()) {
+                return Err(stop(
+                    io,
+                    Exit::External,
+                    &format!("cannot write {}: {e}", file.display()),
+                    None,
+                ));
+            }
+            writeln!(io.stderr, "wrote {}", file.display())?;
+        }
+        None => io.stdout.write_all(text.as_bytes())?,
+    }
+    Ok(())
+}

@@ -1,0 +1,139 @@
+//! `capops test [PATH]`: runs policy test cases.
+//!
+//! The edge of the test runner: finds the case files, reads them and their
+//! fixture repositories, and hands text and inputs to `policy::testing`.
+
+use super::common::{Exit, Outcome, invalid, write_json};
+use super::{Cli, Io};
+use crate::load::{self, Input};
+use crate::output::Format;
+use crate::policy::testing::{self, CaseResult};
+use serde_json::json;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+pub fn run(cli: &Cli, path: &Path, io: &mut Io<'_>) -> Outcome {
+    let cases = discover(path).map_err(|(msg, help)| invalid(io, &msg, help.as_deref()))?;
+    if cases.is_empty() {
+        return Err(invalid(
+            io,
+            &format!("no test cases (*.yaml) in {}", path.display()),
+            Some(
+                "a case file states documents and the decisions the policy must reach; see docs/policy.md",
+            ),
+        ));
+    }
+    let results = run_cases(&cases);
+    let failed = results.iter().filter(|r| !r.passed()).count();
+    if cli.format == Format::Json {
+        let out = json!({
+            "passed": results.len() - failed,
+            "failed": failed,
+            "cases": results.iter().map(|r| json!({
+                "name": r.name,
+                "description": r.description,
+                "passed": r.passed(),
+                "failures": r.failures,
+            })).collect::<Vec<_>>(),
+        });
+        write_json(io, "test", &out)?;
+    } else {
+        for r in &results {
+            writeln!(
+                io.stdout,
+                "{} {}{}",
+                if r.passed() { "PASS" } else { "FAIL" },
+                r.name,
+                if r.description.is_empty() {
+                    String::new()
+                } else {
+                    format!(": {}", r.description)
+                }
+            )?;
+            for f in &r.failures {
+                writeln!(io.stdout, "       {f}")?;
+            }
+        }
+        writeln!(
+            io.stdout,
+            "\n{} passed, {failed} failed",
+            results.len() - failed
+        )?;
+    }
+    Ok(if failed == 0 { Exit::Ok } else { Exit::Gate })
+}
+
+/// The case files of a folder: `*.yaml` directly in it. A capacity
+/// repository's cases are in its `tests/` folder.
+fn discover(path: &Path) -> Result<Vec<PathBuf>, (String, Option<String>)> {
+    let is_repo = path.join(load::CONFIG_FILE).is_file();
+    let dir = match (is_repo, path.join("tests").is_dir()) {
+        (true, true) => path.join("tests"),
+        (true, false) => {
+            return Err((
+                format!(
+                    "{} is a capacity repository without a tests/ folder: it has no policy test cases",
+                    path.display()
+                ),
+                Some("put case files in tests/ (see docs/policy.md), or pass the folder that holds them".into()),
+            ));
+        }
+        _ => path.to_path_buf(),
+    };
+    let entries = std::fs::read_dir(&dir)
+        .map_err(|e| (format!("cannot read {}: {e}", dir.display()), None))?;
+    let mut cases: Vec<PathBuf> = entries
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.is_file() && p.extension().is_some_and(|x| x == "yaml" || x == "yml"))
+        .collect();
+    cases.sort();
+    Ok(cases)
+}
+
+/// Reads every case and its fixture (each fixture once) and runs them on all cores.
+fn run_cases(cases: &[PathBuf]) -> Vec<CaseResult> {
+    use rayon::prelude::*;
+    let mut fixtures: HashMap<PathBuf, Result<Vec<Input>, String>> = HashMap::new();
+    let mut prepared = Vec::new();
+    for path in cases {
+        let name = path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let case = std::fs::read_to_string(path)
+            .map_err(|e| format!("cannot read: {e}"))
+            .and_then(|text| testing::read_case(&text));
+        let case = match case {
+            Ok(c) => c,
+            Err(e) => {
+                prepared.push((name, Err(e)));
+                continue;
+            }
+        };
+        let dir = path.parent().unwrap_or(Path::new("."));
+        let fixture = testing::fixture_of(dir, &case, dir.join("fixture").is_dir());
+        fixtures
+            .entry(fixture.clone())
+            .or_insert_with(|| load::files::collect(&fixture).map_err(|e| format!("fixture: {e}")));
+        prepared.push((name, Ok((case, fixture))));
+    }
+    prepared
+        .par_iter()
+        .map(|(name, case)| match case {
+            Ok((case, fixture)) => match &fixtures[fixture] {
+                Ok(inputs) => testing::run_case(name, case, inputs.clone()),
+                Err(e) => failed(name, &case.description, e.clone()),
+            },
+            Err(e) => failed(name, "", e.clone()),
+        })
+        .collect()
+}
+
+fn failed(name: &str, description: &str, why: String) -> CaseResult {
+    CaseResult {
+        name: name.to_string(),
+        description: description.to_string(),
+        failures: vec![why],
+    }
+}

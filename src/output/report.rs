@@ -1,0 +1,500 @@
+//! `capops report` for people: the [`CostReport`] as text, Markdown or one
+//! self-contained HTML file with its charts (JSON is the report serialized).
+
+use super::chart;
+use crate::cost::report::CostReport;
+use rust_decimal::Decimal;
+
+use crate::cost::prices;
+use crate::model::money::percent as pct;
+
+fn opt_pct(x: Option<f64>) -> String {
+    x.map(pct).unwrap_or_else(|| "–".into())
+}
+
+fn gpus(x: f64) -> String {
+    let t = format!("{x:.1}");
+    t.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+/// A table: header and rows, rendered as aligned text or Markdown.
+struct Table {
+    head: Vec<String>,
+    rows: Vec<Vec<String>>,
+    /// Columns aligned right (numbers).
+    right: Vec<bool>,
+}
+
+impl Table {
+    fn new(head: &[(&str, bool)]) -> Table {
+        Table {
+            head: head.iter().map(|h| h.0.to_string()).collect(),
+            right: head.iter().map(|h| h.1).collect(),
+            rows: Vec::new(),
+        }
+    }
+
+    fn text(&self) -> String {
+        let widths: Vec<usize> = (0..self.head.len())
+            .map(|i| {
+                self.rows
+                    .iter()
+                    .map(|r| r[i].chars().count())
+                    .chain([self.head[i].chars().count()])
+                    .max()
+                    .unwrap_or(0)
+            })
+            .collect();
+        let line = |cells: Vec<&str>| -> String {
+            let parts: Vec<String> = cells
+                .iter()
+                .enumerate()
+                .map(|(i, c)| {
+                    let pad = widths[i].saturating_sub(c.chars().count());
+                    if self.right[i] {
+                        format!("{}{c}", " ".repeat(pad))
+                    } else {
+                        format!("{c}{}", " ".repeat(pad))
+                    }
+                })
+                .collect();
+            format!("  {}\n", parts.join("  ").trim_end())
+        };
+        let mut out = line(self.head.iter().map(String::as_str).collect());
+        for r in &self.rows {
+            out.push_str(&line(r.iter().map(String::as_str).collect()));
+        }
+        out
+    }
+
+    fn markdown(&self) -> String {
+        let mut out = format!("| {} |\n|", self.head.join(" | "));
+        for r in &self.right {
+            out.push_str(if *r { " ---: |" } else { " --- |" });
+        }
+        out.push('\n');
+        for r in &self.rows {
+            let cells: Vec<String> = r.iter().map(|c| c.replace('|', "\\|")).collect();
+            out.push_str(&format!("| {} |\n", cells.join(" | ")));
+        }
+        out
+    }
+
+    fn html(&self) -> String {
+        let mut out = String::from("<table>\n<thead><tr>");
+        for (h, r) in self.head.iter().zip(&self.right) {
+            out.push_str(&format!(
+                "<th{}>{}</th>",
+                if *r { " class=\"n\"" } else { "" },
+                chart::escape(h)
+            ));
+        }
+        out.push_str("</tr></thead>\n<tbody>\n");
+        for row in &self.rows {
+            out.push_str("<tr>");
+            for (c, r) in row.iter().zip(&self.right) {
+                out.push_str(&format!(
+                    "<td{}>{}</td>",
+                    if *r { " class=\"n\"" } else { "" },
+                    chart::escape(c)
+                ));
+            }
+            out.push_str("</tr>\n");
+        }
+        out.push_str("</tbody>\n</table>\n");
+        out
+    }
+}
+
+/// The report's sections, each a title, a note and a table.
+fn sections(r: &CostReport) -> Vec<(&'static str, String, Table)> {
+    let cur = r.currency.as_str();
+    let m = |d: Decimal| crate::model::money::format(d, cur);
+    let om = |d: Option<Decimal>| {
+        d.map(|d| crate::model::money::format(d, cur))
+            .unwrap_or_else(|| "–".into())
+    };
+    let mut out = Vec::new();
+
+    let mut t = Table::new(&[
+        ("pool", false),
+        ("GPUs", true),
+        ("reserved/od/spot nodes", true),
+        ("GPU-hour", true),
+        ("a month", true),
+        (
+            if r.lookback_days == 30 {
+                "demand, 30 d"
+            } else {
+                "demand"
+            },
+            true,
+        ),
+        ("P50 next 30 d", true),
+        ("P90 peak", true),
+        ("recommended mix", false),
+    ]);
+    for p in &r.pools {
+        t.rows.push(vec![
+            format!("{}/{}", p.cluster, p.pool),
+            p.gpus.to_string(),
+            format!(
+                "{}/{}/{}",
+                p.reserved_nodes, p.on_demand_nodes, p.spot_nodes
+            ),
+            p.gpu_hour_price
+                .map(|d| crate::model::money::format(d, cur))
+                .unwrap_or_else(|| "no price".into()),
+            om(p.monthly_cost),
+            p.mean_demand
+                .map(|d| format!("{} ({})", gpus(d), opt_pct(p.demand_share)))
+                .unwrap_or_else(|| "no usage".into()),
+            p.forecast_p50.map(gpus).unwrap_or_else(|| "–".into()),
+            p.forecast_p90.map(gpus).unwrap_or_else(|| "–".into()),
+            p.mix
+                .as_ref()
+                .map(|x| {
+                    if x.baseline.is_none() && x.flexible.is_none() {
+                        return format!("all on demand: {}", m(x.monthly_on_demand));
+                    }
+                    format!(
+                        "{}: {} vs {} on demand",
+                        x.phrase(),
+                        m(x.monthly_mix),
+                        m(x.monthly_on_demand)
+                    )
+                })
+                .unwrap_or_else(|| "–".into()),
+        ]);
+    }
+    out.push((
+        "Pools",
+        "What each pool costs as provisioned (its GPUs at the purchase mix's blended price), its demand, and the commitment mix its forecast calls for (nodes).".to_string(),
+        t,
+    ));
+
+    let mut t = Table::new(&[
+        ("reservation", false),
+        ("pool", false),
+        ("GPUs", true),
+        ("term", false),
+        ("cost", true),
+        ("used P50", true),
+        ("stranded P50", true),
+        ("stranded P10", true),
+        ("shortfall h", true),
+        ("suggested count", true),
+    ]);
+    for x in &r.reservations {
+        t.rows.push(vec![
+            x.name.clone(),
+            format!("{}/{}", x.cluster, x.pool),
+            x.gpus.to_string(),
+            format!(
+                "{} → {}",
+                &x.start[..10.min(x.start.len())],
+                &x.end[..10.min(x.end.len())]
+            ),
+            om(x.total_cost),
+            opt_pct(x.utilization_p50),
+            x.stranded_p50
+                .map(|s| format!("{} ({})", m(s), opt_pct(x.stranded_share)))
+                .unwrap_or_else(|| "no usage".into()),
+            om(x.stranded_p10),
+            x.shortfall_hours
+                .map(|h| h.to_string())
+                .unwrap_or_else(|| "–".into()),
+            x.suggested_count
+                .map(|c| format!("{c} of {}", x.count))
+                .unwrap_or_else(|| "–".into()),
+        ]);
+    }
+    out.push((
+        "Reservations",
+        "Reserved GPU-hours against forecast demand over each term: utilization and stranded spend at P50 (expected) and P10 (the risk), hours where P90 demand exceeds the whole pool, and the most instances that keep within the stranded-spend threshold.".to_string(),
+        t,
+    ));
+
+    let mut t = Table::new(&[
+        ("team", false),
+        ("cost center", false),
+        ("utilization", true),
+        ("allocated", true),
+        ("used", true),
+        ("rightsized", true),
+        ("chargeback", true),
+        ("idle cost", true),
+        ("this month", true),
+        ("budget", true),
+    ]);
+    for x in &r.teams {
+        t.rows.push(vec![
+            if x.low {
+                format!("{} (low)", x.team)
+            } else {
+                x.team.clone()
+            },
+            x.cost_center.clone(),
+            opt_pct(x.utilization),
+            gpus(x.mean_allocated),
+            gpus(x.mean_used),
+            if x.utilization.is_some() {
+                x.rightsized_gpus.to_string()
+            } else {
+                "–".into()
+            },
+            m(x.chargeback),
+            m(x.idle_cost),
+            om(x.projected_this_month),
+            om(x.monthly_budget),
+        ]);
+    }
+    out.push((
+        "Teams",
+        format!(
+            "Over the {} days before {}: used over allocated GPU-hours, mean GPUs allocated and used, the GPUs the work needs at the target utilization, allocated GPU-hours priced (chargeback) and the unused part (idle cost); then this month's projected spend.",
+            r.lookback_days, r.at
+        ),
+        t,
+    ));
+
+    let mut t = Table::new(&[
+        ("cost center", false),
+        ("teams", false),
+        ("chargeback", true),
+        ("idle cost", true),
+    ]);
+    for c in &r.cost_centers {
+        t.rows.push(vec![
+            c.cost_center.clone(),
+            c.teams.join(", "),
+            m(c.chargeback),
+            m(c.idle_cost),
+        ]);
+    }
+    out.push((
+        "Chargeback by cost center",
+        format!("The {} days before {}.", r.lookback_days, r.at),
+        t,
+    ));
+
+    let month_names: Vec<String> = r
+        .budgets
+        .first()
+        .map(|b| b.months.iter().map(|m| m.month.clone()).collect())
+        .unwrap_or_default();
+    let mut head: Vec<(&str, bool)> = vec![("team", false), ("budget", true)];
+    head.extend(month_names.iter().map(|s| (s.as_str(), true)));
+    let mut t = Table::new(&head);
+    for b in r
+        .budgets
+        .iter()
+        .filter(|b| b.monthly_budget.is_some() || b.months.iter().any(|m| !m.spend.is_zero()))
+    {
+        let mut row = vec![b.team.clone(), om(b.monthly_budget)];
+        for mo in &b.months {
+            let alert = mo
+                .alert
+                .map(|a| format!(" ⚠{:.0}%", 100.0 * prices::float(a)))
+                .unwrap_or_default();
+            row.push(format!(
+                "{}{alert}",
+                crate::model::money::format(mo.spend, "")
+            ));
+        }
+        t.rows.push(row);
+    }
+    out.push((
+        "Budgets",
+        format!(
+            "Projected spend by calendar month ({}): measured hours, then the allocation forecast, requests starting and requests ending. ⚠ marks the highest alert level a month reaches.",
+            cur
+        ),
+        t,
+    ));
+
+    let mut t = Table::new(&[
+        ("kind", false),
+        ("subject", false),
+        ("recommendation", false),
+        ("saves a month", true),
+    ]);
+    for x in &r.recommendations {
+        t.rows.push(vec![
+            x.kind.as_str().to_string(),
+            x.subject.clone(),
+            x.text.clone(),
+            om(x.monthly_savings),
+        ]);
+    }
+    out.push((
+        "Recommendations",
+        "Largest monthly savings first.".into(),
+        t,
+    ));
+    out
+}
+
+fn headline(r: &CostReport) -> Vec<String> {
+    let cur = r.currency.as_str();
+    let t = &r.totals;
+    vec![
+        format!(
+            "{} GPUs cost {} a month as provisioned",
+            t.gpus,
+            crate::model::money::format(t.monthly_cost, cur)
+        ),
+        format!(
+            "reservations commit {}; {} of it expected stranded (P50), {} at P10",
+            crate::model::money::format(t.reserved_commitments, cur),
+            crate::model::money::format(t.stranded_p50, cur),
+            crate::model::money::format(t.stranded_p10, cur)
+        ),
+        format!(
+            "last {} days: {} charged back, {} of it idle",
+            r.lookback_days,
+            crate::model::money::format(t.chargeback, cur),
+            crate::model::money::format(t.idle_cost, cur)
+        ),
+        format!(
+            "{} team{} below the utilization threshold; {} over budget this month",
+            t.low_utilization_teams,
+            if t.low_utilization_teams == 1 {
+                ""
+            } else {
+                "s"
+            },
+            t.teams_over_budget_this_month
+        ),
+    ]
+}
+
+fn title(r: &CostReport) -> String {
+    let org = if r.organization.is_empty() {
+        String::new()
+    } else {
+        format!("{}: ", r.organization)
+    };
+    format!("{org}GPU cost and capacity report, {}", r.at)
+}
+
+/// Plain text, with a sparkline of each pool's demand.
+pub fn text(r: &CostReport) -> String {
+    let mut out = format!("{}\n\n", title(r));
+    for h in headline(r) {
+        out.push_str(&format!("  {h}\n"));
+    }
+    for (name, note, table) in sections(r) {
+        out.push_str(&format!("\n{name}\n  {note}\n\n"));
+        if table.rows.is_empty() {
+            out.push_str("  (none)\n");
+        } else {
+            out.push_str(&table.text());
+        }
+    }
+    if !r.charts.is_empty() {
+        out.push_str(
+            "\nDemand, 30 days measured │ 90 days forecast (P50), scaled to each pool's GPUs\n\n",
+        );
+        let width = r
+            .charts
+            .iter()
+            .map(|c| c.cluster.len() + c.pool.len() + 1)
+            .max()
+            .unwrap_or(0);
+        for c in &r.charts {
+            let measured: Vec<f64> = c
+                .days
+                .iter()
+                .filter(|d| d.measured)
+                .map(|d| d.p50)
+                .collect();
+            let forecast: Vec<f64> = c
+                .days
+                .iter()
+                .filter(|d| !d.measured)
+                .map(|d| d.p50)
+                .collect();
+            out.push_str(&format!(
+                "  {:<width$}  {}│{}  of {}\n",
+                format!("{}/{}", c.cluster, c.pool),
+                chart::sparkline(&measured, c.capacity),
+                chart::sparkline(&forecast, c.capacity),
+                gpus(c.capacity)
+            ));
+        }
+    }
+    out
+}
+
+/// Markdown, with a Mermaid chart per pool.
+pub fn markdown(r: &CostReport) -> String {
+    let mut out = format!("# {}\n\n", title(r));
+    for h in headline(r) {
+        out.push_str(&format!("- {h}\n"));
+    }
+    for (name, note, table) in sections(r) {
+        out.push_str(&format!("\n## {name}\n\n{note}\n\n"));
+        if table.rows.is_empty() {
+            out.push_str("_None._\n");
+        } else {
+            out.push_str(&table.markdown());
+        }
+    }
+    if !r.charts.is_empty() {
+        out.push_str("\n## Demand against capacity\n\n");
+        for c in &r.charts {
+            out.push_str(&chart::mermaid(c));
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// One self-contained HTML file: inline styles and SVG charts, no scripts,
+/// nothing fetched.
+pub fn html(r: &CostReport) -> String {
+    let mut out = format!(
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>{}</title>\n<style>\n{}\n</style>\n</head>\n<body>\n<h1>{}</h1>\n<ul class=\"headline\">\n",
+        chart::escape(&title(r)),
+        STYLE,
+        chart::escape(&title(r))
+    );
+    for h in headline(r) {
+        out.push_str(&format!("<li>{}</li>\n", chart::escape(&h)));
+    }
+    out.push_str("</ul>\n");
+    for (name, note, table) in sections(r) {
+        out.push_str(&format!(
+            "<h2>{}</h2>\n<p>{}</p>\n",
+            chart::escape(name),
+            chart::escape(&note)
+        ));
+        if table.rows.is_empty() {
+            out.push_str("<p><em>None.</em></p>\n");
+        } else {
+            out.push_str(&table.html());
+        }
+    }
+    if !r.charts.is_empty() {
+        out.push_str("<h2>Demand against capacity</h2>\n");
+        for c in &r.charts {
+            out.push_str(&format!(
+                "<figure>\n<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 900 300\" width=\"900\" height=\"300\" font-family=\"sans-serif\" font-size=\"12\" role=\"img\" aria-label=\"{}/{}\">\n{}</svg>\n<figcaption>{}</figcaption>\n</figure>\n",
+                chart::escape(&c.cluster),
+                chart::escape(&c.pool),
+                chart::panel(c, 900.0, 300.0),
+                chart::escape(&format!("Forecast: {}", c.method))
+            ));
+        }
+    }
+    out.push_str("<footer>Generated by capops. Amounts are in ");
+    out.push_str(&chart::escape(&r.currency));
+    out.push_str(".</footer>\n</body>\n</html>\n");
+    out
+}
+
+const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:2em;color:#222;max-width:1200px}\
+table{border-collapse:collapse;margin:0.5em 0 1.5em}th,td{border-bottom:1px solid #ddd;padding:4px 8px;text-align:left}\
+th{background:#f4f4f4}.n{text-align:right;font-variant-numeric:tabular-nums}.headline li{margin:0.2em 0}\
+figure{margin:1em 0}figcaption{color:#666;font-size:0.9em}footer{margin-top:2em;color:#888;font-size:0.85em}";
