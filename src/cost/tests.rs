@@ -1,3 +1,6 @@
+//! Costs, budgets, utilization and reservations on small repositories and on the
+//! example, with every number worked out independently of the code under test.
+
 use super::*;
 use crate::load::{Content, Input};
 use rust_decimal::Decimal;

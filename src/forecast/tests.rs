@@ -1,3 +1,6 @@
+//! The forecaster on series whose answer is known: sines, gaps, level shifts,
+//! short histories, and quantiles that never cross.
+
 use super::*;
 
 /// A small deterministic pseudo-random generator for test series.

@@ -90,6 +90,7 @@ pub fn to_committed_text(schema: &Value) -> String {
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods)] // compares with and rewrites the committed files
 mod tests {
     use super::*;
 

@@ -1,6 +1,9 @@
 //! Rendering small repositories: what is in force at `--at`, per-class
 //! quotas, MIG single strategy, time-slicing configs, and Kueue limits.
 
+// Tests build repositories in temporary folders.
+#![allow(clippy::disallowed_methods, clippy::disallowed_types)]
+
 use super::templates::Templates;
 use super::*;
 use crate::diag::Code;

@@ -1,9 +1,8 @@
 //! Output of `capops check` and `capops explain`: human text, JSON, SARIF and
 //! GitHub annotations. (The Markdown pull-request comment is in `markdown`.)
 
-use super::json::JsonDiagnostic;
-use super::{Paths, json};
-use crate::diag::{Diagnostic, SourceMap, Summary};
+use super::Paths;
+use crate::diag::SourceMap;
 use crate::model::Subject;
 use crate::policy::change::ChangeKind;
 use crate::policy::{CheckResult, Evaluated, Outcome, PolicySource};
@@ -61,7 +60,7 @@ pub fn counts(result: &CheckResult) -> Counts {
     c
 }
 
-fn gpus(e: &Evaluated) -> Option<f64> {
+pub(super) fn gpus(e: &Evaluated) -> Option<f64> {
     let path = match e.subject {
         Subject::CapacityRequest => "request.gpus",
         Subject::Reservation => "reservation.gpus",
@@ -80,13 +79,13 @@ pub fn fmt_gpus(x: f64) -> String {
 }
 
 /// A fact as a number (0 when absent).
-fn num(e: &Evaluated, path: &str) -> f64 {
+pub(super) fn num(e: &Evaluated, path: &str) -> f64 {
     crate::policy::facts::lookup(&e.decision.facts, path)
         .and_then(|v| f64::try_from(v).ok())
         .unwrap_or(0.0)
 }
 
-fn text(e: &Evaluated, path: &str) -> String {
+pub(super) fn text(e: &Evaluated, path: &str) -> String {
     crate::policy::facts::lookup(&e.decision.facts, path)
         .map(|v| {
             v.as_str()
@@ -96,7 +95,7 @@ fn text(e: &Evaluated, path: &str) -> String {
         .unwrap_or_default()
 }
 
-fn flag(e: &Evaluated, path: &str) -> bool {
+pub(super) fn flag(e: &Evaluated, path: &str) -> bool {
     crate::policy::facts::lookup(&e.decision.facts, path).is_some_and(|v| v.is_true())
 }
 
@@ -207,7 +206,7 @@ pub fn money_lines(e: &Evaluated) -> Vec<String> {
     out
 }
 
-fn approvals_text(e: &Evaluated) -> String {
+pub(super) fn approvals_text(e: &Evaluated) -> String {
     e.decision
         .approvals
         .iter()
@@ -229,7 +228,7 @@ fn approvals_text(e: &Evaluated) -> String {
         .join("; ")
 }
 
-fn outcome_word(o: Outcome) -> &'static str {
+pub(super) fn outcome_word(o: Outcome) -> &'static str {
     match o {
         Outcome::Approved => "approved automatically",
         Outcome::NeedsApproval => "needs approval",
@@ -340,325 +339,7 @@ pub fn human(result: &CheckResult, ctx: &Context, sources: &SourceMap, paths: &P
     out
 }
 
-// ------------------------------------------------------------------ JSON
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct JsonCheck {
-    #[serde(flatten)]
-    pub context: Context,
-    pub summary: JsonSummary,
-    pub changes: Vec<JsonChange>,
-    pub decisions: Vec<JsonDecision>,
-    pub diagnostics: Vec<JsonDiagnostic>,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct JsonSummary {
-    #[serde(flatten)]
-    pub counts: Counts,
-    pub exit_code: i32,
-    #[serde(flatten)]
-    pub diagnostics: Summary,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct JsonChange {
-    pub kind: String,
-    pub name: String,
-    pub change: &'static str,
-    pub fields: Vec<String>,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct JsonDecision {
-    pub kind: &'static str,
-    pub name: String,
-    pub change: &'static str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub file: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub line: Option<usize>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub column: Option<usize>,
-    pub decision: &'static str,
-    pub tier: Option<String>,
-    pub approvals: Vec<JsonApproval>,
-    pub missing_fields: Vec<&'static str>,
-    pub findings: Vec<JsonFinding>,
-    /// The facts the policy saw (all of them).
-    pub facts: serde_json::Value,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub trace: Vec<JsonTrace>,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct JsonApproval {
-    pub role: String,
-    pub count: u32,
-    pub teams: Vec<String>,
-    pub users: Vec<String>,
-    pub from: String,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct JsonFinding {
-    pub rule: String,
-    pub effect: &'static str,
-    pub message: String,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct JsonTrace {
-    pub kind: &'static str,
-    pub name: String,
-    pub condition: String,
-    /// true, false, or null when the condition failed (see `error`).
-    pub result: Option<bool>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub error: Option<String>,
-    pub reads: serde_json::Map<String, serde_json::Value>,
-    pub effect: String,
-}
-
-pub fn decision_json(
-    e: &Evaluated,
-    sources: &SourceMap,
-    paths: &Paths,
-    with_trace: bool,
-) -> JsonDecision {
-    let lc = e.location.map(|s| sources.line_col(s));
-    JsonDecision {
-        kind: e.subject.as_str(),
-        name: e.name.clone(),
-        change: e.change.as_str(),
-        file: e.location.map(|s| paths.file(sources, s.file)),
-        line: lc.map(|l| l.line),
-        column: lc.map(|l| l.column),
-        decision: e.decision.outcome.as_str(),
-        tier: e.decision.tier.clone(),
-        approvals: e
-            .decision
-            .approvals
-            .iter()
-            .map(|a| JsonApproval {
-                role: a.role.to_string(),
-                count: a.count,
-                teams: a.teams.clone(),
-                users: a.users.clone(),
-                from: a.from.clone(),
-            })
-            .collect(),
-        missing_fields: e.decision.missing_fields.clone(),
-        findings: e
-            .decision
-            .findings
-            .iter()
-            .map(|f| JsonFinding {
-                rule: f.rule.clone(),
-                effect: f.effect.as_str(),
-                message: f.message.clone(),
-            })
-            .collect(),
-        facts: crate::policy::facts::to_json(&e.decision.facts),
-        trace: if with_trace {
-            e.decision
-                .trace
-                .iter()
-                .map(|t| JsonTrace {
-                    kind: t.kind,
-                    name: t.name.clone(),
-                    condition: t.condition.clone(),
-                    result: t.result.clone().ok(),
-                    error: t.result.clone().err(),
-                    reads: t
-                        .reads
-                        .iter()
-                        .map(|(k, v)| {
-                            (
-                                k.clone(),
-                                serde_json::from_str(v)
-                                    .unwrap_or(serde_json::Value::String(v.clone())),
-                            )
-                        })
-                        .collect(),
-                    effect: t.effect.clone(),
-                })
-                .collect()
-        } else {
-            Vec::new()
-        },
-    }
-}
-
-pub fn json(
-    result: &CheckResult,
-    ctx: &Context,
-    diagnostics: &[Diagnostic],
-    exit_code: i32,
-    sources: &SourceMap,
-    paths: &Paths,
-) -> JsonCheck {
-    JsonCheck {
-        context: ctx.clone(),
-        summary: JsonSummary {
-            counts: counts(result),
-            exit_code,
-            diagnostics: Summary::of(diagnostics),
-        },
-        changes: result
-            .changes
-            .iter()
-            .filter(|c| c.change.kind != ChangeKind::Unchanged)
-            .map(|c| JsonChange {
-                kind: c.kind.as_str().to_string(),
-                name: c.name.clone(),
-                change: c.change.kind.as_str(),
-                fields: c.change.fields.clone(),
-            })
-            .collect(),
-        decisions: result
-            .evaluated
-            .iter()
-            .map(|e| decision_json(e, sources, paths, false))
-            .collect(),
-        diagnostics: json::diagnostics(diagnostics, sources, paths),
-    }
-}
-
-// ------------------------------------------------------------------ annotations and SARIF
-
-/// Workflow annotations on the documents that are denied or need approval.
-pub fn annotations(result: &CheckResult, sources: &SourceMap, paths: &Paths) -> Vec<String> {
-    let mut out = Vec::new();
-    for e in &result.evaluated {
-        let (level, text) = match e.decision.outcome {
-            Outcome::Approved => continue,
-            Outcome::Denied => (
-                "error",
-                format!(
-                    "{} {} is denied: {}",
-                    e.subject.as_str(),
-                    e.name,
-                    e.decision
-                        .findings
-                        .iter()
-                        .filter(|f| f.effect == crate::model::Effect::Deny)
-                        .map(|f| format!("{}: {}", f.rule, f.message))
-                        .collect::<Vec<_>>()
-                        .join("; ")
-                ),
-            ),
-            Outcome::NeedsApproval => {
-                let mut t = format!("{} {} needs approval", e.subject.as_str(), e.name);
-                if let Some(tier) = &e.decision.tier {
-                    t.push_str(&format!(" (tier {tier})"));
-                }
-                if !e.decision.approvals.is_empty() {
-                    t.push_str(&format!(": {}", approvals_text(e)));
-                }
-                if !e.decision.missing_fields.is_empty() {
-                    t.push_str(&format!(
-                        "; missing {}",
-                        e.decision.missing_fields.join(", ")
-                    ));
-                }
-                ("warning", t)
-            }
-        };
-        let d = Diagnostic {
-            code: crate::diag::Code::PolicyEvalError,
-            severity: if level == "error" {
-                crate::diag::Severity::Error
-            } else {
-                crate::diag::Severity::Warning
-            },
-            message: text,
-            primary: e.location.map(|span| crate::diag::Label {
-                span,
-                text: String::new(),
-            }),
-            related: Vec::new(),
-            help: None,
-        };
-        if let Some(line) = super::github::annotation(&d, sources, paths) {
-            // The title names the decision, not a diagnostic code.
-            out.push(line.replacen(
-                "title=capops policy-eval-error",
-                &format!("title=capops {}", e.decision.outcome.as_str()),
-                1,
-            ));
-        }
-    }
-    out
-}
-
-/// SARIF for a check: diagnostics, and one result per subject denied or needing approval.
-pub fn sarif(
-    result: &CheckResult,
-    diagnostics: &[Diagnostic],
-    sources: &SourceMap,
-    paths: &Paths,
-) -> serde_json::Value {
-    let mut log = super::sarif::log(diagnostics, sources, paths);
-    let run = &mut log["runs"][0];
-    let mut rules = run["tool"]["driver"]["rules"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default();
-    let mut results = run["results"].as_array().cloned().unwrap_or_default();
-    let rule_index = |id: &str, text: &str, rules: &mut Vec<serde_json::Value>| -> usize {
-        if let Some(i) = rules.iter().position(|r| r["id"] == id) {
-            return i;
-        }
-        rules.push(serde_json::json!({"id": id, "shortDescription": {"text": text}}));
-        rules.len() - 1
-    };
-    for e in &result.evaluated {
-        if e.decision.outcome == Outcome::Approved {
-            continue;
-        }
-        let Some(span) = e.location else { continue };
-        let start = sources.line_col(span);
-        let location = serde_json::json!([{"physicalLocation": {
-            "artifactLocation": {"uri": paths.file(sources, span.file), "uriBaseId": "%SRCROOT%"},
-            "region": {"startLine": start.line, "startColumn": start.column}
-        }}]);
-        if e.decision.outcome == Outcome::NeedsApproval {
-            let i = rule_index(
-                "approval-required",
-                "the change needs approvals before it can merge",
-                &mut rules,
-            );
-            results.push(serde_json::json!({
-                "ruleId": "approval-required", "ruleIndex": i, "level": "warning",
-                "message": {"text": format!("{} {} needs approval (tier {}): {}", e.subject.as_str(), e.name,
-                    e.decision.tier.clone().unwrap_or_else(|| "-".into()), approvals_text(e))},
-                "locations": location,
-            }));
-        }
-        for f in &e.decision.findings {
-            let id = format!("policy/{}", f.rule);
-            let i = rule_index(&id, &format!("policy rule {}", f.rule), &mut rules);
-            let level = match f.effect {
-                crate::model::Effect::Deny => "error",
-                crate::model::Effect::Warn => "warning",
-                _ => "note",
-            };
-            results.push(serde_json::json!({
-                "ruleId": id, "ruleIndex": i, "level": level,
-                "message": {"text": format!("{} {}: {}", e.subject.as_str(), e.name, f.message)},
-                "locations": location,
-            }));
-        }
-    }
-    run["tool"]["driver"]["rules"] = serde_json::Value::Array(rules);
-    run["results"] = serde_json::Value::Array(results);
-    log
-}
+mod annotate;
+mod json_out;
+pub use annotate::{annotations, sarif};
+pub use json_out::{JsonCheck, JsonDecision, decision_json, json};

@@ -1,0 +1,153 @@
+//! YAML 1.2 core-schema scalars (integers in any base, floats, the special
+//! float words), duplicate-key comparison, and scanner errors turned into
+//! diagnostics at the right line and column.
+
+use super::*;
+
+/// Whether two keys are the same, without allocating for the usual string keys.
+pub(super) fn same_key(a: &Node, b: &Node) -> bool {
+    match (&a.value, &b.value) {
+        (Value::Str(x), Value::Str(y)) => x == y,
+        _ => a.key_text() == b.key_text(),
+    }
+}
+
+/// YAML 1.2 core-schema integers: decimal, `0o` octal, `0x` hex.
+/// `Some(Err(()))` is an integer that does not fit in 64 bits.
+pub(super) fn resolve_int(s: &str) -> Option<Result<Value, ()>> {
+    let (neg, digits) = match s.as_bytes().first()? {
+        b'-' => (true, &s[1..]),
+        b'+' => (false, &s[1..]),
+        _ => (false, s),
+    };
+    let (radix, body) = if let Some(h) = digits.strip_prefix("0x") {
+        (16, h)
+    } else if let Some(o) = digits.strip_prefix("0o") {
+        (8, o)
+    } else {
+        (10, digits)
+    };
+    if body.is_empty() || !body.chars().all(|c| c.is_digit(radix)) {
+        return None;
+    }
+    if radix != 10 && (neg || s.starts_with('+')) {
+        return None;
+    }
+    let magnitude = match u128::from_str_radix(body, radix) {
+        Ok(m) => m,
+        Err(_) => return Some(Err(())),
+    };
+    if neg {
+        if magnitude <= i64::MAX as u128 + 1 {
+            Some(Ok(Value::Int((magnitude as i128).wrapping_neg() as i64)))
+        } else {
+            Some(Err(()))
+        }
+    } else if magnitude <= i64::MAX as u128 {
+        Some(Ok(Value::Int(magnitude as i64)))
+    } else if magnitude <= u64::MAX as u128 {
+        Some(Ok(Value::UInt(magnitude as u64)))
+    } else {
+        Some(Err(()))
+    }
+}
+
+/// YAML 1.2 core-schema floats, including `.inf` and `.nan`.
+pub(super) fn resolve_float(s: &str) -> Option<Value> {
+    match s {
+        ".inf" | ".Inf" | ".INF" | "+.inf" | "+.Inf" | "+.INF" => {
+            return Some(Value::Float(f64::INFINITY));
+        }
+        "-.inf" | "-.Inf" | "-.INF" => return Some(Value::Float(f64::NEG_INFINITY)),
+        ".nan" | ".NaN" | ".NAN" => return Some(Value::Float(f64::NAN)),
+        _ => {}
+    }
+    let body = s.strip_prefix(['-', '+']).unwrap_or(s);
+    let (mantissa, exponent) = match body.find(['e', 'E']) {
+        Some(i) => (&body[..i], Some(&body[i + 1..])),
+        None => (body, None),
+    };
+    let digits_ok = {
+        let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+        (!int.is_empty() || !frac.is_empty())
+            && int.bytes().all(|b| b.is_ascii_digit())
+            && frac.bytes().all(|b| b.is_ascii_digit())
+            && (!int.is_empty() || mantissa.starts_with('.'))
+    };
+    let exp_ok = exponent.is_none_or(|e| {
+        let e = e.strip_prefix(['-', '+']).unwrap_or(e);
+        !e.is_empty() && e.bytes().all(|b| b.is_ascii_digit())
+    });
+    if digits_ok && exp_ok {
+        s.parse::<f64>().ok().map(Value::Float)
+    } else {
+        None
+    }
+}
+
+pub(super) fn scan_error(err: &ScanError, text: &str, file: FileId) -> Diagnostic {
+    let marker = err.marker();
+    let mut offset = marker
+        .byte_offset()
+        .unwrap_or_else(|| line_col_offset(text, marker.line(), marker.col() + 1))
+        .min(text.len());
+    let message = err.to_string();
+    let message = message
+        .split(" at byte ")
+        .next()
+        .and_then(|m| m.split(" at char ").next())
+        .unwrap_or(&message)
+        .trim()
+        .to_string();
+    let lower = message.to_ascii_lowercase();
+    let (code, label, help, message) = if lower.contains("nesting")
+        || lower.contains("recursion")
+        || lower.contains("depth")
+    {
+        (
+            Code::YamlTooDeep,
+            "nested too deeply",
+            "capops documents are at most a few levels deep; this nesting is a mistake or an attack",
+            format!("values are nested more than {MAX_DEPTH} levels deep"),
+        )
+    } else if lower.contains("tab") {
+        // The scanner reports the position after the tab; point at the tab itself.
+        let line_start = text[..offset].rfind('\n').map_or(0, |i| i + 1);
+        offset = text[line_start..offset]
+            .find('\t')
+            .map_or(offset, |i| line_start + i);
+        (
+            Code::YamlSyntax,
+            "tab character",
+            "YAML does not allow tabs for indentation: indent with spaces",
+            message,
+        )
+    } else {
+        (
+            Code::YamlSyntax,
+            "here",
+            "fix the YAML syntax at this place; quote values that contain `: ` or start with special characters",
+            message,
+        )
+    };
+    let width = usize::from(code == Code::YamlSyntax && lower.contains("tab"));
+    Diagnostic::new(code, message)
+        .at(Span::new(file, offset, offset + width), label)
+        .help(help)
+}
+
+fn line_col_offset(text: &str, line: usize, column: usize) -> usize {
+    let mut off = 0;
+    for (i, l) in text.split_inclusive('\n').enumerate() {
+        if i + 1 == line {
+            let col_bytes: usize = l
+                .chars()
+                .take(column.saturating_sub(1))
+                .map(char::len_utf8)
+                .sum();
+            return off + col_bytes;
+        }
+        off += l.len();
+    }
+    text.len()
+}

@@ -1,0 +1,135 @@
+//! The YAML loader on well-formed, hostile and broken inputs.
+use super::*;
+
+fn codes(text: &str) -> Vec<&'static str> {
+    parse(text, FileId(0))
+        .diagnostics
+        .iter()
+        .map(|d| d.code.as_str())
+        .collect()
+}
+
+#[test]
+fn keeps_spans_of_keys_and_values() {
+    let p = parse("a: 1\nb:\n  c: hello\n", FileId(0));
+    assert!(p.diagnostics.is_empty(), "{:?}", p.diagnostics);
+    let doc = &p.documents[0];
+    let (k, v) = doc.get("b").unwrap();
+    assert_eq!((k.start, k.end), (5, 6));
+    let (_, c) = v.get("c").unwrap();
+    assert_eq!(c.as_str(), Some("hello"));
+    assert_eq!((c.start, c.end), (13, 18));
+}
+
+#[test]
+fn yaml_1_1_booleans_and_dates_stay_strings() {
+    let p = parse("y: n\nd: 2027-02-30\n", FileId(0));
+    let doc = &p.documents[0];
+    assert_eq!(doc.get("y").unwrap().1.as_str(), Some("n"));
+    assert_eq!(doc.get("d").unwrap().1.as_str(), Some("2027-02-30"));
+}
+
+#[test]
+fn rejects_duplicate_keys_with_position() {
+    let p = parse("a: 1\nb: 2\na: 3\n", FileId(0));
+    assert_eq!(p.diagnostics.len(), 1);
+    let d = &p.diagnostics[0];
+    assert_eq!(d.code, Code::YamlDuplicateKey);
+    assert_eq!(d.span().unwrap().start, 10);
+    assert!(p.documents.is_empty());
+}
+
+#[test]
+fn stops_alias_bombs_quickly() {
+    let mut s = String::from("a0: &a0 [x,x,x,x,x,x,x,x,x]\n");
+    for i in 1..10 {
+        let refs = vec![format!("*a{}", i - 1); 9].join(",");
+        s.push_str(&format!("a{i}: &a{i} [{refs}]\n"));
+    }
+    let p = parse(&s, FileId(0));
+    assert_eq!(
+        p.diagnostics[0].code,
+        Code::YamlAliasLimit,
+        "{}",
+        p.diagnostics[0].message
+    );
+}
+
+#[test]
+fn limits_nesting() {
+    let deep = format!("a: {}{}\n", "[".repeat(10_000), "]".repeat(10_000));
+    assert_eq!(codes(&deep), vec!["yaml-too-deep"]);
+    let block: String = (0..10_000)
+        .map(|i| format!("{}k{i}:\n", "  ".repeat(i)))
+        .collect();
+    assert_eq!(codes(&block), vec!["yaml-too-deep"]);
+}
+
+#[test]
+fn reports_tabs_and_syntax_errors() {
+    let p = parse("a:\n\tb: 1\n", FileId(0));
+    assert_eq!(p.diagnostics[0].code, Code::YamlSyntax);
+    assert!(p.diagnostics[0].help.as_deref().unwrap().contains("tabs"));
+    assert_eq!(codes("a: [1, 2\nb: 3\n"), vec!["yaml-syntax"]);
+}
+
+#[test]
+fn refuses_integer_overflow() {
+    assert_eq!(
+        codes("n: 99999999999999999999999\n"),
+        vec!["yaml-integer-overflow"]
+    );
+    assert!(codes("n: 18446744073709551615\nf: 1.5e3\n").is_empty());
+}
+
+#[test]
+fn warns_on_empty_documents_and_files() {
+    assert_eq!(
+        codes("a: 1\n---\n# nothing\n---\nb: 2\n"),
+        vec!["document-empty"]
+    );
+    assert_eq!(codes("# only a comment\n"), vec!["file-empty"]);
+    assert_eq!(codes(""), vec!["file-empty"]);
+    assert!(codes("---\na: 1\n---\nb: 2\n").is_empty());
+}
+
+#[test]
+fn resolves_scalars_by_the_core_schema() {
+    let text = "a: 0x1F\nb: 0o17\nc: -12\nd: 1.5e3\ne: .inf\nf: '42'\ng: !!str 42\nh: ~\ni: 1_000\nj: 08\nk: True\n";
+    let doc = &parse(text, FileId(0)).documents[0];
+    let v = |k: &str| doc.get(k).unwrap().1.value.clone();
+    assert_eq!(v("a"), Value::Int(31));
+    assert_eq!(v("b"), Value::Int(15));
+    assert_eq!(v("c"), Value::Int(-12));
+    assert_eq!(v("d"), Value::Float(1500.0));
+    assert_eq!(v("e"), Value::Float(f64::INFINITY));
+    assert_eq!(v("f"), Value::Str("42".into()));
+    assert_eq!(v("g"), Value::Str("42".into()));
+    assert_eq!(v("h"), Value::Null);
+    assert_eq!(v("i"), Value::Str("1_000".into()));
+    assert_eq!(v("j"), Value::Int(8));
+    assert_eq!(v("k"), Value::Bool(true));
+}
+
+#[test]
+fn aliases_expand_and_tags_are_checked() {
+    let doc = &parse("base: &b {x: 1}\ncopy: *b\n", FileId(0)).documents[0];
+    assert_eq!(
+        doc.get("copy").unwrap().1.get("x").unwrap().1.value,
+        Value::Int(1)
+    );
+    assert_eq!(codes("a: !custom 1\n"), vec!["yaml-syntax"]);
+    assert_eq!(codes("? [a, b]\n: 1\n"), vec!["yaml-syntax"]);
+    assert_eq!(codes("a: !!int abc\n"), vec!["yaml-syntax"]);
+    // Anchors do not carry over to the next document.
+    assert_eq!(codes("a: &x 1\n---\nb: *x\n"), vec!["yaml-syntax"]);
+}
+
+#[test]
+fn large_mappings_still_catch_duplicates() {
+    let mut text: String = (0..100).map(|i| format!("k{i}: {i}\n")).collect();
+    text.push_str("k42: again\n");
+    let p = parse(&text, FileId(0));
+    assert_eq!(p.diagnostics[0].code, Code::YamlDuplicateKey);
+    assert_eq!(p.diagnostics[0].message, "duplicate mapping key `k42`");
+}
