@@ -11,6 +11,7 @@ pub mod cli;
 pub mod cost;
 pub mod diag;
 pub mod forecast;
+pub mod github;
 pub mod gpu;
 pub mod load;
 pub mod model;

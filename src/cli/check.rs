@@ -33,15 +33,15 @@ pub fn parse_at(at: Option<&str>, io: &mut Io<'_>) -> Result<Timestamp, i32> {
 }
 
 /// Everything `check` and `explain` load before evaluating.
-struct Loaded {
-    head: Validated,
-    base: Option<Base>,
-    pack: Option<Document<PolicySpec>>,
+pub(super) struct Loaded {
+    pub(super) head: Validated,
+    pub(super) base: Option<Base>,
+    pub(super) pack: Option<Document<PolicySpec>>,
 }
 
 /// Loads and validates the working tree, the base revision and the default pack.
 /// Returns the exit code when it cannot go on.
-fn load(
+pub(super) fn load(
     cli: &Cli,
     path: &Path,
     base_rev: Option<&str>,
@@ -66,7 +66,7 @@ fn load(
     Ok(Ok(Loaded { head, base, pack }))
 }
 
-fn evaluate(
+pub(super) fn evaluate(
     loaded: &Loaded,
     at: Timestamp,
     trace: bool,
@@ -85,7 +85,7 @@ fn evaluate(
     }))
 }
 
-fn context(
+pub(super) fn context(
     loaded: &Loaded,
     result: &CheckResult,
     at: Timestamp,

@@ -7,6 +7,7 @@
 mod check;
 pub mod exit;
 mod forecast;
+mod github;
 mod info;
 mod render;
 mod report;
@@ -77,6 +78,8 @@ pub enum Command {
         /// When to exit with 1.
         #[arg(long, value_enum, default_value_t = FailOn::Approval)]
         fail_on: FailOn,
+        #[command(flatten)]
+        github: github::GithubArgs,
     },
     /// Show how the policy reached its decision for one request: every tier and
     /// rule, the facts it read and the result.
@@ -235,9 +238,17 @@ pub fn run(args: Vec<OsString>, io: &mut Io<'_>) -> i32 {
         Command::Catalog { model } => info::catalog(&cli, model.as_deref(), io),
         Command::Check {
             path,
+            github,
+            at,
+            fail_on,
+            ..
+        } if github.github => github::run(&cli, path, at.as_deref(), *fail_on, github, io),
+        Command::Check {
+            path,
             base,
             at,
             fail_on,
+            ..
         } => check::check(&cli, path, base.as_deref(), at.as_deref(), *fail_on, io),
         Command::Explain {
             name,

@@ -159,3 +159,11 @@ fn prefix_in(workdir: &Path, root: &Path) -> Result<String, GitError> {
 pub fn blob_id(bytes: &[u8]) -> Option<Oid> {
     Oid::hash_object(ObjectType::Blob, bytes).ok()
 }
+
+/// The commit checked out in the working tree holding `root` (`HEAD`).
+pub fn head_commit(root: &Path) -> Result<String, GitError> {
+    let repo =
+        Repository::discover(root).map_err(|_| GitError::NotARepository(root.to_path_buf()))?;
+    let commit = repo.head()?.peel_to_commit()?;
+    Ok(commit.id().to_string())
+}

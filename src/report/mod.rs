@@ -14,6 +14,7 @@ pub mod human;
 pub mod json;
 pub mod markdown;
 pub mod sarif;
+pub mod totals;
 
 use crate::diag::{FileId, SourceKind, SourceMap, Span};
 

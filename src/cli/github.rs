@@ -1,0 +1,727 @@
+//! `capops check --github`: the pull-request loop.
+//!
+//! On a pull-request event (or `--repo` and `--pr`): read the pull request
+//! fresh from the API, refuse unless the checkout is its head, judge the head
+//! against the base commit, read every review and the team memberships that
+//! matter, verify the approvals, then keep one comment up to date and set the
+//! `capops` check run or status. Exit 0 exactly when nothing is denied and
+//! every decision's approvals are present on the head commit.
+//!
+//! On a `merge_group` event the merge commit is judged against the queue's
+//! base (denials fail; approvals were verified on each pull request before it
+//! could enter the queue). On a push, a schedule or any other event the
+//! repository is checked as it stands (denials fail).
+
+use super::check::{self as ccheck, FailOn};
+use super::{Cli, Io, exit, validate as vcmd};
+use crate::diag::{Diagnostic, Severity};
+use crate::github::comment::{self, Row};
+use crate::github::context::{Flags, Settings, Target};
+use crate::github::rest::{self, Repo, short};
+use crate::github::status::{self, Annotation, Verdict};
+use crate::github::{GithubError, client::Client, retry};
+use crate::policy::approvals::{self, DecisionApprovals, Membership, Standing};
+use crate::policy::{CheckResult, Outcome};
+use crate::report::{self, Format, Paths};
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// The flags of the pull-request loop (on `capops check`).
+#[derive(Debug, Clone, clap::Args)]
+pub struct GithubArgs {
+    /// Run as the pull-request gate on GitHub: judge the pull request against its
+    /// base, verify its approvals, comment and set the `capops` status.
+    #[arg(long, conflicts_with = "base")]
+    pub github: bool,
+    /// The repository (owner/name); default GITHUB_REPOSITORY.
+    #[arg(long, value_name = "OWNER/NAME", requires = "github")]
+    pub repo: Option<String>,
+    /// The pull request; default the one of the GitHub Actions event.
+    #[arg(long, value_name = "NUMBER", requires = "github")]
+    pub pr: Option<u64>,
+    /// The environment variable holding the GitHub token.
+    #[arg(long, value_name = "VAR", default_value = "GITHUB_TOKEN")]
+    pub token_env: String,
+    /// When to write the pull-request comment.
+    #[arg(long, value_enum, default_value_t = comment::Mode::OnChange)]
+    pub comment: comment::Mode,
+    /// How to report the verdict on the head commit.
+    #[arg(long, value_enum, default_value_t = status::Mode::Auto)]
+    pub status: status::Mode,
+    /// The login the token posts as (default: asked from GitHub; `github-actions[bot]`
+    /// for the Actions token). Only comments by this login are ever edited.
+    #[arg(long, value_name = "LOGIN", requires = "github")]
+    pub comment_author: Option<String>,
+    /// Also write the JSON result to this file.
+    #[arg(long, value_name = "FILE", requires = "github")]
+    pub json_out: Option<PathBuf>,
+}
+
+/// Runs `capops check --github`.
+pub fn run(
+    cli: &Cli,
+    path: &Path,
+    at: Option<&str>,
+    fail_on: FailOn,
+    args: &GithubArgs,
+    io: &mut Io<'_>,
+) -> std::io::Result<i32> {
+    let flags = Flags {
+        repo: args.repo.as_deref(),
+        pr: args.pr,
+        token_env: &args.token_env,
+    };
+    let settings = match Settings::read(&flags, io.env) {
+        Ok(s) => s,
+        Err(e) => return fail(&e, io),
+    };
+    // A plain or merge-time check fails on denials only: approvals belong to pull requests.
+    let denials_only = if fail_on == FailOn::Never {
+        FailOn::Never
+    } else {
+        FailOn::Denied
+    };
+    match settings.target.clone() {
+        Target::Repository { event } => {
+            writeln!(
+                io.stderr,
+                "capops: `{event}` event: checking the repository as it stands (denials fail; approvals are verified on pull requests)"
+            )?;
+            ccheck::check(cli, path, None, at, denials_only, io)
+        }
+        Target::MergeGroup { head_sha, base_sha } => {
+            if let Err(e) = same_head(path, &head_sha) {
+                return fail(&e, io);
+            }
+            writeln!(
+                io.stderr,
+                "capops: merge queue: judging {} against its base {} (denials fail)",
+                short(&head_sha),
+                short(&base_sha)
+            )?;
+            let code = ccheck::check(cli, path, Some(&base_sha), at, denials_only, io)?;
+            let verdict = Verdict {
+                success: code == exit::OK,
+                description: match code {
+                    exit::OK => "merge group: nothing denied".into(),
+                    exit::GATE => "merge group: something is denied (see the job log)".into(),
+                    _ => "merge group: the check could not run (see the job log)".into(),
+                },
+                summary: String::new(),
+                annotations: Vec::new(),
+                details_url: settings.run_url.clone(),
+            };
+            let published = runtime()?.block_on(async {
+                let client = client(&settings)?;
+                let repo = repo(&client, &settings);
+                status::publish(&repo, &head_sha, args.status, &verdict).await
+            });
+            match published {
+                Ok(p) => {
+                    note_published(p.as_ref(), &head_sha, io)?;
+                    Ok(code)
+                }
+                Err(e) => fail(&e, io),
+            }
+        }
+        Target::PullRequest { number } => {
+            pull_request(cli, path, at, fail_on, args, &settings, number, io)
+        }
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn pull_request(
+    cli: &Cli,
+    path: &Path,
+    at: Option<&str>,
+    fail_on: FailOn,
+    args: &GithubArgs,
+    settings: &Settings,
+    number: u64,
+    io: &mut Io<'_>,
+) -> std::io::Result<i32> {
+    let at = match ccheck::parse_at(at, io) {
+        Ok(t) => t,
+        Err(code) => return Ok(code),
+    };
+    let rt = runtime()?;
+    let client = match client(settings) {
+        Ok(c) => c,
+        Err(e) => return fail(&e, io),
+    };
+    let repo = repo(&client, settings);
+    let pr = match rt.block_on(repo.pull(number)) {
+        Ok(p) => p,
+        Err(e) => return fail(&e, io),
+    };
+    let head = pr.head.sha.clone();
+    if let Err(e) = same_head(path, &head) {
+        return fail(&e, io);
+    }
+    let author = pr
+        .user
+        .as_ref()
+        .map(|u| u.login.clone())
+        .unwrap_or_default();
+    writeln!(
+        io.stderr,
+        "capops: pull request #{number} by {author}: judging {} against its base {}",
+        short(&head),
+        short(&pr.base.sha)
+    )?;
+    let loaded = match ccheck::load(cli, path, Some(&pr.base.sha), io)? {
+        Ok(l) => l,
+        Err(code) => {
+            // Leave no stale green behind: say on the head that it could not be judged.
+            let verdict = Verdict {
+                success: false,
+                description: if code == exit::INVALID {
+                    "the repository does not validate (see the job log)".into()
+                } else {
+                    "git failed; the change could not be judged (see the job log)".into()
+                },
+                summary: String::new(),
+                annotations: Vec::new(),
+                details_url: settings.run_url.clone(),
+            };
+            if let Err(e) = rt.block_on(status::publish(&repo, &head, args.status, &verdict)) {
+                fail(&e, io)?;
+            }
+            return Ok(code);
+        }
+    };
+    let analysis = crate::cost::Analysis::new(&loaded.head.repo, at);
+    let Some(result) = ccheck::evaluate(&loaded, at, cli.format == Format::Markdown, &analysis)
+    else {
+        writeln!(
+            io.stderr,
+            "error: the built-in policy pack could not be read (a capops bug)"
+        )?;
+        return Ok(exit::INVALID);
+    };
+
+    // Reviews, then only the memberships that decide something (cached per run).
+    let verified = rt.block_on(verify(&client, &repo, &result, number, &author, &head));
+    let (reviewers, approvals) = match verified {
+        Ok(v) => v,
+        Err(e) => return fail(&e, io),
+    };
+    let standings: Vec<Standing> = result
+        .evaluated
+        .iter()
+        .zip(&approvals)
+        .map(|(e, a)| approvals::standing(&e.decision, a))
+        .collect();
+
+    let policy_broken = result
+        .diagnostics
+        .iter()
+        .any(|d| d.severity == Severity::Error);
+    let gate = match fail_on {
+        FailOn::Denied => standings.contains(&Standing::Denied),
+        FailOn::Approval => standings.iter().any(|s| !s.passes()),
+        FailOn::Never => false,
+    };
+    let code = if policy_broken {
+        exit::INVALID
+    } else if gate {
+        exit::GATE
+    } else {
+        exit::OK
+    };
+    let success = !policy_broken && standings.iter().all(|s| s.passes());
+
+    let paths = Paths::new(path);
+    let sources = &loaded.head.sources;
+    let ctx = ccheck::context(&loaded, &result, at, Some(&analysis));
+    let rows: Vec<Row<'_>> = result
+        .evaluated
+        .iter()
+        .zip(&approvals)
+        .zip(&standings)
+        .map(|((e, a), s)| Row {
+            kind: e.subject.as_str(),
+            name: &e.name,
+            standing: *s,
+            approvals: a,
+        })
+        .collect();
+    let verdict_text = comment::verdict(&standings);
+    let lead = report::markdown::Lead {
+        verdict: Some(verdict_text.clone()),
+        sections: comment::approvals_section(&rows, &head),
+    };
+    let mut links = report::markdown::Links::from_env(io.env);
+    if let (Some(server), Some((o, n))) = ((io.env)("GITHUB_SERVER_URL"), &settings.repo) {
+        links.blob_base = Some(format!(
+            "{}/{o}/{n}/blob/{head}/",
+            server.trim_end_matches('/')
+        ));
+    }
+    let body = report::markdown::comment_with(&result, &ctx, sources, &paths, &links, &lead);
+
+    // The comment, then the status (which links to it).
+    let mut github_failed = None;
+    let written = if args.comment == comment::Mode::Never {
+        None
+    } else {
+        let me = match &args.comment_author {
+            Some(login) => Ok(login.clone()),
+            None => rt.block_on(identity(&client, io.env)),
+        };
+        let outcome = match me {
+            Ok(me) => rt.block_on(comment::upsert(
+                &repo,
+                number,
+                &me,
+                &body,
+                args.comment,
+                !result.evaluated.is_empty(),
+            )),
+            Err(e) => Err(e),
+        };
+        match outcome {
+            Ok(w) => Some(w),
+            Err(e) => {
+                github_failed = Some(e);
+                None
+            }
+        }
+    };
+    let comment_url = written.as_ref().and_then(|w| w.url.clone());
+    let verdict = Verdict {
+        success,
+        description: description(&result, &standings, &approvals, policy_broken),
+        summary: body.replacen(report::markdown::MARKER, "", 1),
+        annotations: annotations(
+            &result,
+            &loaded.head.diagnostics,
+            &standings,
+            sources,
+            &paths,
+        ),
+        details_url: comment_url.clone().or_else(|| settings.run_url.clone()),
+    };
+    let published = match rt.block_on(status::publish(&repo, &head, args.status, &verdict)) {
+        Ok(p) => p,
+        Err(e) => {
+            github_failed.get_or_insert(e);
+            None
+        }
+    };
+
+    // What the run says: diagnostics, the result, the comment and status.
+    let mut diagnostics: Vec<Diagnostic> = loaded.head.diagnostics.clone();
+    diagnostics.extend(result.diagnostics.iter().cloned());
+    vcmd::write_diagnostics(cli, &diagnostics, sources, &paths, io)?;
+    let mut json = serde_json::to_value(report::check::json(
+        &result,
+        &ctx,
+        &diagnostics,
+        code,
+        sources,
+        &paths,
+    ))
+    .unwrap_or_default();
+    json["github"] = serde_json::json!({
+        "pullRequest": number,
+        "author": author,
+        "headSha": head,
+        "baseSha": pr.base.sha,
+        "success": success,
+        "approvers": reviewers.approvers,
+        "notCounted": reviewers.not_counted.iter().map(|(l, w)| serde_json::json!({"login": l, "why": w})).collect::<Vec<_>>(),
+        "decisions": result.evaluated.iter().zip(&approvals).zip(&standings).map(|((e, a), s)| serde_json::json!({
+            "kind": e.subject.as_str(),
+            "name": e.name,
+            "standing": s,
+            "roles": a.roles,
+        })).collect::<Vec<_>>(),
+        "comment": written.as_ref().map(|w| serde_json::json!({"action": w.action, "url": w.url})),
+        "status": published.as_ref().map(|p| serde_json::json!({"kind": p.kind, "url": p.url, "state": if success {"success"} else {"failure"}})),
+    });
+    match cli.format {
+        Format::Human | Format::Html => {
+            if report::github::in_actions(io.env) {
+                for line in report::check::annotations(&result, sources, &paths) {
+                    writeln!(io.stdout, "{line}")?;
+                }
+            }
+            io.stdout
+                .write_all(report::check::human(&result, &ctx, sources, &paths).as_bytes())?;
+            io.stdout
+                .write_all(human_approvals(&rows, &head, &verdict_text).as_bytes())?;
+        }
+        Format::Json => {
+            serde_json::to_writer_pretty(&mut *io.stdout, &json)?;
+            writeln!(io.stdout)?;
+        }
+        Format::Sarif => {
+            let log = report::check::sarif(&result, &diagnostics, sources, &paths);
+            serde_json::to_writer_pretty(&mut *io.stdout, &log)?;
+            writeln!(io.stdout)?;
+        }
+        Format::Markdown => io.stdout.write_all(body.as_bytes())?,
+    }
+    if let Some(w) = &written {
+        match &w.url {
+            Some(u) => writeln!(io.stderr, "capops: comment {}: {u}", w.action)?,
+            None => writeln!(io.stderr, "capops: comment {}", w.action)?,
+        }
+    }
+    note_published(published.as_ref(), &head, io)?;
+    let mut json_path = None;
+    if let Some(p) = &args.json_out {
+        let text = serde_json::to_string_pretty(&json).unwrap_or_default() + "\n";
+        if let Err(e) = super::write_atomically(p, text.as_bytes()) {
+            writeln!(io.stderr, "error: cannot write {}: {e}", p.display())?;
+            return Ok(exit::EXTERNAL);
+        }
+        json_path = Some(p.display().to_string());
+    }
+    actions_files(io, &body, comment_url.as_deref(), json_path.as_deref())?;
+    if let Some(e) = github_failed {
+        return fail(&e, io);
+    }
+    Ok(code)
+}
+
+/// Reviews, memberships and the verified approvals of every decision.
+async fn verify(
+    client: &Client,
+    repo: &Repo<'_>,
+    result: &CheckResult,
+    number: u64,
+    author: &str,
+    head: &str,
+) -> Result<(approvals::Reviewers, Vec<DecisionApprovals>), GithubError> {
+    let needed = result
+        .evaluated
+        .iter()
+        .any(|e| e.decision.outcome == Outcome::NeedsApproval && !e.decision.approvals.is_empty());
+    let reviews = if needed {
+        repo.reviews(number).await?
+    } else {
+        Vec::new()
+    };
+    let reviewers = approvals::reviewers(&reviews, author, head);
+    let required = result
+        .evaluated
+        .iter()
+        .filter(|e| e.decision.outcome == Outcome::NeedsApproval)
+        .flat_map(|e| e.decision.approvals.iter());
+    let mut cache: BTreeMap<(String, String), Membership> = BTreeMap::new();
+    for (team, login) in approvals::membership_queries(required, &reviewers) {
+        let m = rest::membership(client, &team, &login).await?;
+        cache.insert((team, login), m);
+    }
+    let lookup = |team: &str, login: &str| {
+        cache
+            .get(&(team.to_string(), login.to_ascii_lowercase()))
+            .cloned()
+            .unwrap_or(Membership::NotMember)
+    };
+    let verified = result
+        .evaluated
+        .iter()
+        .map(|e| match e.decision.outcome {
+            Outcome::NeedsApproval => approvals::verify(&e.decision.approvals, &reviewers, &lookup),
+            _ => DecisionApprovals::default(),
+        })
+        .collect();
+    Ok((reviewers, verified))
+}
+
+/// The login the token posts as.
+async fn identity(
+    client: &Client,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<String, GithubError> {
+    if let Some(login) = rest::viewer(client).await? {
+        return Ok(login);
+    }
+    // Installation tokens may not read /user; in Actions that is the Actions token.
+    if report::github::in_actions(env) {
+        return Ok("github-actions[bot]".into());
+    }
+    Err(GithubError::UnknownIdentity)
+}
+
+/// The status's one-line description.
+fn description(
+    result: &CheckResult,
+    standings: &[Standing],
+    approvals: &[DecisionApprovals],
+    broken: bool,
+) -> String {
+    if broken {
+        return "the policy could not be evaluated (see the job log)".into();
+    }
+    let n = result.evaluated.len();
+    let count = |s: Standing| standings.iter().filter(|&&x| x == s).count();
+    if n == 0 {
+        return "no capacity documents changed".into();
+    }
+    if standings.iter().all(|s| s.passes()) {
+        return format!(
+            "{n} judged: approved ({} with every approval present)",
+            count(Standing::Approved)
+        );
+    }
+    let mut parts = Vec::new();
+    if count(Standing::Denied) > 0 {
+        parts.push(format!("{} denied", count(Standing::Denied)));
+    }
+    if count(Standing::ApprovalsMissing) > 0 {
+        let mut roles: Vec<&str> = approvals
+            .iter()
+            .flat_map(|a| {
+                a.roles
+                    .iter()
+                    .filter(|r| r.missing > 0)
+                    .map(|r| r.role.as_str())
+            })
+            .collect();
+        roles.sort_unstable();
+        roles.dedup();
+        parts.push(format!(
+            "{} awaiting approval ({})",
+            count(Standing::ApprovalsMissing),
+            roles.join(", ")
+        ));
+    }
+    if count(Standing::FieldsMissing) > 0 {
+        parts.push(format!(
+            "{} missing required fields",
+            count(Standing::FieldsMissing)
+        ));
+    }
+    format!("{n} judged: {}", parts.join("; "))
+}
+
+/// Line annotations for the check run: decisions that do not pass, and the
+/// head's diagnostics, where they point into the working tree.
+fn annotations(
+    result: &CheckResult,
+    diagnostics: &[Diagnostic],
+    standings: &[Standing],
+    sources: &crate::diag::SourceMap,
+    paths: &Paths,
+) -> Vec<Annotation> {
+    let mut out = Vec::new();
+    for (e, s) in result.evaluated.iter().zip(standings) {
+        let Some(span) = e.location.filter(|s| Paths::in_worktree(sources, s.file)) else {
+            continue;
+        };
+        let (level, what) = match s {
+            Standing::Denied => ("failure", "is denied"),
+            Standing::PolicyError => ("failure", "could not be judged"),
+            Standing::ApprovalsMissing => ("warning", "awaits approval"),
+            Standing::FieldsMissing => ("warning", "misses required fields"),
+            _ => continue,
+        };
+        let mut message: Vec<String> = e
+            .decision
+            .findings
+            .iter()
+            .map(|f| f.message.clone())
+            .collect();
+        if !e.decision.missing_fields.is_empty() {
+            message.push(format!("missing: {}", e.decision.missing_fields.join(", ")));
+        }
+        out.push(Annotation {
+            path: paths.file(sources, span.file),
+            line: sources.line_col(span).line as u32,
+            level,
+            title: format!("capops: {} {} {what}", e.subject.as_str(), e.name),
+            message: if message.is_empty() {
+                what.to_string()
+            } else {
+                message.join("\n")
+            },
+        });
+    }
+    for d in diagnostics {
+        let Some(p) = d
+            .primary
+            .as_ref()
+            .filter(|p| Paths::in_worktree(sources, p.span.file))
+        else {
+            continue;
+        };
+        let level = match d.severity {
+            Severity::Error => "failure",
+            Severity::Warning => "warning",
+            Severity::Note => "notice",
+            Severity::Allow => continue,
+        };
+        out.push(Annotation {
+            path: paths.file(sources, p.span.file),
+            line: sources.line_col(p.span).line as u32,
+            level,
+            title: format!("capops {}", d.code.as_str()),
+            message: d.message.clone(),
+        });
+    }
+    out
+}
+
+/// The approvals, for people reading the job log.
+fn human_approvals(rows: &[Row<'_>], head: &str, verdict: &str) -> String {
+    let mut out = format!(
+        "\napprovals on the head commit {}: {verdict}\n",
+        short(head)
+    );
+    for r in rows.iter().filter(|r| !r.approvals.roles.is_empty()) {
+        for role in &r.approvals.roles {
+            let by: Vec<String> = role
+                .approved_by
+                .iter()
+                .map(|a| format!("{} on {}", a.login, short(&a.commit)))
+                .collect();
+            out.push_str(&format!(
+                "  {}/{}: {} {}/{}{}{}\n",
+                r.kind,
+                r.name,
+                role.role,
+                role.approved_by.len(),
+                role.needed,
+                if by.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({})", by.join(", "))
+                },
+                if role.missing > 0 {
+                    let who: Vec<&str> = role
+                        .teams
+                        .iter()
+                        .chain(&role.users)
+                        .map(String::as_str)
+                        .collect();
+                    format!(
+                        "; {} missing from {}",
+                        role.missing,
+                        if who.is_empty() {
+                            "nobody".to_string()
+                        } else {
+                            who.join(", ")
+                        }
+                    )
+                } else {
+                    String::new()
+                }
+            ));
+            for (login, why) in &role.uncounted_members {
+                out.push_str(&format!("    {login} not counted: {why}\n"));
+            }
+        }
+    }
+    out
+}
+
+/// Appends to the job summary and the step's outputs, inside GitHub Actions.
+fn actions_files(
+    io: &mut Io<'_>,
+    body: &str,
+    comment_url: Option<&str>,
+    json_path: Option<&str>,
+) -> std::io::Result<()> {
+    use std::fs::OpenOptions;
+    if let Some(summary) = (io.env)("GITHUB_STEP_SUMMARY").filter(|p| !p.is_empty()) {
+        let text = body.replacen(report::markdown::MARKER, "", 1);
+        if let Err(e) = OpenOptions::new()
+            .append(true)
+            .create(true)
+            .open(&summary)
+            .and_then(|mut f| f.write_all(text.as_bytes()))
+        {
+            writeln!(io.stderr, "warning: cannot write the job summary: {e}")?;
+        }
+    }
+    if let Some(output) = (io.env)("GITHUB_OUTPUT").filter(|p| !p.is_empty()) {
+        let mut lines = String::new();
+        for (k, v) in [("comment-url", comment_url), ("decision-json", json_path)] {
+            if let Some(v) = v.filter(|v| !v.contains('\n') && !v.contains('\r')) {
+                lines.push_str(&format!("{k}={v}\n"));
+            }
+        }
+        if let Err(e) = OpenOptions::new()
+            .append(true)
+            .create(true)
+            .open(&output)
+            .and_then(|mut f| f.write_all(lines.as_bytes()))
+        {
+            writeln!(io.stderr, "warning: cannot write the step outputs: {e}")?;
+        }
+    }
+    Ok(())
+}
+
+fn note_published(
+    p: Option<&status::Published>,
+    sha: &str,
+    io: &mut Io<'_>,
+) -> std::io::Result<()> {
+    if let Some(p) = p {
+        writeln!(
+            io.stderr,
+            "capops: `{}` {} set on {}",
+            rest::CONTEXT,
+            p.kind,
+            short(sha)
+        )?;
+    }
+    Ok(())
+}
+
+/// Refuses unless the working tree holding `path` is at `head`.
+fn same_head(path: &Path, head: &str) -> Result<(), GithubError> {
+    let checked_out = crate::load::git::head_commit(path).map_err(|e| GithubError::NoCheckout {
+        path: path.display().to_string(),
+        why: e.to_string(),
+    })?;
+    if !checked_out.eq_ignore_ascii_case(head) {
+        return Err(GithubError::HeadMismatch {
+            checked_out,
+            head: head.to_string(),
+        });
+    }
+    Ok(())
+}
+
+fn client(settings: &Settings) -> Result<Client, GithubError> {
+    Client::new(
+        &settings.api_url,
+        settings.token().unwrap_or_default(),
+        retry::Policy::default(),
+    )
+}
+
+fn repo<'a>(client: &'a Client, settings: &Settings) -> Repo<'a> {
+    let (owner, name) = settings.repo.clone().unwrap_or_default();
+    Repo {
+        client,
+        owner,
+        name,
+    }
+}
+
+/// A runtime on this thread for the GitHub calls of one run (one, so that
+/// the client's pooled connections stay alive between calls).
+fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+}
+
+/// Reports a GitHub error and returns its exit code.
+fn fail(e: &GithubError, io: &mut Io<'_>) -> std::io::Result<i32> {
+    writeln!(io.stderr, "error[{}]: {e}\n  help: {}", e.code(), e.help())?;
+    Ok(if e.is_usage() {
+        exit::INVALID
+    } else {
+        exit::EXTERNAL
+    })
+}
