@@ -707,15 +707,49 @@ fn push_and_schedule_events_check_the_repository_without_the_api() {
     let co = Checkout::new(60);
     let f = fake(&co);
     let root = co.root.display().to_string();
+    let json = co.files.join("decision.json").display().to_string();
+    let outputs = co.files.join("outputs").display().to_string();
     for event in ["push", "schedule"] {
         let out = common::run(
-            &["check", "--github", "--at", "2026-11-22", &root],
-            &[("GITHUB_EVENT_NAME", event), ("GITHUB_API_URL", &f.url)],
+            &[
+                "check",
+                "--github",
+                "--at",
+                "2026-11-22",
+                "--json-out",
+                &json,
+                &root,
+            ],
+            &[
+                ("GITHUB_EVENT_NAME", event),
+                ("GITHUB_API_URL", &f.url),
+                ("GITHUB_OUTPUT", &outputs),
+            ],
         );
         // Needs approval as it stands, but nothing is denied: a plain check passes.
         assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
         assert!(out.stderr.contains("checking the repository as it stands"));
+        assert!(
+            out.stdout.contains("capops check: every request"),
+            "{}",
+            out.stdout
+        );
+        let written: Value =
+            serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        assert_eq!(written["summary"]["exitCode"], 0);
+        assert!(
+            written["decisions"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|d| d["name"] == "grow")
+        );
     }
+    assert!(
+        std::fs::read_to_string(&outputs)
+            .unwrap()
+            .contains(&format!("decision-json={json}"))
+    );
     assert!(f.with(|w| w.log.is_empty()), "no GitHub call on push");
 }
 
@@ -847,4 +881,28 @@ fn real_github_end_to_end() {
             .await
             .unwrap();
     });
+}
+
+#[test]
+fn the_comment_leads_with_the_totals_of_the_change() {
+    let co = Checkout::new(60);
+    let f = fake(&co);
+    gate(&co, &f, TOKEN, &[], &[]);
+    let body = f.with(|w| w.comments_on(PR))[0].body.clone();
+    let totals = body.find("| GPUs requested |").expect("totals");
+    let approvals = body.find("**Approvals**").expect("approvals");
+    let table = body.find("| | Document |").expect("document table");
+    let details = body.find("<details>").expect("folded details");
+    assert!(
+        totals < approvals && approvals < table && table < details,
+        "{body}"
+    );
+    // 40 -> 60 GPUs: +20; the fixture has no prices.
+    assert!(
+        body.contains("| +20 | 0 USD | 0 USD | 🟡 1 awaiting approval |"),
+        "{body}"
+    );
+    assert!(body.contains("1 request without a price"));
+    // The details explain the tier.
+    assert!(body.contains("tier `director`"), "{body}");
 }

@@ -112,6 +112,19 @@ pub fn check(
     fail_on: FailOn,
     io: &mut Io<'_>,
 ) -> std::io::Result<i32> {
+    check_to(cli, path, base_rev, at, fail_on, None, io)
+}
+
+/// [`check`], also writing the JSON result to `json_out` (`check --github --json-out`).
+pub(super) fn check_to(
+    cli: &Cli,
+    path: &Path,
+    base_rev: Option<&str>,
+    at: Option<&str>,
+    fail_on: FailOn,
+    json_out: Option<&Path>,
+    io: &mut Io<'_>,
+) -> std::io::Result<i32> {
     let at = match parse_at(at, io) {
         Ok(t) => t,
         Err(code) => return Ok(code),
@@ -150,6 +163,14 @@ pub fn check(
     let charted = matches!(cli.format, Format::Json | Format::Markdown);
     let ctx = context(&loaded, &result, at, charted.then_some(&analysis));
     let sources = &loaded.head.sources;
+    if let Some(file) = json_out {
+        let out = report::check::json(&result, &ctx, &diagnostics, code, sources, &paths);
+        let text = serde_json::to_string_pretty(&out).unwrap_or_default() + "\n";
+        if let Err(e) = super::write_atomically(file, text.as_bytes()) {
+            writeln!(io.stderr, "error: cannot write {}: {e}", file.display())?;
+            return Ok(exit::EXTERNAL);
+        }
+    }
     vcmd::write_diagnostics(cli, &diagnostics, sources, &paths, io)?;
     if report::github::in_actions(io.env) && cli.format == Format::Human {
         for line in report::check::annotations(&result, sources, &paths) {

@@ -88,7 +88,17 @@ pub fn run(
                 io.stderr,
                 "capops: `{event}` event: checking the repository as it stands (denials fail; approvals are verified on pull requests)"
             )?;
-            ccheck::check(cli, path, None, at, denials_only, io)
+            let code = ccheck::check_to(
+                cli,
+                path,
+                None,
+                at,
+                denials_only,
+                args.json_out.as_deref(),
+                io,
+            )?;
+            outputs(io, None, args.json_out.as_deref())?;
+            Ok(code)
         }
         Target::MergeGroup { head_sha, base_sha } => {
             if let Err(e) = same_head(path, &head_sha) {
@@ -100,7 +110,16 @@ pub fn run(
                 short(&head_sha),
                 short(&base_sha)
             )?;
-            let code = ccheck::check(cli, path, Some(&base_sha), at, denials_only, io)?;
+            let code = ccheck::check_to(
+                cli,
+                path,
+                Some(&base_sha),
+                at,
+                denials_only,
+                args.json_out.as_deref(),
+                io,
+            )?;
+            outputs(io, None, args.json_out.as_deref())?;
             let verdict = Verdict {
                 success: code == exit::OK,
                 description: match code {
@@ -641,6 +660,19 @@ fn actions_files(
             writeln!(io.stderr, "warning: cannot write the job summary: {e}")?;
         }
     }
+    let json_path = json_path.map(Path::new);
+    outputs(io, comment_url, json_path)
+}
+
+/// Appends `comment-url` and `decision-json` to the step's outputs (`GITHUB_OUTPUT`).
+fn outputs(
+    io: &mut Io<'_>,
+    comment_url: Option<&str>,
+    json_path: Option<&Path>,
+) -> std::io::Result<()> {
+    use std::fs::OpenOptions;
+    let json_path = json_path.map(|p| p.display().to_string());
+    let json_path = json_path.as_deref();
     if let Some(output) = (io.env)("GITHUB_OUTPUT").filter(|p| !p.is_empty()) {
         let mut lines = String::new();
         for (k, v) in [("comment-url", comment_url), ("decision-json", json_path)] {

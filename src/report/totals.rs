@@ -23,10 +23,28 @@ pub struct Totals {
     /// Removed documents (their capacity is released; not priced).
     pub removed: usize,
     pub currency: String,
+    /// Sums of changes against a base (`false`: of the documents as they stand).
+    pub change: bool,
 }
 
 pub fn totals(result: &CheckResult) -> Totals {
-    let mut t = Totals::default();
+    let mut t = Totals {
+        change: result
+            .evaluated
+            .iter()
+            .any(|e| e.change != ChangeKind::Unchanged),
+        ..Totals::default()
+    };
+    // Without a base every document is "unchanged": sum what they hold.
+    let (gpus, monthly, total) = if t.change {
+        (
+            "change.delta_gpus",
+            "change.delta_monthly_cost",
+            "change.delta_total_cost",
+        )
+    } else {
+        ("request.gpus", "request.monthly_cost", "request.total_cost")
+    };
     for e in &result.evaluated {
         let num = |p: &str| {
             crate::policy::facts::lookup(&e.decision.facts, p)
@@ -44,27 +62,31 @@ pub fn totals(result: &CheckResult) -> Totals {
         }
         match e.subject {
             Subject::CapacityRequest => {
-                t.request_gpus += num("change.delta_gpus");
+                t.request_gpus += num(gpus);
                 let priced = crate::policy::facts::lookup(&e.decision.facts, "request.has_price")
                     .is_some_and(|v| v.is_true());
                 if priced {
-                    t.monthly_cost += num("change.delta_monthly_cost");
-                    t.window_cost += num("change.delta_total_cost");
+                    t.monthly_cost += num(monthly);
+                    t.window_cost += num(total);
                 } else {
                     t.unpriced += 1;
                 }
             }
-            Subject::Reservation => t.reserved_gpus += num("change.delta_gpus"),
-            Subject::Team => t.quota_gpus += num("change.delta_gpus"),
+            Subject::Reservation if t.change => t.reserved_gpus += num("change.delta_gpus"),
+            Subject::Reservation => t.reserved_gpus += num("reservation.gpus"),
+            Subject::Team if t.change => t.quota_gpus += num("change.delta_gpus"),
+            Subject::Team => t.quota_gpus += num("team.quota_gpus"),
             _ => {}
         }
     }
     t
 }
 
-fn signed_gpus(x: f64) -> String {
+fn signed_gpus(x: f64, signed: bool) -> String {
     let s = super::check::fmt_gpus(x.abs());
-    if x > 1e-9 {
+    if !signed {
+        super::check::fmt_gpus(x)
+    } else if x > 1e-9 {
         format!("+{s}")
     } else if x < -1e-9 {
         format!("−{s}")
@@ -73,9 +95,11 @@ fn signed_gpus(x: f64) -> String {
     }
 }
 
-fn signed_money(x: f64, currency: &str) -> String {
+fn signed_money(x: f64, currency: &str, signed: bool) -> String {
     let s = super::money(x.abs(), currency);
-    if x > 0.005 {
+    if !signed {
+        super::money(x, currency)
+    } else if x > 0.005 {
         format!("+{s}")
     } else if x < -0.005 {
         format!("−{s}")
@@ -86,19 +110,24 @@ fn signed_money(x: f64, currency: &str) -> String {
 
 /// The totals as a one-row Markdown table, with `verdict` as its last cell.
 pub fn markdown(t: &Totals, verdict: &str) -> String {
-    let mut head = vec!["GPUs requested", "Monthly cost", "Cost over the windows"];
+    let c = t.change;
+    let mut head = if c {
+        vec!["GPUs requested", "Monthly cost", "Cost over the windows"]
+    } else {
+        vec!["GPUs in requests", "Monthly cost", "Cost over the windows"]
+    };
     let mut row = vec![
-        signed_gpus(t.request_gpus),
-        signed_money(t.monthly_cost, &t.currency),
-        signed_money(t.window_cost, &t.currency),
+        signed_gpus(t.request_gpus, c),
+        signed_money(t.monthly_cost, &t.currency, c),
+        signed_money(t.window_cost, &t.currency, c),
     ];
     if t.reserved_gpus.abs() > 1e-9 {
         head.push("Reserved GPUs");
-        row.push(signed_gpus(t.reserved_gpus));
+        row.push(signed_gpus(t.reserved_gpus, c));
     }
     if t.quota_gpus.abs() > 1e-9 {
         head.push("Quota GPUs");
-        row.push(signed_gpus(t.quota_gpus));
+        row.push(signed_gpus(t.quota_gpus, c));
     }
     head.push("Decision");
     row.push(verdict.to_string());
@@ -143,6 +172,7 @@ mod tests {
             unpriced: 1,
             removed: 2,
             currency: "USD".into(),
+            change: true,
             ..Totals::default()
         };
         let md = markdown(&t, "🟡 1 awaiting approval");
@@ -158,5 +188,14 @@ mod tests {
             "ok",
         );
         assert!(q.contains("| Quota GPUs |") && q.contains("| −8 |"));
+        let standing = markdown(
+            &Totals {
+                request_gpus: 320.0,
+                currency: "USD".into(),
+                ..Totals::default()
+            },
+            "ok",
+        );
+        assert!(standing.contains("| GPUs in requests |") && standing.contains("| 320 | 0 USD |"));
     }
 }
