@@ -187,7 +187,7 @@ fn roles(run: &Run) -> Vec<(String, Vec<String>, u64)> {
         .collect()
 }
 
-fn role<'a>(run: &'a Run, name: &str) -> (Vec<String>, u64) {
+fn role(run: &Run, name: &str) -> (Vec<String>, u64) {
     let r = roles(run).into_iter().find(|r| r.0 == name).unwrap();
     (r.1, r.2)
 }

@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# What the GitHub tests need besides cargo: bash, curl, tar and sha256sum for
+# the action's installer (tests/action.rs). The fake GitHub is in-repo (Rust).
+set -euo pipefail
+missing=()
+for tool in curl tar sha256sum; do
+  command -v "$tool" >/dev/null || missing+=("$tool")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  $sudo apt-get install -y -qq curl tar coreutils >/dev/null
+fi
