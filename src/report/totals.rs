@@ -183,11 +183,12 @@ mod tests {
         let q = markdown(
             &Totals {
                 quota_gpus: -8.0,
+                change: true,
                 ..Totals::default()
             },
             "ok",
         );
-        assert!(q.contains("| Quota GPUs |") && q.contains("| −8 |"));
+        assert!(q.contains("| Quota GPUs |") && q.contains("| −8 |"), "{q}");
         let standing = markdown(
             &Totals {
                 request_gpus: 320.0,
