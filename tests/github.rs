@@ -816,6 +816,9 @@ fn usage_errors_exit_2_with_help() {
     assert!(out.stderr.contains("error[github-bad-repository]"));
     let out = common::run(&["check", "--github", "--base", "HEAD", &root], &[]);
     assert_eq!(out.code, 2, "--github takes the base from the pull request");
+    let out = common::run(&["check", "--comment", "never", &root], &[]);
+    assert_eq!(out.code, 2, "the pull-request flags need --github");
+    assert!(out.stderr.contains("--github"));
 }
 
 /// Against real GitHub, when a token and a test repository are given:

@@ -18,12 +18,10 @@ use crate::diag::{Diagnostic, Severity};
 use crate::github::comment::{self, Row};
 use crate::github::context::{Flags, Settings, Target};
 use crate::github::rest::{self, Repo, short};
-use crate::github::status::{self, Annotation, Verdict};
-use crate::github::{GithubError, client::Client, retry};
-use crate::policy::approvals::{self, DecisionApprovals, Membership, Standing};
-use crate::policy::{CheckResult, Outcome};
+use crate::github::status::{self, Verdict};
+use crate::github::{GithubError, client::Client, gate, present, retry};
+use crate::policy::approvals::{self, Standing};
 use crate::report::{self, Format, Paths};
-use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -41,13 +39,18 @@ pub struct GithubArgs {
     #[arg(long, value_name = "NUMBER", requires = "github")]
     pub pr: Option<u64>,
     /// The environment variable holding the GitHub token.
-    #[arg(long, value_name = "VAR", default_value = "GITHUB_TOKEN")]
+    #[arg(
+        long,
+        value_name = "VAR",
+        default_value = "GITHUB_TOKEN",
+        requires = "github"
+    )]
     pub token_env: String,
     /// When to write the pull-request comment.
-    #[arg(long, value_enum, default_value_t = comment::Mode::OnChange)]
+    #[arg(long, value_enum, default_value_t = comment::Mode::OnChange, requires = "github")]
     pub comment: comment::Mode,
     /// How to report the verdict on the head commit.
-    #[arg(long, value_enum, default_value_t = status::Mode::Auto)]
+    #[arg(long, value_enum, default_value_t = status::Mode::Auto, requires = "github")]
     pub status: status::Mode,
     /// The login the token posts as (default: asked from GitHub; `github-actions[bot]`
     /// for the Actions token). Only comments by this login are ever edited.
@@ -223,7 +226,9 @@ fn pull_request(
     };
 
     // Reviews, then only the memberships that decide something (cached per run).
-    let verified = rt.block_on(verify(&client, &repo, &result, number, &author, &head));
+    let verified = rt.block_on(gate::verify(
+        &client, &repo, &result, number, &author, &head,
+    ));
     let (reviewers, approvals) = match verified {
         Ok(v) => v,
         Err(e) => return fail(&e, io),
@@ -289,7 +294,7 @@ fn pull_request(
     } else {
         let me = match &args.comment_author {
             Some(login) => Ok(login.clone()),
-            None => rt.block_on(identity(&client, io.env)),
+            None => rt.block_on(gate::identity(&client, report::github::in_actions(io.env))),
         };
         let outcome = match me {
             Ok(me) => rt.block_on(comment::upsert(
@@ -313,9 +318,9 @@ fn pull_request(
     let comment_url = written.as_ref().and_then(|w| w.url.clone());
     let verdict = Verdict {
         success,
-        description: description(&result, &standings, &approvals, policy_broken),
+        description: present::description(&result, &standings, &approvals, policy_broken),
         summary: body.replacen(report::markdown::MARKER, "", 1),
-        annotations: annotations(
+        annotations: present::annotations(
             &result,
             &loaded.head.diagnostics,
             &standings,
@@ -345,22 +350,16 @@ fn pull_request(
         &paths,
     ))
     .unwrap_or_default();
-    json["github"] = serde_json::json!({
-        "pullRequest": number,
-        "author": author,
-        "headSha": head,
-        "baseSha": pr.base.sha,
-        "success": success,
-        "approvers": reviewers.approvers,
-        "notCounted": reviewers.not_counted.iter().map(|(l, w)| serde_json::json!({"login": l, "why": w})).collect::<Vec<_>>(),
-        "decisions": result.evaluated.iter().zip(&approvals).zip(&standings).map(|((e, a), s)| serde_json::json!({
-            "kind": e.subject.as_str(),
-            "name": e.name,
-            "standing": s,
-            "roles": a.roles,
-        })).collect::<Vec<_>>(),
-        "comment": written.as_ref().map(|w| serde_json::json!({"action": w.action, "url": w.url})),
-        "status": published.as_ref().map(|p| serde_json::json!({"kind": p.kind, "url": p.url, "state": if success {"success"} else {"failure"}})),
+    json["github"] = present::json(&present::Summary {
+        number,
+        author: &author,
+        head: &head,
+        base: &pr.base.sha,
+        success,
+        reviewers: &reviewers,
+        rows: &rows,
+        comment: written.as_ref(),
+        status: published.as_ref(),
     });
     match cli.format {
         Format::Human | Format::Html => {
@@ -372,7 +371,7 @@ fn pull_request(
             io.stdout
                 .write_all(report::check::human(&result, &ctx, sources, &paths).as_bytes())?;
             io.stdout
-                .write_all(human_approvals(&rows, &head, &verdict_text).as_bytes())?;
+                .write_all(present::human_approvals(&rows, &head, &verdict_text).as_bytes())?;
         }
         Format::Json => {
             serde_json::to_writer_pretty(&mut *io.stdout, &json)?;
@@ -406,239 +405,6 @@ fn pull_request(
         return fail(&e, io);
     }
     Ok(code)
-}
-
-/// Reviews, memberships and the verified approvals of every decision.
-async fn verify(
-    client: &Client,
-    repo: &Repo<'_>,
-    result: &CheckResult,
-    number: u64,
-    author: &str,
-    head: &str,
-) -> Result<(approvals::Reviewers, Vec<DecisionApprovals>), GithubError> {
-    let needed = result
-        .evaluated
-        .iter()
-        .any(|e| e.decision.outcome == Outcome::NeedsApproval && !e.decision.approvals.is_empty());
-    let reviews = if needed {
-        repo.reviews(number).await?
-    } else {
-        Vec::new()
-    };
-    let reviewers = approvals::reviewers(&reviews, author, head);
-    let required = result
-        .evaluated
-        .iter()
-        .filter(|e| e.decision.outcome == Outcome::NeedsApproval)
-        .flat_map(|e| e.decision.approvals.iter());
-    let mut cache: BTreeMap<(String, String), Membership> = BTreeMap::new();
-    for (team, login) in approvals::membership_queries(required, &reviewers) {
-        let m = rest::membership(client, &team, &login).await?;
-        cache.insert((team, login), m);
-    }
-    let lookup = |team: &str, login: &str| {
-        cache
-            .get(&(team.to_string(), login.to_ascii_lowercase()))
-            .cloned()
-            .unwrap_or(Membership::NotMember)
-    };
-    let verified = result
-        .evaluated
-        .iter()
-        .map(|e| match e.decision.outcome {
-            Outcome::NeedsApproval => approvals::verify(&e.decision.approvals, &reviewers, &lookup),
-            _ => DecisionApprovals::default(),
-        })
-        .collect();
-    Ok((reviewers, verified))
-}
-
-/// The login the token posts as.
-async fn identity(
-    client: &Client,
-    env: &dyn Fn(&str) -> Option<String>,
-) -> Result<String, GithubError> {
-    if let Some(login) = rest::viewer(client).await? {
-        return Ok(login);
-    }
-    // Installation tokens may not read /user; in Actions that is the Actions token.
-    if report::github::in_actions(env) {
-        return Ok("github-actions[bot]".into());
-    }
-    Err(GithubError::UnknownIdentity)
-}
-
-/// The status's one-line description.
-fn description(
-    result: &CheckResult,
-    standings: &[Standing],
-    approvals: &[DecisionApprovals],
-    broken: bool,
-) -> String {
-    if broken {
-        return "the policy could not be evaluated (see the job log)".into();
-    }
-    let n = result.evaluated.len();
-    let count = |s: Standing| standings.iter().filter(|&&x| x == s).count();
-    if n == 0 {
-        return "no capacity documents changed".into();
-    }
-    if standings.iter().all(|s| s.passes()) {
-        return format!(
-            "{n} judged: approved ({} with every approval present)",
-            count(Standing::Approved)
-        );
-    }
-    let mut parts = Vec::new();
-    if count(Standing::Denied) > 0 {
-        parts.push(format!("{} denied", count(Standing::Denied)));
-    }
-    if count(Standing::ApprovalsMissing) > 0 {
-        let mut roles: Vec<&str> = approvals
-            .iter()
-            .flat_map(|a| {
-                a.roles
-                    .iter()
-                    .filter(|r| r.missing > 0)
-                    .map(|r| r.role.as_str())
-            })
-            .collect();
-        roles.sort_unstable();
-        roles.dedup();
-        parts.push(format!(
-            "{} awaiting approval ({})",
-            count(Standing::ApprovalsMissing),
-            roles.join(", ")
-        ));
-    }
-    if count(Standing::FieldsMissing) > 0 {
-        parts.push(format!(
-            "{} missing required fields",
-            count(Standing::FieldsMissing)
-        ));
-    }
-    format!("{n} judged: {}", parts.join("; "))
-}
-
-/// Line annotations for the check run: decisions that do not pass, and the
-/// head's diagnostics, where they point into the working tree.
-fn annotations(
-    result: &CheckResult,
-    diagnostics: &[Diagnostic],
-    standings: &[Standing],
-    sources: &crate::diag::SourceMap,
-    paths: &Paths,
-) -> Vec<Annotation> {
-    let mut out = Vec::new();
-    for (e, s) in result.evaluated.iter().zip(standings) {
-        let Some(span) = e.location.filter(|s| Paths::in_worktree(sources, s.file)) else {
-            continue;
-        };
-        let (level, what) = match s {
-            Standing::Denied => ("failure", "is denied"),
-            Standing::PolicyError => ("failure", "could not be judged"),
-            Standing::ApprovalsMissing => ("warning", "awaits approval"),
-            Standing::FieldsMissing => ("warning", "misses required fields"),
-            _ => continue,
-        };
-        let mut message: Vec<String> = e
-            .decision
-            .findings
-            .iter()
-            .map(|f| f.message.clone())
-            .collect();
-        if !e.decision.missing_fields.is_empty() {
-            message.push(format!("missing: {}", e.decision.missing_fields.join(", ")));
-        }
-        out.push(Annotation {
-            path: paths.file(sources, span.file),
-            line: sources.line_col(span).line as u32,
-            level,
-            title: format!("capops: {} {} {what}", e.subject.as_str(), e.name),
-            message: if message.is_empty() {
-                what.to_string()
-            } else {
-                message.join("\n")
-            },
-        });
-    }
-    for d in diagnostics {
-        let Some(p) = d
-            .primary
-            .as_ref()
-            .filter(|p| Paths::in_worktree(sources, p.span.file))
-        else {
-            continue;
-        };
-        let level = match d.severity {
-            Severity::Error => "failure",
-            Severity::Warning => "warning",
-            Severity::Note => "notice",
-            Severity::Allow => continue,
-        };
-        out.push(Annotation {
-            path: paths.file(sources, p.span.file),
-            line: sources.line_col(p.span).line as u32,
-            level,
-            title: format!("capops {}", d.code.as_str()),
-            message: d.message.clone(),
-        });
-    }
-    out
-}
-
-/// The approvals, for people reading the job log.
-fn human_approvals(rows: &[Row<'_>], head: &str, verdict: &str) -> String {
-    let mut out = format!(
-        "\napprovals on the head commit {}: {verdict}\n",
-        short(head)
-    );
-    for r in rows.iter().filter(|r| !r.approvals.roles.is_empty()) {
-        for role in &r.approvals.roles {
-            let by: Vec<String> = role
-                .approved_by
-                .iter()
-                .map(|a| format!("{} on {}", a.login, short(&a.commit)))
-                .collect();
-            out.push_str(&format!(
-                "  {}/{}: {} {}/{}{}{}\n",
-                r.kind,
-                r.name,
-                role.role,
-                role.approved_by.len(),
-                role.needed,
-                if by.is_empty() {
-                    String::new()
-                } else {
-                    format!(" ({})", by.join(", "))
-                },
-                if role.missing > 0 {
-                    let who: Vec<&str> = role
-                        .teams
-                        .iter()
-                        .chain(&role.users)
-                        .map(String::as_str)
-                        .collect();
-                    format!(
-                        "; {} missing from {}",
-                        role.missing,
-                        if who.is_empty() {
-                            "nobody".to_string()
-                        } else {
-                            who.join(", ")
-                        }
-                    )
-                } else {
-                    String::new()
-                }
-            ));
-            for (login, why) in &role.uncounted_members {
-                out.push_str(&format!("    {login} not counted: {why}\n"));
-            }
-        }
-    }
-    out
 }
 
 /// Appends to the job summary and the step's outputs, inside GitHub Actions.

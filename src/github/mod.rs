@@ -12,7 +12,9 @@
 //!   errors drop the headers the rate limits are read from);
 //! - [`rest`]: the endpoints capops calls and the few fields it reads;
 //! - [`comment`]: the single comment, found by marker and author, kept up to date;
-//! - [`status`]: the `capops` commit status or check run.
+//! - [`status`]: the `capops` commit status or check run;
+//! - [`gate`]: reviews, memberships and identity, read for the gate;
+//! - [`present`]: the verdict's description, annotations and log lines.
 //!
 //! The token is held by octocrab as a secret header value; no message,
 //! error or output of this module contains it.
@@ -20,6 +22,8 @@
 pub mod client;
 pub mod comment;
 pub mod context;
+pub mod gate;
+pub mod present;
 pub mod rest;
 pub mod retry;
 pub mod status;
