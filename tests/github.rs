@@ -909,3 +909,33 @@ fn the_comment_leads_with_the_totals_of_the_change() {
     // The details explain the tier.
     assert!(body.contains("tier `director`"), "{body}");
 }
+
+#[test]
+fn a_failed_comment_creation_is_not_retried_so_never_duplicated() {
+    let co = Checkout::new(60);
+    let f = fake(&co);
+    f.with(|w| {
+        w.fail(
+            Some(axum::http::Method::POST),
+            "/issues/7/comments",
+            1,
+            FaultKind::Status(502),
+        )
+    });
+    let run = gate(&co, &f, TOKEN, &[], &[]);
+    assert_eq!(run.code, 3, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("error[github-http-error]"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(
+        f.with(|w| w.requests("POST /repos/org/capacity/issues/7/comments")),
+        1
+    );
+    // The verdict is still set: the gate does not depend on the comment.
+    assert_eq!(f.with(|w| w.status_of(&co.head)).unwrap().state, "failure");
+    let run = gate(&co, &f, TOKEN, &[], &[]);
+    assert_eq!(run.code, 1);
+    assert_eq!(f.with(|w| w.comments_on(PR).len()), 1);
+}

@@ -90,6 +90,31 @@ impl Client {
         body: Option<&serde_json::Value>,
         what: &str,
     ) -> Result<Reply, GithubError> {
+        self.send_with(method, url, body, what, true).await
+    }
+
+    /// [`Client::send`] for a request that must not be repeated once GitHub
+    /// may have acted on it (creating a comment): a server error or a lost
+    /// connection is reported, not retried, so no duplicate can appear. A
+    /// rate-limited request was not acted on and is still retried.
+    pub async fn send_once(
+        &self,
+        method: Method,
+        url: &str,
+        body: Option<&serde_json::Value>,
+        what: &str,
+    ) -> Result<Reply, GithubError> {
+        self.send_with(method, url, body, what, false).await
+    }
+
+    async fn send_with(
+        &self,
+        method: Method,
+        url: &str,
+        body: Option<&serde_json::Value>,
+        what: &str,
+        repeatable: bool,
+    ) -> Result<Reply, GithubError> {
         let mut attempt = 0;
         loop {
             attempt += 1;
@@ -97,7 +122,7 @@ impl Client {
             let (status, headers, link, body_text) = match sent {
                 Ok(Ok(r)) => r,
                 Ok(Err(why)) => {
-                    if attempt >= self.policy.attempts {
+                    if !repeatable || attempt >= self.policy.attempts {
                         return Err(GithubError::Unreachable {
                             what: what.into(),
                             why,
@@ -107,7 +132,7 @@ impl Client {
                     continue;
                 }
                 Err(_) => {
-                    if attempt >= self.policy.attempts {
+                    if !repeatable || attempt >= self.policy.attempts {
                         return Err(GithubError::Unreachable {
                             what: what.into(),
                             why: format!("no answer within {} s", REQUEST_TIMEOUT.as_secs()),
@@ -121,14 +146,16 @@ impl Client {
                 body: body_text,
                 link,
             };
-            match retry::classify(
-                status,
-                &headers,
-                &reply.body,
-                attempt,
-                unix_now(),
-                &self.policy,
-            ) {
+            let policy = if repeatable || !(500..600).contains(&status) {
+                self.policy
+            } else {
+                // Not repeatable: a server error is final at once.
+                Policy {
+                    attempts: attempt,
+                    ..self.policy
+                }
+            };
+            match retry::classify(status, &headers, &reply.body, attempt, unix_now(), &policy) {
                 Next::Done => return Ok(reply),
                 Next::Retry(wait) => tokio::time::sleep(wait).await,
                 Next::RateLimited(detail) => {

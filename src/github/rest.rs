@@ -181,10 +181,16 @@ impl Repo<'_> {
         body: &str,
         what: &str,
     ) -> Result<Result<Comment, Reply>, GithubError> {
-        let reply = self
-            .client
-            .send(method, url, Some(&json!({ "body": body })), what)
-            .await?;
+        let payload = json!({ "body": body });
+        let reply = match method {
+            // A retried creation could post the comment twice.
+            Method::Post => {
+                self.client
+                    .send_once(method, url, Some(&payload), what)
+                    .await?
+            }
+            _ => self.client.send(method, url, Some(&payload), what).await?,
+        };
         if reply.status == 422 {
             return Ok(Err(reply));
         }
