@@ -890,8 +890,12 @@ fn real_github_end_to_end() {
 fn the_comment_leads_with_the_totals_of_the_change() {
     let co = Checkout::new(60);
     let f = fake(&co);
+    f.with(|w| w.review(PR, "bob", "APPROVED", &co.head));
     gate(&co, &f, TOKEN, &[], &[]);
     let body = f.with(|w| w.comments_on(PR))[0].body.clone();
+    if std::env::var("SHOW").is_ok() {
+        eprintln!("{body}");
+    }
     let totals = body.find("| GPUs requested |").expect("totals");
     let approvals = body.find("**Approvals**").expect("approvals");
     let table = body.find("| | Document |").expect("document table");
@@ -906,6 +910,7 @@ fn the_comment_leads_with_the_totals_of_the_change() {
         "{body}"
     );
     assert!(body.contains("1 request without a price"));
+    assert!(body.contains("Policy from base `main` (`"), "{body}");
     // The details explain the tier.
     assert!(body.contains("tier `director`"), "{body}");
 }

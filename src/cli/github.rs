@@ -195,7 +195,7 @@ fn pull_request(
         short(&head),
         short(&pr.base.sha)
     )?;
-    let loaded = match ccheck::load(cli, path, Some(&pr.base.sha), io)? {
+    let mut loaded = match ccheck::load(cli, path, Some(&pr.base.sha), io)? {
         Ok(l) => l,
         Err(code) => {
             // Leave no stale green behind: say on the head that it could not be judged.
@@ -216,6 +216,10 @@ fn pull_request(
             return Ok(code);
         }
     };
+    // Shown as `main` (its commit beside it), not as the SHA it was read at.
+    if let Some(b) = loaded.base.as_mut().filter(|_| !pr.base.name.is_empty()) {
+        b.rev = pr.base.name.clone();
+    }
     let analysis = crate::cost::Analysis::new(&loaded.head.repo, at);
     let Some(result) = ccheck::evaluate(&loaded, at, true, &analysis) else {
         writeln!(
