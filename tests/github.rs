@@ -944,3 +944,57 @@ fn a_failed_comment_creation_is_not_retried_so_never_duplicated() {
     assert_eq!(run.code, 1);
     assert_eq!(f.with(|w| w.comments_on(PR).len()), 1);
 }
+
+#[test]
+fn more_than_50_annotations_are_sent_in_batches() {
+    // 55 one-GPU requests without a justification: each misses a required field.
+    let mut co = Checkout::new(40);
+    let mut docs = String::new();
+    for i in 0..55 {
+        docs.push_str(
+            &request(&format!("small-{i:02}"), 1, "x").replace("  justification: x\n", ""),
+        );
+        docs.push_str("---\n");
+    }
+    std::fs::write(co.root.join("many.yaml"), docs).unwrap();
+    co.head = commit_all(&co.git, "many small requests");
+    let f = fake(&co);
+    f.with(|w| w.push(PR, &co.head));
+    let run = gate(
+        &co,
+        &f,
+        APP_TOKEN,
+        &["--format", "human"],
+        &[("GITHUB_ACTIONS", "true")],
+    );
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    let runs = f.with(|w| w.check_runs.clone());
+    assert_eq!(runs.len(), 1);
+    let missing = runs[0]
+        .annotations
+        .iter()
+        .filter(|a| {
+            a["title"]
+                .as_str()
+                .unwrap()
+                .contains("misses required fields")
+        })
+        .count();
+    assert_eq!(missing, 55);
+    assert_eq!(
+        f.with(|w| w.requests("PATCH /repos/org/capacity/check-runs/")),
+        1
+    );
+    // The job log: workflow annotations, the human report and the approvals.
+    assert!(run.stdout.contains("::warning"), "{}", run.stdout);
+    assert!(
+        run.stdout.contains("capops check: changes since main"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("approvals on the head commit"),
+        "{}",
+        run.stdout
+    );
+}
