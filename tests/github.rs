@@ -893,7 +893,7 @@ fn the_comment_leads_with_the_totals_of_the_change() {
     f.with(|w| w.review(PR, "bob", "APPROVED", &co.head));
     gate(&co, &f, TOKEN, &[], &[]);
     let body = f.with(|w| w.comments_on(PR))[0].body.clone();
-    if std::env::var("SHOW").is_ok() {
+    if std::env::var("CAPOPS_SHOW_COMMENT").is_ok() {
         eprintln!("{body}");
     }
     let totals = body.find("| GPUs requested |").expect("totals");
