@@ -17,6 +17,7 @@
 //!   lint of what will be rendered.
 //! - [`output`]: human text, JSON, Markdown, HTML, SARIF and annotations.
 //! - [`pipeline`]: load, validate and lint, in one place, for every command.
+//! - Edges to outside systems: [`github`] (the pull-request loop).
 //! - [`cli`]: the commands, which build a result in the stages, format it in
 //!   [`output`] and write it.
 //!
@@ -31,6 +32,7 @@ pub mod cli;
 pub mod cost;
 pub mod diag;
 pub mod forecast;
+pub mod github;
 pub mod gpu;
 pub mod load;
 pub mod model;

@@ -39,6 +39,9 @@ pub struct CheckArgs {
     /// When to exit with 1.
     #[arg(long, value_enum, default_value_t = FailOn::Approval)]
     pub fail_on: FailOn,
+    /// The pull-request loop on GitHub (`--github` and its flags).
+    #[command(flatten)]
+    pub github: crate::github::args::GithubArgs,
 }
 
 #[derive(Debug, clap::Args)]
@@ -60,14 +63,19 @@ pub struct ExplainArgs {
 }
 
 /// Everything `check` and `explain` load before evaluating.
-struct Loaded {
-    head: Validated,
-    base: Option<Base>,
-    pack: Document<PolicySpec>,
+pub(super) struct Loaded {
+    pub(super) head: Validated,
+    pub(super) base: Option<Base>,
+    pub(super) pack: Document<PolicySpec>,
 }
 
 /// Loads and validates the working tree, the base revision and the default pack.
-fn load(cli: &Cli, path: &Path, base_rev: Option<&str>, io: &mut Io<'_>) -> Result<Loaded, Stop> {
+pub(super) fn load(
+    cli: &Cli,
+    path: &Path,
+    base_rev: Option<&str>,
+    io: &mut Io<'_>,
+) -> Result<Loaded, Stop> {
     let mut head = load_valid(cli, path, "the policy can judge the repository", io)?;
     let base = match base_rev {
         None => None,
@@ -86,7 +94,7 @@ fn load(cli: &Cli, path: &Path, base_rev: Option<&str>, io: &mut Io<'_>) -> Resu
     Ok(Loaded { head, base, pack })
 }
 
-fn evaluate(
+pub(super) fn evaluate(
     loaded: &Loaded,
     at: Timestamp,
     trace: bool,
@@ -104,7 +112,7 @@ fn evaluate(
     })
 }
 
-fn context(
+pub(super) fn context(
     loaded: &Loaded,
     result: &CheckResult,
     at: Timestamp,
@@ -132,8 +140,21 @@ fn context(
 }
 
 pub fn check(cli: &Cli, args: &CheckArgs, io: &mut Io<'_>) -> Outcome {
+    check_to(cli, args, args.base.as_deref(), args.fail_on, None, io)
+}
+
+/// [`check`] against `base`, failing on `fail_on`, also writing the JSON
+/// result to `json_out` (`check --github --json-out`).
+pub(super) fn check_to(
+    cli: &Cli,
+    args: &CheckArgs,
+    base: Option<&str>,
+    fail_on: FailOn,
+    json_out: Option<&Path>,
+    io: &mut Io<'_>,
+) -> Outcome {
     let at = args.at.unwrap_or(io.now);
-    let loaded = load(cli, &args.path, args.base.as_deref(), io)?;
+    let loaded = load(cli, &args.path, base, io)?;
     let analysis = crate::cost::Analysis::new(&loaded.head.repo, at);
     let result = evaluate(&loaded, at, cli.format == Format::Markdown, &analysis);
     let paths = Paths::new(&args.path);
@@ -143,7 +164,7 @@ pub fn check(cli: &Cli, args: &CheckArgs, io: &mut Io<'_>) -> Outcome {
         .diagnostics
         .iter()
         .any(|d| d.severity == Severity::Error);
-    let gate = result.evaluated.iter().any(|e| match args.fail_on {
+    let gate = result.evaluated.iter().any(|e| match fail_on {
         FailOn::Denied => e.decision.outcome == Decided::Denied,
         FailOn::Approval => e.decision.outcome != Decided::Approved,
         FailOn::Never => false,
@@ -159,6 +180,20 @@ pub fn check(cli: &Cli, args: &CheckArgs, io: &mut Io<'_>) -> Outcome {
     let ctx = context(&loaded, &result, at, charted.then_some(&analysis));
     let sources = &loaded.head.sources;
     write_diagnostics(cli, &diagnostics, sources, &paths, io)?;
+    if let Some(file) = json_out {
+        let out = output::check::json(&result, &ctx, &diagnostics, exit.code(), sources, &paths);
+        let text = serde_json::to_string_pretty(&output::json::Envelope::new("check", &out))
+            .map_err(std::io::Error::other)?
+            + "\n";
+        if let Err(e) = super::common::write_atomically(file, text.as_bytes()) {
+            return Err(stop(
+                io,
+                Exit::External,
+                &format!("cannot write {}: {e}", file.display()),
+                None,
+            ));
+        }
+    }
     if output::github::in_actions(io.env) && cli.format == Format::Human {
         for line in output::check::annotations(&result, sources, &paths) {
             writeln!(io.stdout, "{line}")?;

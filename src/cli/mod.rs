@@ -13,6 +13,7 @@
 mod check;
 pub mod common;
 mod forecast;
+mod github;
 mod info;
 mod render;
 mod report;
@@ -258,6 +259,7 @@ fn dispatch(cli: &Cli, io: &mut Io<'_>) -> Outcome {
         Command::Validate { path } => validate::run(cli, path, io),
         Command::Schema { kind } => info::schema(cli, kind.as_deref(), io),
         Command::Catalog { model } => info::catalog(cli, model.as_deref(), io),
+        Command::Check(args) if args.github.github => github::run(cli, args, io),
         Command::Check(args) => check::check(cli, args, io),
         Command::Explain(args) => check::explain(cli, args, io),
         Command::Test { path } => test::run(cli, path, io),

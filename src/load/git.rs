@@ -232,3 +232,11 @@ fn revision(root: &Path, out: &Path) -> Option<String> {
     }
     Some(rev)
 }
+
+/// The commit checked out in the working tree holding `root` (`HEAD`).
+pub fn head_commit(root: &Path) -> Result<String, GitError> {
+    let repo =
+        Repository::discover(root).map_err(|_| GitError::NotARepository(root.to_path_buf()))?;
+    let commit = repo.head()?.peel_to_commit()?;
+    Ok(commit.id().to_string())
+}

@@ -204,6 +204,15 @@ fn key_facts(e: &Evaluated) -> String {
     parts.join(", ")
 }
 
+/// What the pull-request loop adds to the comment (`capops check --github`).
+#[derive(Debug, Clone, Default)]
+pub struct Lead {
+    /// The verdict once approvals are verified, instead of the policy's alone.
+    pub verdict: Option<String>,
+    /// Markdown placed after the totals (the approvals section).
+    pub sections: String,
+}
+
 /// Renders the comment.
 pub fn comment(
     result: &CheckResult,
@@ -212,8 +221,22 @@ pub fn comment(
     paths: &Paths,
     links: &Links,
 ) -> String {
+    comment_with(result, ctx, sources, paths, links, &Lead::default())
+}
+
+/// Renders the comment with the pull-request loop's verdict and sections.
+pub fn comment_with(
+    result: &CheckResult,
+    ctx: &Context,
+    sources: &SourceMap,
+    paths: &Paths,
+    links: &Links,
+    lead: &Lead,
+) -> String {
     let c = counts(result);
-    let verdict = if c.denied > 0 {
+    let verdict = if let Some(v) = &lead.verdict {
+        v.clone()
+    } else if c.denied > 0 {
         format!("❌ {} denied", c.denied)
     } else if c.needs_approval > 0 {
         let mut roles: Vec<&str> = result
@@ -237,6 +260,11 @@ pub fn comment(
         format!("{} documents", c.evaluated)
     };
     let mut head = format!("{MARKER}\n### GPU capacity check: {scope} · {verdict}\n\n");
+    head.push_str(&super::totals::markdown(
+        &super::totals::totals(result),
+        &verdict,
+    ));
+    head.push('\n');
     let judged = match &ctx.base {
         Some(b) => format!(
             "Policy from base `{}` (`{}`)",
@@ -249,6 +277,7 @@ pub fn comment(
         "{judged}: {} · evaluated at {} · {} approved automatically, {} need approval, {} denied\n\n",
         ctx.policy, ctx.at, c.approved, c.needs_approval, c.denied
     ));
+    head.push_str(&lead.sections);
 
     let mut rows = Vec::new();
     for e in &result.evaluated {

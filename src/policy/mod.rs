@@ -7,6 +7,7 @@
 //! facts of each subject ([`facts`]) and evaluates them ([`eval`]). It is a
 //! pure function of its inputs and the time it is given.
 
+pub mod approvals;
 pub mod change;
 pub mod compile;
 pub mod eval;
@@ -247,7 +248,11 @@ fn evaluate_one(
             };
             let change =
                 with_previous_as_current(&c.change, || TypedDoc::CapacityRequest(doc.clone()));
-            let leads = head
+            // Authority comes from the judging revision: a pull request that
+            // names new leads cannot have them approve its own requests.
+            let leads = fenv
+                .base
+                .unwrap_or(head)
                 .teams
                 .get(&doc.spec.team.value)
                 .map(|t| t.spec.leads.iter().map(|l| l.value.clone()).collect())
@@ -278,7 +283,10 @@ fn evaluate_one(
                 return Some((removed(subject, c, fenv), diags));
             };
             let change = with_previous_as_current(&c.change, || TypedDoc::Team(doc.clone()));
-            let leads = doc.spec.leads.iter().map(|l| l.value.clone()).collect();
+            let judging = fenv.base.map_or(Some(doc), |b| b.teams.get(&c.name));
+            let leads = judging
+                .map(|t| t.spec.leads.iter().map(|l| l.value.clone()).collect())
+                .unwrap_or_default();
             (
                 subject,
                 Some(doc.name_span()),

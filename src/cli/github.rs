@@ -1,0 +1,471 @@
+//! `capops check --github`: the pull-request loop.
+//!
+//! On a pull-request event (or `--repo` and `--pr`): read the pull request
+//! fresh from the API, refuse unless the checkout is its head, judge the head
+//! against the base commit, read every review and the team memberships that
+//! matter, verify the approvals, then keep one comment up to date and set the
+//! `capops` check run or status. Exit 0 exactly when nothing is denied and
+//! every decision's approvals are present on the head commit.
+//!
+//! On a `merge_group` event the merge commit is judged against the queue's
+//! base (denials fail; approvals were verified on each pull request before it
+//! could enter the queue). On a push, a schedule or any other event the
+//! repository is checked as it stands (denials fail).
+
+use super::check::{self as ccheck, CheckArgs, FailOn};
+use super::common::{Exit, Outcome, Stop, write_diagnostics, write_pretty};
+use super::{Cli, Io};
+use crate::diag::{Diagnostic, Severity};
+use crate::github::args::GithubArgs;
+use crate::github::comment::{self, Row};
+use crate::github::context::{Flags, Settings, Target};
+use crate::github::rest::{self, Repo, short};
+use crate::github::status::{self, Verdict};
+use crate::github::{GithubError, client::Client, gate, present, retry};
+use crate::output::{self as report, Format, Paths};
+use crate::policy::approvals::{self, Standing};
+use std::io::Write;
+use std::path::Path;
+
+/// Runs `capops check --github`.
+pub fn run(cli: &Cli, check: &CheckArgs, io: &mut Io<'_>) -> Outcome {
+    let path = check.path.as_path();
+    let fail_on = check.fail_on;
+    let args = &check.github;
+    let flags = Flags {
+        repo: args.repo.as_deref(),
+        pr: args.pr,
+        token_env: &args.token_env,
+    };
+    let settings = match Settings::read(&flags, io.env) {
+        Ok(s) => s,
+        Err(e) => return Err(fail(&e, io)),
+    };
+    // A plain or merge-time check fails on denials only: approvals belong to pull requests.
+    let denials_only = if fail_on == FailOn::Never {
+        FailOn::Never
+    } else {
+        FailOn::Denied
+    };
+    match settings.target.clone() {
+        Target::Repository { event } => {
+            writeln!(
+                io.stderr,
+                "capops: `{event}` event: checking the repository as it stands (denials fail; approvals are verified on pull requests)"
+            )?;
+            let code =
+                ccheck::check_to(cli, check, None, denials_only, args.json_out.as_deref(), io)?;
+            outputs(io, None, args.json_out.as_deref())?;
+            Ok(code)
+        }
+        Target::MergeGroup { head_sha, base_sha } => {
+            if let Err(e) = same_head(path, &head_sha) {
+                return Err(fail(&e, io));
+            }
+            writeln!(
+                io.stderr,
+                "capops: merge queue: judging {} against its base {} (denials fail)",
+                short(&head_sha),
+                short(&base_sha)
+            )?;
+            let code = match ccheck::check_to(
+                cli,
+                check,
+                Some(&base_sha),
+                denials_only,
+                args.json_out.as_deref(),
+                io,
+            ) {
+                Ok(code) | Err(Stop::Exit(code)) => code,
+                Err(e) => return Err(e),
+            };
+            outputs(io, None, args.json_out.as_deref())?;
+            let verdict = Verdict {
+                success: code == Exit::Ok,
+                description: match code {
+                    Exit::Ok => "merge group: nothing denied".into(),
+                    Exit::Gate => "merge group: something is denied (see the job log)".into(),
+                    _ => "merge group: the check could not run (see the job log)".into(),
+                },
+                summary: String::new(),
+                annotations: Vec::new(),
+                details_url: settings.run_url.clone(),
+            };
+            let published = runtime()?.block_on(async {
+                let client = client(&settings)?;
+                let repo = repo(&client, &settings);
+                status::publish(&repo, &head_sha, args.status, &verdict).await
+            });
+            match published {
+                Ok(p) => {
+                    note_published(p.as_ref(), &head_sha, io)?;
+                    Ok(code)
+                }
+                Err(e) => Err(fail(&e, io)),
+            }
+        }
+        Target::PullRequest { number } => {
+            let at = check.at.unwrap_or(io.now);
+            pull_request(cli, path, at, fail_on, args, &settings, number, io)
+        }
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn pull_request(
+    cli: &Cli,
+    path: &Path,
+    at: crate::model::Timestamp,
+    fail_on: FailOn,
+    args: &GithubArgs,
+    settings: &Settings,
+    number: u64,
+    io: &mut Io<'_>,
+) -> Outcome {
+    let rt = runtime()?;
+    // octocrab's client spawns its buffer task on the runtime it is built in.
+    let _entered = rt.enter();
+    let client = match client(settings) {
+        Ok(c) => c,
+        Err(e) => return Err(fail(&e, io)),
+    };
+    let repo = repo(&client, settings);
+    let pr = match rt.block_on(repo.pull(number)) {
+        Ok(p) => p,
+        Err(e) => return Err(fail(&e, io)),
+    };
+    let head = pr.head.sha.clone();
+    if let Err(e) = same_head(path, &head) {
+        return Err(fail(&e, io));
+    }
+    let author = pr
+        .user
+        .as_ref()
+        .map(|u| u.login.clone())
+        .unwrap_or_default();
+    writeln!(
+        io.stderr,
+        "capops: pull request #{number} by {author}: judging {} against its base {}",
+        short(&head),
+        short(&pr.base.sha)
+    )?;
+    let mut loaded = match ccheck::load(cli, path, Some(&pr.base.sha), io) {
+        Ok(l) => l,
+        Err(Stop::Io(e)) => return Err(Stop::Io(e)),
+        Err(Stop::Exit(code)) => {
+            // Leave no stale green behind: say on the head that it could not be judged.
+            let verdict = Verdict {
+                success: false,
+                description: if code == Exit::Invalid {
+                    "the repository does not validate (see the job log)".into()
+                } else {
+                    "git failed; the change could not be judged (see the job log)".into()
+                },
+                summary: String::new(),
+                annotations: Vec::new(),
+                details_url: settings.run_url.clone(),
+            };
+            if let Err(e) = rt.block_on(status::publish(&repo, &head, args.status, &verdict)) {
+                return Err(fail(&e, io));
+            }
+            return Ok(code);
+        }
+    };
+    // Shown as `main` (its commit beside it), not as the SHA it was read at.
+    if let Some(b) = loaded.base.as_mut().filter(|_| !pr.base.name.is_empty()) {
+        b.rev = pr.base.name.clone();
+    }
+    let analysis = crate::cost::Analysis::new(&loaded.head.repo, at);
+    let result = ccheck::evaluate(&loaded, at, true, &analysis);
+
+    // Reviews, then only the memberships that decide something (cached per run).
+    let verified = rt.block_on(gate::verify(
+        &client, &repo, &result, number, &author, &head,
+    ));
+    let (reviewers, approvals) = match verified {
+        Ok(v) => v,
+        Err(e) => return Err(fail(&e, io)),
+    };
+    let standings: Vec<Standing> = result
+        .evaluated
+        .iter()
+        .zip(&approvals)
+        .map(|(e, a)| approvals::standing(&e.decision, a))
+        .collect();
+
+    let policy_broken = result
+        .diagnostics
+        .iter()
+        .any(|d| d.severity == Severity::Error);
+    let gate = match fail_on {
+        FailOn::Denied => standings.contains(&Standing::Denied),
+        FailOn::Approval => standings.iter().any(|s| !s.passes()),
+        FailOn::Never => false,
+    };
+    let code = if policy_broken {
+        Exit::Invalid
+    } else if gate {
+        Exit::Gate
+    } else {
+        Exit::Ok
+    };
+    let success = !policy_broken && standings.iter().all(|s| s.passes());
+
+    let paths = Paths::new(path);
+    let sources = &loaded.head.sources;
+    let ctx = ccheck::context(&loaded, &result, at, Some(&analysis));
+    let rows: Vec<Row<'_>> = result
+        .evaluated
+        .iter()
+        .zip(&approvals)
+        .zip(&standings)
+        .map(|((e, a), s)| Row {
+            kind: e.subject.as_str(),
+            name: &e.name,
+            standing: *s,
+            approvals: a,
+        })
+        .collect();
+    let verdict_text = comment::verdict(&standings);
+    let lead = report::markdown::Lead {
+        verdict: Some(verdict_text.clone()),
+        sections: comment::approvals_section(&rows, &head),
+    };
+    let mut links = report::markdown::Links::from_env(io.env);
+    if let (Some(server), Some((o, n))) = ((io.env)("GITHUB_SERVER_URL"), &settings.repo) {
+        links.blob_base = Some(format!(
+            "{}/{o}/{n}/blob/{head}/",
+            server.trim_end_matches('/')
+        ));
+    }
+    let body = report::markdown::comment_with(&result, &ctx, sources, &paths, &links, &lead);
+
+    // The comment, then the status (which links to it).
+    let mut github_failed = None;
+    let written = if args.comment == comment::Mode::Never {
+        None
+    } else {
+        let me = match &args.comment_author {
+            Some(login) => Ok(login.clone()),
+            None => rt.block_on(gate::identity(&client, report::github::in_actions(io.env))),
+        };
+        let outcome = match me {
+            Ok(me) => rt.block_on(comment::upsert(
+                &repo,
+                number,
+                &me,
+                &body,
+                args.comment,
+                !result.evaluated.is_empty(),
+            )),
+            Err(e) => Err(e),
+        };
+        match outcome {
+            Ok(w) => Some(w),
+            Err(e) => {
+                github_failed = Some(e);
+                None
+            }
+        }
+    };
+    let comment_url = written.as_ref().and_then(|w| w.url.clone());
+    let verdict = Verdict {
+        success,
+        description: present::description(&result, &standings, &approvals, policy_broken),
+        summary: body.replacen(report::markdown::MARKER, "", 1),
+        annotations: present::annotations(
+            &result,
+            &loaded.head.diagnostics,
+            &standings,
+            sources,
+            &paths,
+        ),
+        details_url: comment_url.clone().or_else(|| settings.run_url.clone()),
+    };
+    let published = match rt.block_on(status::publish(&repo, &head, args.status, &verdict)) {
+        Ok(p) => p,
+        Err(e) => {
+            github_failed.get_or_insert(e);
+            None
+        }
+    };
+
+    // What the run says: diagnostics, the result, the comment and status.
+    let mut diagnostics: Vec<Diagnostic> = loaded.head.diagnostics.clone();
+    diagnostics.extend(result.diagnostics.iter().cloned());
+    write_diagnostics(cli, &diagnostics, sources, &paths, io)?;
+    let check_json = report::check::json(&result, &ctx, &diagnostics, code.code(), sources, &paths);
+    let mut json =
+        serde_json::to_value(report::json::Envelope::new("check", &check_json)).unwrap_or_default();
+    json["github"] = present::json(&present::Summary {
+        number,
+        author: &author,
+        head: &head,
+        base: &pr.base.sha,
+        success,
+        reviewers: &reviewers,
+        rows: &rows,
+        comment: written.as_ref(),
+        status: published.as_ref(),
+    });
+    match cli.format {
+        Format::Human | Format::Html => {
+            if report::github::in_actions(io.env) {
+                for line in report::check::annotations(&result, sources, &paths) {
+                    writeln!(io.stdout, "{line}")?;
+                }
+            }
+            io.stdout
+                .write_all(report::check::human(&result, &ctx, sources, &paths).as_bytes())?;
+            io.stdout
+                .write_all(present::human_approvals(&rows, &head, &verdict_text).as_bytes())?;
+        }
+        Format::Json => write_pretty(io, &json)?,
+        Format::Sarif => write_pretty(
+            io,
+            &report::check::sarif(&result, &diagnostics, sources, &paths),
+        )?,
+        Format::Markdown => io.stdout.write_all(body.as_bytes())?,
+    }
+    if let Some(w) = &written {
+        match &w.url {
+            Some(u) => writeln!(io.stderr, "capops: comment {}: {u}", w.action)?,
+            None => writeln!(io.stderr, "capops: comment {}", w.action)?,
+        }
+    }
+    note_published(published.as_ref(), &head, io)?;
+    let mut json_path = None;
+    if let Some(p) = &args.json_out {
+        let text = serde_json::to_string_pretty(&json).unwrap_or_default() + "\n";
+        if let Err(e) = super::common::write_atomically(p, text.as_bytes()) {
+            writeln!(io.stderr, "error: cannot write {}: {e}", p.display())?;
+            return Ok(Exit::External);
+        }
+        json_path = Some(p.display().to_string());
+    }
+    actions_files(io, &body, comment_url.as_deref(), json_path.as_deref())?;
+    if let Some(e) = github_failed {
+        return Err(fail(&e, io));
+    }
+    Ok(code)
+}
+
+/// Appends to the job summary and the step's outputs, inside GitHub Actions.
+fn actions_files(
+    io: &mut Io<'_>,
+    body: &str,
+    comment_url: Option<&str>,
+    json_path: Option<&str>,
+) -> std::io::Result<()> {
+    use std::fs::OpenOptions;
+    if let Some(summary) = (io.env)("GITHUB_STEP_SUMMARY").filter(|p| !p.is_empty()) {
+        let text = body.replacen(report::markdown::MARKER, "", 1);
+        if let Err(e) = OpenOptions::new()
+            .append(true)
+            .create(true)
+            .open(&summary)
+            .and_then(|mut f| f.write_all(text.as_bytes()))
+        {
+            writeln!(io.stderr, "warning: cannot write the job summary: {e}")?;
+        }
+    }
+    let json_path = json_path.map(Path::new);
+    outputs(io, comment_url, json_path)
+}
+
+/// Appends `comment-url` and `decision-json` to the step's outputs (`GITHUB_OUTPUT`).
+fn outputs(
+    io: &mut Io<'_>,
+    comment_url: Option<&str>,
+    json_path: Option<&Path>,
+) -> std::io::Result<()> {
+    use std::fs::OpenOptions;
+    let json_path = json_path.map(|p| p.display().to_string());
+    let json_path = json_path.as_deref();
+    if let Some(output) = (io.env)("GITHUB_OUTPUT").filter(|p| !p.is_empty()) {
+        let mut lines = String::new();
+        for (k, v) in [("comment-url", comment_url), ("decision-json", json_path)] {
+            if let Some(v) = v.filter(|v| !v.contains('\n') && !v.contains('\r')) {
+                lines.push_str(&format!("{k}={v}\n"));
+            }
+        }
+        if let Err(e) = OpenOptions::new()
+            .append(true)
+            .create(true)
+            .open(&output)
+            .and_then(|mut f| f.write_all(lines.as_bytes()))
+        {
+            writeln!(io.stderr, "warning: cannot write the step outputs: {e}")?;
+        }
+    }
+    Ok(())
+}
+
+fn note_published(
+    p: Option<&status::Published>,
+    sha: &str,
+    io: &mut Io<'_>,
+) -> std::io::Result<()> {
+    if let Some(p) = p {
+        writeln!(
+            io.stderr,
+            "capops: `{}` {} set on {}",
+            rest::CONTEXT,
+            p.kind,
+            short(sha)
+        )?;
+    }
+    Ok(())
+}
+
+/// Refuses unless the working tree holding `path` is at `head`.
+fn same_head(path: &Path, head: &str) -> Result<(), GithubError> {
+    let checked_out = crate::load::git::head_commit(path).map_err(|e| GithubError::NoCheckout {
+        path: path.display().to_string(),
+        why: e.to_string(),
+    })?;
+    if !checked_out.eq_ignore_ascii_case(head) {
+        return Err(GithubError::HeadMismatch {
+            checked_out,
+            head: head.to_string(),
+        });
+    }
+    Ok(())
+}
+
+fn client(settings: &Settings) -> Result<Client, GithubError> {
+    Client::new(
+        &settings.api_url,
+        settings.token().unwrap_or_default(),
+        retry::Policy::default(),
+    )
+}
+
+fn repo<'a>(client: &'a Client, settings: &Settings) -> Repo<'a> {
+    let (owner, name) = settings.repo.clone().unwrap_or_default();
+    Repo {
+        client,
+        owner,
+        name,
+    }
+}
+
+/// A runtime on this thread for the GitHub calls of one run (one, so that
+/// the client's pooled connections stay alive between calls).
+fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+}
+
+/// Reports a GitHub error and stops with its exit code.
+fn fail(e: &GithubError, io: &mut Io<'_>) -> Stop {
+    if let Err(w) = writeln!(io.stderr, "error[{}]: {e}\n  help: {}", e.code(), e.help()) {
+        return Stop::Io(w);
+    }
+    Stop::Exit(if e.is_usage() {
+        Exit::Invalid
+    } else {
+        Exit::External
+    })
+}

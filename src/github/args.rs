@@ -1,0 +1,40 @@
+//! The flags of the pull-request loop, as `capops check` takes them.
+
+use super::{comment, status};
+use std::path::PathBuf;
+
+/// The flags of the pull-request loop (on `capops check`).
+#[derive(Debug, Clone, clap::Args)]
+pub struct GithubArgs {
+    /// Run as the pull-request gate on GitHub: judge the pull request against its
+    /// base, verify its approvals, comment and set the `capops` status.
+    #[arg(long, conflicts_with = "base")]
+    pub github: bool,
+    /// The repository (owner/name); default GITHUB_REPOSITORY.
+    #[arg(long, value_name = "OWNER/NAME", requires = "github")]
+    pub repo: Option<String>,
+    /// The pull request; default the one of the GitHub Actions event.
+    #[arg(long, value_name = "NUMBER", requires = "github")]
+    pub pr: Option<u64>,
+    /// The environment variable holding the GitHub token.
+    #[arg(
+        long,
+        value_name = "VAR",
+        default_value = "GITHUB_TOKEN",
+        requires = "github"
+    )]
+    pub token_env: String,
+    /// When to write the pull-request comment.
+    #[arg(long, value_enum, default_value_t = comment::Mode::OnChange, requires = "github")]
+    pub comment: comment::Mode,
+    /// How to report the verdict on the head commit.
+    #[arg(long, value_enum, default_value_t = status::Mode::Auto, requires = "github")]
+    pub status: status::Mode,
+    /// The login the token posts as (default: asked from GitHub; `github-actions[bot]`
+    /// for the Actions token). Only comments by this login are ever edited.
+    #[arg(long, value_name = "LOGIN", requires = "github")]
+    pub comment_author: Option<String>,
+    /// Also write the JSON result to this file.
+    #[arg(long, value_name = "FILE", requires = "github")]
+    pub json_out: Option<PathBuf>,
+}

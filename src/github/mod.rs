@@ -1,0 +1,128 @@
+//! The GitHub edge: the pull-request loop of `capops check --github`.
+//!
+//! Everything here talks to GitHub or reads the GitHub Actions environment;
+//! the decisions it acts on are made elsewhere, by pure functions:
+//! which reviews satisfy which roles (`policy::approvals`), which comment to
+//! edit ([`comment::plan`]), whether and how long to wait on a rate limit
+//! ([`retry::classify`]), what an event payload says ([`context::parse_event`]).
+//!
+//! - [`context`]: the event, repository, API address and token;
+//! - [`client`]: octocrab as the HTTP client, with bounded retries, rate-limit
+//!   waits and `Link` pagination (it sees raw responses: octocrab's typed
+//!   errors drop the headers the rate limits are read from);
+//! - [`rest`]: the endpoints capops calls and the few fields it reads;
+//! - [`comment`]: the single comment, found by marker and author, kept up to date;
+//! - [`status`]: the `capops` commit status or check run;
+//! - [`gate`]: reviews, memberships and identity, read for the gate;
+//! - [`present`]: the verdict's description, annotations and log lines.
+//!
+//! The token is held by octocrab as a secret header value; no message,
+//! error or output of this module contains it.
+
+// An edge: it reads the network, the event file and the environment (see clippy.toml).
+#![allow(clippy::disallowed_methods, clippy::disallowed_types)]
+
+pub mod args;
+pub mod client;
+pub mod comment;
+pub mod context;
+pub mod gate;
+pub mod present;
+pub mod rest;
+pub mod retry;
+pub mod status;
+
+/// Why the pull-request loop could not run. Each has a stable code
+/// (docs/github.md, docs/codes.md) and maps to an exit code.
+#[derive(Debug, thiserror::Error)]
+pub enum GithubError {
+    #[error("the environment variable {var} holds no GitHub token")]
+    NoToken { var: String },
+    #[error("{0}")]
+    NoPullRequest(String),
+    #[error("the event payload {path} cannot be read: {why}")]
+    BadEvent { path: String, why: String },
+    #[error("`{0}` is not a repository name of the form owner/name")]
+    BadRepository(String),
+    #[error(
+        "the checked-out commit {checked_out} is not the pull request's head {head}; capops judges the head commit only"
+    )]
+    HeadMismatch { checked_out: String, head: String },
+    #[error("cannot tell which commit is checked out at {path}: {why}")]
+    NoCheckout { path: String, why: String },
+    #[error("GitHub rejected the token (401) while {what}")]
+    Unauthorized { what: String },
+    #[error("GitHub refused (403) {what}: {message}")]
+    Forbidden { what: String, message: String },
+    #[error("GitHub found nothing (404) while {what}")]
+    NotFound { what: String },
+    #[error("GitHub's rate limit was hit while {what}; {detail}")]
+    RateLimited { what: String, detail: String },
+    #[error("GitHub answered {status} while {what}: {message}")]
+    Http {
+        what: String,
+        status: u16,
+        message: String,
+    },
+    #[error("GitHub could not be reached while {what}: {why}")]
+    Unreachable { what: String, why: String },
+    #[error("GitHub's answer could not be read while {what}: {why}")]
+    BadResponse { what: String, why: String },
+    #[error("cannot tell which account the token belongs to")]
+    UnknownIdentity,
+}
+
+impl GithubError {
+    /// The stable code shown as `error[code]`.
+    pub fn code(&self) -> &'static str {
+        match self {
+            GithubError::NoToken { .. } => "github-no-token",
+            GithubError::NoPullRequest(_) => "github-no-pull-request",
+            GithubError::BadEvent { .. } => "github-bad-event",
+            GithubError::BadRepository(_) => "github-bad-repository",
+            GithubError::HeadMismatch { .. } => "github-head-mismatch",
+            GithubError::NoCheckout { .. } => "github-no-checkout",
+            GithubError::Unauthorized { .. } => "github-unauthorized",
+            GithubError::Forbidden { .. } => "github-forbidden",
+            GithubError::NotFound { .. } => "github-not-found",
+            GithubError::RateLimited { .. } => "github-rate-limited",
+            GithubError::Http { .. } => "github-http-error",
+            GithubError::Unreachable { .. } => "github-unreachable",
+            GithubError::BadResponse { .. } => "github-bad-response",
+            GithubError::UnknownIdentity => "github-unknown-identity",
+        }
+    }
+
+    /// Invalid input or usage (exit 2), or GitHub failed (exit 3).
+    pub fn is_usage(&self) -> bool {
+        matches!(
+            self,
+            GithubError::NoToken { .. }
+                | GithubError::NoPullRequest(_)
+                | GithubError::BadEvent { .. }
+                | GithubError::BadRepository(_)
+                | GithubError::HeadMismatch { .. }
+                | GithubError::NoCheckout { .. }
+        )
+    }
+
+    /// What to do about it.
+    pub fn help(&self) -> String {
+        match self {
+            GithubError::NoToken { var } => format!(
+                "pass the token in {var} (in a workflow: `env: {var}: ${{{{ secrets.GITHUB_TOKEN }}}}`), or name another variable with --token-env"
+            ),
+            GithubError::NoPullRequest(_) => "run inside a pull_request, pull_request_review or merge_group workflow, or pass --repo OWNER/NAME --pr NUMBER".into(),
+            GithubError::BadEvent { .. } => "GITHUB_EVENT_PATH must name the event payload GitHub Actions wrote; outside Actions pass --repo and --pr".into(),
+            GithubError::BadRepository(_) => "pass --repo OWNER/NAME, or run inside GitHub Actions (GITHUB_REPOSITORY)".into(),
+            GithubError::HeadMismatch { .. } => "check out the head commit (actions/checkout with `ref: ${{ github.event.pull_request.head.sha }}` and `fetch-depth: 0`); if the pull request moved since the event, the run for the newer push judges it".into(),
+            GithubError::NoCheckout { .. } => "run capops inside a git checkout of the pull request's head".into(),
+            GithubError::Unauthorized { .. } => "the token is missing, expired or revoked; pass a valid one".into(),
+            GithubError::Forbidden { .. } => "give the token the permissions docs/github.md lists (contents: read, pull-requests: write, statuses: write or checks: write; read:org or Members: read for team roles); a fork's pull request gets a read-only token".into(),
+            GithubError::NotFound { .. } => "check --repo and --pr, and that the token can see the repository".into(),
+            GithubError::RateLimited { .. } => "run it again after the reset time, or use a token with a larger rate limit (a GitHub App installation token)".into(),
+            GithubError::Http { .. } | GithubError::Unreachable { .. } | GithubError::BadResponse { .. } => "GitHub (or GITHUB_API_URL) failed; run it again, and check githubstatus.com or the Enterprise server".into(),
+            GithubError::UnknownIdentity => "pass --comment-author LOGIN (the account or `app-slug[bot]` the token posts as), so capops edits only its own comment".into(),
+        }
+    }
+}

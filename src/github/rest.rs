@@ -1,0 +1,307 @@
+//! The GitHub REST endpoints capops calls, and the few fields it reads.
+//!
+//! The models are deliberately small and lenient (unknown fields ignored,
+//! optional where GitHub may send null): capops reads a handful of fields and
+//! should not break when GitHub adds or drops others. Paths follow GitHub's
+//! REST reference (API version 2022-11-28).
+
+use super::GithubError;
+use super::client::{Client, Method, Reply, expect_ok, parse, seg};
+use crate::policy::approvals::{Membership, Review, ReviewState};
+use serde::Deserialize;
+use serde_json::json;
+
+/// The name commit statuses and check runs carry.
+pub const CONTEXT: &str = "capops";
+
+#[derive(Clone, Debug, Deserialize)]
+pub struct User {
+    pub login: String,
+    #[serde(rename = "type", default)]
+    pub kind: Option<String>,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+pub struct GitRef {
+    pub sha: String,
+    #[serde(rename = "ref", default)]
+    pub name: String,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+pub struct PullRequest {
+    pub number: u64,
+    #[serde(default)]
+    pub state: String,
+    pub user: Option<User>,
+    pub head: GitRef,
+    pub base: GitRef,
+    #[serde(default)]
+    pub html_url: String,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+struct ApiReview {
+    id: u64,
+    user: Option<User>,
+    #[serde(default)]
+    state: String,
+    commit_id: Option<String>,
+    submitted_at: Option<String>,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+pub struct Comment {
+    pub id: u64,
+    pub user: Option<User>,
+    #[serde(default)]
+    pub body: Option<String>,
+    #[serde(default)]
+    pub html_url: String,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+struct TeamMembership {
+    state: String,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+pub struct CheckRun {
+    pub id: u64,
+    #[serde(default)]
+    pub name: String,
+    #[serde(default)]
+    pub html_url: Option<String>,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+pub struct Status {
+    #[serde(default)]
+    pub url: String,
+}
+
+/// One repository's endpoints.
+pub struct Repo<'a> {
+    pub client: &'a Client,
+    pub owner: String,
+    pub name: String,
+}
+
+impl Repo<'_> {
+    fn path(&self, rest: &str) -> String {
+        self.client.url(&format!(
+            "/repos/{}/{}{rest}",
+            seg(&self.owner),
+            seg(&self.name)
+        ))
+    }
+
+    async fn call(
+        &self,
+        method: Method,
+        url: &str,
+        body: Option<&serde_json::Value>,
+        what: &str,
+    ) -> Result<Reply, GithubError> {
+        let reply = self.client.send(method, url, body, what).await?;
+        expect_ok(&reply, what)?;
+        Ok(reply)
+    }
+
+    /// `GET /repos/{o}/{r}/pulls/{n}`: read fresh, not from the event, since
+    /// a push may have landed since.
+    pub async fn pull(&self, number: u64) -> Result<PullRequest, GithubError> {
+        let what = format!("reading pull request #{number}");
+        let reply = self
+            .call(
+                Method::Get,
+                &self.path(&format!("/pulls/{number}")),
+                None,
+                &what,
+            )
+            .await?;
+        parse(&reply, &what)
+    }
+
+    /// Every review of the pull request, all pages, in GitHub's order.
+    pub async fn reviews(&self, number: u64) -> Result<Vec<Review>, GithubError> {
+        let what = format!("listing the reviews of pull request #{number}");
+        let url = self.path(&format!("/pulls/{number}/reviews?per_page=100"));
+        let raw: Vec<ApiReview> = self.client.get_all(&url, &what).await?;
+        Ok(raw
+            .into_iter()
+            .filter_map(|r| {
+                let user = r.user?;
+                Some(Review {
+                    id: r.id,
+                    bot: user.kind.as_deref() == Some("Bot"),
+                    login: user.login,
+                    state: ReviewState::parse(&r.state)?,
+                    commit_id: r.commit_id,
+                    submitted_at: r.submitted_at,
+                })
+            })
+            .collect())
+    }
+
+    /// Every comment on the pull request's conversation, all pages.
+    pub async fn comments(&self, number: u64) -> Result<Vec<Comment>, GithubError> {
+        let what = format!("listing the comments of pull request #{number}");
+        let url = self.path(&format!("/issues/{number}/comments?per_page=100"));
+        self.client.get_all(&url, &what).await
+    }
+
+    /// `POST /repos/{o}/{r}/issues/{n}/comments`. A 422 is returned as is
+    /// (the body was refused), so the caller can try a shorter one.
+    pub async fn create_comment(
+        &self,
+        number: u64,
+        body: &str,
+    ) -> Result<Result<Comment, Reply>, GithubError> {
+        let what = format!("commenting on pull request #{number}");
+        let url = self.path(&format!("/issues/{number}/comments"));
+        self.write_comment(Method::Post, &url, body, &what).await
+    }
+
+    /// `PATCH /repos/{o}/{r}/issues/comments/{id}`.
+    pub async fn update_comment(
+        &self,
+        id: u64,
+        body: &str,
+    ) -> Result<Result<Comment, Reply>, GithubError> {
+        let what = format!("editing comment {id}");
+        let url = self.path(&format!("/issues/comments/{id}"));
+        self.write_comment(Method::Patch, &url, body, &what).await
+    }
+
+    async fn write_comment(
+        &self,
+        method: Method,
+        url: &str,
+        body: &str,
+        what: &str,
+    ) -> Result<Result<Comment, Reply>, GithubError> {
+        let payload = json!({ "body": body });
+        let reply = match method {
+            // A retried creation could post the comment twice.
+            Method::Post => {
+                self.client
+                    .send_once(method, url, Some(&payload), what)
+                    .await?
+            }
+            _ => self.client.send(method, url, Some(&payload), what).await?,
+        };
+        if reply.status == 422 {
+            return Ok(Err(reply));
+        }
+        expect_ok(&reply, what)?;
+        Ok(Ok(parse(&reply, what)?))
+    }
+
+    /// `POST /repos/{o}/{r}/statuses/{sha}` with context `capops`.
+    pub async fn create_status(
+        &self,
+        sha: &str,
+        state: &str,
+        description: &str,
+        target_url: Option<&str>,
+    ) -> Result<Status, GithubError> {
+        let what = format!("setting the `{CONTEXT}` status of {}", short(sha));
+        let mut body = json!({
+            "state": state,
+            "context": CONTEXT,
+            "description": description,
+        });
+        if let Some(t) = target_url {
+            body["target_url"] = json!(t);
+        }
+        let reply = self
+            .call(
+                Method::Post,
+                &self.path(&format!("/statuses/{}", seg(sha))),
+                Some(&body),
+                &what,
+            )
+            .await?;
+        parse(&reply, &what)
+    }
+
+    /// Creates (`id: None`) or updates a check run.
+    pub async fn write_check_run(
+        &self,
+        id: Option<u64>,
+        body: &serde_json::Value,
+        sha: &str,
+    ) -> Result<CheckRun, GithubError> {
+        let what = format!("writing the `{CONTEXT}` check run of {}", short(sha));
+        let (method, url) = match id {
+            None => (Method::Post, self.path("/check-runs")),
+            Some(id) => (Method::Patch, self.path(&format!("/check-runs/{id}"))),
+        };
+        let reply = self.call(method, &url, Some(body), &what).await?;
+        parse(&reply, &what)
+    }
+}
+
+/// `GET /user`: the login the token acts as. `Ok(None)` when the token is
+/// an installation token, which may not read it (403 "Resource not accessible
+/// by integration").
+pub async fn viewer(client: &Client) -> Result<Option<String>, GithubError> {
+    let what = "asking GitHub whose token this is (GET /user)";
+    let reply = client
+        .send(Method::Get, &client.url("/user"), None, what)
+        .await?;
+    if matches!(reply.status, 403 | 404) {
+        return Ok(None);
+    }
+    expect_ok(&reply, what)?;
+    let user: User = parse(&reply, what)?;
+    Ok(Some(user.login))
+}
+
+/// `GET /orgs/{org}/teams/{slug}/memberships/{login}`: 200 with `state:
+/// active|pending`, 404 when not a member (or when the token cannot see the
+/// team: docs/github.md says which permission it needs).
+pub async fn membership(
+    client: &Client,
+    team: &str,
+    login: &str,
+) -> Result<Membership, GithubError> {
+    let Some((org, slug)) = team
+        .split_once('/')
+        .filter(|(o, s)| !o.is_empty() && !s.is_empty() && !s.contains('/'))
+    else {
+        return Ok(Membership::Unknown(format!(
+            "`{team}` is not a team of the form org/team-slug"
+        )));
+    };
+    let what = format!("reading {login}'s membership of {team}");
+    let url = client.url(&format!(
+        "/orgs/{}/teams/{}/memberships/{}",
+        seg(org),
+        seg(slug),
+        seg(login)
+    ));
+    let reply = client.send(Method::Get, &url, None, &what).await?;
+    match reply.status {
+        404 => Ok(Membership::NotMember),
+        403 => Ok(Membership::Unknown(format!(
+            "GitHub refused to tell (403: {}); the token needs read:org (or the Members: read permission of a GitHub App)",
+            reply.message()
+        ))),
+        _ => {
+            expect_ok(&reply, &what)?;
+            let m: TeamMembership = parse(&reply, &what)?;
+            Ok(match m.state.as_str() {
+                "active" => Membership::Active,
+                "pending" => Membership::Pending,
+                other => Membership::Unknown(format!("state `{other}`")),
+            })
+        }
+    }
+}
+
+/// The first 12 characters of a SHA.
+pub fn short(sha: &str) -> &str {
+    &sha[..sha.len().min(12)]
+}

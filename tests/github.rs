@@ -1,0 +1,1000 @@
+//! `capops check --github` against the stateful fake GitHub (tests/fake_github):
+//! a pull request's whole life, each approval rule, pagination, rate limits,
+//! the comment's ownership, and the token kept out of every output. The
+//! capacity repositories are real git repositories made by each test; the
+//! pull request's head is the commit checked out.
+
+mod common;
+mod fake_github;
+
+use fake_github::{FakeGithub, FaultKind};
+use git2::{IndexAddOption, Repository, Signature};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+/// Recognisable tokens: they must never appear in any output.
+const TOKEN: &str = "ghp_CAPOPSTEST_user_token_5f1e9a77c0d3";
+const APP_TOKEN: &str = "ghs_CAPOPSTEST_app_token_8b2c4d6e0f1a";
+const MARKER: &str = "<!-- capops:check -->";
+const PR: u64 = 7;
+
+fn commit_all(repo: &Repository, message: &str) -> String {
+    let mut index = repo.index().unwrap();
+    index.add_all(["*"], IndexAddOption::DEFAULT, None).unwrap();
+    index.update_all(["*"], None).unwrap();
+    index.write().unwrap();
+    let tree = repo.find_tree(index.write_tree().unwrap()).unwrap();
+    let sig = Signature::now("test", "test@capops.invalid").unwrap();
+    let parent = repo.head().ok().and_then(|h| h.peel_to_commit().ok());
+    let parents: Vec<&git2::Commit> = parent.iter().collect();
+    repo.commit(Some("HEAD"), &sig, &sig, message, &tree, &parents)
+        .unwrap()
+        .to_string()
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let target = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &target);
+        } else {
+            std::fs::copy(e.path(), target).unwrap();
+        }
+    }
+}
+
+fn request(name: &str, gpus: u32, justification: &str) -> String {
+    format!(
+        "apiVersion: capops.dev/v1alpha1\nkind: CapacityRequest\nmetadata:\n  name: {name}\nspec:\n  team: ml\n  cluster: prod\n  pool: h100\n  resources:\n    nvidia.com/gpu: {gpus}\n  window: {{start: 2026-12-01, end: 2027-03-01}}\n  workloadClass: training\n  priorityClass: batch\n  justification: {justification}\n  successMetrics: [used]\n  businessCase: plan\n"
+    )
+}
+
+/// A capacity repository with a base commit (`grow` at 40 GPUs) and a head
+/// commit (`grow` at `gpus`), the head checked out.
+struct Checkout {
+    _tmp: tempfile::TempDir,
+    git: Repository,
+    root: PathBuf,
+    base: String,
+    head: String,
+    files: PathBuf,
+}
+
+impl Checkout {
+    fn new(gpus: u32) -> Checkout {
+        Checkout::with(gpus, |_| {})
+    }
+
+    /// `setup` may add files to the base.
+    fn with(gpus: u32, setup: impl FnOnce(&Path)) -> Checkout {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("repo");
+        let files = tmp.path().join("files");
+        std::fs::create_dir_all(&files).unwrap();
+        let git = Repository::init(&root).unwrap();
+        copy_dir(&common::root().join("policies/tests/fixture"), &root);
+        std::fs::write(root.join("requests.yaml"), request("grow", 40, "test")).unwrap();
+        setup(&root);
+        let base = commit_all(&git, "base");
+        std::fs::write(root.join("requests.yaml"), request("grow", gpus, "test")).unwrap();
+        let head = commit_all(&git, "head");
+        Checkout {
+            _tmp: tmp,
+            git,
+            root,
+            base,
+            head,
+            files,
+        }
+    }
+
+    /// A new commit on the pull request's branch (a changed justification).
+    fn push(&mut self, gpus: u32, justification: &str) -> String {
+        std::fs::write(
+            self.root.join("requests.yaml"),
+            request("grow", gpus, justification),
+        )
+        .unwrap();
+        self.head = commit_all(&self.git, "push");
+        self.head.clone()
+    }
+}
+
+/// The fake with its accounts, teams and pull request #7 by alice.
+fn fake(co: &Checkout) -> FakeGithub {
+    let f = FakeGithub::start("org", "capacity");
+    f.with(|w| {
+        w.add_account(TOKEN, "capops-bot", false, true);
+        w.add_account(APP_TOKEN, "github-actions[bot]", true, true);
+        for who in ["bob", "carol", "alice"] {
+            w.add_member("org/directors", who, "active");
+        }
+        w.add_member("org/directors", "pat", "pending");
+        w.add_member("org/capacity-review", "dave", "active");
+        w.add_member("org/capacity-review", "erin", "pending");
+        w.open_pull(PR, "alice", &co.base, &co.head);
+    });
+    f
+}
+
+struct Run {
+    code: i32,
+    json: Value,
+    stdout: String,
+    stderr: String,
+}
+
+/// `capops check --github` as a `pull_request` workflow would run it.
+fn gate(co: &Checkout, f: &FakeGithub, token: &str, args: &[&str], env: &[(&str, &str)]) -> Run {
+    let event = co.files.join("event.json");
+    std::fs::write(
+        &event,
+        format!(r#"{{"action":"synchronize","number":{PR},"pull_request":{{"number":{PR}}}}}"#),
+    )
+    .unwrap();
+    let event = event.display().to_string();
+    let root = co.root.display().to_string();
+    // The first value of a name wins: the test's own come first.
+    let mut all_env: Vec<(&str, &str)> = env.to_vec();
+    all_env.extend_from_slice(&[
+        ("GITHUB_EVENT_NAME", "pull_request"),
+        ("GITHUB_EVENT_PATH", &event),
+        ("GITHUB_REPOSITORY", "org/capacity"),
+        ("GITHUB_API_URL", &f.url),
+        ("GITHUB_TOKEN", token),
+    ]);
+    let mut argv = vec!["check", "--github", "--at", "2026-11-22"];
+    if !args.contains(&"--format") {
+        argv.extend_from_slice(&["--format", "json"]);
+    }
+    argv.extend_from_slice(args);
+    argv.push(&root);
+    let out = common::run(&argv, &all_env);
+    Run {
+        code: out.code,
+        json: serde_json::from_str(&out.stdout).unwrap_or(Value::Null),
+        stdout: out.stdout,
+        stderr: out.stderr,
+    }
+}
+
+/// The roles of decision `grow`: role -> (approved by, missing).
+fn roles(run: &Run) -> Vec<(String, Vec<String>, u64)> {
+    let d = run.json["github"]["decisions"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no github block: {}\n{}", run.stdout, run.stderr))
+        .iter()
+        .find(|d| d["name"] == "grow")
+        .expect("grow judged");
+    d["roles"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["role"].as_str().unwrap().to_string(),
+                r["approvedBy"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|a| a["login"].as_str().unwrap().to_string())
+                    .collect(),
+                r["missing"].as_u64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+fn role(run: &Run, name: &str) -> (Vec<String>, u64) {
+    let r = roles(run).into_iter().find(|r| r.0 == name).unwrap();
+    (r.1, r.2)
+}
+
+#[test]
+fn a_pull_request_from_opening_to_green() {
+    let mut co = Checkout::new(60); // 40 -> 60 GPUs: director + capacity review
+    let f = fake(&co);
+    let h1 = co.head.clone();
+
+    // Opened: nobody approved yet. One comment, a failing status.
+    let run = gate(&co, &f, TOKEN, &[], &[]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert_eq!(role(&run, "director"), (vec![], 1));
+    assert_eq!(role(&run, "capacity-review"), (vec![], 1));
+    let comments = f.with(|w| w.comments_on(PR));
+    assert_eq!(comments.len(), 1);
+    assert_eq!(comments[0].login, "capops-bot");
+    assert!(comments[0].body.starts_with(MARKER));
+    assert!(comments[0].body.contains("**Approvals**"));
+    assert!(comments[0].body.contains("| GPUs requested |"));
+    let status = f.with(|w| w.status_of(&h1)).expect("a capops status");
+    assert_eq!(status.state, "failure");
+    assert!(
+        status.description.contains("awaiting approval"),
+        "{}",
+        status.description
+    );
+    assert_eq!(
+        status.target_url.as_deref(),
+        Some(run.json["github"]["comment"]["url"].as_str().unwrap())
+    );
+    // The PAT cannot write check runs: the status was the fallback.
+    assert_eq!(
+        f.with(|w| w.requests("POST /repos/org/capacity/check-runs")),
+        1
+    );
+
+    // The same run again: the comment is not duplicated, nor edited (unchanged).
+    let run = gate(&co, &f, TOKEN, &[], &[]);
+    assert_eq!(run.code, 1);
+    assert_eq!(run.json["github"]["comment"]["action"], "unchanged");
+    assert_eq!(f.with(|w| w.comments_on(PR).len()), 1);
+    assert_eq!(
+        f.with(|w| w.requests("PATCH /repos/org/capacity/issues/comments")),
+        0
+    );
+
+    // bob (director) approves the head; dave approved an old commit: ignored.
+    f.with(|w| {
+        w.review(PR, "dave", "APPROVED", &co.base);
+        w.review(PR, "bob", "APPROVED", &h1);
+    });
+    let run = gate(&co, &f, TOKEN, &[], &[]);
+    assert_eq!(run.code, 1);
+    assert_eq!(role(&run, "director"), (vec!["bob".to_string()], 0));
+    assert_eq!(role(&run, "capacity-review"), (vec![], 1));
+    assert_eq!(run.json["github"]["comment"]["action"], "updated");
+    let comments = f.with(|w| w.comments_on(PR));
+    assert_eq!(comments.len(), 1, "edited in place, never duplicated");
+    assert!(
+        comments[0].body.contains("bob on `"),
+        "{}",
+        comments[0].body
+    );
+    let stale = &run.json["github"]["notCounted"];
+    assert_eq!(stale[0]["login"], "dave");
+    assert_eq!(stale[0]["why"]["reason"], "stale-commit");
+
+    // A new push: bob's approval is now on an old commit.
+    let h2 = co.push(60, "updated justification");
+    f.with(|w| w.push(PR, &h2));
+    let run = gate(&co, &f, TOKEN, &[], &[]);
+    assert_eq!(run.code, 1);
+    assert_eq!(role(&run, "director"), (vec![], 1));
+    assert_eq!(f.with(|w| w.status_of(&h2)).unwrap().state, "failure");
+
+    // Both approve the new head: green.
+    f.with(|w| {
+        w.review(PR, "bob", "APPROVED", &h2);
+        w.review(PR, "dave", "APPROVED", &h2);
+    });
+    let run = gate(&co, &f, TOKEN, &[], &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.json["github"]["success"], true);
+    let status = f.with(|w| w.status_of(&h2)).unwrap();
+    assert_eq!(status.state, "success");
+    let comments = f.with(|w| w.comments_on(PR));
+    assert_eq!(comments.len(), 1);
+    assert!(
+        comments[0]
+            .body
+            .contains("✅ approved: every approval present"),
+        "{}",
+        comments[0].body
+    );
+    // The earlier head keeps its red status: GitHub requires checks on the latest commit.
+    assert_eq!(f.with(|w| w.status_of(&h1)).unwrap().state, "failure");
+}
+
+#[test]
+fn a_comment_after_an_approval_does_not_revoke_it() {
+    let co = Checkout::new(60);
+    let f = fake(&co);
+    f.with(|w| {
+        w.review(PR, "bob", "APPROVED", &co.head);
+        w.review(PR, "dave", "APPROVED", &co.head);
+        w.review(PR, "bob", "COMMENTED", &co.head);
+    });
+    let run = gate(&co, &f, TOKEN, &[], &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+}
+
+#[test]
+fn a_dismissal_revokes_the_approval() {
+    let co = Checkout::new(60);
+    let f = fake(&co);
+    let bob = f.with(|w| {
+        w.review(PR, "dave", "APPROVED", &co.head);
+        w.review(PR, "bob", "APPROVED", &co.head)
+    });
+    assert_eq!(gate(&co, &f, TOKEN, &[], &[]).code, 0);
+    f.with(|w| w.dismiss(PR, bob));
+    let run = gate(&co, &f, TOKEN, &[], &[]);
+    assert_eq!(run.code, 1);
+    assert_eq!(role(&run, "director"), (vec![], 1));
+    assert_eq!(f.with(|w| w.status_of(&co.head)).unwrap().state, "failure");
+}
+
+#[test]
+fn the_authors_own_approval_is_ignored() {
+    let co = Checkout::new(60);
+    let f = fake(&co);
+    f.with(|w| {
+        w.review(PR, "alice", "APPROVED", &co.head); // an active director, but the author
+        w.review(PR, "dave", "APPROVED", &co.head);
+    });
+    let run = gate(&co, &f, TOKEN, &[], &[]);
+    assert_eq!(run.code, 1);
+    assert_eq!(role(&run, "director"), (vec![], 1));
+    assert_eq!(
+        run.json["github"]["notCounted"][0]["why"]["reason"],
+        "author"
+    );
+}
+
+#[test]
+fn a_pending_team_member_is_ignored() {
+    let co = Checkout::new(60);
+    let f = fake(&co);
+    f.with(|w| {
+        w.review(PR, "bob", "APPROVED", &co.head);
+        w.review(PR, "erin", "APPROVED", &co.head); // invited to capacity-review, not accepted
+    });
+    let run = gate(&co, &f, TOKEN, &[], &[]);
+    assert_eq!(run.code, 1);
+    assert_eq!(role(&run, "capacity-review"), (vec![], 1));
+    let body = &f.with(|w| w.comments_on(PR))[0].body;
+    assert!(
+        body.contains("pending (not yet accepted) member of org/capacity-review"),
+        "{body}"
+    );
+}
+
+#[test]
+fn the_same_person_cannot_fill_two_director_slots() {
+    // The base's own policy asks two directors for anything.
+    let co = Checkout::with(60, |root| {
+        std::fs::write(
+            root.join("policy.yaml"),
+            "apiVersion: capops.dev/v1alpha1\nkind: ApprovalPolicy\nmetadata:\n  name: two-directors\nspec:\n  tiers:\n    - name: board\n      when: \"true\"\n      approvals:\n        - role: director\n          count: 2\n",
+        )
+        .unwrap();
+    });
+    let f = fake(&co);
+    f.with(|w| {
+        w.review(PR, "bob", "APPROVED", &co.head);
+        w.review(PR, "bob", "APPROVED", &co.head);
+    });
+    let run = gate(&co, &f, TOKEN, &[], &[]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert_eq!(role(&run, "director"), (vec!["bob".to_string()], 1));
+    f.with(|w| w.review(PR, "carol", "APPROVED", &co.head));
+    let run = gate(&co, &f, TOKEN, &[], &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(
+        role(&run, "director"),
+        (vec!["bob".to_string(), "carol".to_string()], 0)
+    );
+}
+
+#[test]
+fn reviews_on_two_pages_are_all_read() {
+    let co = Checkout::new(60);
+    let f = fake(&co);
+    f.with(|w| {
+        for i in 0..120 {
+            w.review(PR, &format!("watcher{i}"), "COMMENTED", &co.head);
+        }
+        w.review(PR, "bob", "APPROVED", &co.head);
+        w.review(PR, "dave", "APPROVED", &co.head);
+    });
+    let run = gate(&co, &f, TOKEN, &[], &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let pages = f.with(|w| w.requests("GET /repos/org/capacity/pulls/7/reviews"));
+    assert_eq!(pages, 2, "122 reviews at 100 a page");
+    assert!(f.with(|w| w.requests("reviews?page=2&per_page=100")) == 1);
+}
+
+#[test]
+fn a_rate_limit_is_waited_out_then_the_run_succeeds() {
+    let co = Checkout::new(60);
+    let f = fake(&co);
+    f.with(|w| {
+        w.review(PR, "bob", "APPROVED", &co.head);
+        w.review(PR, "dave", "APPROVED", &co.head);
+        w.fail(
+            None,
+            "/pulls/7/reviews",
+            1,
+            FaultKind::PrimaryRateLimit { reset_in: 1 },
+        );
+        w.fail(None, "/statuses/", 1, FaultKind::RetryAfter { secs: 1 });
+        w.fail(None, "/pulls/7", 1, FaultKind::Status(502));
+    });
+    let run = gate(&co, &f, TOKEN, &[], &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(
+        f.with(|w| w.requests("GET /repos/org/capacity/pulls/7/reviews")),
+        2
+    );
+    assert_eq!(
+        f.with(|w| w.requests("POST /repos/org/capacity/statuses/")),
+        2
+    );
+    assert_eq!(f.with(|w| w.status_of(&co.head)).unwrap().state, "success");
+}
+
+#[test]
+fn a_rate_limit_beyond_the_bound_fails_at_once_with_exit_3() {
+    let co = Checkout::new(60);
+    let f = fake(&co);
+    f.with(|w| {
+        w.fail(
+            None,
+            "/pulls/7",
+            1,
+            FaultKind::PrimaryRateLimit { reset_in: 3600 },
+        )
+    });
+    let started = std::time::Instant::now();
+    let run = gate(&co, &f, TOKEN, &[], &[]);
+    assert_eq!(run.code, 3);
+    assert!(
+        run.stderr.contains("error[github-rate-limited]"),
+        "{}",
+        run.stderr
+    );
+    assert!(started.elapsed() < std::time::Duration::from_secs(20));
+    assert!(f.with(|w| w.comments.is_empty() && w.statuses.is_empty()));
+}
+
+#[test]
+fn server_errors_that_persist_fail_with_exit_3() {
+    let co = Checkout::new(60);
+    let f = fake(&co);
+    f.with(|w| w.fail(None, "/pulls/7", 10, FaultKind::Status(503)));
+    let run = gate(&co, &f, TOKEN, &[], &[]);
+    assert_eq!(run.code, 3);
+    assert!(run.stderr.contains("GitHub answered 503"), "{}", run.stderr);
+    assert!(run.stderr.contains("after 4 attempts"), "{}", run.stderr);
+}
+
+#[test]
+fn a_marker_comment_by_someone_else_is_left_alone() {
+    let co = Checkout::new(60);
+    let f = fake(&co);
+    let foreign = format!("{MARKER}\nI copied capops' marker");
+    let theirs = f.with(|w| w.comment_as(PR, "mallory", &foreign));
+    gate(&co, &f, TOKEN, &[], &[]);
+    f.with(|w| w.review(PR, "bob", "APPROVED", &co.head));
+    gate(&co, &f, TOKEN, &[], &[]);
+    let comments = f.with(|w| w.comments_on(PR));
+    assert_eq!(comments.len(), 2);
+    let mallory = comments.iter().find(|c| c.id == theirs).unwrap();
+    assert_eq!(mallory.body, foreign);
+    assert_eq!(mallory.updated_at, mallory.created_at);
+    assert!(
+        comments
+            .iter()
+            .any(|c| c.login == "capops-bot" && c.body.contains("bob on"))
+    );
+    assert_eq!(
+        f.with(|w| w.requests(&format!("/issues/comments/{theirs}"))),
+        0
+    );
+}
+
+#[test]
+fn comment_modes_never_and_always() {
+    let co = Checkout::new(60);
+    let f = fake(&co);
+    let run = gate(&co, &f, TOKEN, &["--comment", "never"], &[]);
+    assert_eq!(run.code, 1);
+    assert!(f.with(|w| w.comments.is_empty()));
+    assert_eq!(f.with(|w| w.requests("/comments")), 0);
+    gate(&co, &f, TOKEN, &["--comment", "always"], &[]);
+    gate(&co, &f, TOKEN, &["--comment", "always"], &[]);
+    assert_eq!(f.with(|w| w.comments_on(PR).len()), 1);
+    assert_eq!(
+        f.with(|w| w.requests("PATCH /repos/org/capacity/issues/comments")),
+        1
+    );
+}
+
+#[test]
+fn an_oversized_comment_refused_with_422_is_replaced_by_the_compact_one() {
+    let co = Checkout::new(60);
+    let f = fake(&co);
+    f.with(|w| w.comment_limit = 1_000);
+    let run = gate(&co, &f, TOKEN, &[], &[]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    let comments = f.with(|w| w.comments_on(PR));
+    assert_eq!(comments.len(), 1);
+    assert!(comments[0].body.starts_with(MARKER));
+    assert!(
+        comments[0].body.contains("GitHub refused the full comment"),
+        "{}",
+        comments[0].body
+    );
+    assert!(comments[0].body.contains("**Approvals**"));
+}
+
+#[test]
+fn the_actions_token_posts_a_check_run_with_annotations() {
+    let co = Checkout::new(60);
+    let f = fake(&co);
+    let run = gate(&co, &f, APP_TOKEN, &[], &[("GITHUB_ACTIONS", "true")]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    let runs = f.with(|w| w.check_runs.clone());
+    assert_eq!(runs.len(), 1);
+    assert_eq!(runs[0].name, "capops");
+    assert_eq!(runs[0].sha, co.head);
+    assert_eq!(runs[0].conclusion, "failure");
+    assert!(runs[0].summary.contains("**Approvals**"));
+    let ann = &runs[0].annotations[0];
+    assert_eq!(ann["annotation_level"], "warning");
+    assert!(
+        ann["path"].as_str().unwrap().ends_with("requests.yaml"),
+        "{ann}"
+    );
+    assert!(f.with(|w| w.statuses.is_empty()));
+    // /user is refused to installation tokens: the comment is the Actions bot's.
+    let comments = f.with(|w| w.comments_on(PR));
+    assert_eq!(comments[0].login, "github-actions[bot]");
+    gate(
+        &co,
+        &f,
+        APP_TOKEN,
+        &["--comment", "always"],
+        &[("GITHUB_ACTIONS", "true")],
+    );
+    assert_eq!(
+        f.with(|w| w.comments_on(PR).len()),
+        1,
+        "found again by its author"
+    );
+    // A second run makes a new check run: the newest one is the one that counts.
+    assert_eq!(f.with(|w| w.check_runs.len()), 2);
+}
+
+#[test]
+fn a_checkout_that_is_not_the_head_is_refused() {
+    let mut co = Checkout::new(60);
+    let f = fake(&co);
+    let checked_out = co.head.clone();
+    let pushed = co.push(60, "moved on");
+    // The API knows a newer head than the one checked out.
+    f.with(|w| w.push(PR, &pushed));
+    co.git
+        .set_head_detached(git2::Oid::from_str(&checked_out).unwrap())
+        .unwrap();
+    let run = gate(&co, &f, TOKEN, &[], &[]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("error[github-head-mismatch]"),
+        "{}",
+        run.stderr
+    );
+    assert!(f.with(|w| w.comments.is_empty() && w.statuses.is_empty()));
+}
+
+#[test]
+fn team_leads_come_from_the_base_not_from_the_pull_request() {
+    // The head grows `grow` to 20 GPUs (team-lead tier) and makes mallory a lead of ml.
+    let mut co = Checkout::new(20);
+    let teams = std::fs::read_to_string(co.root.join("teams.yaml")).unwrap();
+    std::fs::write(
+        co.root.join("teams.yaml"),
+        teams.replace("leads: [ml-lead]", "leads: [mallory]"),
+    )
+    .unwrap();
+    co.head = commit_all(&co.git, "make mallory a lead");
+    let f = fake(&co);
+    f.with(|w| w.push(PR, &co.head));
+    f.with(|w| w.review(PR, "mallory", "APPROVED", &co.head));
+    let run = gate(&co, &f, TOKEN, &[], &[]);
+    assert_ne!(run.code, 0, "{}", run.stdout);
+    assert_eq!(role(&run, "team-lead").0, Vec::<String>::new());
+    f.with(|w| w.review(PR, "ml-lead", "APPROVED", &co.head));
+    let run = gate(&co, &f, TOKEN, &[], &[]);
+    assert_eq!(role(&run, "team-lead"), (vec!["ml-lead".to_string()], 0));
+}
+
+#[test]
+fn the_token_never_appears_in_any_output() {
+    let co = Checkout::new(60);
+    let f = fake(&co);
+    let out_file = co.files.join("github-output");
+    let summary = co.files.join("summary.md");
+    let json_out = co.files.join("decision.json");
+    let (o, s, j) = (
+        out_file.display().to_string(),
+        summary.display().to_string(),
+        json_out.display().to_string(),
+    );
+    let env = [
+        ("GITHUB_ACTIONS", "true"),
+        ("GITHUB_OUTPUT", o.as_str()),
+        ("GITHUB_STEP_SUMMARY", s.as_str()),
+        ("GITHUB_SERVER_URL", "https://github.com"),
+        ("GITHUB_RUN_ID", "99"),
+    ];
+    let mut seen = Vec::new();
+    for args in [
+        vec!["--json-out", j.as_str()],
+        vec!["--format", "human"],
+        vec!["--format", "markdown"],
+    ] {
+        let run = gate(&co, &f, TOKEN, &args, &env);
+        seen.push(run.stdout);
+        seen.push(run.stderr);
+    }
+    // Failures too: a rejected token, and a rate limit.
+    let run = gate(&co, &f, "ghp_CAPOPSTEST_wrong_token_000", &[], &[]);
+    assert_eq!(run.code, 3);
+    assert!(run.stderr.contains("error[github-unauthorized]"));
+    assert!(!run.stderr.contains("ghp_CAPOPSTEST_wrong_token_000"));
+    f.with(|w| {
+        w.fail(
+            None,
+            "/pulls/7",
+            1,
+            FaultKind::PrimaryRateLimit { reset_in: 3600 },
+        )
+    });
+    let run = gate(&co, &f, TOKEN, &[], &[]);
+    seen.push(run.stdout);
+    seen.push(run.stderr);
+    for file in [&out_file, &summary, &json_out] {
+        seen.push(std::fs::read_to_string(file).unwrap());
+    }
+    f.with(|w| {
+        seen.extend(w.comments.iter().map(|c| c.body.clone()));
+        seen.extend(w.statuses.iter().map(|s| format!("{s:?}")));
+        seen.extend(w.bodies.iter().cloned());
+    });
+    for text in &seen {
+        assert!(!text.contains(TOKEN), "the token leaked into: {text}");
+        assert!(
+            !text.contains("CAPOPSTEST_user_token"),
+            "part of the token leaked into: {text}"
+        );
+    }
+    let outputs = std::fs::read_to_string(&out_file).unwrap();
+    assert!(
+        outputs.contains("comment-url=http://127.0.0.1:"),
+        "{outputs}"
+    );
+    assert!(outputs.contains(&format!("decision-json={j}")), "{outputs}");
+    let decision: Value =
+        serde_json::from_str(&std::fs::read_to_string(&json_out).unwrap()).unwrap();
+    assert_eq!(decision["github"]["pullRequest"], PR);
+    assert!(
+        std::fs::read_to_string(&summary)
+            .unwrap()
+            .contains("GPU capacity check")
+    );
+}
+
+#[test]
+fn enterprise_servers_are_reached_under_their_api_path() {
+    let co = Checkout::new(60);
+    let f = fake(&co);
+    f.with(|w| {
+        for i in 0..105 {
+            w.review(PR, &format!("watcher{i}"), "COMMENTED", &co.head);
+        }
+        w.review(PR, "bob", "APPROVED", &co.head);
+        w.review(PR, "dave", "APPROVED", &co.head);
+    });
+    let api = format!("{}/api/v3", f.url);
+    let run = gate(&co, &f, TOKEN, &[], &[("GITHUB_API_URL", api.as_str())]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    // Every call, and the next page's Link, kept the /api/v3 prefix.
+    f.with(|w| {
+        assert!(w.log.iter().all(|l| l.contains(" /api/v3/")), "{:?}", w.log);
+        assert_eq!(
+            w.requests("GET /api/v3/repos/org/capacity/pulls/7/reviews"),
+            2
+        );
+    });
+}
+
+#[test]
+fn push_and_schedule_events_check_the_repository_without_the_api() {
+    let co = Checkout::new(60);
+    let f = fake(&co);
+    let root = co.root.display().to_string();
+    let json = co.files.join("decision.json").display().to_string();
+    let outputs = co.files.join("outputs").display().to_string();
+    for event in ["push", "schedule"] {
+        let out = common::run(
+            &[
+                "check",
+                "--github",
+                "--at",
+                "2026-11-22",
+                "--json-out",
+                &json,
+                &root,
+            ],
+            &[
+                ("GITHUB_EVENT_NAME", event),
+                ("GITHUB_API_URL", &f.url),
+                ("GITHUB_OUTPUT", &outputs),
+            ],
+        );
+        // Needs approval as it stands, but nothing is denied: a plain check passes.
+        assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+        assert!(out.stderr.contains("checking the repository as it stands"));
+        assert!(
+            out.stdout.contains("capops check: every request"),
+            "{}",
+            out.stdout
+        );
+        let written: Value =
+            serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        assert_eq!(written["summary"]["exitCode"], 0);
+        assert!(
+            written["decisions"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|d| d["name"] == "grow")
+        );
+    }
+    assert!(
+        std::fs::read_to_string(&outputs)
+            .unwrap()
+            .contains(&format!("decision-json={json}"))
+    );
+    assert!(f.with(|w| w.log.is_empty()), "no GitHub call on push");
+}
+
+#[test]
+fn a_merge_group_is_judged_against_its_base_and_gets_a_status() {
+    let co = Checkout::new(60);
+    let f = fake(&co);
+    let event = co.files.join("merge_group.json");
+    std::fs::write(
+        &event,
+        format!(
+            r#"{{"action":"checks_requested","merge_group":{{"head_sha":"{}","head_ref":"refs/heads/gh-readonly-queue/main/pr-7-{}","base_sha":"{}","base_ref":"refs/heads/main"}}}}"#,
+            co.head, co.base, co.base
+        ),
+    )
+    .unwrap();
+    let root = co.root.display().to_string();
+    let event = event.display().to_string();
+    let out = common::run(
+        &["check", "--github", "--at", "2026-11-22", &root],
+        &[
+            ("GITHUB_EVENT_NAME", "merge_group"),
+            ("GITHUB_EVENT_PATH", &event),
+            ("GITHUB_REPOSITORY", "org/capacity"),
+            ("GITHUB_API_URL", &f.url),
+            ("GITHUB_TOKEN", TOKEN),
+        ],
+    );
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    assert_eq!(f.with(|w| w.status_of(&co.head)).unwrap().state, "success");
+}
+
+#[test]
+fn usage_errors_exit_2_with_help() {
+    let co = Checkout::new(60);
+    let root = co.root.display().to_string();
+    let out = common::run(&["check", "--github", &root], &[]);
+    assert_eq!(out.code, 2);
+    assert!(
+        out.stderr.contains("error[github-no-pull-request]"),
+        "{}",
+        out.stderr
+    );
+    let out = common::run(
+        &[
+            "check",
+            "--github",
+            "--repo",
+            "org/capacity",
+            "--pr",
+            "7",
+            &root,
+        ],
+        &[],
+    );
+    assert_eq!(out.code, 2);
+    assert!(out.stderr.contains("error[github-no-token]"));
+    assert!(out.stderr.contains("help: pass the token in GITHUB_TOKEN"));
+    let out = common::run(
+        &["check", "--github", "--repo", "nope", "--pr", "7", &root],
+        &[("GITHUB_TOKEN", TOKEN)],
+    );
+    assert_eq!(out.code, 2);
+    assert!(out.stderr.contains("error[github-bad-repository]"));
+    let out = common::run(&["check", "--github", "--base", "HEAD", &root], &[]);
+    assert_eq!(out.code, 2, "--github takes the base from the pull request");
+    let out = common::run(&["check", "--comment", "never", &root], &[]);
+    assert_eq!(out.code, 2, "the pull-request flags need --github");
+    assert!(out.stderr.contains("--github"));
+}
+
+/// Against real GitHub, when a token and a test repository are given:
+/// `CAPOPS_GITHUB_E2E_TOKEN` (a token with `repo` scope), `CAPOPS_GITHUB_E2E_REPO`
+/// (`owner/name`, a throw-away repository) and `CAPOPS_GITHUB_E2E_PR` (an open
+/// pull request in it). It reads the pull request and its reviews (all pages),
+/// writes the comment twice (one comment, edited) and sets the `capops` status.
+#[test]
+#[ignore = "needs CAPOPS_GITHUB_E2E_TOKEN, CAPOPS_GITHUB_E2E_REPO and CAPOPS_GITHUB_E2E_PR"]
+fn real_github_end_to_end() {
+    use capops::github::{client::Client, comment, rest, retry, status};
+    let (Ok(token), Ok(repo), Ok(pr)) = (
+        std::env::var("CAPOPS_GITHUB_E2E_TOKEN"),
+        std::env::var("CAPOPS_GITHUB_E2E_REPO"),
+        std::env::var("CAPOPS_GITHUB_E2E_PR"),
+    ) else {
+        panic!("set CAPOPS_GITHUB_E2E_TOKEN, CAPOPS_GITHUB_E2E_REPO and CAPOPS_GITHUB_E2E_PR");
+    };
+    let pr: u64 = pr.parse().unwrap();
+    let api = std::env::var("CAPOPS_GITHUB_E2E_API_URL").unwrap_or("https://api.github.com".into());
+    let (owner, name) = capops::github::context::split_repository(&repo).unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let client = Client::new(&api, &token, retry::Policy::default()).unwrap();
+        let r = rest::Repo {
+            client: &client,
+            owner,
+            name,
+        };
+        let pull = r.pull(pr).await.unwrap();
+        assert_eq!(pull.number, pr);
+        let _reviews = r.reviews(pr).await.unwrap();
+        let me = rest::viewer(&client).await.unwrap().expect("a user token");
+        let first = format!("{MARKER}\ncapops end-to-end test, first write");
+        let second = format!("{MARKER}\ncapops end-to-end test, second write");
+        comment::upsert(&r, pr, &me, &first, comment::Mode::Always, true)
+            .await
+            .unwrap();
+        let w = comment::upsert(&r, pr, &me, &second, comment::Mode::Always, true)
+            .await
+            .unwrap();
+        assert_eq!(w.action, "updated");
+        let ours: Vec<_> = r
+            .comments(pr)
+            .await
+            .unwrap()
+            .into_iter()
+            .filter(|c| comment::is_ours(c, &me))
+            .collect();
+        assert_eq!(ours.len(), 1);
+        assert_eq!(ours[0].body.as_deref(), Some(second.as_str()));
+        let v = status::Verdict {
+            success: true,
+            description: "capops end-to-end test".into(),
+            summary: String::new(),
+            annotations: Vec::new(),
+            details_url: None,
+        };
+        status::publish(&r, &pull.head.sha, status::Mode::Status, &v)
+            .await
+            .unwrap();
+    });
+}
+
+#[test]
+fn the_comment_leads_with_the_totals_of_the_change() {
+    let co = Checkout::new(60);
+    let f = fake(&co);
+    f.with(|w| w.review(PR, "bob", "APPROVED", &co.head));
+    gate(&co, &f, TOKEN, &[], &[]);
+    let body = f.with(|w| w.comments_on(PR))[0].body.clone();
+    if std::env::var("CAPOPS_SHOW_COMMENT").is_ok() {
+        eprintln!("{body}");
+    }
+    let totals = body.find("| GPUs requested |").expect("totals");
+    let approvals = body.find("**Approvals**").expect("approvals");
+    let table = body.find("| | Document |").expect("document table");
+    let details = body.find("<details>").expect("folded details");
+    assert!(
+        totals < approvals && approvals < table && table < details,
+        "{body}"
+    );
+    // 40 -> 60 GPUs: +20; the fixture has no prices.
+    assert!(
+        body.contains("| +20 | 0 USD | 0 USD | 🟡 1 awaiting approval |"),
+        "{body}"
+    );
+    assert!(body.contains("1 request without a price"));
+    assert!(body.contains("Policy from base `main` (`"), "{body}");
+    // The details explain the tier.
+    assert!(body.contains("tier `director`"), "{body}");
+}
+
+#[test]
+fn a_failed_comment_creation_is_not_retried_so_never_duplicated() {
+    let co = Checkout::new(60);
+    let f = fake(&co);
+    f.with(|w| {
+        w.fail(
+            Some(axum::http::Method::POST),
+            "/issues/7/comments",
+            1,
+            FaultKind::Status(502),
+        )
+    });
+    let run = gate(&co, &f, TOKEN, &[], &[]);
+    assert_eq!(run.code, 3, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("error[github-http-error]"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(
+        f.with(|w| w.requests("POST /repos/org/capacity/issues/7/comments")),
+        1
+    );
+    // The verdict is still set: the gate does not depend on the comment.
+    assert_eq!(f.with(|w| w.status_of(&co.head)).unwrap().state, "failure");
+    let run = gate(&co, &f, TOKEN, &[], &[]);
+    assert_eq!(run.code, 1);
+    assert_eq!(f.with(|w| w.comments_on(PR).len()), 1);
+}
+
+#[test]
+fn more_than_50_annotations_are_sent_in_batches() {
+    // 55 one-GPU requests without a justification: each misses a required field.
+    let mut co = Checkout::new(40);
+    let mut docs = String::new();
+    for i in 0..55 {
+        docs.push_str(
+            &request(&format!("small-{i:02}"), 1, "x").replace("  justification: x\n", ""),
+        );
+        docs.push_str("---\n");
+    }
+    std::fs::write(co.root.join("many.yaml"), docs).unwrap();
+    co.head = commit_all(&co.git, "many small requests");
+    let f = fake(&co);
+    f.with(|w| w.push(PR, &co.head));
+    let run = gate(
+        &co,
+        &f,
+        APP_TOKEN,
+        &["--format", "human"],
+        &[("GITHUB_ACTIONS", "true")],
+    );
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    let runs = f.with(|w| w.check_runs.clone());
+    assert_eq!(runs.len(), 1);
+    let missing = runs[0]
+        .annotations
+        .iter()
+        .filter(|a| {
+            a["title"]
+                .as_str()
+                .unwrap()
+                .contains("misses required fields")
+        })
+        .count();
+    assert_eq!(missing, 55);
+    assert_eq!(
+        f.with(|w| w.requests("PATCH /repos/org/capacity/check-runs/")),
+        1
+    );
+    // The job log: workflow annotations, the human report and the approvals.
+    assert!(run.stdout.contains("::warning"), "{}", run.stdout);
+    assert!(
+        run.stdout.contains("capops check: changes since main"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("approvals on the head commit"),
+        "{}",
+        run.stdout
+    );
+}
