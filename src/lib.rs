@@ -17,4 +17,5 @@ pub mod model;
 pub mod policy;
 pub mod render;
 pub mod report;
+pub mod sync;
 pub mod validate;
