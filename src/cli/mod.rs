@@ -10,6 +10,8 @@ mod forecast;
 mod info;
 mod render;
 mod report;
+mod sync;
+mod sync_support;
 mod validate;
 
 pub use check::FailOn;
@@ -142,12 +144,15 @@ pub enum Command {
         #[arg(long)]
         revision: Option<String>,
     },
-    /// Not implemented yet: diff against live clusters.
-    Plan(Unimplemented),
-    /// Not implemented yet: apply to live clusters.
-    Apply(Unimplemented),
-    /// Not implemented yet: report drift of live clusters.
-    Drift(Unimplemented),
+    /// Diff the rendered state against live clusters: + create, ~ update, - delete, ! conflict.
+    Plan(sync::PlanArgs),
+    /// Server-side apply to live clusters in dependency order, prune what this
+    /// repository owns, relabel MIG nodes (--wait for the MIG manager).
+    Apply(sync::ApplyArgs),
+    /// Report live clusters that differ from the repository (exit 1 on drift).
+    Drift(sync_support::Common),
+    /// Compare what the nodes advertise (GPU model, count, MIG layout) with the pools (exit 1 on mismatch).
+    Verify(sync_support::Common),
     /// Not implemented yet: list a node's GPUs through NVML.
     Inventory(Unimplemented),
 }
@@ -270,9 +275,10 @@ pub fn run(args: Vec<OsString>, io: &mut Io<'_>) -> i32 {
             },
             io,
         ),
-        Command::Plan(_) => unimplemented("plan", io),
-        Command::Apply(_) => unimplemented("apply", io),
-        Command::Drift(_) => unimplemented("drift", io),
+        Command::Plan(a) => sync::plan(&cli, a, io),
+        Command::Apply(a) => sync::apply(&cli, a, io),
+        Command::Drift(a) => sync::drift(&cli, a, io),
+        Command::Verify(a) => sync::verify(&cli, a, io),
         Command::Inventory(_) => unimplemented("inventory", io),
     };
     match result {

@@ -13,7 +13,10 @@
 //!   LocalQueue in each team namespace and a WorkloadPriorityClass per
 //!   PriorityClass;
 //! - the GPU operator's ConfigMaps: the mig-parted config (one named config
-//!   per distinct MIG layout) and the device-plugin time-slicing configs;
+//!   per distinct MIG layout, and `all-disabled`, which the operator gives
+//!   unlabelled MIG-capable nodes) and the device-plugin configs (time-slicing,
+//!   and the MIG strategy of MIG pools: `nvidia.com/mig-*` resources exist
+//!   only under the mixed strategy, which is not the operator's default);
 //! - the node-label plan: `nvidia.com/mig.config` and
 //!   `nvidia.com/device-plugin.config` for each pool's nodes, which the sync
 //!   step applies (it is not a Kubernetes object, so it is written outside
@@ -36,6 +39,8 @@ pub const MIG_CONFIGMAP: &str = "capops-mig-parted-config";
 pub const DEVICE_PLUGIN_CONFIGMAP: &str = "capops-device-plugin-config";
 /// Node label the MIG manager reads.
 pub const MIG_LABEL: &str = "nvidia.com/mig.config";
+/// The mig-parted config every rendered MIG ConfigMap carries (MIG off).
+pub const MIG_DISABLED: &str = "all-disabled";
 /// Node label the device plugin reads.
 pub const DEVICE_PLUGIN_LABEL: &str = "nvidia.com/device-plugin.config";
 
@@ -527,6 +532,22 @@ fn gpu_operator(
             );
             labels.insert(MIG_LABEL.to_string(), config);
         }
+        // `nvidia.com/mig-*` resources exist only under the device plugin's
+        // mixed strategy, and the GPU operator's default is single: MIG pools
+        // get a device-plugin config that sets the Cluster's strategy.
+        if pool.mig.is_some() && pool.time_slicing.is_none() {
+            let flag = match strategy {
+                MigStrategy::Single => "single",
+                MigStrategy::Mixed => "mixed",
+            };
+            let config = format!("capops-{flag}-mig");
+            let text = super::yaml::to_string(&json!({
+                "version": "v1",
+                "flags": {"migStrategy": flag},
+            }));
+            sharing.insert(config.clone(), text);
+            labels.insert(DEVICE_PLUGIN_LABEL.to_string(), config);
+        }
         if let Some(ts) = &pool.time_slicing {
             let replicas = ts.replicas.value;
             // Time-slicing multiplies what the device plugin advertises;
@@ -581,6 +602,12 @@ fn gpu_operator(
     }
     let ns = &settings.gpu_operator_namespace;
     if !mig_configs.is_empty() {
+        // The GPU operator labels MIG-capable nodes nobody labelled
+        // `all-disabled`, and marks them failed when the config lacks it.
+        mig_configs.insert(
+            MIG_DISABLED.to_string(),
+            json!([{"devices": "all", "mig-enabled": false}]),
+        );
         let text = super::yaml::to_string(&json!({"version": "v1", "mig-configs": mig_configs}));
         jobs.push(Job {
             template: "kubernetes/configmap.yaml.j2",

@@ -21,6 +21,8 @@ pub const MIG_DEFAULT: &str = "all-disabled";
 /// GPU Feature Discovery's labels.
 pub const PRODUCT_LABEL: &str = "nvidia.com/gpu.product";
 pub const COUNT_LABEL: &str = "nvidia.com/gpu.count";
+/// The device plugin's MIG strategy, as GPU Feature Discovery reports it.
+pub const STRATEGY_LABEL: &str = "nvidia.com/mig.strategy";
 
 /// A node's name.
 pub fn name(node: &Value) -> &str {
@@ -168,7 +170,7 @@ pub struct Mismatch {
     pub pool: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub node: Option<String>,
-    /// `node-count`, `gpu-model`, `gpu-count`, `mig-config`, `mig-state`, `allocatable`.
+    /// `node-count`, `gpu-model`, `gpu-count`, `mig-config`, `mig-strategy`, `mig-state`, `allocatable`.
     pub check: String,
     pub expected: String,
     pub found: String,
@@ -267,6 +269,21 @@ pub fn verify(
                         "mig-config",
                         config.clone(),
                         label(node, MIG_LABEL).unwrap_or("no label").to_string(),
+                    );
+                }
+                // `nvidia.com/mig-*` resources exist only under the mixed strategy.
+                let want = match cluster.mig_strategy.value {
+                    MigStrategy::Mixed => "mixed",
+                    MigStrategy::Single => "single",
+                };
+                if label(node, STRATEGY_LABEL) != Some(want) {
+                    push(
+                        n,
+                        "mig-strategy",
+                        want.to_string(),
+                        label(node, STRATEGY_LABEL)
+                            .unwrap_or("no label")
+                            .to_string(),
                     );
                 }
                 let state = label(node, MIG_STATE_LABEL);
