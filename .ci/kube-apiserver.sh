@@ -149,6 +149,7 @@ else
   printf 'apiextensions-apiserver %s\n%s %s\netcd %s\n' "$ext_version" "$go_pkg" "$go_version" \
     "$("$OUT.tmp/bin/etcd" --version 2>/dev/null | head -1)" >"$OUT.tmp/VERSIONS"
   rm -rf "$OUT"; mv "$OUT.tmp" "$OUT"
+  rm -rf "$WORK/debs"   # 280 MB of sources; the Go build cache stays for the next version
   say "built in $(( $(date +%s) - started ))s"
 fi
 

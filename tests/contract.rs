@@ -825,3 +825,64 @@ fn contract_against_the_real_apiserver() {
         suite(&b).await;
     });
 }
+
+/// The core kinds the real apiextensions-apiserver does not serve (it has no
+/// core API): their semantics, as the reference describes kube-apiserver's,
+/// checked on the fake alone.
+#[test]
+fn core_kinds_on_the_fake() {
+    let fake = fake_kube::FakeKube::start();
+    fake.namespaces(&["ml"]);
+    fake.node("n1", json!({"pool": "a"}), json!({"nvidia.com/gpu": "8"}));
+    let dir = tempfile::tempdir().unwrap();
+    let kc = dir.path().join("kubeconfig");
+    fake_kube::FakeKube::kubeconfig(&kc, &[("fake", &fake.url())], None);
+    runtime().block_on(async {
+        let conn = conn_for(&kc).await;
+        let rq = |ns: &str, v: &str| json!({"apiVersion": "v1", "kind": "ResourceQuota",
+            "metadata": {"name": "q", "namespace": ns}, "spec": {"hard": {"requests.nvidia.com/gpu": v}}});
+        // Typed quantities come back canonical.
+        let v = conn.apply("/api/v1/namespaces/ml/resourcequotas", "q", &rq("ml", "8000m"), false, false).await.unwrap();
+        assert_eq!(v["spec"]["hard"]["requests.nvidia.com/gpu"], "8");
+        let e = conn.apply("/api/v1/namespaces/ml/resourcequotas", "q", &rq("ml", "eight"), true, false).await.unwrap_err();
+        assert!(matches!(&e, CallError::Api(a) if a.code == 422), "{e}");
+        // An object in a namespace that does not exist: 404 naming the namespace.
+        match conn.apply("/api/v1/namespaces/gone/resourcequotas", "q", &rq("gone", "1"), true, false).await.unwrap_err() {
+            CallError::Api(a) => {
+                assert_eq!((a.code, a.reason.as_str()), (404, "NotFound"));
+                assert_eq!(a.message, "namespaces \"gone\" not found");
+            }
+            e => panic!("{e}"),
+        }
+        // A merge patch is an Update: the manager owns what it changed; it never creates.
+        let n = conn
+            .merge_patch("/api/v1/nodes", "n1", &json!({"metadata": {"labels": {"nvidia.com/mig.config": "x"}}}), false)
+            .await
+            .unwrap();
+        let owners = capops::sync::fields::owners_of(
+            &n,
+            &[
+                capops::sync::fields::Seg::Key("metadata".into()),
+                capops::sync::fields::Seg::Key("labels".into()),
+                capops::sync::fields::Seg::Key("nvidia.com/mig.config".into()),
+            ],
+            "nobody",
+        );
+        assert_eq!(owners, vec!["capops".to_string()]);
+        let e = conn.merge_patch("/api/v1/nodes", "n2", &json!({"metadata": {"labels": {"a": "b"}}}), false).await.unwrap_err();
+        assert!(matches!(&e, CallError::Api(a) if a.code == 404), "{e}");
+        // PriorityClass value is immutable.
+        let pc = |v: i64| json!({"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "p"}, "value": v});
+        conn.apply("/apis/scheduling.k8s.io/v1/priorityclasses", "p", &pc(10), false, false).await.unwrap();
+        match conn.apply("/apis/scheduling.k8s.io/v1/priorityclasses", "p", &pc(20), false, false).await.unwrap_err() {
+            CallError::Api(a) => {
+                assert_eq!(a.code, 422);
+                assert_eq!(a.causes[0].field, "value");
+            }
+            e => panic!("{e}"),
+        }
+        // Core lists leave out each item's apiVersion and kind; the client puts them back.
+        let items = conn.list("/api/v1/resourcequotas", "").await.unwrap();
+        assert_eq!((items[0]["apiVersion"].as_str(), items[0]["kind"].as_str()), (Some("v1"), Some("ResourceQuota")));
+    });
+}

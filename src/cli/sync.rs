@@ -416,7 +416,8 @@ pub fn apply(cli: &Cli, a: &ApplyArgs, io: &mut Io<'_>) -> std::io::Result<i32> 
             io,
             &json!({"version": 1, "command": "apply", "repository": plan.repository,
                     "revision": plan.revision, "clusters": results,
-                    "writes": results.iter().map(|r| r.writes).sum::<usize>()}),
+                    "writes": results.iter().map(|r| r.writes).sum::<usize>(),
+                    "plan": plan}),
         )?;
     } else {
         writeln!(io.stdout)?;
@@ -557,7 +558,8 @@ pub fn verify(cli: &Cli, c: &Common, io: &mut Io<'_>) -> std::io::Result<i32> {
                 let m = nodes::verify(&t.spec, &found, &mig);
                 mismatched |= !m.is_empty();
                 text.push_str(&report::mismatches(&t.cluster, &m));
-                out.push(json!({"cluster": t.cluster, "mismatches": m}));
+                let code = (!m.is_empty()).then_some(Code::NodeMismatch.as_str());
+                out.push(json!({"cluster": t.cluster, "code": code, "mismatches": m}));
             }
             Err(e) => {
                 text.push_str(&format!(

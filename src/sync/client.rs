@@ -413,9 +413,11 @@ impl Conn {
         patch: &Value,
         dry_run: bool,
     ) -> Result<Value, CallError> {
-        let mut pp = kube::api::PatchParams::default();
-        pp.field_manager = Some(super::desired::FIELD_MANAGER.into());
-        pp.dry_run = dry_run;
+        let pp = kube::api::PatchParams {
+            field_manager: Some(super::desired::FIELD_MANAGER.into()),
+            dry_run,
+            ..Default::default()
+        };
         let req = kube::core::Request::new(path)
             .patch(name, &pp, &kube::api::Patch::Merge(patch))
             .map_err(|e| CallError::Transport(e.to_string()))?;

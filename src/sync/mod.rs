@@ -26,3 +26,6 @@ pub mod plan;
 pub mod quantity;
 pub mod report;
 pub mod run;
+
+#[cfg(test)]
+mod tests;

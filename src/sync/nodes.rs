@@ -179,10 +179,7 @@ pub struct Mismatch {
 /// The catalog model a GPU Feature Discovery product label names
 /// (`NVIDIA-H100-80GB-HBM3`, `NVIDIA-A100-SXM4-40GB-MIG-1g.5gb`, `Tesla-T4-SHARED`).
 pub fn product_model(product: &str) -> Option<&'static catalog::GpuModel> {
-    let mut p = product;
-    for suffix in ["-SHARED"] {
-        p = p.strip_suffix(suffix).unwrap_or(p);
-    }
+    let mut p = product.strip_suffix("-SHARED").unwrap_or(product);
     if let Some(i) = p.find("-MIG-") {
         p = &p[..i];
     }

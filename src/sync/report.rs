@@ -324,7 +324,7 @@ pub fn mismatches(cluster: &str, m: &[Mismatch]) -> String {
     }
     let _ = writeln!(
         out,
-        "cluster {cluster}: {} mismatch{}",
+        "cluster {cluster}: {} mismatch{} [node-mismatch]",
         m.len(),
         if m.len() == 1 { "" } else { "es" }
     );

@@ -120,8 +120,8 @@ impl FakeKube {
         let (tx, rx) = std::sync::mpsc::channel();
         let s = shared.clone();
         let thread = std::thread::spawn(move || {
-            let rt = tokio::runtime::Builder::new_multi_thread()
-                .worker_threads(2)
+            // One thread per fake: a benchmark runs fifty of them.
+            let rt = tokio::runtime::Builder::new_current_thread()
                 .enable_all()
                 .build()
                 .unwrap();

@@ -558,6 +558,7 @@ impl Store {
     }
 
     /// Stores a new version (or, on dry-run, only builds it) and returns it.
+    #[allow(clippy::too_many_arguments)]
     fn commit(
         &mut self,
         ki: usize,
