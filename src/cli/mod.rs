@@ -11,6 +11,7 @@ mod info;
 mod render;
 mod report;
 mod sync;
+mod sync_apply;
 mod sync_support;
 mod validate;
 

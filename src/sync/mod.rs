@@ -13,9 +13,11 @@
 //! and [`fields`] (values and paths), [`diff`] and [`nodes`] (the pure
 //! decisions, tested without a server), [`plan`] (the plan as data, also
 //! the plan file format), [`report`] (how plans read for people), and the
-//! edge: [`client`] (kube, kubeconfig, retries) and [`run`] (reading,
-//! dry-running and applying one cluster, clusters in parallel).
+//! edge: [`client`] (kube, kubeconfig, retries), [`run`] (reading and
+//! dry-running one cluster, clusters in parallel) and [`apply`] (writing a
+//! cluster's plan, the MIG rollout).
 
+pub mod apply;
 pub mod client;
 pub mod desired;
 pub mod diff;

@@ -20,6 +20,7 @@
 
 #![allow(dead_code)]
 
+pub mod selector;
 pub mod ssa;
 pub mod store;
 
@@ -559,6 +560,32 @@ async fn handle(
                     None,
                 )
             }
+        }
+        (&Method::POST, None) => {
+            let Ok(obj) = serde_json::from_slice::<Value>(&body) else {
+                return reply(store::status(
+                    400,
+                    "BadRequest",
+                    "the fake reads JSON bodies only",
+                    None,
+                ));
+            };
+            let Some(name) = obj["metadata"]["name"].as_str().map(str::to_string) else {
+                return reply(store::status(
+                    422,
+                    "Invalid",
+                    "metadata.name: Required value",
+                    None,
+                ));
+            };
+            let manager = q
+                .get("fieldManager")
+                .cloned()
+                .unwrap_or_else(|| "unknown".into());
+            let mut obj = obj;
+            obj["apiVersion"] = st.kinds[ki].api_version().into();
+            obj["kind"] = st.kinds[ki].kind.clone().into();
+            st.create(ki, &ns_str, &name, &obj, &manager)
         }
         (&Method::DELETE, Some(n)) => {
             let options = serde_json::from_slice::<Value>(&body).unwrap_or(json!({}));
