@@ -58,18 +58,20 @@ APT_OPTS=(
 lists_age=$(( $(date +%s) - $(stat -c %Y "$WORK/apt/lists/lock" 2>/dev/null || echo 0) ))
 if [ "$lists_age" -gt 86400 ] || ! ls "$WORK"/apt/lists/*Packages* >/dev/null 2>&1; then
   say "reading Debian sid's package lists from $MIRROR"
-  if ! apt-get "${APT_OPTS[@]}" -qq update >&2; then
+  # apt-get update only warns when a mirror cannot be reached: check for the lists.
+  apt-get "${APT_OPTS[@]}" -qq update >&2 || true
+  if ! ls "$WORK"/apt/lists/*sid*Packages* >/dev/null 2>&1; then
     unavailable "cannot read Debian sid's package lists from $MIRROR"
   fi
   touch "$WORK/apt/lists/lock"
 fi
 
-version_of() { apt-cache "${APT_OPTS[@]}" show --no-all-versions "$1" 2>/dev/null | sed -n 's/^Version: //p' | head -1; }
+version_of() { { apt-cache "${APT_OPTS[@]}" show --no-all-versions "$1" 2>/dev/null || true; } | sed -n 's/^Version: //p' | head -1; }
 EXT_PKG=golang-k8s-apiextensions-apiserver-dev
 ext_version=$(version_of "$EXT_PKG")
 [ -n "$ext_version" ] || unavailable "Debian sid has no $EXT_PKG"
 # golang-go depends on golang-1.NN-go: that is the toolchain sid builds with.
-go_pkg=$(apt-cache "${APT_OPTS[@]}" depends golang-go 2>/dev/null | sed -n 's/^ *Depends: \(golang-1\.[0-9]*-go\)$/\1/p' | head -1)
+go_pkg=$({ apt-cache "${APT_OPTS[@]}" depends golang-go 2>/dev/null || true; } | sed -n 's/^ *Depends: \(golang-1\.[0-9]*-go\)$/\1/p' | head -1)
 [ -n "$go_pkg" ] || unavailable "cannot tell which Go toolchain Debian sid's golang-go uses"
 go_version=$(version_of "$go_pkg")
 src_pkg="${go_pkg%-go}-src"

@@ -486,6 +486,14 @@ fn missing_namespace_kueue_and_context_are_clear_diagnostics() {
     );
     assert_eq!(out.code, 3, "{}{}", out.stdout, out.stderr);
     assert!(out.stdout.contains("error[kube-context-missing]: the kubeconfig has no context `gke_acme_us-central1_infer-l4`"), "{}", out.stdout);
+    // A kubeconfig that is not one: named, never quoted (it may hold a token).
+    let garbage = w.dir.path().join("garbage");
+    std::fs::write(&garbage, "users: [{token: s3cr3t-in-a-broken-file\n").unwrap();
+    let g = garbage.display().to_string();
+    let out = run(&["plan", &ex(), "--kubeconfig", &g, "--at", AT], &[]);
+    assert_eq!(out.code, 2, "{}{}", out.stdout, out.stderr);
+    assert!(out.stderr.contains(&format!("error[kubeconfig-invalid]: cannot read the kubeconfig {g}: it is not a valid kubeconfig")), "{}", out.stderr);
+    assert!(!out.stderr.contains("s3cr3t"));
     // No kubeconfig at all.
     let out = run(&["plan", &ex(), "--at", AT], &[]);
     assert_eq!(out.code, 2);

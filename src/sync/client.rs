@@ -147,8 +147,30 @@ impl std::fmt::Display for CallError {
 }
 
 impl Conn {
-    /// Connects to `context` (the current context when `None`).
+    /// Connects to `context` (the current context when `None`). Error
+    /// messages are scrubbed of every credential in the kubeconfig.
     pub async fn connect(
+        kubeconfig: Option<&Kubeconfig>,
+        context: Option<&str>,
+    ) -> Result<Conn, ConnectError> {
+        let secrets = kubeconfig.map(kubeconfig_secrets).unwrap_or_default();
+        let scrub = |t: String| {
+            secrets
+                .iter()
+                .fold(t, |t, s| t.replace(s.as_str(), "<redacted>"))
+        };
+        Self::connect_inner(kubeconfig, context)
+            .await
+            .map_err(|e| match e {
+                ConnectError::BadContext { context, reason } => ConnectError::BadContext {
+                    context,
+                    reason: scrub(reason),
+                },
+                e => e,
+            })
+    }
+
+    async fn connect_inner(
         kubeconfig: Option<&Kubeconfig>,
         context: Option<&str>,
     ) -> Result<Conn, ConnectError> {
@@ -445,6 +467,21 @@ impl Conn {
             .map_err(|e| CallError::Transport(e.to_string()))?;
         self.send(req, Count::Write).await.map(|_| ())
     }
+}
+
+/// Every credential a kubeconfig holds (tokens, passwords, client keys).
+fn kubeconfig_secrets(kc: &Kubeconfig) -> Vec<String> {
+    use secrecy::ExposeSecret;
+    let mut out: Vec<String> = kc
+        .auth_infos
+        .iter()
+        .filter_map(|a| a.auth_info.as_ref())
+        .flat_map(|a| [&a.token, &a.password, &a.client_key_data])
+        .flatten()
+        .map(|s| s.expose_secret().to_string())
+        .collect();
+    out.retain(|s| s.len() >= 4);
+    out
 }
 
 /// An error and its sources, one line.

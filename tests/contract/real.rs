@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 /// Where `.ci/kube-apiserver.sh` put the binaries and certificates:
 /// `CAPOPS_KUBE_APISERVER_DIR`, else `~/.cache/capops/kube-apiserver/current`.
 pub fn install_dir() -> Option<PathBuf> {
-    let dir = match std::env::var_os("CAPOPS_KUBE_APISERVER_DIR") {
+    let dir = match std::env::var_os("CAPOPS_KUBE_APISERVER_DIR").filter(|d| !d.is_empty()) {
         Some(d) => PathBuf::from(d),
         None => {
             let cache = std::env::var_os("XDG_CACHE_HOME")
