@@ -40,4 +40,5 @@ pub mod output;
 pub mod pipeline;
 pub mod policy;
 pub mod render;
+pub mod sync;
 pub mod validate;

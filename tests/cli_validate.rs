@@ -187,10 +187,11 @@ fn bad_arguments_are_usage_errors_and_unbuilt_commands_say_so() {
         "{}",
         out.stderr
     );
-    let out = run(&["plan"], &[]);
+    let out = run(&["inventory"], &[]);
     assert_eq!(out.code, 2);
     assert!(
-        out.stderr.contains("`capops plan` is not implemented yet"),
+        out.stderr
+            .contains("`capops inventory` is not implemented yet"),
         "{}",
         out.stderr
     );

@@ -352,6 +352,12 @@ fn check_terraform(
                     }
                 }
                 for k in body.keys() {
+                    // Terraform's meta-arguments are allowed on every block.
+                    if ["lifecycle", "depends_on", "count", "for_each", "provider"]
+                        .contains(&k.as_str())
+                    {
+                        continue;
+                    }
                     if !required.contains(&k.as_str()) && !optional.contains(&k.as_str()) {
                         errors.push(format!("{path}: {ty}.{name} has unknown argument `{k}`"));
                     }
@@ -360,7 +366,16 @@ fn check_terraform(
         }
     }
     for k in v.as_object().unwrap().keys() {
-        if !["resource", "data", "variable"].contains(&k.as_str()) {
+        if ![
+            "resource",
+            "data",
+            "variable",
+            "terraform",
+            "provider",
+            "//",
+        ]
+        .contains(&k.as_str())
+        {
             errors.push(format!("{path}: unexpected top-level block {k}"));
         }
     }
@@ -452,25 +467,67 @@ spec:
     assert_eq!(
         paths,
         [
-            "cloud/aws/a100-research-6mo.tf.json",
-            "cloud/aws/h100-odcr.tf.json",
-            "cloud/aws/h100-serve-1y.tf.json",
-            "cloud/azure/azure-h100.tf.json",
-            "cloud/azure/variables.tf.json",
-            "cloud/gcp/l4-commit.tf.json",
+            "cloud/aws/us-east-1/h100-odcr.tf.json",
+            "cloud/aws/us-east-1/h100-serve-1y.tf.json",
+            "cloud/aws/us-east-1/providers.tf.json",
+            "cloud/aws/us-east-2/a100-research-6mo.tf.json",
+            "cloud/aws/us-east-2/providers.tf.json",
+            "cloud/azure/eastus/azure-h100.tf.json",
+            "cloud/azure/eastus/providers.tf.json",
+            "cloud/azure/eastus/variables.tf.json",
+            "cloud/gcp/us-central1/l4-commit.tf.json",
+            "cloud/gcp/us-central1/providers.tf.json",
         ]
+    );
+    // One root module per provider region: each pins its provider's major
+    // version and configures it for the region.
+    let providers = |p: &str| &tf.iter().find(|f| f.path == p).unwrap().value;
+    let aws = providers("cloud/aws/us-east-2/providers.tf.json");
+    assert_eq!(
+        aws["terraform"]["required_providers"]["aws"]["source"],
+        "hashicorp/aws"
+    );
+    assert_eq!(
+        aws["terraform"]["required_providers"]["aws"]["version"],
+        "~> 6.0"
+    );
+    assert_eq!(aws["provider"]["aws"]["region"], "us-east-2");
+    let gcp_p = providers("cloud/gcp/us-central1/providers.tf.json");
+    assert_eq!(
+        gcp_p["terraform"]["required_providers"]["google"]["version"],
+        "~> 7.0"
+    );
+    assert_eq!(gcp_p["provider"]["google"]["region"], "us-central1");
+    let az = providers("cloud/azure/eastus/providers.tf.json");
+    assert_eq!(
+        az["terraform"]["required_providers"]["azurerm"]["version"],
+        "~> 4.0"
+    );
+    assert!(az["provider"]["azurerm"]["features"].is_object());
+    // A capacity block is bought once: a new offering id is ignored, a
+    // replacement refused, an offering outside the pool's zone stops the plan.
+    let block = &providers("cloud/aws/us-east-2/a100-research-6mo.tf.json")["resource"]["aws_ec2_capacity_block_reservation"]
+        ["a100_research_6mo"]["lifecycle"];
+    assert_eq!(
+        block["ignore_changes"],
+        serde_json::json!(["capacity_block_offering_id"])
+    );
+    assert_eq!(block["prevent_destroy"], true);
+    assert_eq!(
+        block["precondition"][0]["condition"],
+        "${data.aws_ec2_capacity_block_offering.a100_research_6mo.availability_zone == \"us-east-2a\"}"
     );
     let mut errors = Vec::new();
     for f in &tf {
         errors.extend(check_terraform(&f.path, &f.value, &args));
     }
     assert!(errors.is_empty(), "{errors:#?}");
-    let block = &tf[0].value;
+    let block = &tf[3].value;
     assert_eq!(
         block["data"]["aws_ec2_capacity_block_offering"]["a100_research_6mo"]["capacity_duration_hours"],
         182 * 24
     );
-    let gcp = &tf[5].value["resource"]["google_compute_region_commitment"]["l4_commit"];
+    let gcp = &tf[8].value["resource"]["google_compute_region_commitment"]["l4_commit"];
     assert_eq!(gcp["plan"], "TWELVE_MONTH");
     assert_eq!(gcp["resources"][0]["accelerator_type"], "nvidia-l4");
     assert_eq!(gcp["resources"][0]["amount"], "8");
@@ -519,7 +576,7 @@ fn quotas_follow_the_requests_in_force_and_stale_files_are_pruned() {
     let first = run(&args(AT), &[]);
     assert_eq!(first.code, 0, "{}", first.stderr);
     assert!(
-        first.stdout.contains("44 written, 0 unchanged, 0 removed"),
+        first.stdout.contains("47 written, 0 unchanged, 0 removed"),
         "{}",
         first.stdout
     );
@@ -538,7 +595,7 @@ fn quotas_follow_the_requests_in_force_and_stale_files_are_pruned() {
     std::fs::write(out.join("train-a100/README.md"), "notes").unwrap();
     let again = run(&args(AT), &[]);
     assert!(
-        again.stdout.contains("0 written, 44 unchanged, 0 removed"),
+        again.stdout.contains("0 written, 47 unchanged, 0 removed"),
         "{}",
         again.stdout
     );
@@ -552,11 +609,14 @@ fn quotas_follow_the_requests_in_force_and_stale_files_are_pruned() {
     assert!(
         later
             .stdout
-            .contains("removed cloud/aws/h100-serve-1y.tf.json"),
+            .contains("removed cloud/aws/us-east-1/h100-serve-1y.tf.json"),
         "{}",
         later.stdout
     );
-    assert!(!out.join("cloud/aws/h100-serve-1y.tf.json").exists());
+    assert!(
+        !out.join("cloud/aws/us-east-1/h100-serve-1y.tf.json")
+            .exists()
+    );
     assert!(out.join("train-a100/README.md").exists());
 }
 

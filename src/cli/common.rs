@@ -14,8 +14,8 @@ use crate::output::{self, Format, Paths};
 use crate::pipeline::{self, Validated};
 use std::path::Path;
 
-/// Exit codes, as documented in the README.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// Exit codes, as documented in the README (ordered: the worse outcome is greater).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Exit {
     /// Success: valid, approved, no drift.
     Ok,

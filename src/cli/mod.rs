@@ -17,6 +17,9 @@ mod github;
 mod info;
 mod render;
 mod report;
+mod sync;
+mod sync_apply;
+mod sync_support;
 mod test;
 mod validate;
 
@@ -102,12 +105,15 @@ pub enum Command {
     /// PriorityClasses, Kueue objects, MIG and time-slicing ConfigMaps, the
     /// node-label plan, and Terraform JSON for reservations.
     Render(render::RenderArgs),
-    /// Not implemented yet: diff against live clusters.
-    Plan(Unimplemented),
-    /// Not implemented yet: apply to live clusters.
-    Apply(Unimplemented),
-    /// Not implemented yet: report drift of live clusters.
-    Drift(Unimplemented),
+    /// Diff the rendered state against live clusters: + create, ~ update, - delete, ! conflict.
+    Plan(sync::PlanArgs),
+    /// Server-side apply to live clusters in dependency order, prune what this
+    /// repository owns, relabel MIG nodes (--wait for the MIG manager).
+    Apply(sync_apply::ApplyArgs),
+    /// Report live clusters that differ from the repository (exit 1 on drift).
+    Drift(sync_support::Common),
+    /// Compare what the nodes advertise (GPU model, count, MIG layout) with the pools (exit 1 on mismatch).
+    Verify(sync_support::Common),
     /// Not implemented yet: list a node's GPUs through NVML.
     Inventory(Unimplemented),
 }
@@ -145,6 +151,7 @@ impl Command {
             Command::Plan(_) => "plan",
             Command::Apply(_) => "apply",
             Command::Drift(_) => "drift",
+            Command::Verify(_) => "verify",
             Command::Inventory(_) => "inventory",
         }
     }
@@ -165,9 +172,9 @@ impl Command {
                 action: Some(_), ..
             } => &[Human],
             Command::Forecast { .. } => &[Human, Json],
-            Command::Plan(_) | Command::Apply(_) | Command::Drift(_) | Command::Inventory(_) => {
-                &[Human]
-            }
+            Command::Plan(_) | Command::Apply(_) | Command::Verify(_) => &[Human, Json],
+            Command::Drift(_) => &[Human, Json, Markdown],
+            Command::Inventory(_) => &[Human],
         }
     }
 }
@@ -269,12 +276,14 @@ fn dispatch(cli: &Cli, io: &mut Io<'_>) -> Outcome {
         },
         Command::Report(args) => report::run(cli, args, io),
         Command::Render(args) => render::run(cli, args, io),
-        Command::Plan(_) | Command::Apply(_) | Command::Drift(_) | Command::Inventory(_) => {
-            Err(common::invalid(
-                io,
-                &format!("`capops {}` is not implemented yet", cli.command.name()),
-                Some("see the README's \"Status\" section for what works today"),
-            ))
-        }
+        Command::Plan(a) => sync::plan(cli, a, io),
+        Command::Apply(a) => sync_apply::apply(cli, a, io),
+        Command::Drift(a) => sync::drift(cli, a, io),
+        Command::Verify(a) => sync::verify(cli, a, io),
+        Command::Inventory(_) => Err(common::invalid(
+            io,
+            &format!("`capops {}` is not implemented yet", cli.command.name()),
+            Some("see the README's \"Status\" section for what works today"),
+        )),
     }
 }

@@ -1,7 +1,8 @@
 //! `capops render`: write what clusters and clouds should hold at `--at`.
 //!
 //! Files go under `--out` (default `<PATH>/rendered`): `<cluster>/` with one
-//! Kubernetes object per file, `cloud/<provider>/` with Terraform JSON, and
+//! Kubernetes object per file, `cloud/<provider>/<region>/` with Terraform JSON
+//! (one root module per provider region), and
 //! `node-labels/<cluster>.yaml` with the node-label plan. Nothing is written
 //! when rendering finds an error. Each file is replaced atomically and only
 //! when its bytes change; files capops rendered before and no longer renders
@@ -133,7 +134,7 @@ pub fn run(cli: &Cli, a: &RenderArgs, io: &mut Io<'_>) -> Outcome {
 }
 
 /// Templates under `<root>/templates/`, by their path there.
-fn read_templates(
+pub(super) fn read_templates(
     root: &Path,
     sources: &mut crate::diag::SourceMap,
     diags: &mut Vec<Diagnostic>,
@@ -231,7 +232,19 @@ fn write(out: &Path, r: &Rendered, owned: &[String]) -> std::io::Result<WriteOut
     // Stale files: what capops would have named, in folders it owns, that it
     // no longer renders. Other files are left alone.
     let mut removed = Vec::new();
-    for folder in owned {
+    // Terraform root modules are one folder per provider region.
+    let mut owned: Vec<String> = owned.to_vec();
+    for folder in owned.clone().iter().filter(|f| f.starts_with("cloud/")) {
+        if let Ok(entries) = std::fs::read_dir(out.join(folder)) {
+            for e in entries.flatten() {
+                if e.path().is_dir() {
+                    owned.push(format!("{folder}/{}", e.file_name().to_string_lossy()));
+                }
+            }
+        }
+    }
+    owned.sort();
+    for folder in &owned {
         let dir = out.join(folder);
         let Ok(entries) = std::fs::read_dir(&dir) else {
             continue;

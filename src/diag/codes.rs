@@ -143,6 +143,26 @@ codes! {
     KueueLimitExceeded = "kueue-limit-exceeded", Error, "a Kueue object would break a limit Kueue's CRD, CEL rules or webhook enforce";
     KueueLendingAboveNominal = "kueue-lending-above-nominal", Warning, "a team's lending limit exceeds its nominal quota in a flavor, so it is lowered to it";
     PoolWithoutNodeLabels = "pool-without-node-labels", Warning, "a pool that needs its nodes selected (Kueue, MIG, time-slicing) has no nodeLabels";
+    // Sync to clusters (plan, apply, drift, verify)
+    KubeconfigInvalid = "kubeconfig-invalid", Error, "no usable kubeconfig was found, or it could not be read";
+    KubeContextMissing = "kube-context-missing", Error, "a Cluster's kubeContext is not a context of the kubeconfig";
+    ClusterUnreachable = "cluster-unreachable", Error, "a cluster's API server could not be reached or did not answer in time";
+    KueueCrdMissing = "kueue-crd-missing", Error, "a cluster that should run Kueue does not serve Kueue's v1beta2 kinds";
+    NamespaceMissing = "namespace-missing", Error, "a team's namespace does not exist in the cluster";
+    ObjectInvalid = "object-invalid", Error, "the cluster refused an object as invalid";
+    Forbidden = "forbidden", Error, "the kubeconfig's user may not read or write a kind capops manages";
+    ObjectChanged = "object-changed", Error, "an object changed while capops was writing it";
+    ApiError = "api-error", Error, "the API server answered a call with an unexpected error";
+    FieldConflict = "field-conflict", Warning, "fields capops applies are owned by another field manager";
+    ObjectNotOwned = "object-not-owned", Warning, "an object with a name capops renders exists and capops did not create it";
+    ObjectUnclaimed = "object-unclaimed", Warning, "an object carries capops's label but names no capacity repository";
+    GitopsTracked = "gitops-tracked", Warning, "Argo CD or Flux tracks an object capops renders, so capops leaves it alone";
+    OtherRepository = "other-repository", Warning, "another capacity repository owns an object capops renders";
+    NodePoolsOverlap = "node-pools-overlap", Warning, "a node is selected by pools that want different values of a label";
+    PlanStale = "plan-stale", Error, "the cluster changed since the plan file was written";
+    MigRolloutFailed = "mig-rollout-failed", Error, "the MIG manager reported a failed reconfiguration of a node";
+    MigRolloutTimeout = "mig-rollout-timeout", Error, "a node did not finish its MIG reconfiguration before the wait timed out";
+    NodeMismatch = "node-mismatch", Error, "a pool's nodes do not advertise what the pool declares";
     // Configuration of capops itself
     UnknownCode = "unknown-code", Warning, "a severity override names a diagnostic code that does not exist";
     OverrideRefused = "override-refused", Warning, "a severity override tries to lower a problem that stops capops from reading the repository";

@@ -1,5 +1,7 @@
-//! Cloud reservations as Terraform JSON, one file per Reservation under
-//! `cloud/<provider>/`.
+//! Cloud reservations as Terraform JSON: one root module per provider and
+//! region, `cloud/<provider>/<region>/`, holding a file per Reservation and
+//! `providers.tf.json` (`required_providers` with pinned major versions and
+//! the `provider` block for the region).
 //!
 //! | Reservation type | Terraform |
 //! | --- | --- |
@@ -11,11 +13,45 @@
 //!
 //! Reservations whose term has ended at `--at` are not rendered. The
 //! providers' own rules (capacity-block durations and sizes, zones, names)
-//! are checked with validation (`validate::cloud`).
+//! are checked with validation (`validate::cloud`). A capacity block cannot
+//! be cancelled, so its purchase ignores later changes of the offering id,
+//! refuses to be replaced, and (when the Reservation names a zone) refuses
+//! an offering in another zone.
 
 use super::{File, Format, Job, Options};
 use crate::model::*;
-use serde_json::json;
+use serde_json::{Value, json};
+use std::collections::BTreeSet;
+
+/// Terraform providers capops writes for, pinned to a major version:
+/// (capops provider, Terraform provider name, source, version constraint).
+pub const PROVIDERS: &[(&str, &str, &str, &str)] = &[
+    ("aws", "aws", "hashicorp/aws", "~> 6.0"),
+    ("gcp", "google", "hashicorp/google", "~> 7.0"),
+    ("azure", "azurerm", "hashicorp/azurerm", "~> 4.0"),
+];
+
+/// The `providers.tf.json` of one root module.
+pub fn providers(folder: &str, region: &str) -> Value {
+    let (_, name, source, version) = PROVIDERS
+        .iter()
+        .find(|p| p.0 == folder)
+        .copied()
+        .unwrap_or(("aws", "aws", "hashicorp/aws", "~> 6.0"));
+    let provider = match name {
+        // azurerm takes the subscription from ARM_SUBSCRIPTION_ID; locations are per resource.
+        "azurerm" => json!({"features": {}}),
+        _ => json!({"region": region}),
+    };
+    json!({
+        "//": format!("managed by capops: the root module for {folder} {region}"),
+        "terraform": {
+            "required_version": ">= 1.5.0",
+            "required_providers": {name: {"source": source, "version": version}},
+        },
+        "provider": {name: provider},
+    })
+}
 
 /// GCP accelerator type of a catalog GPU model, for commitments.
 pub fn gcp_accelerator(model: &str) -> Option<&'static str> {
@@ -57,7 +93,7 @@ pub fn terraform_id(name: &str) -> String {
 
 /// Adds a job per Reservation in force or to come at `--at`.
 pub fn reservations(repo: &Repo, opts: &Options, jobs: &mut Vec<Job>, files: &mut Vec<File>) {
-    let mut azure = false;
+    let mut modules: BTreeSet<(&str, String)> = BTreeSet::new();
     for r in repo.reservations.values() {
         let s = &r.spec;
         if s.term.end.value <= opts.at {
@@ -73,10 +109,11 @@ pub fn reservations(repo: &Repo, opts: &Options, jobs: &mut Vec<Job>, files: &mu
                 ("terraform/gcp-reservation.tf.json.j2", "gcp")
             }
             ReservationType::AzureCapacityReservation => {
-                azure = true;
                 ("terraform/azure-capacity-reservation.tf.json.j2", "azure")
             }
         };
+        let region = s.region.value.clone();
+        modules.insert((folder, region.clone()));
         let pool = repo.clusters.get(&s.covers.cluster.value).and_then(|c| {
             c.spec
                 .node_pools
@@ -128,13 +165,21 @@ pub fn reservations(repo: &Repo, opts: &Options, jobs: &mut Vec<Job>, files: &mu
             expect: None,
             sources,
             span: r.name_span(),
-            folder: format!("cloud/{folder}"),
+            folder: format!("cloud/{folder}/{region}"),
             file_name: Some(format!("{}.tf.json", r.name())),
         });
     }
-    if azure {
+    for (folder, region) in &modules {
         files.push(File {
-            path: "cloud/azure/variables.tf.json".into(),
+            path: format!("cloud/{folder}/{region}/providers.tf.json"),
+            value: providers(folder, region),
+            format: Format::Json,
+            kubernetes: false,
+        });
+    }
+    for (_, region) in modules.iter().filter(|(f, _)| *f == "azure") {
+        files.push(File {
+            path: format!("cloud/azure/{region}/variables.tf.json"),
             value: json!({
                 "variable": {
                     "azure_resource_group_name": {

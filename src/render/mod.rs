@@ -15,6 +15,7 @@
 pub mod cloud;
 pub mod kube;
 pub mod lint;
+pub mod operator;
 pub mod templates;
 pub mod yaml;
 

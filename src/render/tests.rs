@@ -141,12 +141,31 @@ spec:
     );
     let config = cm["data"]["config.yaml"].as_str().unwrap();
     assert!(config.contains("capops-1g.10gb-x7:\n  - devices: all\n    mig-devices:\n      \"1g.10gb\": 7\n    mig-enabled: true\n"), "{config}");
+    // The GPU operator labels unlabelled MIG-capable nodes `all-disabled`:
+    // the config always has it.
+    assert!(
+        config.contains("all-disabled:\n  - devices: all\n    mig-enabled: false\n"),
+        "{config}"
+    );
     let plan = file(&r, "node-labels/gpu.yaml");
     assert_eq!(
         plan["pools"][0]["labels"]["nvidia.com/mig.config"],
         "capops-1g.10gb-x7"
     );
     assert_eq!(plan["pools"][0]["selector"]["pool"], "mig");
+    // The device plugin runs the Cluster's MIG strategy on the pool's nodes.
+    assert_eq!(
+        plan["pools"][0]["labels"]["nvidia.com/device-plugin.config"],
+        "capops-single-mig"
+    );
+    let dp = file(
+        &r,
+        "gpu/configmap-gpu-operator-capops-device-plugin-config.yaml",
+    );
+    assert_eq!(
+        dp["data"]["capops-single-mig"],
+        "flags:\n  migStrategy: single\nversion: v1\n"
+    );
 }
 
 #[test]

@@ -1,0 +1,287 @@
+//! What `plan`, `apply`, `drift` and `verify` share: loading and rendering
+//! the repository in memory, the kubeconfig source from the flags and the
+//! environment, connecting to each cluster, the progress bars (indicatif,
+//! on a terminal only) and the async runtime the kube client needs.
+
+use super::common::{Exit, Stop, load_valid, write_diagnostics};
+use super::{Cli, Io};
+use crate::diag::{Code, Diagnostic};
+use crate::model::Timestamp;
+use crate::model::{ClusterSpec, Document, Repo};
+use crate::output::{Format, Paths};
+use crate::render::{self, templates};
+use crate::sync::client::{Conn, Source};
+use crate::sync::desired::{self, Desired};
+use crate::sync::plan::ClusterError;
+use crate::sync::run::Progress;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+/// The flags every sync command takes.
+#[derive(Debug, clap::Args)]
+pub struct Common {
+    /// The repository root (the folder holding capops.yaml).
+    #[arg(default_value = ".")]
+    pub path: PathBuf,
+    /// Only this cluster.
+    #[arg(long)]
+    pub cluster: Option<String>,
+    /// The moment whose desired state is synced: a date or an RFC 3339 time; default now.
+    #[arg(long, value_parser = super::common::at_arg)]
+    pub at: Option<Timestamp>,
+    /// The kubeconfig to read (default: KUBECONFIG, then ~/.kube/config, then in-cluster).
+    #[arg(long)]
+    pub kubeconfig: Option<PathBuf>,
+    /// Revision to stamp on objects instead of the one read from git.
+    #[arg(long)]
+    pub revision: Option<String>,
+    /// Clusters worked on at once.
+    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u16).range(1..=64))]
+    pub parallel: u16,
+}
+
+/// One cluster to sync.
+pub struct Target {
+    pub cluster: String,
+    pub context: Option<String>,
+    pub desired: Desired,
+    pub spec: ClusterSpec,
+}
+
+/// The repository rendered in memory, per cluster.
+pub struct Loaded {
+    pub repository: String,
+    pub revision: String,
+    pub at: String,
+    pub targets: Vec<Target>,
+}
+
+/// Loads, validates and renders; on any error prints it and returns the exit code.
+pub fn load(cli: &Cli, c: &Common, io: &mut Io<'_>) -> Result<Loaded, Stop> {
+    let at = c.at.unwrap_or(io.now);
+    let mut head = load_valid(cli, &c.path, "syncing", io)?;
+    if let Some(name) = &c.cluster
+        && !head.repo.clusters.contains_key(name)
+    {
+        writeln!(
+            io.stderr,
+            "error: --cluster `{name}` is not a cluster of the repository; {}",
+            crate::diag::suggest(
+                name,
+                head.repo.clusters.keys().map(String::as_str),
+                "clusters"
+            )
+        )?;
+        return Err(Stop::Exit(Exit::Invalid));
+    }
+    let mut sources = std::mem::take(&mut head.sources);
+    let mut diags = std::mem::take(&mut head.diagnostics);
+    let overrides = super::render::read_templates(&c.path, &mut sources, &mut diags);
+    let templates = templates::Templates::new(&overrides, &mut diags);
+    let revision = match &c.revision {
+        Some(r) => r.clone(),
+        None => crate::load::git::revision_of(&c.path, &c.path.join("rendered")),
+    };
+    let opts = render::Options {
+        at,
+        revision: revision.clone(),
+        cluster: c.cluster.clone(),
+    };
+    let mut rendered = render::render(&head.repo, &templates, &opts);
+    diags.append(&mut rendered.diagnostics);
+    crate::diag::normalize(&mut diags);
+    if diags.iter().any(Diagnostic::is_error) || cli.format != Format::Json {
+        write_diagnostics(cli, &diags, &sources, &Paths::new(&c.path), io)?;
+    }
+    if diags.iter().any(Diagnostic::is_error) {
+        writeln!(
+            io.stderr,
+            "error: the repository does not render: nothing was sent to any cluster"
+        )?;
+        return Err(Stop::Exit(Exit::Invalid));
+    }
+    let repository = repository(&head.repo);
+    let targets = head
+        .repo
+        .clusters
+        .values()
+        .filter(|cl| c.cluster.as_deref().is_none_or(|only| only == cl.name()))
+        .map(|cl: &Document<ClusterSpec>| Target {
+            cluster: cl.name().to_string(),
+            context: cl.spec.kube_context.clone(),
+            desired: desired::from_rendered(&rendered, cl.name(), &repository),
+            spec: cl.spec.clone(),
+        })
+        .collect();
+    Ok(Loaded {
+        repository,
+        revision,
+        at: at.to_string(),
+        targets,
+    })
+}
+
+/// The capacity repository's name: its Config's name.
+pub fn repository(repo: &Repo) -> String {
+    repo.config
+        .as_ref()
+        .map(|c| c.name().to_string())
+        .unwrap_or_else(|| "capops".into())
+}
+
+/// Where kubeconfigs come from, from the flag and the environment.
+pub fn source(c: &Common, io: &Io<'_>) -> Source {
+    Source {
+        kubeconfig: c.kubeconfig.clone(),
+        env_kubeconfig: (io.env)("KUBECONFIG"),
+        home: (io.env)("HOME").map(PathBuf::from),
+        in_cluster: (io.env)("KUBERNETES_SERVICE_HOST").is_some(),
+    }
+}
+
+/// Reads the kubeconfig; on failure prints why and returns exit 2.
+pub fn kubeconfig(c: &Common, io: &mut Io<'_>) -> Result<Option<kube::config::Kubeconfig>, Stop> {
+    match crate::sync::client::load(&source(c, io)) {
+        Ok(k) => Ok(k),
+        Err(e) => {
+            writeln!(io.stderr, "error[{}]: {e}\n  help: {}", e.code(), e.help())?;
+            Err(Stop::Exit(Exit::Invalid))
+        }
+    }
+}
+
+/// Connects to a cluster, or says why not.
+pub async fn connect(
+    kc: Option<&kube::config::Kubeconfig>,
+    context: Option<&str>,
+) -> Result<Conn, ClusterError> {
+    Conn::connect(kc, context).await.map_err(|e| ClusterError {
+        code: match e.code() {
+            "kube-context-missing" => Code::KubeContextMissing,
+            _ => Code::KubeconfigInvalid,
+        }
+        .as_str()
+        .to_string(),
+        message: e.to_string(),
+        help: Some(e.help()),
+    })
+}
+
+/// A runtime for the kube client; the core stays synchronous.
+pub fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+}
+
+/// A progress bar per cluster on a terminal.
+pub struct Bars {
+    multi: indicatif::MultiProgress,
+    bars: Mutex<BTreeMap<String, indicatif::ProgressBar>>,
+}
+
+impl Bars {
+    /// Bars drawn to stderr when it is a terminal and the output is for
+    /// people; hidden otherwise.
+    pub fn new(visible: bool) -> Bars {
+        let target = if visible {
+            indicatif::ProgressDrawTarget::stderr()
+        } else {
+            indicatif::ProgressDrawTarget::hidden()
+        };
+        Bars {
+            multi: indicatif::MultiProgress::with_draw_target(target),
+            bars: Mutex::new(BTreeMap::new()),
+        }
+    }
+
+    fn bar(&self, cluster: &str) -> indicatif::ProgressBar {
+        let mut bars = self.bars.lock().unwrap_or_else(|e| e.into_inner());
+        bars.entry(cluster.to_string())
+            .or_insert_with(|| {
+                let b = self.multi.add(indicatif::ProgressBar::new(0));
+                b.set_style(
+                    indicatif::ProgressStyle::with_template(
+                        "{prefix:>20} {bar:30} {pos}/{len} {msg}",
+                    )
+                    .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+                );
+                b.set_prefix(cluster.to_string());
+                b
+            })
+            .clone()
+    }
+}
+
+impl Progress for Bars {
+    fn start(&self, cluster: &str, message: &str) {
+        self.bar(cluster).set_message(message.to_string());
+    }
+    fn message(&self, cluster: &str, message: &str) {
+        self.bar(cluster).set_message(message.to_string());
+    }
+    fn length(&self, cluster: &str, total: u64) {
+        let b = self.bar(cluster);
+        b.set_position(0);
+        b.set_length(total);
+    }
+    fn advance(&self, cluster: &str) {
+        self.bar(cluster).inc(1);
+    }
+    fn finish(&self, cluster: &str, message: &str) {
+        self.bar(cluster).finish_with_message(message.to_string());
+    }
+}
+
+/// Asks like Terraform; only `yes` goes on.
+pub fn confirm(
+    input: &mut dyn std::io::BufRead,
+    output: &mut dyn std::io::Write,
+) -> std::io::Result<bool> {
+    write!(
+        output,
+        "\nDo you want to perform these actions?\n  capops will apply the changes above. Only 'yes' will be accepted.\n\n  Enter a value: "
+    )?;
+    output.flush()?;
+    let mut line = String::new();
+    input.read_line(&mut line)?;
+    Ok(line.trim() == "yes")
+}
+
+/// Writes a file atomically; on failure prints why.
+pub fn write_file(io: &mut Io<'_>, path: &Path, text: &str) -> std::io::Result<bool> {
+    match super::common::write_atomically(path, text.as_bytes()) {
+        Ok(()) => Ok(true),
+        Err(e) => {
+            writeln!(io.stderr, "error: cannot write {}: {e}", path.display())?;
+            Ok(false)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_yes_confirms() {
+        for (answer, expected) in [
+            ("yes\n", true),
+            ("y\n", false),
+            ("\n", false),
+            ("", false),
+            ("  yes  \n", true),
+        ] {
+            let mut out = Vec::new();
+            let ok = confirm(&mut std::io::Cursor::new(answer), &mut out).unwrap();
+            assert_eq!(ok, expected, "{answer:?}");
+            assert!(
+                String::from_utf8(out)
+                    .unwrap()
+                    .contains("Only 'yes' will be accepted")
+            );
+        }
+    }
+}

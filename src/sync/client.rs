@@ -1,0 +1,503 @@
+//! The Kubernetes edge: a client per cluster from its kubeconfig context,
+//! and the few calls sync makes (list by label selector with paging, get,
+//! server-side apply with or without dry-run, merge-patch of node labels,
+//! delete with preconditions), each with a timeout, bounded retries on
+//! transport failures and 429/5xx, and a count of calls made.
+//!
+//! Credentials stay inside the client: messages name the cluster, context
+//! and server, never tokens, passwords or keys, and any error text is
+//! scrubbed of the kubeconfig's secrets before it leaves this module.
+
+// An edge: it reads the kubeconfig and talks to clusters (see clippy.toml).
+#![allow(clippy::disallowed_methods, clippy::disallowed_types)]
+
+use super::diff::{ApiFailure, Cause};
+use super::plan::Calls;
+use kube::Client;
+use kube::config::{KubeConfigOptions, Kubeconfig};
+use serde_json::Value;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+/// Attempts per call (the first and two retries).
+pub const ATTEMPTS: u32 = 3;
+/// Connect and read timeouts.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+pub const READ_TIMEOUT: Duration = Duration::from_secs(30);
+/// Page size of lists.
+pub const PAGE: u32 = 500;
+
+/// Where kubeconfigs come from: `--kubeconfig`, `KUBECONFIG` (a list
+/// separated by `:`), `$HOME/.kube/config`, else the in-cluster service account.
+#[derive(Clone, Debug, Default)]
+pub struct Source {
+    pub kubeconfig: Option<PathBuf>,
+    pub env_kubeconfig: Option<String>,
+    pub home: Option<PathBuf>,
+    pub in_cluster: bool,
+}
+
+/// Why a cluster could not be reached or used.
+#[derive(Debug, thiserror::Error)]
+pub enum ConnectError {
+    #[error(
+        "no kubeconfig: --kubeconfig is not given, KUBECONFIG is unset, ~/.kube/config does not exist and capops is not running in a cluster"
+    )]
+    NoKubeconfig,
+    #[error("cannot read the kubeconfig {path}: {reason}")]
+    Kubeconfig { path: String, reason: String },
+    #[error("the kubeconfig has no context `{context}`")]
+    NoContext { context: String },
+    #[error("cannot use context `{context}` of the kubeconfig: {reason}")]
+    BadContext { context: String, reason: String },
+}
+
+impl ConnectError {
+    /// Stable code.
+    pub fn code(&self) -> &'static str {
+        match self {
+            ConnectError::NoKubeconfig | ConnectError::Kubeconfig { .. } => "kubeconfig-invalid",
+            ConnectError::NoContext { .. } | ConnectError::BadContext { .. } => {
+                "kube-context-missing"
+            }
+        }
+    }
+
+    pub fn help(&self) -> String {
+        match self {
+            ConnectError::NoContext { .. } => "set the Cluster's `kubeContext` to a context of the kubeconfig (`kubectl config get-contexts`), or pass --kubeconfig".into(),
+            _ => "pass --kubeconfig FILE or set KUBECONFIG".into(),
+        }
+    }
+}
+
+/// The kubeconfig the source names, merged like kubectl does.
+pub fn load(source: &Source) -> Result<Option<Kubeconfig>, ConnectError> {
+    let mut paths: Vec<PathBuf> = Vec::new();
+    if let Some(p) = &source.kubeconfig {
+        paths.push(p.clone());
+    } else if let Some(list) = source.env_kubeconfig.as_deref().filter(|s| !s.is_empty()) {
+        paths.extend(list.split(':').filter(|s| !s.is_empty()).map(PathBuf::from));
+    } else if let Some(home) = &source.home {
+        let p = home.join(".kube/config");
+        if p.is_file() {
+            paths.push(p);
+        }
+    }
+    if paths.is_empty() {
+        return if source.in_cluster {
+            Ok(None)
+        } else {
+            Err(ConnectError::NoKubeconfig)
+        };
+    }
+    let mut merged: Option<Kubeconfig> = None;
+    for p in &paths {
+        let kc = Kubeconfig::read_from(p).map_err(|e| ConnectError::Kubeconfig {
+            path: p.display().to_string(),
+            // Parse errors may quote the file (and a token in it): say what, not the text.
+            reason: match e {
+                kube::config::KubeconfigError::ReadConfig(io, _) => io.to_string(),
+                _ => "it is not a valid kubeconfig".into(),
+            },
+        })?;
+        merged = Some(match merged {
+            None => kc,
+            Some(m) => m.merge(kc).map_err(|e| ConnectError::Kubeconfig {
+                path: p.display().to_string(),
+                reason: e.to_string(),
+            })?,
+        });
+    }
+    Ok(merged)
+}
+
+/// A connection to one cluster.
+#[derive(Clone)]
+pub struct Conn {
+    client: Client,
+    /// The API server's URL (shown in messages; never credentials).
+    pub server: String,
+    secrets: Arc<Vec<String>>,
+    counts: Arc<[AtomicUsize; 4]>,
+}
+
+/// Which counter a call goes to.
+#[derive(Clone, Copy)]
+enum Count {
+    List = 0,
+    Get = 1,
+    DryRun = 2,
+    Write = 3,
+}
+
+/// A failed call: the server answered with a Status, or it could not be reached.
+#[derive(Debug, Clone)]
+pub enum CallError {
+    Api(ApiFailure),
+    Transport(String),
+}
+
+impl std::fmt::Display for CallError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CallError::Api(a) => write!(f, "{} ({} {})", a.message, a.code, a.reason),
+            CallError::Transport(t) => f.write_str(t),
+        }
+    }
+}
+
+impl Conn {
+    /// Connects to `context` (the current context when `None`). Error
+    /// messages are scrubbed of every credential in the kubeconfig.
+    pub async fn connect(
+        kubeconfig: Option<&Kubeconfig>,
+        context: Option<&str>,
+    ) -> Result<Conn, ConnectError> {
+        let secrets = kubeconfig.map(kubeconfig_secrets).unwrap_or_default();
+        let scrub = |t: String| {
+            secrets
+                .iter()
+                .fold(t, |t, s| t.replace(s.as_str(), "<redacted>"))
+        };
+        Self::connect_inner(kubeconfig, context)
+            .await
+            .map_err(|e| match e {
+                ConnectError::BadContext { context, reason } => ConnectError::BadContext {
+                    context,
+                    reason: scrub(reason),
+                },
+                e => e,
+            })
+    }
+
+    async fn connect_inner(
+        kubeconfig: Option<&Kubeconfig>,
+        context: Option<&str>,
+    ) -> Result<Conn, ConnectError> {
+        let ctx_name = context.unwrap_or("(current)").to_string();
+        let mut config = match kubeconfig {
+            Some(kc) => {
+                if let Some(c) = context
+                    && !kc.contexts.iter().any(|n| n.name == c)
+                {
+                    return Err(ConnectError::NoContext {
+                        context: c.to_string(),
+                    });
+                }
+                let opts = KubeConfigOptions {
+                    context: context.map(str::to_string),
+                    ..Default::default()
+                };
+                kube::Config::from_custom_kubeconfig(kc.clone(), &opts)
+                    .await
+                    .map_err(|e| ConnectError::BadContext {
+                        context: ctx_name.clone(),
+                        reason: e.to_string(),
+                    })?
+            }
+            None => kube::Config::incluster().map_err(|e| ConnectError::BadContext {
+                context: "in-cluster".into(),
+                reason: e.to_string(),
+            })?,
+        };
+        config.connect_timeout = Some(CONNECT_TIMEOUT);
+        config.read_timeout = Some(READ_TIMEOUT);
+        config.write_timeout = Some(READ_TIMEOUT);
+        let mut secrets = Vec::new();
+        {
+            use secrecy::ExposeSecret;
+            let a = &config.auth_info;
+            for s in [&a.token, &a.password, &a.client_key_data]
+                .into_iter()
+                .flatten()
+            {
+                secrets.push(s.expose_secret().to_string());
+            }
+        }
+        secrets.retain(|s| s.len() >= 4);
+        let server = config.cluster_url.to_string();
+        let client = Client::try_from(config).map_err(|e| ConnectError::BadContext {
+            context: ctx_name,
+            reason: e.to_string(),
+        })?;
+        Ok(Conn {
+            client,
+            server: server.trim_end_matches('/').to_string(),
+            secrets: Arc::new(secrets),
+            counts: Arc::new(Default::default()),
+        })
+    }
+
+    /// A connection over an existing client (tests, benchmarks).
+    pub fn from_client(client: Client, server: &str) -> Conn {
+        Conn {
+            client,
+            server: server.to_string(),
+            secrets: Arc::new(Vec::new()),
+            counts: Arc::new(Default::default()),
+        }
+    }
+
+    /// Calls made so far.
+    pub fn calls(&self) -> Calls {
+        let c = |i: Count| self.counts[i as usize].load(Ordering::Relaxed);
+        Calls {
+            lists: c(Count::List),
+            gets: c(Count::Get),
+            dry_runs: c(Count::DryRun),
+            writes: c(Count::Write),
+        }
+    }
+
+    /// Removes the kubeconfig's secrets from a message.
+    pub fn scrub(&self, text: &str) -> String {
+        let mut t = text.to_string();
+        for s in self.secrets.iter() {
+            t = t.replace(s.as_str(), "<redacted>");
+        }
+        t
+    }
+
+    async fn send(&self, req: http::Request<Vec<u8>>, count: Count) -> Result<Value, CallError> {
+        self.counts[count as usize].fetch_add(1, Ordering::Relaxed);
+        let (parts, body) = req.into_parts();
+        let mut last = CallError::Transport("no attempt made".into());
+        for attempt in 0..ATTEMPTS {
+            if attempt > 0 {
+                tokio::time::sleep(Duration::from_millis(250 << attempt)).await;
+            }
+            let mut b = http::Request::builder()
+                .method(parts.method.clone())
+                .uri(parts.uri.clone());
+            for (k, v) in &parts.headers {
+                b = b.header(k, v);
+            }
+            let req = b
+                .body(body.clone())
+                .map_err(|e| CallError::Transport(e.to_string()))?;
+            let call = self.exchange(req);
+            let result = match tokio::time::timeout(READ_TIMEOUT + CONNECT_TIMEOUT, call).await {
+                Ok(r) => r,
+                Err(_) => {
+                    last = CallError::Transport(format!(
+                        "no answer within {}s",
+                        (READ_TIMEOUT + CONNECT_TIMEOUT).as_secs()
+                    ));
+                    continue;
+                }
+            };
+            match result {
+                Ok(v) => return Ok(v),
+                Err(CallError::Api(failure)) => {
+                    let retry = matches!(failure.code, 429 | 500 | 502 | 503 | 504);
+                    last = CallError::Api(failure);
+                    if !retry {
+                        break;
+                    }
+                }
+                Err(e) => last = e,
+            }
+        }
+        Err(last)
+    }
+
+    /// One HTTP exchange: the body as JSON on success, else the server's
+    /// Status (the code is always the HTTP status: not every error body is
+    /// a Status, e.g. `404 page not found` for a kind that is not served).
+    async fn exchange(&self, req: http::Request<Vec<u8>>) -> Result<Value, CallError> {
+        use http_body_util::BodyExt;
+        let res = self
+            .client
+            .send(req.map(kube::client::Body::from))
+            .await
+            .map_err(|e| CallError::Transport(self.scrub(&chain(&e))))?;
+        let code = res.status().as_u16();
+        let bytes = res
+            .into_body()
+            .collect()
+            .await
+            .map_err(|e| CallError::Transport(self.scrub(&chain(&e))))?
+            .to_bytes();
+        if (200..300).contains(&code) {
+            return serde_json::from_slice(&bytes)
+                .map_err(|e| CallError::Transport(format!("the answer is not JSON: {e}")));
+        }
+        let body: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+        let failure = if body["kind"] == "Status" {
+            ApiFailure {
+                code,
+                reason: body["reason"].as_str().unwrap_or_default().to_string(),
+                message: self.scrub(body["message"].as_str().unwrap_or_default()),
+                causes: body["details"]["causes"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .map(|c| Cause {
+                        reason: c["reason"].as_str().unwrap_or_default().to_string(),
+                        field: c["field"].as_str().unwrap_or_default().to_string(),
+                        message: self.scrub(c["message"].as_str().unwrap_or_default()),
+                    })
+                    .collect(),
+            }
+        } else {
+            let text = String::from_utf8_lossy(&bytes);
+            let text: String = text.trim().chars().take(200).collect();
+            ApiFailure {
+                code,
+                reason: String::new(),
+                message: if body.is_null() && !text.is_empty() {
+                    self.scrub(&text)
+                } else {
+                    format!("HTTP {code}")
+                },
+                causes: Vec::new(),
+            }
+        };
+        Err(CallError::Api(failure))
+    }
+
+    /// Every object of a collection matching a label selector, page by page.
+    pub async fn list(&self, path: &str, selector: &str) -> Result<Vec<Value>, CallError> {
+        let mut items = Vec::new();
+        let mut token: Option<String> = None;
+        loop {
+            let mut lp = kube::api::ListParams::default()
+                .labels(selector)
+                .limit(PAGE);
+            if let Some(t) = &token {
+                lp = lp.continue_token(t);
+            }
+            let req = kube::core::Request::new(path)
+                .list(&lp)
+                .map_err(|e| CallError::Transport(e.to_string()))?;
+            let page = self.send(req, Count::List).await?;
+            // Lists leave out each item's apiVersion and kind.
+            let api = page["apiVersion"].as_str().unwrap_or_default().to_string();
+            let kind = page["kind"]
+                .as_str()
+                .and_then(|k| k.strip_suffix("List"))
+                .unwrap_or_default()
+                .to_string();
+            for mut item in page["items"].as_array().cloned().unwrap_or_default() {
+                if let Some(m) = item.as_object_mut() {
+                    m.entry("apiVersion").or_insert_with(|| api.clone().into());
+                    m.entry("kind").or_insert_with(|| kind.clone().into());
+                }
+                items.push(item);
+            }
+            token = page["metadata"]["continue"]
+                .as_str()
+                .filter(|t| !t.is_empty())
+                .map(str::to_string);
+            if token.is_none() {
+                return Ok(items);
+            }
+        }
+    }
+
+    /// One object by name; `None` when it does not exist.
+    pub async fn get(&self, path: &str, name: &str) -> Result<Option<Value>, CallError> {
+        let req = kube::core::Request::new(path)
+            .get(name, &Default::default())
+            .map_err(|e| CallError::Transport(e.to_string()))?;
+        match self.send(req, Count::Get).await {
+            Ok(v) => Ok(Some(v)),
+            Err(CallError::Api(a)) if a.code == 404 => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Server-side apply as the `capops` field manager.
+    pub async fn apply(
+        &self,
+        path: &str,
+        name: &str,
+        object: &Value,
+        dry_run: bool,
+        force: bool,
+    ) -> Result<Value, CallError> {
+        let mut pp = kube::api::PatchParams::apply(super::desired::FIELD_MANAGER);
+        pp.dry_run = dry_run;
+        pp.force = force;
+        let req = kube::core::Request::new(path)
+            .patch(name, &pp, &kube::api::Patch::Apply(object))
+            .map_err(|e| CallError::Transport(e.to_string()))?;
+        self.send(req, if dry_run { Count::DryRun } else { Count::Write })
+            .await
+    }
+
+    /// A JSON merge patch as the `capops` field manager (node labels: a
+    /// merge patch never creates a node that went away).
+    pub async fn merge_patch(
+        &self,
+        path: &str,
+        name: &str,
+        patch: &Value,
+        dry_run: bool,
+    ) -> Result<Value, CallError> {
+        let pp = kube::api::PatchParams {
+            field_manager: Some(super::desired::FIELD_MANAGER.into()),
+            dry_run,
+            ..Default::default()
+        };
+        let req = kube::core::Request::new(path)
+            .patch(name, &pp, &kube::api::Patch::Merge(patch))
+            .map_err(|e| CallError::Transport(e.to_string()))?;
+        self.send(req, if dry_run { Count::DryRun } else { Count::Write })
+            .await
+    }
+
+    /// Deletes an object if it still has this uid and resourceVersion.
+    pub async fn delete(
+        &self,
+        path: &str,
+        name: &str,
+        uid: Option<&str>,
+        resource_version: Option<&str>,
+    ) -> Result<(), CallError> {
+        let dp = kube::api::DeleteParams {
+            preconditions: Some(kube::api::Preconditions {
+                uid: uid.map(str::to_string),
+                resource_version: resource_version.map(str::to_string),
+            }),
+            ..Default::default()
+        };
+        let req = kube::core::Request::new(path)
+            .delete(name, &dp)
+            .map_err(|e| CallError::Transport(e.to_string()))?;
+        self.send(req, Count::Write).await.map(|_| ())
+    }
+}
+
+/// Every credential a kubeconfig holds (tokens, passwords, client keys).
+fn kubeconfig_secrets(kc: &Kubeconfig) -> Vec<String> {
+    use secrecy::ExposeSecret;
+    let mut out: Vec<String> = kc
+        .auth_infos
+        .iter()
+        .filter_map(|a| a.auth_info.as_ref())
+        .flat_map(|a| [&a.token, &a.password, &a.client_key_data])
+        .flatten()
+        .map(|s| s.expose_secret().to_string())
+        .collect();
+    out.retain(|s| s.len() >= 4);
+    out
+}
+
+/// An error and its sources, one line.
+fn chain(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut cur = e.source();
+    while let Some(c) = cur {
+        let t = c.to_string();
+        if !s.contains(&t) {
+            s.push_str(": ");
+            s.push_str(&t);
+        }
+        cur = c.source();
+    }
+    s
+}

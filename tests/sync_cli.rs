@@ -1,0 +1,799 @@
+//! `capops plan`, `apply`, `drift` and `verify` end to end: the command
+//! line, in-process, against fake API servers (one per cluster of the
+//! example), through a kubeconfig, as a user runs them.
+
+mod common;
+mod fake_kube;
+
+use common::{example, run};
+use fake_kube::{FakeKube, MigManager};
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+const AT: &str = "2026-11-22";
+const CLUSTERS: [(&str, &str); 3] = [
+    ("infer-l4", "gke_acme_us-central1_infer-l4"),
+    ("prod-h100", "prod-h100-use1"),
+    ("train-a100", "train-a100-use2"),
+];
+
+/// The example's three clusters as fakes, with their namespaces and GPU nodes.
+struct World {
+    fakes: BTreeMap<&'static str, FakeKube>,
+    dir: tempfile::TempDir,
+    kubeconfig: PathBuf,
+    token: Option<String>,
+}
+
+fn h100_node(name: &str, pool: &str, mig: bool) -> (Value, Value) {
+    let mut labels = json!({
+        "acme.ai/gpu-pool": pool,
+        "nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3",
+        "nvidia.com/gpu.count": "8",
+    });
+    let alloc = if mig {
+        labels["nvidia.com/mig.strategy"] = json!("mixed");
+        labels["nvidia.com/mig.config.state"] = json!("success");
+        json!({"cpu": "192", "nvidia.com/mig-1g.10gb": "16", "nvidia.com/mig-2g.20gb": "8", "nvidia.com/mig-3g.40gb": "8"})
+    } else {
+        json!({"cpu": "192", "nvidia.com/gpu": "8"})
+    };
+    let _ = name;
+    (labels, alloc)
+}
+
+impl World {
+    fn new(token: Option<&str>) -> World {
+        let mut fakes = BTreeMap::new();
+        for (c, _) in CLUSTERS {
+            fakes.insert(c, FakeKube::start_with(token));
+        }
+        fakes["infer-l4"].namespaces(&["devex", "inference", "research", "gpu-operator"]);
+        fakes["prod-h100"].namespaces(&["inference", "gpu-operator"]);
+        fakes["train-a100"].namespaces(&["research", "training", "gpu-operator"]);
+        let h100 = &fakes["prod-h100"];
+        for i in 0..6 {
+            let (l, a) = h100_node("", "h100-serve", false);
+            h100.node(&format!("serve-{i}"), l, a);
+        }
+        for i in 0..2 {
+            let name = format!("mig-{i}");
+            let (l, a) = h100_node(&name, "h100-mig", true);
+            h100.node(&name, l, a);
+            // The GPU operator labels MIG-capable nodes nobody labelled.
+            h100.update_as(
+                "gpu-operator",
+                "v1",
+                "Node",
+                "",
+                &name,
+                &json!({"metadata": {"labels": {"nvidia.com/mig.config": "all-disabled"}}}),
+            )
+            .unwrap();
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let kubeconfig = dir.path().join("kubeconfig");
+        let mut w = World {
+            fakes,
+            dir,
+            kubeconfig,
+            token: token.map(str::to_string),
+        };
+        w.write_kubeconfig(None);
+        w
+    }
+
+    /// Writes the kubeconfig; `down` points that cluster's context at a closed port.
+    fn write_kubeconfig(&mut self, down: Option<&str>) {
+        let closed = {
+            let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            l.local_addr().unwrap().port()
+        };
+        let urls: Vec<(String, String)> = CLUSTERS
+            .iter()
+            .map(|(c, ctx)| {
+                let url = if Some(*c) == down {
+                    format!("http://127.0.0.1:{closed}")
+                } else {
+                    self.fakes[c].url()
+                };
+                (ctx.to_string(), url)
+            })
+            .collect();
+        let refs: Vec<(&str, &str)> = urls.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
+        FakeKube::kubeconfig(&self.kubeconfig, &refs, self.token.as_deref());
+    }
+
+    fn run(&self, args: &[&str]) -> common::Out {
+        let kc = self.kubeconfig.display().to_string();
+        let mut full: Vec<&str> = args.to_vec();
+        if !args.contains(&"--at") {
+            full.extend(["--at", AT]);
+        }
+        full.extend(["--revision", "test-rev"]);
+        let home = self.dir.path().display().to_string();
+        run(
+            &full,
+            &[("KUBECONFIG", kc.as_str()), ("HOME", home.as_str())],
+        )
+    }
+
+    fn reset(&self) {
+        for f in self.fakes.values() {
+            f.reset_counts();
+        }
+    }
+
+    fn writes(&self) -> usize {
+        self.fakes.values().map(|f| f.counts().writes).sum()
+    }
+}
+
+fn ex() -> String {
+    example()
+}
+
+/// A copy of the example the test may edit.
+fn copy_example(to: &Path) -> PathBuf {
+    let dst = to.join("acme");
+    for e in walkdir::WalkDir::new(example()).into_iter().flatten() {
+        let rel = e.path().strip_prefix(example()).unwrap();
+        let target = dst.join(rel);
+        if e.file_type().is_dir() {
+            std::fs::create_dir_all(&target).unwrap();
+        } else {
+            std::fs::copy(e.path(), &target).unwrap();
+        }
+    }
+    dst
+}
+
+#[test]
+fn plan_apply_then_nothing_to_do() {
+    let w = World::new(None);
+    let out = w.run(&["plan", &ex()]);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    assert!(
+        out.stdout
+            .contains("cluster prod-h100 (context prod-h100-use1):"),
+        "{}",
+        out.stdout
+    );
+    assert!(out.stdout.contains("  + ClusterQueue inference\n"));
+    assert!(
+        out.stdout
+            .contains("  + ResourceQuota inference/capops-gpu\n")
+    );
+    assert!(out.stdout.contains("  ~ Node mig-0 (pool h100-mig)\n"));
+    assert!(out.stdout.contains(r#"metadata.labels["nvidia.com/mig.config"]: "all-disabled" → "capops-1g.10gb-x2-2g.20gb-x1-3g.40gb-x1""#), "{}", out.stdout);
+    assert!(
+        out.stdout.contains(
+            r#"metadata.labels["nvidia.com/device-plugin.config"]: (none) → "capops-mixed-mig""#
+        ),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout
+            .contains("  Plan: 16 to add, 2 to change, 0 to delete, 0 conflicts.\n"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains(
+            "Overall: Plan: 41 to add, 2 to change, 0 to delete, 0 conflicts. (3 clusters)"
+        ),
+        "{}",
+        out.stdout
+    );
+    // A plan writes nothing.
+    assert_eq!(w.writes(), 0);
+    w.reset();
+    let out = w.run(&["apply", &ex(), "--yes"]);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    assert!(
+        out.stdout
+            .contains("cluster prod-h100: 18 applied, 0 skipped, 0 failed (18 writes)"),
+        "{}",
+        out.stdout
+    );
+    // 41 objects and 2 nodes, one write each.
+    assert_eq!(w.writes(), 43);
+    // What landed: quotas, queues, the mig-parted config with all-disabled, node labels.
+    let h = &w.fakes["prod-h100"];
+    let rq = h
+        .get("v1", "ResourceQuota", "inference", "capops-gpu")
+        .unwrap();
+    assert_eq!(
+        rq["metadata"]["annotations"]["capops.dev/repository"],
+        "acme"
+    );
+    assert_eq!(
+        rq["metadata"]["labels"]["app.kubernetes.io/managed-by"],
+        "capops"
+    );
+    assert_eq!(rq["spec"]["hard"]["requests.nvidia.com/gpu"], "48");
+    let cm = h
+        .get(
+            "v1",
+            "ConfigMap",
+            "gpu-operator",
+            "capops-mig-parted-config",
+        )
+        .unwrap();
+    assert!(
+        cm["data"]["config.yaml"]
+            .as_str()
+            .unwrap()
+            .contains("all-disabled:")
+    );
+    let node = h.get("v1", "Node", "", "mig-1").unwrap();
+    assert_eq!(
+        node["metadata"]["labels"]["nvidia.com/mig.config"],
+        "capops-1g.10gb-x2-2g.20gb-x1-3g.40gb-x1"
+    );
+    // Apply order: priority classes before queues, queues before quotas, node labels last.
+    let log = h.log();
+    let pos = |needle: &str| {
+        log.iter()
+            .position(|l| l.starts_with("PATCH") && l.contains(needle) && !l.contains("dryRun"))
+            .unwrap_or_else(|| panic!("{needle} in {log:#?}"))
+    };
+    assert!(pos("/priorityclasses/") < pos("/resourceflavors/"));
+    assert!(pos("/resourceflavors/") < pos("/clusterqueues/"));
+    assert!(pos("/clusterqueues/") < pos("/localqueues/"));
+    assert!(pos("/localqueues/") < pos("/resourcequotas/"));
+    assert!(pos("/resourcequotas/") < pos("/configmaps/"));
+    assert!(pos("/configmaps/") < pos("/nodes/"));
+    // Again: zero writes, and the plan needs one list per kind and no dry-run.
+    w.reset();
+    let out = w.run(&["apply", &ex(), "--yes"]);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    assert!(
+        out.stdout
+            .contains("cluster prod-h100: no changes, 0 writes"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout
+            .contains("Apply complete: 0 writes in 3 clusters.")
+    );
+    assert_eq!(w.writes(), 0);
+    let c = w.fakes["prod-h100"].counts();
+    assert_eq!((c.dry_runs, c.gets, c.writes), (0, 0, 0), "{c:?}");
+    // 8 kinds, and the nodes of the one MIG pool.
+    assert_eq!(c.lists, 9, "{:#?}", w.fakes["prod-h100"].log());
+}
+
+#[test]
+fn a_changed_quota_is_one_update_and_a_removed_team_one_prune() {
+    let w = World::new(None);
+    assert_eq!(w.run(&["apply", &ex(), "--yes"]).code, 0);
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = copy_example(tmp.path());
+    let repo_s = repo.display().to_string();
+    // Remove team devex (infer-l4 only) and its requests.
+    std::fs::remove_file(repo.join("teams/devex.yaml")).unwrap();
+    std::fs::remove_file(repo.join("requests/devex.yaml")).unwrap();
+    let out = w.run(&["plan", &repo_s, "--cluster", "infer-l4"]);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    assert!(
+        out.stdout.contains("  - ResourceQuota devex/capops-gpu\n"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout
+            .contains("Plan: 0 to add, 0 to change, 1 to delete, 0 conflicts."),
+        "{}",
+        out.stdout
+    );
+    w.reset();
+    let out = w.run(&["apply", &repo_s, "--cluster", "infer-l4", "--yes"]);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    assert_eq!(w.writes(), 1);
+    assert!(
+        w.fakes["infer-l4"]
+            .get("v1", "ResourceQuota", "devex", "capops-gpu")
+            .is_none()
+    );
+    // A later moment: a request has ended, so a quota shrinks: one update per object it touches.
+    let out = w.run(&[
+        "plan",
+        &ex(),
+        "--cluster",
+        "prod-h100",
+        "--at",
+        "2027-06-01",
+    ]);
+    assert!(
+        out.stdout.contains("~ ResourceQuota inference/capops-gpu"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout
+            .contains(r#"spec.hard["requests.nvidia.com/gpu"]: "48" → "#),
+        "{}",
+        out.stdout
+    );
+}
+
+#[test]
+fn what_capops_does_not_own_is_a_conflict_never_pruned_and_blocks_nothing_else() {
+    let w = World::new(None);
+    let t = &w.fakes["train-a100"];
+    // Made by hand, before capops: a quota in the training namespace.
+    t.create_as(
+        "kubectl-create",
+        &json!({"apiVersion": "v1", "kind": "ResourceQuota",
+                "metadata": {"name": "capops-gpu", "namespace": "training"},
+                "spec": {"hard": {"requests.nvidia.com/gpu": "1"}}}),
+    )
+    .unwrap();
+    // Tracked by Argo CD: the research LocalQueue.
+    t.apply_as(
+        "argocd-controller",
+        &json!({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue",
+                "metadata": {"name": "gpu", "namespace": "research",
+                             "annotations": {"argocd.argoproj.io/tracking-id": "gpu:kueue.x-k8s.io/LocalQueue:research/gpu"}},
+                "spec": {"clusterQueue": "research"}}),
+        false,
+    )
+    .unwrap();
+    // Another capacity repository's quota with capops's label.
+    t.apply_as(
+        "capops",
+        &json!({"apiVersion": "v1", "kind": "ResourceQuota",
+                "metadata": {"name": "capops-gpu", "namespace": "research",
+                             "labels": {"app.kubernetes.io/managed-by": "capops"},
+                             "annotations": {"capops.dev/repository": "other-org"}},
+                "spec": {"hard": {"requests.nvidia.com/gpu": "3"}}}),
+        false,
+    )
+    .unwrap();
+    let out = w.run(&["plan", &ex(), "--cluster", "train-a100"]);
+    assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
+    assert!(out.stdout.contains("  ! ResourceQuota training/capops-gpu: exists and was not created by capops (managed by kubectl-create)\n"), "{}", out.stdout);
+    assert!(out.stdout.contains("  ! LocalQueue research/gpu: tracked by Argo CD (annotation argocd.argoproj.io/tracking-id); capops never touches it\n"));
+    assert!(out.stdout.contains("  ! ResourceQuota research/capops-gpu: owned by the capacity repository `other-org`; capops never touches it\n"));
+    assert!(
+        out.stdout
+            .contains("Plan: 14 to add, 0 to change, 0 to delete, 3 conflicts."),
+        "{}",
+        out.stdout
+    );
+    let out = w.run(&["apply", &ex(), "--cluster", "train-a100", "--yes"]);
+    assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
+    assert!(
+        out.stdout
+            .contains("14 applied, 3 skipped, 0 failed (14 writes)"),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(
+        t.get("v1", "ResourceQuota", "training", "capops-gpu")
+            .unwrap()["spec"]["hard"]["requests.nvidia.com/gpu"],
+        "1"
+    );
+    // Wanting nothing of them: none is pruned (the other repository's carries capops's label).
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = copy_example(tmp.path());
+    std::fs::remove_file(repo.join("teams/research.yaml")).unwrap();
+    std::fs::remove_file(repo.join("requests/research.yaml")).unwrap();
+    let out = w.run(&[
+        "plan",
+        &repo.display().to_string(),
+        "--cluster",
+        "train-a100",
+    ]);
+    assert!(
+        !out.stdout.contains("- ResourceQuota research/capops-gpu"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        !out.stdout.contains("- LocalQueue research/gpu"),
+        "{}",
+        out.stdout
+    );
+    // --force-conflicts takes the hand-made quota over, never Argo's or the other repository's.
+    let out = w.run(&[
+        "apply",
+        &ex(),
+        "--cluster",
+        "train-a100",
+        "--yes",
+        "--force-conflicts",
+    ]);
+    assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
+    let rq = t
+        .get("v1", "ResourceQuota", "training", "capops-gpu")
+        .unwrap();
+    assert_eq!(
+        rq["metadata"]["annotations"]["capops.dev/repository"],
+        "acme"
+    );
+    assert_eq!(
+        t.get("v1", "ResourceQuota", "research", "capops-gpu")
+            .unwrap()["metadata"]["annotations"]["capops.dev/repository"],
+        "other-org"
+    );
+}
+
+#[test]
+fn an_unreachable_cluster_does_not_hide_the_others() {
+    let mut w = World::new(None);
+    w.write_kubeconfig(Some("train-a100"));
+    let out = w.run(&["plan", &ex()]);
+    assert_eq!(out.code, 3, "{}{}", out.stdout, out.stderr);
+    assert!(
+        out.stdout
+            .contains("cluster infer-l4 (context gke_acme_us-central1_infer-l4):\n  + "),
+        "{}",
+        out.stdout
+    );
+    assert!(out.stdout.contains("cluster train-a100 (context train-a100-use2):\n  error[cluster-unreachable]: cannot reach http://127.0.0.1:"), "{}", out.stdout);
+    assert!(
+        out.stderr
+            .contains("error: could not sync: train-a100 (cluster-unreachable)"),
+        "{}",
+        out.stderr
+    );
+    let out = w.run(&["apply", &ex(), "--yes", "--format", "json"]);
+    assert_eq!(out.code, 3);
+    let v: Value = serde_json::from_str(&out.stdout).unwrap();
+    let clusters = v["clusters"].as_array().unwrap();
+    assert_eq!(clusters[2]["error"]["code"], "cluster-unreachable");
+    assert_eq!(clusters[1]["writes"], 18);
+    assert!(
+        w.fakes["infer-l4"]
+            .get("v1", "ResourceQuota", "devex", "capops-gpu")
+            .is_some()
+    );
+}
+
+#[test]
+fn missing_namespace_kueue_and_context_are_clear_diagnostics() {
+    let w = World::new(None);
+    w.fakes["prod-h100"].remove_kueue();
+    w.fakes["train-a100"].delete("v1", "Namespace", "", "training");
+    let out = w.run(&["plan", &ex()]);
+    assert_eq!(out.code, 3, "{}{}", out.stdout, out.stderr);
+    assert!(out.stdout.contains("error[kueue-crd-missing]: the cluster does not serve kueue.x-k8s.io/v1beta2 WorkloadPriorityClass, ResourceFlavor, Cohort, ClusterQueue, LocalQueue"), "{}", out.stdout);
+    assert!(out.stdout.contains("help: install Kueue 0.15 or newer"));
+    assert!(out.stdout.contains("x ResourceQuota training/capops-gpu: error[namespace-missing]: ResourceQuota training/capops-gpu: namespaces \"training\" not found"), "{}", out.stdout);
+    assert!(out.stdout.contains("help: create the namespace `training`"));
+    assert!(!out.stdout.contains("panicked") && !out.stderr.contains("panicked"));
+    // A context the kubeconfig lacks.
+    let kc = w.dir.path().join("other");
+    FakeKube::kubeconfig(&kc, &[("elsewhere", &w.fakes["infer-l4"].url())], None);
+    let kc = kc.display().to_string();
+    let out = run(
+        &[
+            "plan",
+            &ex(),
+            "--cluster",
+            "infer-l4",
+            "--kubeconfig",
+            &kc,
+            "--at",
+            AT,
+        ],
+        &[],
+    );
+    assert_eq!(out.code, 3, "{}{}", out.stdout, out.stderr);
+    assert!(out.stdout.contains("error[kube-context-missing]: the kubeconfig has no context `gke_acme_us-central1_infer-l4`"), "{}", out.stdout);
+    // A kubeconfig that is not one: named, never quoted (it may hold a token).
+    let garbage = w.dir.path().join("garbage");
+    std::fs::write(&garbage, "users: [{token: s3cr3t-in-a-broken-file\n").unwrap();
+    let g = garbage.display().to_string();
+    let out = run(&["plan", &ex(), "--kubeconfig", &g, "--at", AT], &[]);
+    assert_eq!(out.code, 2, "{}{}", out.stdout, out.stderr);
+    assert!(out.stderr.contains(&format!("error[kubeconfig-invalid]: cannot read the kubeconfig {g}: it is not a valid kubeconfig")), "{}", out.stderr);
+    assert!(!out.stderr.contains("s3cr3t"));
+    // No kubeconfig at all.
+    let out = run(&["plan", &ex(), "--at", AT], &[]);
+    assert_eq!(out.code, 2);
+    assert!(
+        out.stderr
+            .starts_with("error[kubeconfig-invalid]: no kubeconfig"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn credentials_never_appear_in_output() {
+    let token = "capops-test-token-9f8e7d6c5b4a";
+    let w = World::new(Some(token));
+    let plan_file = w.dir.path().join("plan.json");
+    let pf = plan_file.display().to_string();
+    let mut seen = String::new();
+    for args in [
+        vec!["plan", &ex(), "--out", &pf],
+        vec!["plan", &ex(), "--format", "json"],
+        vec!["apply", &ex(), "--yes"],
+        vec!["drift", &ex(), "--format", "markdown"],
+        vec!["verify", &ex(), "--format", "json"],
+    ] {
+        let out = w.run(&args);
+        assert!(
+            out.code == 0 || out.code == 1,
+            "{args:?}: {}{}",
+            out.stdout,
+            out.stderr
+        );
+        seen.push_str(&out.stdout);
+        seen.push_str(&out.stderr);
+    }
+    seen.push_str(&std::fs::read_to_string(&plan_file).unwrap());
+    // A wrong token: the server says no, and the message carries no token either.
+    let mut bad = World::new(Some("the-right-one"));
+    bad.token = Some(token.into());
+    bad.write_kubeconfig(None);
+    let out = bad.run(&["plan", &ex()]);
+    assert_eq!(out.code, 3);
+    assert!(out.stdout.contains("error[forbidden]"), "{}", out.stdout);
+    seen.push_str(&out.stdout);
+    seen.push_str(&out.stderr);
+    assert!(!seen.contains(token), "the token leaked");
+    assert!(!seen.contains("9f8e7d6c5b4a"));
+}
+
+#[test]
+fn a_saved_plan_applies_only_while_the_clusters_are_unchanged() {
+    let w = World::new(None);
+    assert_eq!(w.run(&["apply", &ex(), "--yes"]).code, 0);
+    let h = &w.fakes["prod-h100"];
+    // Someone edits the quota by hand; the plan restores it.
+    h.update_as(
+        "kubectl-edit",
+        "v1",
+        "ResourceQuota",
+        "inference",
+        "capops-gpu",
+        &json!({"spec": {"hard": {"requests.nvidia.com/gpu": "100"}}}),
+    )
+    .unwrap();
+    let plan = w.dir.path().join("plan.json");
+    let p = plan.display().to_string();
+    let out = w.run(&["plan", &ex(), "--out", &p]);
+    assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
+    let saved: Value = serde_json::from_str(&std::fs::read_to_string(&plan).unwrap()).unwrap();
+    let change = saved["clusters"][1]["changes"][0].clone();
+    assert_eq!(change["action"], "conflict");
+    assert_eq!(change["conflict"]["fields"][0]["manager"], "kubectl-edit");
+    assert!(
+        saved["clusters"][1]["observed"]["ResourceQuota/inference/capops-gpu"]["resourceVersion"]
+            .is_string()
+    );
+    // A status update does not make it stale; a change does.
+    w.reset();
+    h.update_as(
+        "kubectl-label",
+        "v1",
+        "ResourceQuota",
+        "inference",
+        "capops-gpu",
+        &json!({"metadata": {"labels": {"team": "inference"}}}),
+    )
+    .unwrap();
+    let out = w.run(&["apply", "--plan", &p, "--yes", "--force-conflicts"]);
+    assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
+    assert!(out.stderr.contains("error[plan-stale]"), "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("prod-h100: ResourceQuota/inference/capops-gpu changed since the plan"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(w.writes(), 0, "apply wrote nothing");
+    // Planned again, applied from the file with --force-conflicts.
+    let out = w.run(&["plan", &ex(), "--out", &p]);
+    assert_eq!(out.code, 1);
+    let out = w.run(&["apply", "--plan", &p, "--yes", "--force-conflicts"]);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    assert_eq!(
+        h.get("v1", "ResourceQuota", "inference", "capops-gpu")
+            .unwrap()["spec"]["hard"]["requests.nvidia.com/gpu"],
+        "48"
+    );
+    // Not a plan file.
+    std::fs::write(&plan, "{}").unwrap();
+    let out = w.run(&["apply", "--plan", &p, "--yes"]);
+    assert_eq!(out.code, 2);
+    assert!(
+        out.stderr.contains("is not a capops plan"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn drift_is_exit_1_with_json_and_an_issue_body() {
+    let w = World::new(None);
+    assert_eq!(w.run(&["apply", &ex(), "--yes"]).code, 0);
+    let out = w.run(&["drift", &ex()]);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    // A ClusterQueue edited with force by someone else, and an object deleted by hand.
+    let t = &w.fakes["train-a100"];
+    t.apply_as(
+        "kubectl",
+        &json!({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue",
+        "metadata": {"name": "training"}, "spec": {"cohortName": "rogue"}}),
+        true,
+    )
+    .unwrap();
+    t.delete("kueue.x-k8s.io/v1beta2", "LocalQueue", "research", "gpu");
+    let out = w.run(&["drift", &ex(), "--format", "json"]);
+    assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
+    let v: Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(v["drifted"], true);
+    let c = &v["plan"]["clusters"][2];
+    assert_eq!(c["summary"]["add"], 1);
+    assert_eq!(c["summary"]["conflict"], 1);
+    let out = w.run(&["drift", &ex(), "--format", "markdown"]);
+    assert_eq!(out.code, 1);
+    assert!(
+        out.stdout.starts_with("## capops drift: `acme`\n"),
+        "{}",
+        out.stdout
+    );
+    assert!(out.stdout.contains("### `train-a100`"));
+    assert!(
+        out.stdout
+            .contains("| + | LocalQueue `research/gpu` | missing from the cluster |"),
+        "{}",
+        out.stdout
+    );
+    assert!(out.stdout.contains("| ! | ClusterQueue `training` | fields owned by another manager: .spec.cohortName (owned by kubectl) |"), "{}", out.stdout);
+    assert!(!out.stdout.contains("### `infer-l4`"));
+}
+
+#[test]
+fn mig_rollout_waits_for_the_mig_manager_and_verify_checks_the_nodes() {
+    let w = World::new(None);
+    let h = &w.fakes["prod-h100"];
+    h.mig_manager(Some(MigManager {
+        result: "success".into(),
+        delay_ms: 30,
+    }));
+    let out = w.run(&[
+        "apply",
+        &ex(),
+        "--cluster",
+        "prod-h100",
+        "--yes",
+        "--wait",
+        "--wait-interval",
+        "0.02",
+        "--wait-timeout",
+        "10",
+    ]);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    assert!(
+        out.stdout.contains(
+            "  MIG mig-0 (pool h100-mig) → capops-1g.10gb-x2-2g.20gb-x1-3g.40gb-x1: success\n"
+        ),
+        "{}",
+        out.stdout
+    );
+    assert!(out.stdout.contains("  MIG mig-1 (pool h100-mig)"));
+    let out = w.run(&["verify", &ex(), "--cluster", "prod-h100"]);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    assert!(
+        out.stdout
+            .contains("cluster prod-h100: every pool's nodes match")
+    );
+    // A node with other GPUs, one missing, and a failed MIG change.
+    h.update_as(
+        "gfd",
+        "v1",
+        "Node",
+        "",
+        "serve-5",
+        &json!({"metadata": {"labels": {"nvidia.com/gpu.product": "NVIDIA-A100-SXM4-80GB"}}}),
+    )
+    .unwrap();
+    h.delete("v1", "Node", "", "serve-4");
+    h.update_as(
+        "nvidia-mig-manager",
+        "v1",
+        "Node",
+        "",
+        "mig-1",
+        &json!({"metadata": {"labels": {"nvidia.com/mig.config.state": "failed"}}}),
+    )
+    .unwrap();
+    let out = w.run(&[
+        "verify",
+        &ex(),
+        "--cluster",
+        "prod-h100",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
+    let v: Value = serde_json::from_str(&out.stdout).unwrap();
+    let checks: Vec<(String, String)> = v["clusters"][0]["mismatches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            (
+                m["check"].as_str().unwrap().to_string(),
+                m["node"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        checks,
+        vec![
+            ("node-count".to_string(), "".to_string()),
+            ("gpu-model".to_string(), "serve-5".to_string()),
+            ("mig-state".to_string(), "mig-1".to_string()),
+        ]
+    );
+    // A MIG manager that fails: --wait reports it and exits 3.
+    let w2 = World::new(None);
+    w2.fakes["prod-h100"].mig_manager(Some(MigManager {
+        result: "failed".into(),
+        delay_ms: 10,
+    }));
+    let out = w2.run(&[
+        "apply",
+        &ex(),
+        "--cluster",
+        "prod-h100",
+        "--yes",
+        "--wait",
+        "--wait-interval",
+        "0.02",
+        "--wait-timeout",
+        "10",
+    ]);
+    assert_eq!(out.code, 3, "{}{}", out.stdout, out.stderr);
+    assert!(out.stdout.contains(": failed\n"), "{}", out.stdout);
+    assert!(
+        out.stderr.contains("mig-0 (mig-rollout-failed)"),
+        "{}",
+        out.stderr
+    );
+    // Nobody answers: timeout.
+    let w3 = World::new(None);
+    let out = w3.run(&[
+        "apply",
+        &ex(),
+        "--cluster",
+        "prod-h100",
+        "--yes",
+        "--wait",
+        "--wait-interval",
+        "0.02",
+        "--wait-timeout",
+        "0",
+    ]);
+    assert_eq!(out.code, 3, "{}{}", out.stdout, out.stderr);
+    assert!(
+        out.stderr.contains("(mig-rollout-timeout)"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn scripts_must_say_yes_and_transient_errors_are_retried() {
+    let w = World::new(None);
+    let out = w.run(&["apply", &ex(), "--cluster", "infer-l4"]);
+    assert_eq!(out.code, 2, "{}{}", out.stdout, out.stderr);
+    assert!(out.stderr.contains("help: pass --yes"), "{}", out.stderr);
+    assert_eq!(w.writes(), 0);
+    // Two 503s in a row are retried; the plan goes through.
+    w.fakes["infer-l4"].fail_next(&[503, 503]);
+    let out = w.run(&["plan", &ex(), "--cluster", "infer-l4"]);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    assert!(out.stdout.contains("Plan: 8 to add"), "{}", out.stdout);
+}
