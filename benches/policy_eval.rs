@@ -33,12 +33,13 @@ fn main() {
     let ledger = capops::capacity::Ledger::build(repo);
     let analysis = capops::cost::Analysis::new(repo, at);
     let env_facts = facts::Env {
-        head: repo,
+        world: repo,
         base: None,
         config: &config,
         ledger: &ledger,
         at,
         analysis: &analysis,
+        aggregates: &Default::default(),
     };
     let t = Instant::now();
     let all: Vec<(String, minijinja::Value)> = repo

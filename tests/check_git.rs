@@ -80,14 +80,15 @@ fn an_added_request_is_the_only_thing_judged() {
 }
 
 #[test]
-fn modifying_40_to_60_gpus_crosses_into_the_director_tier() {
+fn modifying_40_to_60_gpus_is_judged_by_the_20_it_adds() {
     let r = repo_at("");
     std::fs::write(r.root.join("requests.yaml"), request("grow", 60)).unwrap();
     let out = check(&r.root, &["--base", "HEAD", "--format", "json"]);
     assert_eq!(out.code, 1);
     let d = decision(&out, "grow");
     assert_eq!(d["change"], "modified");
-    assert_eq!(d["tier"], "director");
+    assert_eq!(d["tier"], "team-lead");
+    assert_eq!(d["facts"]["change"]["team_delta_gpus"], 20);
     assert_eq!(d["facts"]["change"]["previous"]["gpus"], 40);
     assert_eq!(d["facts"]["change"]["delta_gpus"], 20);
     let roles: Vec<&str> = d["approvals"]
@@ -96,7 +97,7 @@ fn modifying_40_to_60_gpus_crosses_into_the_director_tier() {
         .iter()
         .map(|a| a["role"].as_str().unwrap())
         .collect();
-    assert_eq!(roles, vec!["director", "capacity-review"]);
+    assert_eq!(roles, vec!["team-lead"]);
     assert_eq!(
         out.json["changes"][0]["fields"],
         serde_json::json!(["resources"])
@@ -113,14 +114,17 @@ fn modifying_40_to_60_gpus_crosses_into_the_director_tier() {
 }
 
 #[test]
-fn a_removed_request_releases_capacity_and_passes() {
+fn a_removed_request_releases_capacity_which_its_team_lead_approves() {
     let r = repo_at("");
     std::fs::remove_file(r.root.join("requests.yaml")).unwrap();
     let out = check(&r.root, &["--base", "HEAD", "--format", "json"]);
-    assert_eq!(out.code, 0, "{}", out.stdout);
+    assert_eq!(out.code, 1, "{}", out.stdout);
     let d = decision(&out, "grow");
     assert_eq!(d["change"], "removed");
-    assert_eq!(d["decision"], "approved");
+    assert_eq!(d["decision"], "needs-approval");
+    assert_eq!(d["facts"]["change"]["delta_gpus"], -40);
+    assert_eq!(d["approvals"][0]["role"], "team-lead");
+    assert_eq!(d["approvals"][0]["users"], serde_json::json!(["ml-lead"]));
 }
 
 #[test]
@@ -156,11 +160,12 @@ fn a_change_to_the_policy_is_judged_by_the_base_policy_and_needs_the_top_tier() 
     commit_all(&r.git, "adopt the default policy");
     // The change makes every tier automatic and asks for 300 GPUs in the same breath.
     let lenient = pack
-        .replace("when: request.gpus < 10", "when: \"true\"")
         .replace(
-            "description: Tiers by size",
-            "description: Everything is fine. Tiers by size",
-        );
+            "change.team_delta_gpus < 10\n",
+            "true or change.team_delta_gpus < 10\n",
+        )
+        .replace("Tiers by the GPUs", "Everything is fine. Tiers by the GPUs");
+    assert_ne!(lenient, pack);
     std::fs::write(r.root.join("policy.yaml"), lenient).unwrap();
     std::fs::write(r.root.join("big.yaml"), request("huge", 260)).unwrap();
     let out = check(&r.root, &["--base", "HEAD", "--format", "json"]);

@@ -194,7 +194,7 @@ fn role(run: &Run, name: &str) -> (Vec<String>, u64) {
 
 #[test]
 fn a_pull_request_from_opening_to_green() {
-    let mut co = Checkout::new(60); // 40 -> 60 GPUs: director + capacity review
+    let mut co = Checkout::new(100); // 40 -> 100 GPUs: the change adds 60, director + capacity review
     let f = fake(&co);
     let h1 = co.head.clone();
 
@@ -258,7 +258,7 @@ fn a_pull_request_from_opening_to_green() {
     assert_eq!(stale[0]["why"]["reason"], "stale-commit");
 
     // A new push: bob's approval is now on an old commit.
-    let h2 = co.push(60, "updated justification");
+    let h2 = co.push(100, "updated justification");
     f.with(|w| w.push(PR, &h2));
     let run = gate(&co, &f, TOKEN, &[], &[]);
     assert_eq!(run.code, 1);
@@ -290,7 +290,7 @@ fn a_pull_request_from_opening_to_green() {
 
 #[test]
 fn a_comment_after_an_approval_does_not_revoke_it() {
-    let co = Checkout::new(60);
+    let co = Checkout::new(100);
     let f = fake(&co);
     f.with(|w| {
         w.review(PR, "bob", "APPROVED", &co.head);
@@ -303,7 +303,7 @@ fn a_comment_after_an_approval_does_not_revoke_it() {
 
 #[test]
 fn a_dismissal_revokes_the_approval() {
-    let co = Checkout::new(60);
+    let co = Checkout::new(100);
     let f = fake(&co);
     let bob = f.with(|w| {
         w.review(PR, "dave", "APPROVED", &co.head);
@@ -319,7 +319,7 @@ fn a_dismissal_revokes_the_approval() {
 
 #[test]
 fn the_authors_own_approval_is_ignored() {
-    let co = Checkout::new(60);
+    let co = Checkout::new(100);
     let f = fake(&co);
     f.with(|w| {
         w.review(PR, "alice", "APPROVED", &co.head); // an active director, but the author
@@ -336,7 +336,7 @@ fn the_authors_own_approval_is_ignored() {
 
 #[test]
 fn a_pending_team_member_is_ignored() {
-    let co = Checkout::new(60);
+    let co = Checkout::new(100);
     let f = fake(&co);
     f.with(|w| {
         w.review(PR, "bob", "APPROVED", &co.head);
@@ -381,7 +381,7 @@ fn the_same_person_cannot_fill_two_director_slots() {
 
 #[test]
 fn reviews_on_two_pages_are_all_read() {
-    let co = Checkout::new(60);
+    let co = Checkout::new(100);
     let f = fake(&co);
     f.with(|w| {
         for i in 0..120 {
@@ -399,7 +399,7 @@ fn reviews_on_two_pages_are_all_read() {
 
 #[test]
 fn a_rate_limit_is_waited_out_then_the_run_succeeds() {
-    let co = Checkout::new(60);
+    let co = Checkout::new(100);
     let f = fake(&co);
     f.with(|w| {
         w.review(PR, "bob", "APPROVED", &co.head);
@@ -428,7 +428,7 @@ fn a_rate_limit_is_waited_out_then_the_run_succeeds() {
 
 #[test]
 fn a_rate_limit_beyond_the_bound_fails_at_once_with_exit_3() {
-    let co = Checkout::new(60);
+    let co = Checkout::new(100);
     let f = fake(&co);
     f.with(|w| {
         w.fail(
@@ -452,7 +452,7 @@ fn a_rate_limit_beyond_the_bound_fails_at_once_with_exit_3() {
 
 #[test]
 fn server_errors_that_persist_fail_with_exit_3() {
-    let co = Checkout::new(60);
+    let co = Checkout::new(100);
     let f = fake(&co);
     f.with(|w| w.fail(None, "/pulls/7", 10, FaultKind::Status(503)));
     let run = gate(&co, &f, TOKEN, &[], &[]);
@@ -463,7 +463,7 @@ fn server_errors_that_persist_fail_with_exit_3() {
 
 #[test]
 fn a_marker_comment_by_someone_else_is_left_alone() {
-    let co = Checkout::new(60);
+    let co = Checkout::new(100);
     let f = fake(&co);
     let foreign = format!("{MARKER}\nI copied capops' marker");
     let theirs = f.with(|w| w.comment_as(PR, "mallory", &foreign));
@@ -488,7 +488,7 @@ fn a_marker_comment_by_someone_else_is_left_alone() {
 
 #[test]
 fn comment_modes_never_and_always() {
-    let co = Checkout::new(60);
+    let co = Checkout::new(100);
     let f = fake(&co);
     let run = gate(&co, &f, TOKEN, &["--comment", "never"], &[]);
     assert_eq!(run.code, 1);
@@ -505,7 +505,7 @@ fn comment_modes_never_and_always() {
 
 #[test]
 fn an_oversized_comment_refused_with_422_is_replaced_by_the_compact_one() {
-    let co = Checkout::new(60);
+    let co = Checkout::new(100);
     let f = fake(&co);
     f.with(|w| w.comment_limit = 1_000);
     let run = gate(&co, &f, TOKEN, &[], &[]);
@@ -523,7 +523,7 @@ fn an_oversized_comment_refused_with_422_is_replaced_by_the_compact_one() {
 
 #[test]
 fn the_actions_token_posts_a_check_run_with_annotations() {
-    let co = Checkout::new(60);
+    let co = Checkout::new(100);
     let f = fake(&co);
     let run = gate(&co, &f, APP_TOKEN, &[], &[("GITHUB_ACTIONS", "true")]);
     assert_eq!(run.code, 1, "{}", run.stderr);
@@ -561,10 +561,10 @@ fn the_actions_token_posts_a_check_run_with_annotations() {
 
 #[test]
 fn a_checkout_that_is_not_the_head_is_refused() {
-    let mut co = Checkout::new(60);
+    let mut co = Checkout::new(100);
     let f = fake(&co);
     let checked_out = co.head.clone();
-    let pushed = co.push(60, "moved on");
+    let pushed = co.push(100, "moved on");
     // The API knows a newer head than the one checked out.
     f.with(|w| w.push(PR, &pushed));
     co.git
@@ -604,7 +604,7 @@ fn team_leads_come_from_the_base_not_from_the_pull_request() {
 
 #[test]
 fn the_token_never_appears_in_any_output() {
-    let co = Checkout::new(60);
+    let co = Checkout::new(100);
     let f = fake(&co);
     let out_file = co.files.join("github-output");
     let summary = co.files.join("summary.md");
@@ -680,7 +680,7 @@ fn the_token_never_appears_in_any_output() {
 
 #[test]
 fn enterprise_servers_are_reached_under_their_api_path() {
-    let co = Checkout::new(60);
+    let co = Checkout::new(100);
     let f = fake(&co);
     f.with(|w| {
         for i in 0..105 {
@@ -704,7 +704,7 @@ fn enterprise_servers_are_reached_under_their_api_path() {
 
 #[test]
 fn push_and_schedule_events_check_the_repository_without_the_api() {
-    let co = Checkout::new(60);
+    let co = Checkout::new(100);
     let f = fake(&co);
     let root = co.root.display().to_string();
     let json = co.files.join("decision.json").display().to_string();
@@ -755,7 +755,7 @@ fn push_and_schedule_events_check_the_repository_without_the_api() {
 
 #[test]
 fn a_merge_group_is_judged_against_its_base_and_gets_a_status() {
-    let co = Checkout::new(60);
+    let co = Checkout::new(100);
     let f = fake(&co);
     let event = co.files.join("merge_group.json");
     std::fs::write(
@@ -784,7 +784,7 @@ fn a_merge_group_is_judged_against_its_base_and_gets_a_status() {
 
 #[test]
 fn usage_errors_exit_2_with_help() {
-    let co = Checkout::new(60);
+    let co = Checkout::new(100);
     let root = co.root.display().to_string();
     let out = common::run(&["check", "--github", &root], &[]);
     assert_eq!(out.code, 2);
@@ -888,7 +888,7 @@ fn real_github_end_to_end() {
 
 #[test]
 fn the_comment_leads_with_the_totals_of_the_change() {
-    let co = Checkout::new(60);
+    let co = Checkout::new(100);
     let f = fake(&co);
     f.with(|w| w.review(PR, "bob", "APPROVED", &co.head));
     gate(&co, &f, TOKEN, &[], &[]);
@@ -904,9 +904,9 @@ fn the_comment_leads_with_the_totals_of_the_change() {
         totals < approvals && approvals < table && table < details,
         "{body}"
     );
-    // 40 -> 60 GPUs: +20; the fixture has no prices.
+    // 40 -> 100 GPUs: +60; the fixture has no prices.
     assert!(
-        body.contains("| +20 | 0 USD | 0 USD | 🟡 1 awaiting approval |"),
+        body.contains("| +60 | 0 USD | 0 USD | 🟡 1 awaiting approval |"),
         "{body}"
     );
     assert!(body.contains("1 request without a price"));
@@ -917,7 +917,7 @@ fn the_comment_leads_with_the_totals_of_the_change() {
 
 #[test]
 fn a_failed_comment_creation_is_not_retried_so_never_duplicated() {
-    let co = Checkout::new(60);
+    let co = Checkout::new(100);
     let f = fake(&co);
     f.with(|w| {
         w.fail(

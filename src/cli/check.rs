@@ -67,21 +67,39 @@ pub(super) struct Loaded {
     pub(super) head: Validated,
     pub(super) base: Option<Base>,
     pub(super) pack: Document<PolicySpec>,
+    /// The world a change is judged in (`policy::world`), when there is a base.
+    world: Option<crate::model::Repo>,
+    /// GPUs each team gained in the 30 days before the base (git history).
+    recent_growth: std::collections::BTreeMap<String, f64>,
+    /// How the template overrides changed since the base.
+    templates: Option<crate::policy::facts::TemplateDelta>,
 }
 
-/// Loads and validates the working tree, the base revision and the default pack.
+impl Loaded {
+    /// The repository decisions are judged in.
+    pub(super) fn world(&self) -> &crate::model::Repo {
+        self.world.as_ref().unwrap_or(&self.head.repo)
+    }
+}
+
+/// Loads and validates the working tree, the base revision (with its
+/// templates and the rolling growth of each team) and the default pack.
 pub(super) fn load(
     cli: &Cli,
     path: &Path,
     base_rev: Option<&str>,
+    at: Timestamp,
     io: &mut Io<'_>,
 ) -> Result<Loaded, Stop> {
     let mut head = load_valid(cli, path, "the policy can judge the repository", io)?;
+    let git_failed = |io: &mut Io<'_>, e: crate::load::git::GitError| {
+        stop(io, Exit::External, &e.to_string(), None)
+    };
     let base = match base_rev {
         None => None,
         Some(rev) => match base::load_base(&mut head.sources, &head.repo, path, rev) {
             Ok(b) => Some(b),
-            Err(e) => return Err(stop(io, Exit::External, &e.to_string(), None)),
+            Err(e) => return Err(git_failed(io, e)),
         },
     };
     let Some(pack) = policy::default_pack(&mut head.sources) else {
@@ -91,7 +109,61 @@ pub(super) fn load(
             None,
         ));
     };
-    Ok(Loaded { head, base, pack })
+    let mut recent_growth = std::collections::BTreeMap::new();
+    let mut templates = None;
+    let world = match &base {
+        None => None,
+        Some(b) => {
+            let base_files = crate::load::templates::read_revision(path, &b.commit)
+                .map_err(|e| git_failed(io, e))?;
+            let head_files = crate::load::templates::read_worktree(path);
+            templates = Some(crate::policy::facts::history::template_delta(
+                &base_files,
+                &head_files,
+            ));
+            let world = policy::world_of(&head.repo, Some(&b.repo)).into_owned();
+            recent_growth = growth(&head, b, &world, path, at).map_err(|e| git_failed(io, e))?;
+            Some(world)
+        }
+    };
+    Ok(Loaded {
+        head,
+        base,
+        pack,
+        world,
+        recent_growth,
+        templates,
+    })
+}
+
+/// What each team's requests grew by in the 30 days before the base: the base
+/// against the newest commit of its first-parent history at least 30 days
+/// older than `at` (nothing when the history is shorter or shallow).
+fn growth(
+    head: &Validated,
+    base: &Base,
+    world: &crate::model::Repo,
+    path: &Path,
+    at: Timestamp,
+) -> Result<std::collections::BTreeMap<String, f64>, crate::load::git::GitError> {
+    let cutoff = at.as_second() - 30 * 86_400;
+    let Some(past) = crate::load::git::commit_before(path, &base.commit, cutoff)? else {
+        return Ok(Default::default());
+    };
+    let then = base::requests_at(&head.sources, &head.repo, path, &past)?;
+    // Requests of files the change touched are the base's own (or new); the
+    // others are the head's, identical in the base.
+    let mut changed: std::collections::HashSet<&str> =
+        base.repo.requests.keys().map(String::as_str).collect();
+    changed.extend(
+        head.repo
+            .requests
+            .iter()
+            .filter(|(_, d)| !base.same_files.contains(&d.origin.file))
+            .map(|(n, _)| n.as_str()),
+    );
+    let base_requests = policy::world::base_requests(&base.repo, &head.repo, &changed);
+    Ok(policy::world::recent_growth(world, &base_requests, &then))
 }
 
 pub(super) fn evaluate(
@@ -108,7 +180,10 @@ pub(super) fn evaluate(
         at,
         default_pack: &loaded.pack,
         trace,
+        world: Some(loaded.world()),
         analysis: Some(analysis),
+        recent_growth: &loaded.recent_growth,
+        templates: loaded.templates.as_ref(),
     })
 }
 
@@ -154,8 +229,8 @@ pub(super) fn check_to(
     io: &mut Io<'_>,
 ) -> Outcome {
     let at = args.at.unwrap_or(io.now);
-    let loaded = load(cli, &args.path, base, io)?;
-    let analysis = crate::cost::Analysis::new(&loaded.head.repo, at);
+    let loaded = load(cli, &args.path, base, at, io)?;
+    let analysis = crate::cost::Analysis::new(loaded.world(), at);
     let result = evaluate(&loaded, at, cli.format == Format::Markdown, &analysis);
     let paths = Paths::new(&args.path);
     let mut diagnostics: Vec<Diagnostic> = loaded.head.diagnostics.clone();
@@ -230,8 +305,8 @@ pub fn explain(cli: &Cli, args: &ExplainArgs, io: &mut Io<'_>) -> Outcome {
     let at = args.at.unwrap_or(io.now);
     let path = args.path_flag.as_deref().unwrap_or(&args.path);
     let name = args.name.as_str();
-    let loaded = load(cli, path, args.base.as_deref(), io)?;
-    let analysis = crate::cost::Analysis::new(&loaded.head.repo, at);
+    let loaded = load(cli, path, args.base.as_deref(), at, io)?;
+    let analysis = crate::cost::Analysis::new(loaded.world(), at);
     let result = evaluate(&loaded, at, true, &analysis);
     let paths = Paths::new(path);
     let sources = &loaded.head.sources;

@@ -149,7 +149,7 @@ fn pull_request(
         short(&head),
         short(&pr.base.sha)
     )?;
-    let mut loaded = match ccheck::load(cli, path, Some(&pr.base.sha), io) {
+    let mut loaded = match ccheck::load(cli, path, Some(&pr.base.sha), at, io) {
         Ok(l) => l,
         Err(Stop::Io(e)) => return Err(Stop::Io(e)),
         Err(Stop::Exit(code)) => {
@@ -175,7 +175,7 @@ fn pull_request(
     if let Some(b) = loaded.base.as_mut().filter(|_| !pr.base.name.is_empty()) {
         b.rev = pr.base.name.clone();
     }
-    let analysis = crate::cost::Analysis::new(&loaded.head.repo, at);
+    let analysis = crate::cost::Analysis::new(loaded.world(), at);
     let result = ccheck::evaluate(&loaded, at, true, &analysis);
 
     // Reviews, then only the memberships that decide something (cached per run).

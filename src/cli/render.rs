@@ -133,54 +133,28 @@ pub fn run(cli: &Cli, a: &RenderArgs, io: &mut Io<'_>) -> Outcome {
     Ok(Exit::Ok)
 }
 
-/// Templates under `<root>/templates/`, by their path there.
-pub(super) fn read_templates(
-    root: &Path,
+/// Template overrides read by `load::templates`, added to the source map
+/// (shown as `templates/NAME`); unreadable ones are diagnostics.
+pub(super) fn overrides(
+    files: Vec<crate::load::templates::TemplateFile>,
+    kind: crate::diag::SourceKind,
     sources: &mut crate::diag::SourceMap,
     diags: &mut Vec<Diagnostic>,
 ) -> Vec<templates::Override> {
-    let dir = root.join("templates");
     let mut out = Vec::new();
-    if !dir.is_dir() {
-        return out;
-    }
-    for entry in walkdir::WalkDir::new(&dir)
-        .follow_links(false)
-        .sort_by_file_name()
-        .into_iter()
-        .flatten()
-    {
-        if !entry.file_type().is_file() || !entry.file_name().to_string_lossy().ends_with(".j2") {
-            continue;
-        }
-        let name = entry
-            .path()
-            .strip_prefix(&dir)
-            .map(|p| p.to_string_lossy().replace('\\', "/"))
-            .unwrap_or_default();
-        let shown = format!("templates/{name}");
-        let problem = match std::fs::metadata(entry.path()) {
-            Ok(m) if m.len() as usize > templates::MAX_TEMPLATE_BYTES => Some(format!(
-                "is {} bytes; templates are limited to {}",
-                m.len(),
-                templates::MAX_TEMPLATE_BYTES
-            )),
-            Ok(_) => None,
-            Err(e) => Some(format!("cannot be read: {e}")),
-        };
-        let text = match problem {
-            Some(p) => Err(p),
-            None => std::fs::read(entry.path())
-                .map_err(|e| format!("cannot be read: {e}"))
-                .and_then(|b| String::from_utf8(b).map_err(|_| "is not UTF-8".to_string())),
-        };
-        match text {
+    for f in files {
+        let shown = format!("templates/{}", f.name);
+        match f.text {
             Ok(text) => {
-                let file = sources.add(shown, text.clone());
-                out.push(templates::Override { name, text, file });
+                let file = sources.add_from(shown, text.clone(), kind.clone());
+                out.push(templates::Override {
+                    name: f.name,
+                    text,
+                    file,
+                });
             }
             Err(why) => {
-                let file = sources.add(shown.clone(), "");
+                let file = sources.add_from(shown.clone(), String::new(), kind.clone());
                 diags.push(
                     Diagnostic::new(Code::TemplateError, format!("{shown} {why}"))
                         .at(Span::file_start(file), "template")
@@ -190,6 +164,20 @@ pub(super) fn read_templates(
         }
     }
     out
+}
+
+/// The working tree's template overrides.
+pub(super) fn read_templates(
+    root: &Path,
+    sources: &mut crate::diag::SourceMap,
+    diags: &mut Vec<Diagnostic>,
+) -> Vec<templates::Override> {
+    overrides(
+        crate::load::templates::read_worktree(root),
+        crate::diag::SourceKind::WorkTree,
+        sources,
+        diags,
+    )
 }
 
 /// Folders (relative to the output) whose stale files capops removes.

@@ -80,6 +80,26 @@ pub fn load_base(
             .unwrap_or_default();
         inputs.retain(|i| !super::files::ignored(&i.path, &patterns));
     }
+    // The usage history is the base's whole: when no usage file changed it is
+    // the head's; otherwise every usage file is read again, the changed ones
+    // from git and the others from the working tree (they are identical).
+    let is_usage = |p: &str| super::files::classify(p) == Some(super::FileKind::UsageCsv);
+    let usage_changed = inputs.iter().any(|i| is_usage(&i.path))
+        || sources
+            .files()
+            .filter(|(_, f)| f.kind == SourceKind::WorkTree && is_usage(&f.path))
+            .any(|(id, _)| !unchanged.contains(&id));
+    if usage_changed {
+        let unchanged_usage: Vec<Input> = sources
+            .files()
+            .filter(|(id, f)| unchanged.contains(id) && is_usage(&f.path))
+            .map(|(_, f)| Input {
+                path: f.path.clone(),
+                content: super::Content::Bytes(f.text.as_bytes().to_vec()),
+            })
+            .collect();
+        inputs.extend(unchanged_usage);
+    }
     let files_read = inputs.len();
     let loaded = super::load_with(
         std::mem::take(sources),
@@ -88,8 +108,14 @@ pub fn load_base(
     );
     *sources = loaded.sources;
     docs.extend(loaded.docs);
+    let mut repo = assemble(docs);
+    repo.usage = if usage_changed {
+        std::sync::Arc::new(loaded.usage)
+    } else {
+        head.usage.clone()
+    };
     Ok(Base {
-        repo: assemble(docs),
+        repo,
         rev: rev.to_string(),
         commit: revision.commit,
         files_read,
@@ -106,4 +132,39 @@ fn documents_in(repo: &Repo, files: &HashSet<FileId>) -> Vec<TypedDoc> {
         .filter(|d| files.contains(&d.origin().file))
         .map(|d| d.to_owned())
         .collect()
+}
+
+/// The CapacityRequests of the repository at `rev` (for the rolling budget of
+/// automatic approvals): files unchanged since are the head's documents, the
+/// others are read from git.
+pub fn requests_at(
+    sources: &SourceMap,
+    head: &Repo,
+    root: &Path,
+    rev: &str,
+) -> Result<BTreeMap<String, crate::model::Document<crate::model::RequestSpec>>, GitError> {
+    let known: BTreeMap<String, git2::Oid> = sources
+        .files()
+        .filter(|(_, f)| f.kind == SourceKind::WorkTree)
+        .filter_map(|(_, f)| Some((f.path.clone(), git::blob_id(f.text.as_bytes())?)))
+        .collect();
+    let revision = git::read_revision(root, rev, &known)?;
+    let unchanged: HashSet<&str> = revision.unchanged.iter().map(String::as_str).collect();
+    let mut out: BTreeMap<String, _> = head
+        .requests
+        .iter()
+        .filter(|(_, d)| unchanged.contains(sources.get(d.origin.file).path.as_str()))
+        .map(|(n, d)| (n.clone(), d.clone()))
+        .collect();
+    let loaded = super::load_with(
+        SourceMap::new(),
+        revision.inputs,
+        SourceKind::Revision(rev.to_string()),
+    );
+    for doc in loaded.docs {
+        if let TypedDoc::CapacityRequest(d) = doc {
+            out.entry(d.name().to_string()).or_insert(d);
+        }
+    }
+    Ok(out)
 }

@@ -240,3 +240,92 @@ pub fn head_commit(root: &Path) -> Result<String, GitError> {
     let commit = repo.head()?.peel_to_commit()?;
     Ok(commit.id().to_string())
 }
+
+/// The capacity repository's folder at `rev`: the git repository, the commit
+/// and the tree of the folder (`None` when it did not exist then).
+fn capacity_tree<'r>(
+    repo: &'r Repository,
+    root: &Path,
+    rev: &str,
+) -> Result<(git2::Commit<'r>, Option<git2::Tree<'r>>), GitError> {
+    let workdir = repo
+        .workdir()
+        .ok_or_else(|| GitError::Bare(root.to_path_buf()))?
+        .to_path_buf();
+    let prefix = prefix_in(&workdir, root)?;
+    let missing = || GitError::MissingRevision {
+        rev: rev.to_string(),
+        repo: workdir.clone(),
+    };
+    let commit = repo
+        .revparse_single(rev)
+        .map_err(|_| missing())?
+        .peel_to_commit()
+        .map_err(|_| missing())?;
+    let tree = commit.tree()?;
+    if prefix.is_empty() {
+        return Ok((commit, Some(tree)));
+    }
+    let sub = match tree.get_path(Path::new(&prefix)) {
+        Ok(entry) if entry.kind() == Some(ObjectType::Tree) => Some(repo.find_tree(entry.id())?),
+        _ => None,
+    };
+    Ok((commit, sub))
+}
+
+/// The files of one folder of the capacity repository at `rev` (the template
+/// overrides, for instance): paths relative to that folder, and contents.
+/// Links and submodules are not read; files over the size limit are left out.
+pub fn folder_at(root: &Path, rev: &str, folder: &str) -> Result<Vec<(String, Vec<u8>)>, GitError> {
+    let repo =
+        Repository::discover(root).map_err(|_| GitError::NotARepository(root.to_path_buf()))?;
+    let (_, tree) = capacity_tree(&repo, root, rev)?;
+    let Some(tree) = tree else {
+        return Ok(Vec::new());
+    };
+    let dir = match tree.get_path(Path::new(folder)) {
+        Ok(entry) if entry.kind() == Some(ObjectType::Tree) => repo.find_tree(entry.id())?,
+        _ => return Ok(Vec::new()),
+    };
+    let mut out = Vec::new();
+    let mut failed = None;
+    dir.walk(TreeWalkMode::PreOrder, |prefix, entry| {
+        if entry.kind() == Some(ObjectType::Blob) && entry.filemode() != 0o120000 {
+            match repo.find_blob(entry.id()) {
+                Ok(blob) if (blob.size() as u64) <= MAX_FILE_BYTES => out.push((
+                    format!("{prefix}{}", entry.name().unwrap_or("")),
+                    blob.content().to_vec(),
+                )),
+                Ok(_) => {}
+                Err(e) => failed = Some(e),
+            }
+        }
+        TreeWalkResult::Ok
+    })?;
+    if let Some(e) = failed {
+        return Err(e.into());
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// The newest commit on the first-parent line of `rev` made at or before
+/// `cutoff` (seconds since the epoch); `None` when the history is shorter
+/// (or this clone is shallow there).
+pub fn commit_before(root: &Path, rev: &str, cutoff: i64) -> Result<Option<String>, GitError> {
+    let repo =
+        Repository::discover(root).map_err(|_| GitError::NotARepository(root.to_path_buf()))?;
+    let (commit, _) = capacity_tree(&repo, root, rev)?;
+    let mut current = commit;
+    // A bound on the walk: a day's worth of commits every minute for a month.
+    for _ in 0..50_000 {
+        if current.time().seconds() <= cutoff {
+            return Ok(Some(current.id().to_string()));
+        }
+        match current.parent(0) {
+            Ok(p) => current = p,
+            Err(_) => return Ok(None),
+        }
+    }
+    Ok(None)
+}

@@ -12,6 +12,7 @@ pub mod files;
 pub mod git;
 pub mod json;
 pub mod shape;
+pub mod templates;
 pub mod typed;
 pub mod usage;
 pub mod yaml;

@@ -1,6 +1,6 @@
 //! Config: the organisation's settings, one per repository, in `capops.yaml`.
 
-use super::{Money, Ratio, Spanned};
+use super::{Money, Quantity, Ratio, Spanned};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -43,13 +43,17 @@ pub struct ConfigSpec {
 pub struct RenderSettings {
     /// Namespace of the NVIDIA GPU operator, where the MIG and device-plugin ConfigMaps go (default `gpu-operator`).
     #[serde(default = "d_operator_ns")]
-    pub gpu_operator_namespace: String,
+    pub gpu_operator_namespace: Spanned<String>,
     /// Also render one ResourceQuota per priority class a team's requests use, scoped with `scopeSelector` (default false).
     #[serde(default)]
     pub priority_class_quotas: bool,
     /// Name of the Kueue LocalQueue in each team namespace, the value of workloads' `kueue.x-k8s.io/queue-name` label (default `gpu`).
     #[serde(default = "d_local_queue")]
-    pub local_queue: String,
+    pub local_queue: Spanned<String>,
+    /// The folder of the repository `capops render` writes to when no `--out` is given
+    /// (default `rendered`); the only folder inside the repository it writes to.
+    #[serde(default = "d_output")]
+    pub output_folder: Spanned<String>,
 }
 
 impl Default for RenderSettings {
@@ -58,15 +62,19 @@ impl Default for RenderSettings {
             gpu_operator_namespace: d_operator_ns(),
             priority_class_quotas: false,
             local_queue: d_local_queue(),
+            output_folder: d_output(),
         }
     }
 }
 
-fn d_operator_ns() -> String {
-    "gpu-operator".into()
+fn d_operator_ns() -> Spanned<String> {
+    Spanned::new("gpu-operator".into(), Default::default())
 }
-fn d_local_queue() -> String {
-    "gpu".into()
+fn d_output() -> Spanned<String> {
+    Spanned::new("rendered".into(), Default::default())
+}
+fn d_local_queue() -> Spanned<String> {
+    Spanned::new("gpu".into(), Default::default())
 }
 
 impl Default for ConfigSpec {
@@ -122,6 +130,10 @@ pub struct Thresholds {
     /// Budget alert levels as shares of a team's monthly budget (default 0.8, 1.0, 1.2).
     #[serde(default = "d_alerts")]
     pub budget_alerts: Vec<Ratio>,
+    /// GPUs a team may gain without approval over 30 days, counted from the base
+    /// revision's git history plus the pull request (default 16).
+    #[serde(default = "d_auto_budget")]
+    pub auto_approval_gpus: Quantity,
 }
 
 impl Default for Thresholds {
@@ -132,6 +144,7 @@ impl Default for Thresholds {
             stranded_spend_share: d_stranded(),
             monthly_cost_review: d_cost_review(),
             budget_alerts: d_alerts(),
+            auto_approval_gpus: d_auto_budget(),
         }
     }
 }
@@ -147,6 +160,9 @@ fn d_stranded() -> Ratio {
 }
 fn d_cost_review() -> Money {
     Money(rust_decimal::Decimal::from(50_000))
+}
+fn d_auto_budget() -> Quantity {
+    Quantity(16)
 }
 fn d_alerts() -> Vec<Ratio> {
     vec![

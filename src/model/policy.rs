@@ -39,6 +39,14 @@ pub struct Tier {
     /// What the tier means, for people.
     #[serde(default)]
     pub description: Option<String>,
+    /// The longest request window this tier may approve, in days; a longer
+    /// (or open-ended) window moves up to the first tier that allows it, and
+    /// is denied when none does. No limit when absent.
+    #[serde(default)]
+    pub max_window_days: Option<Spanned<Count>>,
+    /// The longest reservation term this tier may approve, in days (as above).
+    #[serde(default)]
+    pub max_term_days: Option<Spanned<Count>>,
 }
 
 /// Approvals needed from a role.
@@ -126,7 +134,8 @@ impl Effect {
     }
 }
 
-/// What a rule is evaluated against.
+/// What a rule is evaluated against: a document of each kind, the usage
+/// history, and the templates.
 #[derive(
     Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Deserialize, Serialize, JsonSchema,
 )]
@@ -134,18 +143,58 @@ pub enum Subject {
     CapacityRequest,
     Reservation,
     Team,
+    Cluster,
+    PriorityClass,
+    PriceCatalog,
     ApprovalPolicy,
     Config,
+    /// The usage history (`usage/*.csv`), as one subject.
+    UsageHistory,
+    /// The template overrides (`templates/`), as one subject.
+    Templates,
 }
 
 impl Subject {
+    pub const ALL: [Subject; 10] = [
+        Subject::CapacityRequest,
+        Subject::Reservation,
+        Subject::Team,
+        Subject::Cluster,
+        Subject::PriorityClass,
+        Subject::PriceCatalog,
+        Subject::ApprovalPolicy,
+        Subject::Config,
+        Subject::UsageHistory,
+        Subject::Templates,
+    ];
+
     pub fn as_str(self) -> &'static str {
         match self {
             Subject::CapacityRequest => "CapacityRequest",
             Subject::Reservation => "Reservation",
             Subject::Team => "Team",
+            Subject::Cluster => "Cluster",
+            Subject::PriorityClass => "PriorityClass",
+            Subject::PriceCatalog => "PriceCatalog",
             Subject::ApprovalPolicy => "ApprovalPolicy",
             Subject::Config => "Config",
+            Subject::UsageHistory => "UsageHistory",
+            Subject::Templates => "Templates",
+        }
+    }
+
+    /// The subject a document kind's changes are judged as.
+    pub fn of_kind(kind: super::Kind) -> Subject {
+        use super::Kind;
+        match kind {
+            Kind::Config => Subject::Config,
+            Kind::Team => Subject::Team,
+            Kind::Cluster => Subject::Cluster,
+            Kind::CapacityRequest => Subject::CapacityRequest,
+            Kind::PriorityClass => Subject::PriorityClass,
+            Kind::Reservation => Subject::Reservation,
+            Kind::ApprovalPolicy => Subject::ApprovalPolicy,
+            Kind::PriceCatalog => Subject::PriceCatalog,
         }
     }
 }

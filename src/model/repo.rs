@@ -18,7 +18,8 @@ pub struct Repo {
     pub reservations: BTreeMap<String, Document<ReservationSpec>>,
     pub policies: BTreeMap<String, Document<PolicySpec>>,
     pub catalogs: BTreeMap<String, Document<CatalogSpec>>,
-    pub usage: Usage,
+    /// The usage history, shared (a judging world and its base hold the same one).
+    pub usage: std::sync::Arc<Usage>,
 }
 
 impl Repo {

@@ -113,6 +113,10 @@ pub struct CompiledTier<'env> {
     /// (role, count, span of the role)
     pub approvals: Vec<(String, u32, Span)>,
     pub requires: Vec<RequiredField>,
+    /// The longest request window the tier approves, in days (None: no limit).
+    pub max_window_days: Option<u32>,
+    /// The longest reservation term the tier approves, in days (None: no limit).
+    pub max_term_days: Option<u32>,
 }
 
 pub struct CompiledRule<'env> {
@@ -193,6 +197,8 @@ pub fn compile<'env>(
                     .map(|a| (a.role.value.clone(), a.count.0, a.role.span))
                     .collect(),
                 requires: tier.requires.iter().map(|r| r.value).collect(),
+                max_window_days: tier.max_window_days.as_ref().map(|d| d.value.0),
+                max_term_days: tier.max_term_days.as_ref().map(|d| d.value.0),
             });
         }
     } else if let Some(p) = policies.first() {

@@ -202,6 +202,45 @@ pub fn evaluate(
     if failed {
         final_tier = last;
     }
+    // Long windows and terms need the tiers that may approve them.
+    if let Some((days, what, limit_of)) = length(kind, &facts_value) {
+        let allows =
+            |t: &super::compile::CompiledTier<'_>| limit_of(t).is_none_or(|l| days <= l as f64);
+        if let Some(t) = policy.tiers.get(final_tier).filter(|t| !allows(t)) {
+            let limit = limit_of(t).unwrap_or(0);
+            let shown = if days.is_infinite() {
+                format!("an open-ended {what}")
+            } else {
+                format!("a {what} of {} days", days.ceil())
+            };
+            match (final_tier..policy.tiers.len()).find(|i| allows(&policy.tiers[*i])) {
+                Some(up) => {
+                    findings.push(Finding {
+                        rule: format!("{what}-limit"),
+                        effect: Effect::Escalate,
+                        message: format!(
+                            "{shown} is longer than tier `{}` approves ({limit} days): tier `{}`",
+                            t.name, policy.tiers[up].name
+                        ),
+                        rule_span: t.span,
+                    });
+                    final_tier = up;
+                }
+                None => {
+                    denied = true;
+                    findings.push(Finding {
+                        rule: format!("{what}-limit"),
+                        effect: Effect::Deny,
+                        message: format!(
+                            "{shown} is longer than any tier approves (tier `{}`: {limit} days); split it or shorten it",
+                            t.name
+                        ),
+                        rule_span: t.span,
+                    });
+                }
+            }
+        }
+    }
     let tier_def = policy.tiers.get(final_tier);
     // Requests carry at least their tier; other subjects only when a rule moved them.
     let in_tier = kind == SubjectKind::Request || final_tier > 0 || escalations > 0;
@@ -267,6 +306,46 @@ pub fn evaluate(
         trace,
         facts: facts_value,
         error: failed,
+    }
+}
+
+/// The length a tier limit applies to: a request's window or a reservation's
+/// term, in days (infinite for an open-ended window), and the tier's limit of it.
+#[allow(clippy::type_complexity)]
+fn length(
+    kind: SubjectKind,
+    facts_value: &Value,
+) -> Option<(
+    f64,
+    &'static str,
+    fn(&super::compile::CompiledTier<'_>) -> Option<u32>,
+)> {
+    let num = |p: &str| facts::lookup(facts_value, p).and_then(|v| f64::try_from(v).ok());
+    match kind {
+        SubjectKind::Request => {
+            let open =
+                !facts::lookup(facts_value, "request.has_window").is_some_and(|v| v.is_true());
+            let removed = facts::lookup(facts_value, "change.kind")
+                .is_some_and(|v| v.as_str() == Some("removed"));
+            if removed {
+                return None;
+            }
+            let days = if open {
+                f64::INFINITY
+            } else {
+                num("request.window.days")?
+            };
+            Some((days, "window", |t| t.max_window_days))
+        }
+        SubjectKind::Reservation => {
+            let removed = facts::lookup(facts_value, "change.kind")
+                .is_some_and(|v| v.as_str() == Some("removed"));
+            if removed {
+                return None;
+            }
+            Some((num("reservation.days")?, "term", |t| t.max_term_days))
+        }
+        _ => None,
     }
 }
 

@@ -12,9 +12,11 @@ pub mod change;
 pub mod compile;
 pub mod eval;
 pub mod facts;
+pub mod judge;
 pub mod lint;
 pub mod roles;
 pub mod testing;
+pub mod world;
 
 use crate::capacity::Ledger;
 use crate::diag::{Code, Diagnostic, Span};
@@ -115,6 +117,7 @@ pub enum PolicySource {
 
 /// Everything a check reads.
 pub struct CheckInput<'a> {
+    /// The proposed state (the working tree), validated.
     pub head: &'a Repo,
     /// The base revision's documents, when checking a change.
     pub base: Option<&'a Repo>,
@@ -127,9 +130,16 @@ pub struct CheckInput<'a> {
     /// Record every condition evaluated with the facts it read (for `explain`
     /// and the comment's details); off, tiers stop at the first that holds.
     pub trace: bool,
-    /// Costs, usage and forecasts of `head` at `at`, when the caller has
-    /// built them (to show them too); built here otherwise.
+    /// The world the change is judged in ([`world::judging`]) and its costs,
+    /// usage and forecasts at `at`, when the caller has built them (to show
+    /// them too); built here otherwise.
+    pub world: Option<&'a Repo>,
     pub analysis: Option<&'a crate::cost::Analysis<'a>>,
+    /// GPU-equivalents each team gained in the 30 days before the base, from
+    /// the base's git history (empty when there is none).
+    pub recent_growth: &'a std::collections::BTreeMap<String, f64>,
+    /// How the template overrides changed, when they did.
+    pub templates: Option<&'a facts::TemplateDelta>,
 }
 
 /// The result of a check.
@@ -155,6 +165,15 @@ pub fn default_pack(sources: &mut crate::diag::SourceMap) -> Option<Document<Pol
     })
 }
 
+/// The world a check judges in: the base's judging documents with the
+/// head's commitments, or the head itself without a base.
+pub fn world_of<'r>(head: &'r Repo, base: Option<&Repo>) -> std::borrow::Cow<'r, Repo> {
+    match base {
+        Some(b) => std::borrow::Cow::Owned(world::judging(b, head)),
+        None => std::borrow::Cow::Borrowed(head),
+    }
+}
+
 /// Evaluates a repository, or the change from `base` to `head`.
 pub fn check(input: &CheckInput<'_>) -> CheckResult {
     let judge = input.base.unwrap_or(input.head);
@@ -171,32 +190,57 @@ pub fn check(input: &CheckInput<'_>) -> CheckResult {
     let compiled = compile::compile(&env, &policies, &mut diagnostics);
     roles_without_members(&compiled, &config, &policies, &mut diagnostics);
 
-    let ledger = Ledger::build(input.head);
+    let own_world;
+    let world = match input.world {
+        Some(w) => w,
+        None => {
+            own_world = world_of(input.head, input.base);
+            &own_world
+        }
+    };
+    let ledger = Ledger::build(world);
     let own;
     let analysis = match input.analysis {
         Some(a) => a,
         None => {
-            own = crate::cost::Analysis::new(input.head, input.at);
+            own = crate::cost::Analysis::new(world, input.at);
             &own
         }
     };
+    let changes: Vec<Changed> = match input.base {
+        Some(base) => change::diff(base, input.head, input.same_files),
+        None => everything(input.head),
+    };
+    let aggregates = judge::aggregates(world, analysis, &changes, input.recent_growth);
     let fenv = facts::Env {
-        head: input.head,
+        world,
         base: input.base,
         config: &config,
         ledger: &ledger,
         at: input.at,
         analysis,
+        aggregates: &aggregates,
     };
+    let mut targets: Vec<judge::Target> = changes
+        .iter()
+        .cloned()
+        .map(|c| judge::Target::Document(Box::new(c)))
+        .collect();
+    if let Some(base) = input.base
+        && !std::sync::Arc::ptr_eq(&base.usage, &input.head.usage)
+    {
+        let delta = facts::history::usage_delta(&base.usage, &input.head.usage);
+        if !delta.is_empty() {
+            targets.push(judge::Target::Usage(delta));
+        }
+    }
+    if let Some(t) = input.templates.filter(|t| !t.is_empty()) {
+        targets.push(judge::Target::Templates(t.clone()));
+    }
 
-    let changes: Vec<Changed> = match input.base {
-        Some(base) => change::diff(base, input.head, input.same_files),
-        None => everything(input.head),
-    };
-
-    let evaluated_and_diags: Vec<(Evaluated, Vec<Diagnostic>)> = changes
+    let evaluated_and_diags: Vec<(Evaluated, Vec<Diagnostic>)> = targets
         .par_iter()
-        .filter_map(|c| evaluate_one(&env, &compiled, &fenv, c, input.trace))
+        .filter_map(|t| evaluate_one(&env, &compiled, &fenv, input.head, t, input.trace))
         .collect();
     let mut evaluated = Vec::with_capacity(evaluated_and_diags.len());
     for (e, d) in evaluated_and_diags {
@@ -235,154 +279,41 @@ fn evaluate_one(
     env: &minijinja::Environment<'static>,
     compiled: &compile::Compiled<'_>,
     fenv: &facts::Env<'_>,
-    c: &Changed,
+    head: &Repo,
+    target: &judge::Target,
     trace: bool,
 ) -> Option<(Evaluated, Vec<Diagnostic>)> {
     let mut diags = Vec::new();
-    let head = fenv.head;
-    let (subject, location, facts_value, leads) = match c.kind {
-        Kind::CapacityRequest => {
-            let subject = Subject::CapacityRequest;
-            let Some(doc) = head.requests.get(&c.name) else {
-                return Some((removed(subject, c, fenv), diags));
-            };
-            let change =
-                with_previous_as_current(&c.change, || TypedDoc::CapacityRequest(doc.clone()));
-            // Authority comes from the judging revision: a pull request that
-            // names new leads cannot have them approve its own requests.
-            let leads = fenv
-                .base
-                .unwrap_or(head)
-                .teams
-                .get(&doc.spec.team.value)
-                .map(|t| t.spec.leads.iter().map(|l| l.value.clone()).collect())
-                .unwrap_or_default();
-            (
-                subject,
-                Some(doc.name_span()),
-                facts::Facts::Request(Box::new(facts::request(fenv, doc, &change))),
-                leads,
-            )
-        }
-        Kind::Reservation => {
-            let subject = Subject::Reservation;
-            let Some(doc) = head.reservations.get(&c.name) else {
-                return Some((removed(subject, c, fenv), diags));
-            };
-            let change = with_previous_as_current(&c.change, || TypedDoc::Reservation(doc.clone()));
-            (
-                subject,
-                Some(doc.name_span()),
-                facts::Facts::Reservation(Box::new(facts::reservation(fenv, doc, &change))),
-                Vec::new(),
-            )
-        }
-        Kind::Team => {
-            let subject = Subject::Team;
-            let Some(doc) = head.teams.get(&c.name) else {
-                return Some((removed(subject, c, fenv), diags));
-            };
-            let change = with_previous_as_current(&c.change, || TypedDoc::Team(doc.clone()));
-            let judging = fenv.base.map_or(Some(doc), |b| b.teams.get(&c.name));
-            let leads = judging
-                .map(|t| t.spec.leads.iter().map(|l| l.value.clone()).collect())
-                .unwrap_or_default();
-            (
-                subject,
-                Some(doc.name_span()),
-                facts::Facts::Team(Box::new(facts::team(fenv, doc, &change))),
-                leads,
-            )
-        }
-        Kind::ApprovalPolicy | Kind::Config => {
-            let subject = if c.kind == Kind::Config {
-                Subject::Config
-            } else {
-                Subject::ApprovalPolicy
-            };
-            let location = match c.kind {
-                Kind::Config => head.config.as_ref().map(|d| d.origin.kind_span),
-                _ => head.policies.get(&c.name).map(|d| d.origin.kind_span),
-            }
-            .or_else(|| {
-                let base = fenv.base?;
-                match c.kind {
-                    Kind::Config => base.config.as_ref().map(|d| d.origin.kind_span),
-                    _ => base.policies.get(&c.name).map(|d| d.origin.kind_span),
-                }
-            });
-            (
-                subject,
-                location,
-                facts::Facts::Document(Box::new(facts::document(fenv, c.kind, &c.name, &c.change))),
-                Vec::new(),
-            )
-        }
-        // Clusters, priority classes and price catalogs have no approval rules yet.
-        _ => return None,
-    };
+    let judged = judge::facts_of(fenv, head, target)?;
     let roles = roles::Members {
         config: fenv.config,
-        team_leads: leads,
+        team_leads: judged.team_leads,
     };
+    let subject = target.subject();
     let decision = eval::evaluate(
         env,
         compiled,
         subject,
-        facts_value.to_value(),
+        judged.facts.to_value(),
         &roles,
         trace,
         &mut diags,
     );
+    let (change, fields) = match target {
+        judge::Target::Document(c) => (c.change.kind, c.change.fields.clone()),
+        _ => (ChangeKind::Modified, Vec::new()),
+    };
     Some((
         Evaluated {
             subject,
-            name: c.name.clone(),
-            change: c.change.kind,
-            fields: c.change.fields.clone(),
-            location,
+            name: target.name().to_string(),
+            change,
+            fields,
+            location: judged.location,
             decision,
         },
         diags,
     ))
-}
-
-/// When judging without a base, "before" is the document as it stands.
-fn with_previous_as_current(change: &Change, current: impl FnOnce() -> TypedDoc) -> Change {
-    if change.kind != ChangeKind::Unchanged {
-        return change.clone();
-    }
-    Change {
-        previous: Some(current()),
-        ..change.clone()
-    }
-}
-
-/// A removed document releases what it held: approved, nothing to evaluate.
-fn removed(subject: Subject, c: &Changed, fenv: &facts::Env<'_>) -> Evaluated {
-    let location = fenv.base.and_then(|b| match subject {
-        Subject::CapacityRequest => b.requests.get(&c.name).map(|d| d.name_span()),
-        Subject::Reservation => b.reservations.get(&c.name).map(|d| d.name_span()),
-        Subject::Team => b.teams.get(&c.name).map(|d| d.name_span()),
-        _ => None,
-    });
-    Evaluated {
-        subject,
-        name: c.name.clone(),
-        change: ChangeKind::Removed,
-        fields: Vec::new(),
-        location,
-        decision: Decision {
-            outcome: Outcome::Approved,
-            tier: None,
-            approvals: Vec::new(),
-            missing_fields: Vec::new(),
-            findings: Vec::new(),
-            trace: Vec::new(),
-            facts: minijinja::Value::UNDEFINED,
-            error: false,
-        },
-    }
 }
 
 /// Roles the policy asks for that nobody holds: such approvals can never be given.

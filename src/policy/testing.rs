@@ -38,6 +38,10 @@ pub struct Case {
     /// A change to the base: when present, only the change is judged, by the base's policy.
     #[serde(default)]
     pub change: Option<ChangeSpec>,
+    /// GPUs each team gained in the 30 days before the base (what `check --base`
+    /// reads from git history), by team.
+    #[serde(default)]
+    pub recent_growth: BTreeMap<String, f64>,
     pub expect: Expect,
 }
 
@@ -175,10 +179,11 @@ fn evaluate_case(
             &case.documents,
             &BTreeSet::new(),
         );
-        return Ok(judge(&head, None, at, &pack));
+        return Ok(judge(&head, None, at, &pack, &case.recent_growth));
     };
     // The base, judged as merged; the head is the base with the change applied.
-    let base_repo = crate::load::base::assemble(base_loaded.docs.clone());
+    let mut base_repo = crate::load::base::assemble(base_loaded.docs.clone());
+    base_repo.usage = std::sync::Arc::new(base_loaded.usage.clone());
     let removed: BTreeSet<(Kind, String)> = change
         .remove
         .iter()
@@ -191,7 +196,13 @@ fn evaluate_case(
         return Err("change.remove entries are `Kind/name`".into());
     }
     let head = overlay(base_loaded, "case-change.yaml", &change.add, &removed);
-    Ok(judge(&head, Some(&base_repo), at, &pack))
+    Ok(judge(
+        &head,
+        Some(&base_repo),
+        at,
+        &pack,
+        &case.recent_growth,
+    ))
 }
 
 /// The loaded documents with `stream`'s documents added (replacing those of
@@ -241,6 +252,7 @@ fn judge(
     base: Option<&crate::model::Repo>,
     at: Timestamp,
     pack: &crate::model::Document<crate::model::PolicySpec>,
+    recent_growth: &BTreeMap<String, f64>,
 ) -> (CheckResult, Vec<Diagnostic>, i32) {
     let none = std::collections::HashSet::new();
     let result = super::check(&CheckInput {
@@ -250,7 +262,10 @@ fn judge(
         at,
         default_pack: pack,
         trace: false,
+        world: None,
         analysis: None,
+        recent_growth,
+        templates: None,
     });
     let mut diags = head.diagnostics.clone();
     diags.extend(result.diagnostics.iter().cloned());

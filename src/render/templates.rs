@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 /// Fuel for one template run: ample for any object, finite for a loop gone wrong.
 pub const FUEL: u64 = 200_000;
 /// Largest template file read from a repository.
-pub const MAX_TEMPLATE_BYTES: usize = 256 * 1024;
+pub use crate::load::templates::MAX_TEMPLATE_BYTES;
 
 /// The built-in templates, by name.
 pub const BUILTIN: &[(&str, &str)] = &[

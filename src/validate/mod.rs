@@ -46,7 +46,7 @@ pub fn validate(loaded: Loaded) -> Outcome {
         document_count,
     } = loaded;
     let mut repo = Repo {
-        usage,
+        usage: std::sync::Arc::new(usage),
         ..Repo::default()
     };
     insert_documents(&mut repo, docs, &sources, config_file, &mut diagnostics);

@@ -9,7 +9,9 @@
 //! checked against it when they load (a misspelled fact is a diagnostic at
 //! the rule), and `docs/policy.md`'s table is generated from it.
 
+pub mod history;
 pub mod model;
+pub mod platform;
 pub mod request;
 pub mod reservation;
 pub mod team;
@@ -18,7 +20,9 @@ pub mod values;
 #[cfg(test)]
 mod tests;
 
+pub use history::{TemplateDelta, TemplatesSubject, UsageDelta, UsageSubject};
 pub use model::*;
+pub use platform::{CatalogSubject, ClusterSubject, PriorityClassSubject};
 pub use request::{RequestSubject, request};
 pub use reservation::{ReservationSubject, reservation};
 pub use team::{DocumentSubject, TeamSubject, document, team, team_quota_gpus};
@@ -31,22 +35,32 @@ use minijinja::Value;
 use serde_json::Value as Json;
 use std::sync::OnceLock;
 
-/// What a condition is evaluated against.
+/// What a condition is evaluated against: each subject has its own facts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum SubjectKind {
     Request,
     Reservation,
     Team,
+    Cluster,
+    PriorityClass,
+    PriceCatalog,
     /// An ApprovalPolicy or the Config.
     Document,
+    UsageHistory,
+    Templates,
 }
 
 impl SubjectKind {
-    pub const ALL: [SubjectKind; 4] = [
+    pub const ALL: [SubjectKind; 9] = [
         SubjectKind::Request,
         SubjectKind::Reservation,
         SubjectKind::Team,
+        SubjectKind::Cluster,
+        SubjectKind::PriorityClass,
+        SubjectKind::PriceCatalog,
         SubjectKind::Document,
+        SubjectKind::UsageHistory,
+        SubjectKind::Templates,
     ];
 
     pub fn of(subject: Subject) -> SubjectKind {
@@ -54,7 +68,12 @@ impl SubjectKind {
             Subject::CapacityRequest => SubjectKind::Request,
             Subject::Reservation => SubjectKind::Reservation,
             Subject::Team => SubjectKind::Team,
+            Subject::Cluster => SubjectKind::Cluster,
+            Subject::PriorityClass => SubjectKind::PriorityClass,
+            Subject::PriceCatalog => SubjectKind::PriceCatalog,
             Subject::ApprovalPolicy | Subject::Config => SubjectKind::Document,
+            Subject::UsageHistory => SubjectKind::UsageHistory,
+            Subject::Templates => SubjectKind::Templates,
         }
     }
 
@@ -64,7 +83,12 @@ impl SubjectKind {
             SubjectKind::Request => "requests",
             SubjectKind::Reservation => "reservations",
             SubjectKind::Team => "teams",
+            SubjectKind::Cluster => "clusters",
+            SubjectKind::PriorityClass => "priority classes",
+            SubjectKind::PriceCatalog => "price catalogs",
             SubjectKind::Document => "policy and config",
+            SubjectKind::UsageHistory => "usage history",
+            SubjectKind::Templates => "templates",
         }
     }
 
@@ -74,7 +98,12 @@ impl SubjectKind {
             SubjectKind::Request => "a capacity request",
             SubjectKind::Reservation => "a reservation",
             SubjectKind::Team => "a team",
+            SubjectKind::Cluster => "a cluster",
+            SubjectKind::PriorityClass => "a priority class",
+            SubjectKind::PriceCatalog => "a price catalog",
             SubjectKind::Document => "a policy or config change",
+            SubjectKind::UsageHistory => "a change to the usage history",
+            SubjectKind::Templates => "a change to the templates",
         }
     }
 
@@ -84,7 +113,12 @@ impl SubjectKind {
             SubjectKind::Request => schemars::schema_for!(RequestSubject),
             SubjectKind::Reservation => schemars::schema_for!(ReservationSubject),
             SubjectKind::Team => schemars::schema_for!(TeamSubject),
+            SubjectKind::Cluster => schemars::schema_for!(ClusterSubject),
+            SubjectKind::PriorityClass => schemars::schema_for!(PriorityClassSubject),
+            SubjectKind::PriceCatalog => schemars::schema_for!(CatalogSubject),
             SubjectKind::Document => schemars::schema_for!(DocumentSubject),
+            SubjectKind::UsageHistory => schemars::schema_for!(UsageSubject),
+            SubjectKind::Templates => schemars::schema_for!(TemplatesSubject),
         };
         schema.to_value()
     }
@@ -251,7 +285,12 @@ pub enum Facts {
     Request(Box<RequestSubject>),
     Reservation(Box<ReservationSubject>),
     Team(Box<TeamSubject>),
+    Cluster(Box<ClusterSubject>),
+    PriorityClass(Box<PriorityClassSubject>),
+    PriceCatalog(Box<CatalogSubject>),
     Document(Box<DocumentSubject>),
+    UsageHistory(Box<UsageSubject>),
+    Templates(Box<TemplatesSubject>),
 }
 
 impl Facts {
@@ -261,23 +300,56 @@ impl Facts {
             Facts::Request(f) => values::value_of(f),
             Facts::Reservation(f) => values::value_of(f),
             Facts::Team(f) => values::value_of(f),
+            Facts::Cluster(f) => values::value_of(f),
+            Facts::PriorityClass(f) => values::value_of(f),
+            Facts::PriceCatalog(f) => values::value_of(f),
             Facts::Document(f) => values::value_of(f),
+            Facts::UsageHistory(f) => values::value_of(f),
+            Facts::Templates(f) => values::value_of(f),
         }
     }
+}
+
+/// What a pull request adds up to, per team: its requests' GPU and cost
+/// changes summed per pool and over the whole change, and the GPUs the team
+/// gained in the 30 days before the base (from git history). The tier of a
+/// team's ask is set by these, never request by request.
+#[derive(Debug, Clone, Default)]
+pub struct Aggregates {
+    /// (team, cluster, pool) -> the change's total there.
+    pub by_pool: std::collections::HashMap<(String, String, String), Totals>,
+    /// team -> the change's total across pools.
+    pub by_team: std::collections::HashMap<String, Totals>,
+    /// team -> GPU-equivalents its requests grew by in the 30 days before the base.
+    pub recent_growth: std::collections::BTreeMap<String, f64>,
+}
+
+/// GPUs and costs added (negative: released).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Totals {
+    pub gpus: f64,
+    pub monthly_cost: f64,
+    pub total_cost: f64,
 }
 
 // ------------------------------------------------------------------ building
 
 /// Everything the builders read.
 pub struct Env<'a> {
-    pub head: &'a Repo,
+    /// The world the change is judged in (`policy::world`): the base's
+    /// documents that judge, the head's requests and reservations.
+    pub world: &'a Repo,
+    /// The base revision, when judging a change.
     pub base: Option<&'a Repo>,
     /// The Config that judges (the base's when checking a change).
     pub config: &'a ConfigSpec,
+    /// Capacity arithmetic of the world.
     pub ledger: &'a Ledger,
     pub at: Timestamp,
-    /// Costs, usage and forecasts of the head revision.
+    /// Costs, usage and forecasts of the world.
     pub analysis: &'a crate::cost::Analysis<'a>,
+    /// What the change adds up to, per team.
+    pub aggregates: &'a Aggregates,
 }
 
 pub(crate) fn config_facts(config: &ConfigSpec) -> ConfigFacts {
@@ -290,6 +362,7 @@ pub(crate) fn config_facts(config: &ConfigSpec) -> ConfigFacts {
             target_utilization: t.target_utilization.as_f64(),
             stranded_spend_share: t.stranded_spend_share.as_f64(),
             monthly_cost_review: crate::cost::prices::float(t.monthly_cost_review.0),
+            auto_approval_gpus: t.auto_approval_gpus.0 as f64,
         },
     }
 }

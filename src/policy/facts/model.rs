@@ -28,6 +28,8 @@ pub struct ThresholdFacts {
     pub stranded_spend_share: f64,
     /// Config threshold: monthly cost that needs a capacity review.
     pub monthly_cost_review: f64,
+    /// Config threshold: GPUs a team may gain without approval over 30 days.
+    pub auto_approval_gpus: f64,
 }
 
 /// What changed, for every subject.

@@ -1,9 +1,9 @@
 //! The facts of a CapacityRequest: its size, window, cost, its team's quota
 //! and usage, its pool's commitments and demand, and what it was before.
 
-use super::Env;
 use super::model::*;
 use super::values::{hour_text, round, texts};
+use super::{Env, Totals};
 use crate::capacity::{self, Hours};
 use crate::model::*;
 use crate::policy::change::Change;
@@ -34,6 +34,15 @@ pub struct RequestChange {
     pub delta_monthly_cost: f64,
     /// Cost over the window now minus before.
     pub delta_total_cost: f64,
+    /// GPU-equivalents the change adds to the team in this request's pool, over all its
+    /// requests (negative: released); without a base, this request's own size. Tiers read this.
+    pub team_delta_gpus: f64,
+    /// Monthly cost the change adds to the team in this pool, over all its requests.
+    pub team_delta_monthly_cost: f64,
+    /// Cost over the windows the change adds to the team in this pool, over all its requests.
+    pub team_delta_total_cost: f64,
+    /// GPU-equivalents the change adds to the team across every pool.
+    pub team_pr_delta_gpus: f64,
     pub previous: PreviousRequest,
 }
 
@@ -131,6 +140,8 @@ pub struct WindowFacts {
     pub active: bool,
     /// Days from `now` to the start (negative once started; 0 when open).
     pub starts_in_days: f64,
+    /// Whether the window has ended at `now` (a request for the past).
+    pub ended: bool,
 }
 
 /// The requesting team, with its quota in the request's cluster.
@@ -152,6 +163,9 @@ pub struct RequestTeamFacts {
     pub over_quota: BTreeMap<String, i64>,
     /// GPU-equivalents over quota at the worst hour (0 when within).
     pub over_quota_gpus: f64,
+    /// GPU-equivalents the team's requests grew by in the 30 days before the base
+    /// revision, from its git history (0 without history).
+    pub recent_growth_gpus: f64,
 }
 
 /// The request's pool, with what all requests commit to it.
@@ -179,12 +193,12 @@ pub fn request(env: &Env<'_>, req: &Document<RequestSpec>, change: &Change) -> R
     let (hours, sized) = match env.ledger.size(req.name()) {
         Some((h, s)) => (*h, s),
         None => {
-            computed = capacity::size(spec, capacity::pool_of(env.head, spec));
+            computed = capacity::size(spec, capacity::pool_of(env.world, spec));
             (Hours::of_request(spec), &computed)
         }
     };
     let bounded = hours.bounded(at_hour);
-    let pool = capacity::pool_of(env.head, spec);
+    let pool = capacity::pool_of(env.world, spec);
     let provided_here: Vec<crate::gpu::resources::Provided> = pool
         .map(|(p, c)| crate::gpu::resources::provided(p, c.mig_strategy.value))
         .unwrap_or_default();
@@ -201,7 +215,7 @@ pub fn request(env: &Env<'_>, req: &Document<RequestSpec>, change: &Change) -> R
     let request = request_facts(env, req, sized, bounded, &cost, f);
 
     let team = team_facts(env, spec, hours, sized, &eq_of);
-    let cluster = match env.head.clusters.get(&spec.cluster.value) {
+    let cluster = match env.world.clusters.get(&spec.cluster.value) {
         Some(c) => super::cluster_facts(c),
         None => ClusterFacts {
             name: spec.cluster.value.clone(),
@@ -226,26 +240,60 @@ pub fn request(env: &Env<'_>, req: &Document<RequestSpec>, change: &Change) -> R
         },
     };
 
-    // What it was before.
+    // What it was before. A removed request holds nothing now.
+    let removed = change.kind == crate::policy::change::ChangeKind::Removed;
     let previous = change.previous::<RequestSpec>();
     let prev_cost = previous.and_then(|p| env.analysis.request_cost(&p.spec));
     let prev_gpus = previous
-        .map(|p| {
-            capacity::size(
-                &p.spec,
-                env.base.and_then(|b| capacity::pool_of(b, &p.spec)),
-            )
-            .gpus
-        })
+        .map(|p| capacity::size(&p.spec, capacity::pool_of(env.world, &p.spec)).gpus)
         .unwrap_or(0.0);
+    let now_gpus = if removed { 0.0 } else { sized.gpus };
+    let now_cost = |pick: fn(&crate::cost::RequestCost) -> rust_decimal::Decimal| {
+        if removed {
+            0.0
+        } else {
+            f(cost.as_ref().map(pick))
+        }
+    };
     let pw = previous.and_then(|p| p.spec.window.as_ref());
+    // Without a base (or a change) each request stands alone: its whole size is its ask.
+    let alone = Totals {
+        gpus: now_gpus,
+        monthly_cost: now_cost(|c| c.monthly),
+        total_cost: now_cost(|c| c.total),
+    };
+    let unchanged = change.kind == crate::policy::change::ChangeKind::Unchanged;
+    let team_totals = if unchanged {
+        alone
+    } else {
+        env.aggregates
+            .by_pool
+            .get(&(
+                spec.team.value.clone(),
+                spec.cluster.value.clone(),
+                spec.pool.value.clone(),
+            ))
+            .copied()
+            .unwrap_or_default()
+    };
+    let pr_totals = if unchanged {
+        alone
+    } else {
+        env.aggregates
+            .by_team
+            .get(&spec.team.value)
+            .copied()
+            .unwrap_or_default()
+    };
     let change = RequestChange {
         base: super::change_facts(change),
-        delta_gpus: round(sized.gpus - prev_gpus),
-        delta_monthly_cost: f(cost.as_ref().map(|c| c.monthly))
-            - f(prev_cost.as_ref().map(|c| c.monthly)),
-        delta_total_cost: f(cost.as_ref().map(|c| c.total))
-            - f(prev_cost.as_ref().map(|c| c.total)),
+        delta_gpus: round(now_gpus - prev_gpus),
+        delta_monthly_cost: now_cost(|c| c.monthly) - f(prev_cost.as_ref().map(|c| c.monthly)),
+        delta_total_cost: now_cost(|c| c.total) - f(prev_cost.as_ref().map(|c| c.total)),
+        team_delta_gpus: round(team_totals.gpus),
+        team_delta_monthly_cost: round(team_totals.monthly_cost),
+        team_delta_total_cost: round(team_totals.total_cost),
+        team_pr_delta_gpus: round(pr_totals.gpus),
         previous: PreviousRequest {
             gpus: round(prev_gpus),
             resources: previous
@@ -311,7 +359,7 @@ fn request_facts(
         })
         .unwrap_or_default();
     let priority = env
-        .head
+        .world
         .priority_classes
         .get(&class)
         .map(|p| p.spec.value.value)
@@ -344,6 +392,7 @@ fn request_facts(
                 Some(w) => round((w.start.value.as_second() - env.at.as_second()) as f64 / 86400.0),
                 None => 0.0,
             },
+            ended: spec.window.as_ref().is_some_and(|w| w.end.value <= env.at),
         },
         workload_class: spec.workload_class.value.as_str().to_string(),
         priority_class: class,
@@ -375,7 +424,7 @@ fn team_facts(
     sized: &capacity::Sized,
     eq_of: &dyn Fn(&str) -> f64,
 ) -> RequestTeamFacts {
-    let team_doc = env.head.teams.get(&spec.team.value);
+    let team_doc = env.world.teams.get(&spec.team.value);
     let quota_doc = env
         .base
         .and_then(|b| b.teams.get(&spec.team.value))
@@ -422,6 +471,13 @@ fn team_facts(
         within_quota: over.is_empty(),
         over_quota: over,
         over_quota_gpus: round(over_gpus),
+        recent_growth_gpus: round(
+            env.aggregates
+                .recent_growth
+                .get(&spec.team.value)
+                .copied()
+                .unwrap_or(0.0),
+        ),
     }
 }
 

@@ -17,10 +17,30 @@ pub struct ReservationSubject {
     /// The evaluation time (`--at`, default now), RFC 3339.
     pub now: String,
     pub config: ConfigFacts,
-    pub change: SizedChange,
+    pub change: ReservationChange,
     pub reservation: ReservationFacts,
     pub cluster: ClusterFacts,
     pub pool: PoolFacts,
+}
+
+#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+pub struct ReservationChange {
+    #[serde(flatten)]
+    pub base: ChangeFacts,
+    /// GPUs now minus GPUs before (requests, reservations) or quota GPUs now minus before (teams); the whole size when added.
+    pub delta_gpus: f64,
+    /// The term's whole cost now minus before: what the change commits (judged
+    /// without a base, the whole cost).
+    pub delta_total_cost: f64,
+    pub previous: PreviousReservation,
+}
+
+#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+pub struct PreviousReservation {
+    /// GPU-equivalents before the change (0 when added).
+    pub gpus: f64,
+    /// The term's whole cost before the change (0 when added).
+    pub total_cost: f64,
 }
 
 #[derive(Debug, Clone, Default, Serialize, JsonSchema)]
@@ -81,16 +101,16 @@ pub fn reservation(
     change: &Change,
 ) -> ReservationSubject {
     let s = &res.spec;
-    let cluster = env.head.clusters.get(&s.covers.cluster.value);
+    let cluster = env.world.clusters.get(&s.covers.cluster.value);
     let pool = cluster.and_then(|c| {
         c.spec
             .node_pools
             .iter()
             .find(|p| p.name.value.as_str() == s.covers.pool.value)
     });
-    let gpus = prices::reservation_gpus(env.head, s) as f64;
+    let gpus = prices::reservation_gpus(env.world, s) as f64;
     let hours = s.term.hours();
-    let cost = prices::reservation(env.head, s);
+    let cost = prices::reservation(env.world, s);
     let outlook = env.analysis.reservation(res.name());
     let o = |g: fn(&ReservationOutlook) -> f64| outlook.map(g).unwrap_or(0.0);
     let reservation = ReservationFacts {
@@ -144,17 +164,38 @@ pub fn reservation(
             ..PoolFacts::missing(&s.covers.pool.value)
         },
     };
-    let prev = change
-        .previous::<ReservationSpec>()
-        .map(|p| prices::reservation_gpus(env.base.unwrap_or(env.head), &p.spec) as f64)
+    let removed = change.kind == crate::policy::change::ChangeKind::Removed;
+    let previous = change.previous::<ReservationSpec>();
+    let prev = previous
+        .map(|p| prices::reservation_gpus(env.world, &p.spec) as f64)
         .unwrap_or(0.0);
+    let prev_total = previous
+        .and_then(|p| prices::reservation(env.world, &p.spec))
+        .map(|c| float(c.total.round_dp(2)))
+        .unwrap_or(0.0);
+    let (now_gpus, now_total) = if removed {
+        (0.0, 0.0)
+    } else {
+        (gpus, reservation.total_cost)
+    };
+    // Judged as it stands (no base), a reservation is asked for whole.
+    let unchanged = change.kind == crate::policy::change::ChangeKind::Unchanged;
+    let (prev, prev_total) = if unchanged {
+        (0.0, 0.0)
+    } else {
+        (prev, prev_total)
+    };
     ReservationSubject {
         now: env.at.to_string(),
         config: super::config_facts(env.config),
-        change: SizedChange {
+        change: ReservationChange {
             base: super::change_facts(change),
-            delta_gpus: round(gpus - prev),
-            previous: PreviousGpus { gpus: prev },
+            delta_gpus: round(now_gpus - prev),
+            delta_total_cost: round(now_total - prev_total),
+            previous: PreviousReservation {
+                gpus: prev,
+                total_cost: prev_total,
+            },
         },
         reservation,
         cluster: cluster_facts,

@@ -1,13 +1,15 @@
-//! The facts of a Team (its quota, usage and budget, and what its quota was
-//! before) and of a changed ApprovalPolicy or Config.
+//! The facts of a Team (its quota, leads, borrowing and lending limits, usage
+//! and budget, and what each was before) and of a changed ApprovalPolicy or
+//! Config.
 
 use super::Env;
 use super::model::*;
 use super::values::round;
 use crate::model::*;
-use crate::policy::change::Change;
+use crate::policy::change::{Change, ChangeKind};
 use schemars::JsonSchema;
 use serde::Serialize;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// What a team's conditions read.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
@@ -15,8 +17,38 @@ pub struct TeamSubject {
     /// The evaluation time (`--at`, default now), RFC 3339.
     pub now: String,
     pub config: ConfigFacts,
-    pub change: SizedChange,
+    pub change: TeamChange,
     pub team: TeamFacts,
+}
+
+#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+pub struct TeamChange {
+    #[serde(flatten)]
+    pub base: ChangeFacts,
+    /// GPUs now minus GPUs before (requests, reservations) or quota GPUs now minus before (teams); the whole size when added.
+    pub delta_gpus: f64,
+    /// Leads the change adds (they would approve the team's requests).
+    pub leads_added: Vec<String>,
+    /// Leads the change removes.
+    pub leads_removed: Vec<String>,
+    /// GPU-equivalents the team may newly borrow from its cohorts: raised
+    /// borrowing limits, and removed ones counted up to the cluster's capacity.
+    pub borrowing_unlocked_gpus: f64,
+    /// Whether some borrowing limit was removed, or a new presence has none (borrowing is then unbounded).
+    pub borrowing_unbounded: bool,
+    /// Whether a lending limit changed.
+    pub lending_changed: bool,
+    /// Clusters where the team's namespace changed.
+    pub namespaces_changed: Vec<String>,
+    pub previous: PreviousTeam,
+}
+
+#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+pub struct PreviousTeam {
+    /// GPU-equivalents before the change (0 when added).
+    pub gpus: f64,
+    /// The leads before the change.
+    pub leads: Vec<String>,
 }
 
 /// What the conditions of a changed ApprovalPolicy or Config read.
@@ -29,22 +61,130 @@ pub struct DocumentSubject {
     pub document: DocumentFacts,
 }
 
+fn leads(team: &Document<TeamSpec>) -> BTreeSet<String> {
+    team.spec
+        .leads
+        .iter()
+        .map(|l| l.value.trim_start_matches('@').to_ascii_lowercase())
+        .collect()
+}
+
+/// Units of each resource a cluster's pools provide, with their GPU-equivalent.
+fn cluster_capacity(repo: &Repo, cluster: &str) -> BTreeMap<String, (f64, f64)> {
+    let mut out: BTreeMap<String, (f64, f64)> = BTreeMap::new();
+    if let Some(c) = repo.clusters.get(cluster) {
+        for p in &c.spec.node_pools {
+            let gpus = crate::capacity::pool_gpus(p) as f64;
+            for r in crate::gpu::resources::provided(p, c.spec.mig_strategy.value) {
+                let e = out.entry(r.resource).or_insert((0.0, r.gpu_equivalent));
+                e.0 += gpus * r.per_gpu as f64;
+            }
+        }
+    }
+    out
+}
+
+/// Borrowing the team may do in each cluster and resource: its limit, or the
+/// cluster's whole capacity when it sets none; absent clusters borrow nothing.
+fn borrowing(
+    repo: &Repo,
+    team: Option<&Document<TeamSpec>>,
+) -> BTreeMap<(String, String), (f64, bool)> {
+    let mut out = BTreeMap::new();
+    let Some(team) = team else { return out };
+    for (cluster, presence) in &team.spec.clusters {
+        for (resource, (units, _)) in cluster_capacity(repo, &cluster.value) {
+            let limit = presence
+                .borrowing_limit
+                .iter()
+                .find(|(k, _)| k.value == resource)
+                .map(|(_, v)| v.value.0 as f64);
+            out.insert(
+                (cluster.value.clone(), resource),
+                (limit.unwrap_or(units), limit.is_none()),
+            );
+        }
+    }
+    out
+}
+
 /// Builds the facts of a Team.
 pub fn team(env: &Env<'_>, team: &Document<TeamSpec>, change: &Change) -> TeamSubject {
-    let quota = team_quota_gpus(env.head, team);
+    let removed = change.kind == ChangeKind::Removed;
+    let quota = if removed {
+        0.0
+    } else {
+        team_quota_gpus(env.world, team)
+    };
     let mut facts = super::team_base(env, Some(team), team.name());
     facts.quota_gpus = round(quota);
-    let prev = change
-        .previous::<TeamSpec>()
-        .map(|t| team_quota_gpus(env.base.unwrap_or(env.head), t))
+    let previous = change.previous::<TeamSpec>();
+    let prev = previous
+        .map(|t| team_quota_gpus(env.base.unwrap_or(env.world), t))
         .unwrap_or(0.0);
+    let now_leads = if removed {
+        BTreeSet::new()
+    } else {
+        leads(team)
+    };
+    let before_leads = previous.map(leads).unwrap_or_default();
+    let now_borrow = borrowing(env.world, (!removed).then_some(team));
+    let before_borrow = borrowing(env.world, previous);
+    let mut unlocked = 0.0;
+    let mut unbounded = false;
+    for (key, (units, open)) in &now_borrow {
+        let (old, old_open) = before_borrow.get(key).copied().unwrap_or((0.0, false));
+        if units > &old {
+            let eq = cluster_capacity(env.world, &key.0)
+                .get(&key.1)
+                .map_or(1.0, |(_, e)| *e);
+            unlocked += (units - old) * eq;
+        }
+        unbounded |= *open && !old_open;
+    }
+    let lending = |t: Option<&Document<TeamSpec>>| -> Vec<(String, String, u32)> {
+        t.iter()
+            .flat_map(|t| {
+                t.spec.clusters.iter().flat_map(|(c, p)| {
+                    p.lending_limit
+                        .iter()
+                        .map(move |(r, v)| (c.value.clone(), r.value.clone(), v.value.0))
+                })
+            })
+            .collect()
+    };
+    let namespaces = |t: Option<&Document<TeamSpec>>| -> BTreeMap<String, String> {
+        t.iter()
+            .flat_map(|t| {
+                t.spec
+                    .clusters
+                    .iter()
+                    .map(|(c, p)| (c.value.clone(), p.namespace.value.clone()))
+            })
+            .collect()
+    };
+    let (ns_now, ns_before) = (namespaces((!removed).then_some(team)), namespaces(previous));
     TeamSubject {
         now: env.at.to_string(),
         config: super::config_facts(env.config),
-        change: SizedChange {
+        change: TeamChange {
             base: super::change_facts(change),
             delta_gpus: round(quota - prev),
-            previous: PreviousGpus { gpus: round(prev) },
+            leads_added: now_leads.difference(&before_leads).cloned().collect(),
+            leads_removed: before_leads.difference(&now_leads).cloned().collect(),
+            borrowing_unlocked_gpus: round(unlocked),
+            borrowing_unbounded: unbounded,
+            lending_changed: previous.is_some()
+                && lending((!removed).then_some(team)) != lending(previous),
+            namespaces_changed: ns_before
+                .iter()
+                .filter(|(c, ns)| ns_now.get(*c).is_some_and(|n| n != *ns))
+                .map(|(c, _)| c.clone())
+                .collect(),
+            previous: PreviousTeam {
+                gpus: round(prev),
+                leads: before_leads.into_iter().collect(),
+            },
         },
         team: facts,
     }

@@ -54,12 +54,13 @@ fn builders_match_the_documented_fact_model() {
     let at = "2026-11-22".parse().unwrap();
     let analysis = crate::cost::Analysis::new(&repo, at);
     let env = Env {
-        head: &repo,
+        world: &repo,
         base: None,
         config: &config,
         ledger: &ledger,
         at,
         analysis: &analysis,
+        aggregates: &Aggregates::default(),
     };
     let change = Change::unchanged();
     let req = &repo.requests["inference-llm-serving"];
@@ -96,12 +97,13 @@ fn request_facts_have_the_right_numbers() {
     let at = "2026-11-22".parse().unwrap();
     let analysis = crate::cost::Analysis::new(&repo, at);
     let env = Env {
-        head: &repo,
+        world: &repo,
         base: None,
         config: &config,
         ledger: &ledger,
         at,
         analysis: &analysis,
+        aggregates: &Aggregates::default(),
     };
     let change = Change::unchanged();
     let get = |v: &Value, p: &str| lookup(v, p).unwrap();

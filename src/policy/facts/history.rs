@@ -1,0 +1,229 @@
+//! The facts of the two subjects that are not documents: the usage history
+//! (`usage/*.csv`, which every forecast, utilization and stranded-spend figure
+//! is made from) and the template overrides (`templates/`, which shape every
+//! rendered object). Appending new hours to the history is data; changing an
+//! hour the base already had is a rewrite of the evidence.
+
+use super::Env;
+use super::model::*;
+use crate::model::{SeriesKey, Timestamp, Usage};
+use schemars::JsonSchema;
+use serde::Serialize;
+use std::collections::HashMap;
+
+/// How the usage history changed between two revisions.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, JsonSchema)]
+pub struct UsageDelta {
+    /// Hourly rows after the last hour the base had for their series (new series included).
+    pub appended_rows: u64,
+    /// Hours the base had (or that fall inside its history, gaps included) whose values differ.
+    pub rewritten_rows: u64,
+    /// Hours the base had that are gone.
+    pub removed_rows: u64,
+    /// The first rewritten or removed hour, RFC 3339 (empty when none).
+    pub first_rewritten: String,
+    /// Series (cluster, pool, team) the change rewrites or removes hours of.
+    pub series_rewritten: Vec<String>,
+}
+
+impl UsageDelta {
+    pub fn is_empty(&self) -> bool {
+        self.appended_rows == 0 && self.rewritten_rows == 0 && self.removed_rows == 0
+    }
+}
+
+type Row = (Option<f64>, Option<f64>);
+
+fn rows(u: &Usage) -> HashMap<&SeriesKey, Vec<(i64, Row)>> {
+    let mut out: HashMap<&SeriesKey, Vec<(i64, Row)>> = HashMap::new();
+    for s in &u.samples {
+        if let Some(key) = u.series.get(s.series as usize) {
+            out.entry(key)
+                .or_default()
+                .push((s.at.hour_index(), (s.allocated, s.used)));
+        }
+    }
+    for v in out.values_mut() {
+        v.sort_by_key(|r| r.0);
+    }
+    out
+}
+
+fn same(a: Option<f64>, b: Option<f64>) -> bool {
+    match (a, b) {
+        (None, None) => true,
+        (Some(x), Some(y)) => (x - y).abs() < 1e-9,
+        _ => false,
+    }
+}
+
+/// Compares the base's usage history with the head's, hour by hour.
+pub fn usage_delta(base: &Usage, head: &Usage) -> UsageDelta {
+    let before = rows(base);
+    let after = rows(head);
+    let mut d = UsageDelta::default();
+    let mut first: Option<i64> = None;
+    let mut touched = std::collections::BTreeSet::new();
+    let mut mark = |d: &mut UsageDelta, key: &SeriesKey, hour: i64| {
+        first = Some(first.map_or(hour, |f| f.min(hour)));
+        touched.insert(format!("{}/{}/{}", key.cluster, key.pool, key.team));
+        let _ = d;
+    };
+    for (key, now) in &after {
+        let Some(old) = before.get(key) else {
+            d.appended_rows += now.len() as u64;
+            continue;
+        };
+        let last = old.last().map_or(i64::MIN, |r| r.0);
+        let old_at: HashMap<i64, Row> = old.iter().copied().collect();
+        for (hour, row) in now {
+            if *hour > last {
+                d.appended_rows += 1;
+                continue;
+            }
+            match old_at.get(hour) {
+                Some(o) if same(o.0, row.0) && same(o.1, row.1) => {}
+                _ => {
+                    d.rewritten_rows += 1;
+                    mark(&mut d, key, *hour);
+                }
+            }
+        }
+        let now_hours: std::collections::HashSet<i64> = now.iter().map(|r| r.0).collect();
+        for (hour, _) in old {
+            if !now_hours.contains(hour) {
+                d.removed_rows += 1;
+                mark(&mut d, key, *hour);
+            }
+        }
+    }
+    for (key, old) in &before {
+        if !after.contains_key(key) {
+            d.removed_rows += old.len() as u64;
+            if let Some(h) = old.first() {
+                mark(&mut d, key, h.0);
+            }
+        }
+    }
+    d.first_rewritten = first
+        .and_then(|h| Timestamp::from_second(h * 3600))
+        .map(|t| t.to_string())
+        .unwrap_or_default();
+    d.series_rewritten = touched.into_iter().collect();
+    d
+}
+
+/// What the conditions of a change to the usage history read.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct UsageSubject {
+    /// The evaluation time (`--at`, default now), RFC 3339.
+    pub now: String,
+    pub config: ConfigFacts,
+    pub change: UsageChange,
+}
+
+#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+pub struct UsageChange {
+    #[serde(flatten)]
+    pub base: ChangeFacts,
+    #[serde(flatten)]
+    pub delta: UsageDelta,
+    /// Whether the change alters or removes hours the base already had.
+    pub rewrites_history: bool,
+}
+
+/// Builds the facts of a change to the usage history.
+pub fn usage(env: &Env<'_>, delta: &UsageDelta) -> UsageSubject {
+    UsageSubject {
+        now: env.at.to_string(),
+        config: super::config_facts(env.config),
+        change: UsageChange {
+            base: ChangeFacts {
+                kind: "modified".into(),
+                fields: Vec::new(),
+            },
+            delta: delta.clone(),
+            rewrites_history: delta.rewritten_rows > 0 || delta.removed_rows > 0,
+        },
+    }
+}
+
+/// Template overrides the change adds, modifies or removes, by path under `templates/`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, JsonSchema)]
+pub struct TemplateDelta {
+    /// Templates the change adds.
+    pub added: Vec<String>,
+    /// Templates the change modifies.
+    pub modified: Vec<String>,
+    /// Templates the change removes.
+    pub removed: Vec<String>,
+    /// Rendered files whose content the template change alone changes.
+    pub rendered_files_changed: Vec<String>,
+}
+
+impl TemplateDelta {
+    pub fn is_empty(&self) -> bool {
+        self.added.is_empty() && self.modified.is_empty() && self.removed.is_empty()
+    }
+}
+
+/// How the template overrides differ between two revisions (by name and text).
+pub fn template_delta(
+    base: &[crate::load::templates::TemplateFile],
+    head: &[crate::load::templates::TemplateFile],
+) -> TemplateDelta {
+    let before: std::collections::BTreeMap<&str, &Result<String, String>> =
+        base.iter().map(|t| (t.name.as_str(), &t.text)).collect();
+    let after: std::collections::BTreeMap<&str, &Result<String, String>> =
+        head.iter().map(|t| (t.name.as_str(), &t.text)).collect();
+    TemplateDelta {
+        added: after
+            .keys()
+            .filter(|k| !before.contains_key(*k))
+            .map(|k| k.to_string())
+            .collect(),
+        modified: after
+            .iter()
+            .filter(|(k, v)| before.get(*k).is_some_and(|b| b != *v))
+            .map(|(k, _)| k.to_string())
+            .collect(),
+        removed: before
+            .keys()
+            .filter(|k| !after.contains_key(*k))
+            .map(|k| k.to_string())
+            .collect(),
+        rendered_files_changed: Vec::new(),
+    }
+}
+
+/// What the conditions of a change to the templates read.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct TemplatesSubject {
+    /// The evaluation time (`--at`, default now), RFC 3339.
+    pub now: String,
+    pub config: ConfigFacts,
+    pub change: TemplatesChange,
+}
+
+#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+pub struct TemplatesChange {
+    #[serde(flatten)]
+    pub base: ChangeFacts,
+    #[serde(flatten)]
+    pub delta: TemplateDelta,
+}
+
+/// Builds the facts of a change to the templates.
+pub fn templates(env: &Env<'_>, delta: &TemplateDelta) -> TemplatesSubject {
+    TemplatesSubject {
+        now: env.at.to_string(),
+        config: super::config_facts(env.config),
+        change: TemplatesChange {
+            base: ChangeFacts {
+                kind: "modified".into(),
+                fields: Vec::new(),
+            },
+            delta: delta.clone(),
+        },
+    }
+}

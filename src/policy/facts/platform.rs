@@ -1,0 +1,402 @@
+//! The facts of changes to the platform itself: a Cluster (its GPUs, what
+//! they cost, its environment), a PriorityClass (its value and preemption)
+//! and a PriceCatalog (what moved in the prices). Prices are the judging
+//! world's (the base's), so a cluster's cost before and after is priced alike.
+
+use super::Env;
+use super::model::*;
+use super::values::round;
+use crate::model::*;
+use crate::policy::change::Change;
+use schemars::JsonSchema;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// Hours in an average month, as every monthly cost counts them.
+const MONTH_HOURS: f64 = 730.0;
+
+/// What a changed Cluster's conditions read.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct ClusterSubject {
+    /// The evaluation time (`--at`, default now), RFC 3339.
+    pub now: String,
+    pub config: ConfigFacts,
+    pub change: ClusterChange,
+    pub cluster: ClusterSize,
+}
+
+/// A cluster as the change leaves it.
+#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+pub struct ClusterSize {
+    #[serde(flatten)]
+    pub cluster: ClusterFacts,
+    /// Physical GPUs across its pools.
+    pub gpus: f64,
+    /// Its pools' GPUs at their blended GPU-hour prices, for an average month (730 hours).
+    pub monthly_cost: f64,
+    /// Pools whose instance type has no price in the base's catalogs.
+    pub unpriced_pools: Vec<String>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+pub struct ClusterChange {
+    #[serde(flatten)]
+    pub base: ChangeFacts,
+    /// GPUs now minus GPUs before (requests, reservations) or quota GPUs now minus before (teams); the whole size when added.
+    pub delta_gpus: f64,
+    /// Monthly cost now minus before.
+    pub delta_monthly_cost: f64,
+    /// Cost over a year now minus before (clusters run without an end).
+    pub delta_total_cost: f64,
+    /// Whether the environment changed (production, staging, ...).
+    pub environment_changed: bool,
+    /// Pools the change adds.
+    pub pools_added: Vec<String>,
+    /// Pools the change removes.
+    pub pools_removed: Vec<String>,
+    /// Pools whose nodes, GPUs, purchase mix, MIG layout or time-slicing change.
+    pub pools_changed: Vec<String>,
+    pub previous: PreviousCluster,
+}
+
+#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+pub struct PreviousCluster {
+    /// GPU-equivalents before the change (0 when added).
+    pub gpus: f64,
+    /// Environment before the change (empty when added).
+    pub environment: String,
+    /// Monthly cost before the change (0 when added).
+    pub monthly_cost: f64,
+}
+
+fn size(env: &Env<'_>, cluster: &Document<ClusterSpec>) -> ClusterSize {
+    let mut gpus = 0.0;
+    let mut monthly = 0.0;
+    let mut unpriced = Vec::new();
+    for pool in &cluster.spec.node_pools {
+        let n = crate::capacity::pool_gpus(pool) as f64;
+        gpus += n;
+        match crate::cost::prices::pool(env.world, cluster, pool).blended {
+            Some(p) => monthly += n * crate::cost::prices::float(p) * MONTH_HOURS,
+            None => unpriced.push(pool.name.value.to_string()),
+        }
+    }
+    ClusterSize {
+        cluster: super::cluster_facts(cluster),
+        gpus,
+        monthly_cost: round(monthly),
+        unpriced_pools: unpriced,
+    }
+}
+
+/// A pool as a change compares it: its size and how it is bought and shared.
+fn pool_shape(p: &NodePool) -> String {
+    let mix = p.purchase.as_ref().map(|m| {
+        format!(
+            "{}/{}/{}",
+            m.value.reserved.0, m.value.on_demand.0, m.value.spot.0
+        )
+    });
+    let mig = p.mig.as_ref().map(|m| {
+        m.layout
+            .value
+            .iter()
+            .map(|(k, v)| format!("{}={}", k.value, v.value.0))
+            .collect::<Vec<_>>()
+            .join(",")
+    });
+    format!(
+        "{}x{}:{}:{:?}:{:?}:{:?}:{:?}",
+        p.nodes.value.0,
+        p.gpus_per_node.value.0,
+        p.gpu_model.value,
+        p.instance_type.as_ref().map(|t| t.value.clone()),
+        mix,
+        mig,
+        p.time_slicing.as_ref().map(|t| t.replicas.value)
+    )
+}
+
+/// Builds the facts of a changed Cluster: the head's document, compared with the base's.
+pub fn cluster(env: &Env<'_>, doc: &Document<ClusterSpec>, change: &Change) -> ClusterSubject {
+    let removed = change.kind == crate::policy::change::ChangeKind::Removed;
+    let mut now = size(env, doc);
+    if removed {
+        // A removed cluster holds nothing: `doc` is the base's, for its name.
+        now.gpus = 0.0;
+        now.monthly_cost = 0.0;
+    }
+    let previous = change.previous::<ClusterSpec>();
+    let before = previous.map(|p| size(env, p));
+    let pools = |d: &Document<ClusterSpec>| -> BTreeMap<String, String> {
+        d.spec
+            .node_pools
+            .iter()
+            .map(|p| (p.name.value.to_string(), pool_shape(p)))
+            .collect()
+    };
+    let after_pools = if removed { BTreeMap::new() } else { pools(doc) };
+
+    let before_pools = previous.map(pools).unwrap_or_default();
+    let (prev_gpus, prev_cost) = before
+        .as_ref()
+        .map(|b| (b.gpus, b.monthly_cost))
+        .unwrap_or((0.0, 0.0));
+    ClusterSubject {
+        now: env.at.to_string(),
+        config: super::config_facts(env.config),
+        change: ClusterChange {
+            base: super::change_facts(change),
+            delta_gpus: round(now.gpus - prev_gpus),
+            delta_monthly_cost: round(now.monthly_cost - prev_cost),
+            delta_total_cost: round((now.monthly_cost - prev_cost) * 12.0),
+            environment_changed: previous
+                .is_some_and(|p| p.spec.environment.value != doc.spec.environment.value),
+            pools_added: after_pools
+                .keys()
+                .filter(|k| !before_pools.contains_key(*k))
+                .cloned()
+                .collect(),
+            pools_removed: before_pools
+                .keys()
+                .filter(|k| !after_pools.contains_key(*k))
+                .cloned()
+                .collect(),
+            pools_changed: after_pools
+                .iter()
+                .filter(|(k, v)| before_pools.get(*k).is_some_and(|b| b != *v))
+                .map(|(k, _)| k.clone())
+                .collect(),
+            previous: PreviousCluster {
+                gpus: prev_gpus,
+                environment: previous
+                    .map(|p| p.spec.environment.value.as_str().to_string())
+                    .unwrap_or_default(),
+                monthly_cost: prev_cost,
+            },
+        },
+        cluster: now,
+    }
+}
+
+/// What a changed PriorityClass's conditions read.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct PriorityClassSubject {
+    /// The evaluation time (`--at`, default now), RFC 3339.
+    pub now: String,
+    pub config: ConfigFacts,
+    pub change: PriorityChange,
+    pub priority_class: PriorityFacts,
+}
+
+#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+pub struct PriorityFacts {
+    /// The class's name.
+    pub name: String,
+    /// Its value: higher runs first and may preempt lower.
+    pub value: i64,
+    /// `PreemptLowerPriority` or `Never`.
+    pub preemption_policy: String,
+    /// Whether pods without a class get this one.
+    pub global_default: bool,
+    /// Requests of the repository that run at this class.
+    pub requests: u32,
+}
+
+#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+pub struct PriorityChange {
+    #[serde(flatten)]
+    pub base: ChangeFacts,
+    /// The value now minus before (the whole value when added).
+    pub delta_value: i64,
+    /// Whether the preemption policy or the global default changed.
+    pub preemption_changed: bool,
+    pub previous: PreviousPriority,
+}
+
+#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+pub struct PreviousPriority {
+    /// Value before the change (0 when added).
+    pub value: i64,
+    /// Preemption policy before the change (empty when added).
+    pub preemption_policy: String,
+}
+
+fn priority_facts(env: &Env<'_>, doc: &Document<PriorityClassSpec>) -> PriorityFacts {
+    let s = &doc.spec;
+    let default_class = env
+        .config
+        .defaults
+        .priority_class
+        .as_ref()
+        .map(|c| c.value.as_str());
+    PriorityFacts {
+        name: doc.name().to_string(),
+        value: s.value.value,
+        preemption_policy: s
+            .preemption_policy
+            .unwrap_or(PreemptionPolicy::PreemptLowerPriority)
+            .as_str()
+            .to_string(),
+        global_default: s.global_default.as_ref().is_some_and(|g| g.value),
+        requests: env
+            .world
+            .requests
+            .values()
+            .filter(|r| {
+                r.spec
+                    .priority_class
+                    .as_ref()
+                    .map(|c| c.value.as_str())
+                    .or(default_class)
+                    == Some(doc.name())
+            })
+            .count() as u32,
+    }
+}
+
+/// Builds the facts of a changed PriorityClass.
+pub fn priority_class(
+    env: &Env<'_>,
+    doc: &Document<PriorityClassSpec>,
+    change: &Change,
+) -> PriorityClassSubject {
+    let mut now = priority_facts(env, doc);
+    if change.kind == crate::policy::change::ChangeKind::Removed {
+        now.value = 0;
+    }
+    let before = change
+        .previous::<PriorityClassSpec>()
+        .map(|p| priority_facts(env, p));
+    PriorityClassSubject {
+        now: env.at.to_string(),
+        config: super::config_facts(env.config),
+        change: PriorityChange {
+            base: super::change_facts(change),
+            delta_value: now.value - before.as_ref().map_or(0, |b| b.value),
+            preemption_changed: before.as_ref().is_some_and(|b| {
+                b.preemption_policy != now.preemption_policy
+                    || b.global_default != now.global_default
+            }),
+            previous: PreviousPriority {
+                value: before.as_ref().map_or(0, |b| b.value),
+                preemption_policy: before.map(|b| b.preemption_policy).unwrap_or_default(),
+            },
+        },
+        priority_class: now,
+    }
+}
+
+/// What a changed PriceCatalog's conditions read.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct CatalogSubject {
+    /// The evaluation time (`--at`, default now), RFC 3339.
+    pub now: String,
+    pub config: ConfigFacts,
+    pub change: CatalogChange,
+    pub catalog: CatalogFacts,
+}
+
+#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+pub struct CatalogFacts {
+    /// The catalog's name.
+    pub name: String,
+    /// Price entries (provider, region, instance type).
+    pub entries: u32,
+}
+
+#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+pub struct CatalogChange {
+    #[serde(flatten)]
+    pub base: ChangeFacts,
+    /// Entries the change adds.
+    pub entries_added: u32,
+    /// Entries the change removes.
+    pub entries_removed: u32,
+    /// Entries with at least one price that differs.
+    pub prices_changed: u32,
+    /// The largest fall of one price, as a share of its old value (0.25: a quarter cheaper).
+    pub largest_decrease: f64,
+    /// The largest rise of one price, as a share of its old value.
+    pub largest_increase: f64,
+}
+
+/// Builds the facts of a changed PriceCatalog.
+pub fn catalog(env: &Env<'_>, doc: &Document<CatalogSpec>, change: &Change) -> CatalogSubject {
+    type Key = (Provider, String, String);
+    let entries = |d: &Document<CatalogSpec>| -> BTreeMap<Key, Vec<Option<f64>>> {
+        d.spec
+            .prices
+            .iter()
+            .map(|e| {
+                let f = |m: &Option<Spanned<Money>>| {
+                    m.as_ref().map(|m| crate::cost::prices::float(m.value.0))
+                };
+                (
+                    (
+                        e.provider.value,
+                        e.region.value.clone(),
+                        e.instance_type.value.clone(),
+                    ),
+                    vec![
+                        Some(crate::cost::prices::float(e.on_demand.value.0)),
+                        f(&e.spot),
+                        f(&e.reserved1y),
+                        f(&e.reserved3y),
+                        f(&e.capacity_block),
+                        Some(e.gpus_per_instance.value.0 as f64),
+                    ],
+                )
+            })
+            .collect()
+    };
+    let now = if change.kind == crate::policy::change::ChangeKind::Removed {
+        BTreeMap::new()
+    } else {
+        entries(doc)
+    };
+    let before = change
+        .previous::<CatalogSpec>()
+        .map(entries)
+        .unwrap_or_default();
+    let (mut changed, mut down, mut up) = (0u32, 0.0f64, 0.0f64);
+    for (k, prices) in &now {
+        let Some(old) = before.get(k) else { continue };
+        if old == prices {
+            continue;
+        }
+        changed += 1;
+        for (a, b) in old.iter().zip(prices) {
+            match (a, b) {
+                (Some(a), Some(b)) if *a > 0.0 => {
+                    down = down.max((a - b) / a);
+                    up = up.max((b - a) / a);
+                }
+                // A price that disappears is as good as free for what it priced.
+                (Some(_), None) => down = down.max(1.0),
+                _ => {}
+            }
+        }
+    }
+    let entries_removed = before.keys().filter(|k| !now.contains_key(*k)).count() as u32;
+    if entries_removed > 0 {
+        // Without its entry a pool is unpriced, as good as free to every cost rule.
+        down = 1.0;
+    }
+    CatalogSubject {
+        now: env.at.to_string(),
+        config: super::config_facts(env.config),
+        change: CatalogChange {
+            base: super::change_facts(change),
+            entries_added: now.keys().filter(|k| !before.contains_key(*k)).count() as u32,
+            entries_removed,
+            prices_changed: changed,
+            largest_decrease: round(down),
+            largest_increase: round(up),
+        },
+        catalog: CatalogFacts {
+            name: doc.name().to_string(),
+            entries: now.len() as u32,
+        },
+    }
+}

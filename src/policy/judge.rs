@@ -1,0 +1,216 @@
+//! What is judged, and with which facts: one subject per changed document of
+//! every kind (added, modified or removed: a removed document is judged with
+//! its base version), plus the usage history and the templates when they
+//! change; and what a change adds up to per team.
+
+use super::change::{Change, ChangeKind, Changed};
+use super::facts::{self, Aggregates, Facts, TemplateDelta, Totals, UsageDelta};
+use crate::capacity;
+use crate::diag::Span;
+use crate::model::*;
+
+/// One thing to judge.
+#[derive(Clone, Debug)]
+pub enum Target {
+    /// A document that changed (or, without a base, that stands).
+    Document(Box<Changed>),
+    /// The usage history, when the change alters it.
+    Usage(UsageDelta),
+    /// The template overrides, when the change alters them.
+    Templates(TemplateDelta),
+}
+
+impl Target {
+    pub fn subject(&self) -> Subject {
+        match self {
+            Target::Document(c) => Subject::of_kind(c.kind),
+            Target::Usage(_) => Subject::UsageHistory,
+            Target::Templates(_) => Subject::Templates,
+        }
+    }
+
+    pub fn name(&self) -> &str {
+        match self {
+            Target::Document(c) => &c.name,
+            Target::Usage(_) => "usage",
+            Target::Templates(_) => "templates",
+        }
+    }
+}
+
+/// A subject's facts, who leads the team it belongs to, and where it is written.
+pub struct Judged {
+    pub facts: Facts,
+    /// The base's leads of the subject's team (the `team-lead` role).
+    pub team_leads: Vec<String>,
+    pub location: Option<Span>,
+}
+
+/// The document a change is about: the head's, or the base's when it was removed.
+fn document<'r, S: Spec>(head: &'r Repo, c: &'r Changed) -> Option<&'r Document<S>> {
+    match S::slot(head).find(&c.name) {
+        Some(d) => Some(d),
+        None => c.change.previous::<S>(),
+    }
+}
+
+/// When judging without a base, "before" is the document as it stands.
+pub fn with_previous_as_current(change: &Change, current: impl FnOnce() -> TypedDoc) -> Change {
+    if change.kind != ChangeKind::Unchanged {
+        return change.clone();
+    }
+    Change {
+        previous: Some(current()),
+        ..change.clone()
+    }
+}
+
+/// The leads of a team as the judging revision has them: the base's (a team
+/// the change adds has none until it is merged).
+fn leads(env: &facts::Env<'_>, team: &str) -> Vec<String> {
+    env.base
+        .unwrap_or(env.world)
+        .teams
+        .get(team)
+        .map(|t| t.spec.leads.iter().map(|l| l.value.clone()).collect())
+        .unwrap_or_default()
+}
+
+/// Builds the facts of one target; `None` when there is nothing to judge.
+pub fn facts_of(env: &facts::Env<'_>, head: &Repo, target: &Target) -> Option<Judged> {
+    let c = match target {
+        Target::Usage(d) => {
+            return Some(Judged {
+                facts: Facts::UsageHistory(Box::new(facts::history::usage(env, d))),
+                team_leads: Vec::new(),
+                location: None,
+            });
+        }
+        Target::Templates(d) => {
+            return Some(Judged {
+                facts: Facts::Templates(Box::new(facts::history::templates(env, d))),
+                team_leads: Vec::new(),
+                location: None,
+            });
+        }
+        Target::Document(c) => c,
+    };
+    let judged = match c.kind {
+        Kind::CapacityRequest => {
+            let doc = document::<RequestSpec>(head, c)?;
+            let change =
+                with_previous_as_current(&c.change, || TypedDoc::CapacityRequest(doc.clone()));
+            Judged {
+                facts: Facts::Request(Box::new(facts::request(env, doc, &change))),
+                team_leads: leads(env, &doc.spec.team.value),
+                location: Some(doc.name_span()),
+            }
+        }
+        Kind::Reservation => {
+            let doc = document::<ReservationSpec>(head, c)?;
+            let change = with_previous_as_current(&c.change, || TypedDoc::Reservation(doc.clone()));
+            Judged {
+                facts: Facts::Reservation(Box::new(facts::reservation(env, doc, &change))),
+                team_leads: Vec::new(),
+                location: Some(doc.name_span()),
+            }
+        }
+        Kind::Team => {
+            let doc = document::<TeamSpec>(head, c)?;
+            let change = with_previous_as_current(&c.change, || TypedDoc::Team(doc.clone()));
+            Judged {
+                facts: Facts::Team(Box::new(facts::team(env, doc, &change))),
+                team_leads: leads(env, doc.name()),
+                location: Some(doc.name_span()),
+            }
+        }
+        Kind::Cluster => {
+            let doc = document::<ClusterSpec>(head, c)?;
+            Judged {
+                facts: Facts::Cluster(Box::new(facts::platform::cluster(env, doc, &c.change))),
+                team_leads: Vec::new(),
+                location: Some(doc.name_span()),
+            }
+        }
+        Kind::PriorityClass => {
+            let doc = document::<PriorityClassSpec>(head, c)?;
+            Judged {
+                facts: Facts::PriorityClass(Box::new(facts::platform::priority_class(
+                    env, doc, &c.change,
+                ))),
+                team_leads: Vec::new(),
+                location: Some(doc.name_span()),
+            }
+        }
+        Kind::PriceCatalog => {
+            let doc = document::<CatalogSpec>(head, c)?;
+            Judged {
+                facts: Facts::PriceCatalog(Box::new(facts::platform::catalog(env, doc, &c.change))),
+                team_leads: Vec::new(),
+                location: Some(doc.name_span()),
+            }
+        }
+        Kind::ApprovalPolicy | Kind::Config => {
+            let location = head
+                .find(c.kind, &c.name)
+                .or_else(|| env.base?.find(c.kind, &c.name))
+                .map(|d| d.origin().kind_span);
+            Judged {
+                facts: Facts::Document(Box::new(facts::document(env, c.kind, &c.name, &c.change))),
+                team_leads: Vec::new(),
+                location,
+            }
+        }
+    };
+    Some(judged)
+}
+
+/// What the change adds up to per team: each changed request's GPUs and costs
+/// now minus before, summed per (team, cluster, pool) and per team. (Without
+/// a base each request stands alone and its facts use its own size.)
+pub fn aggregates(
+    world: &Repo,
+    analysis: &crate::cost::Analysis<'_>,
+    changes: &[Changed],
+    recent_growth: &std::collections::BTreeMap<String, f64>,
+) -> Aggregates {
+    let mut out = Aggregates {
+        recent_growth: recent_growth.clone(),
+        ..Aggregates::default()
+    };
+    let f = |d: Option<rust_decimal::Decimal>| d.map(crate::cost::prices::float).unwrap_or(0.0);
+    let mut add = |spec: &RequestSpec, sign: f64| {
+        let gpus = capacity::size(spec, capacity::pool_of(world, spec)).gpus;
+        let cost = analysis.request_cost(spec);
+        let t = Totals {
+            gpus: sign * gpus,
+            monthly_cost: sign * f(cost.as_ref().map(|c| c.monthly)),
+            total_cost: sign * f(cost.as_ref().map(|c| c.total)),
+        };
+        let key = (
+            spec.team.value.clone(),
+            spec.cluster.value.clone(),
+            spec.pool.value.clone(),
+        );
+        bump(out.by_pool.entry(key).or_default(), t);
+        bump(out.by_team.entry(spec.team.value.clone()).or_default(), t);
+    };
+    for c in changes.iter().filter(|c| c.kind == Kind::CapacityRequest) {
+        if c.change.kind == ChangeKind::Unchanged {
+            continue;
+        }
+        if let Some(doc) = world.requests.get(&c.name) {
+            add(&doc.spec, 1.0);
+        }
+        if let Some(prev) = c.change.previous::<RequestSpec>() {
+            add(&prev.spec, -1.0);
+        }
+    }
+    out
+}
+
+fn bump(slot: &mut Totals, t: Totals) {
+    slot.gpus += t.gpus;
+    slot.monthly_cost += t.monthly_cost;
+    slot.total_cost += t.total_cost;
+}

@@ -1,0 +1,85 @@
+//! The repository a change is judged in.
+//!
+//! A pull request never changes what judges it. Everything a decision reads,
+//! other than the changed document itself, comes from the base revision: the
+//! Config, the approval policies, the Teams (quotas, leads, limits), the
+//! Clusters (capacity, environment, purchase mix), the PriorityClasses, the
+//! PriceCatalogs and the usage history. What the pull request proposes to
+//! commit (its CapacityRequests and Reservations, all of them, so that several
+//! requests of one change add up) comes from the head. Documents the change
+//! adds that the base does not have (a new cluster, a new team) are taken
+//! from the head so that references resolve; their own addition is judged.
+//!
+//! Without a base (a plain `check` on the default branch or in a merge
+//! queue) the repository judges itself.
+
+use crate::model::*;
+use std::collections::BTreeMap;
+
+/// The judging world of a change from `base` to `head`.
+pub fn judging(base: &Repo, head: &Repo) -> Repo {
+    fn union<S: Clone>(
+        base: &BTreeMap<String, Document<S>>,
+        head: &BTreeMap<String, Document<S>>,
+    ) -> BTreeMap<String, Document<S>> {
+        let mut out = base.clone();
+        for (name, doc) in head {
+            out.entry(name.clone()).or_insert_with(|| doc.clone());
+        }
+        out
+    }
+    Repo {
+        config: base.config.clone().or_else(|| head.config.clone()),
+        policies: base.policies.clone(),
+        catalogs: base.catalogs.clone(),
+        teams: union(&base.teams, &head.teams),
+        clusters: union(&base.clusters, &head.clusters),
+        priority_classes: union(&base.priority_classes, &head.priority_classes),
+        requests: head.requests.clone(),
+        reservations: head.reservations.clone(),
+        usage: base.usage.clone(),
+    }
+}
+
+/// The base revision's requests, whole: the base keeps only the documents of
+/// the files the change touched, the others are the head's (identical).
+pub fn base_requests<'r>(
+    base: &'r Repo,
+    head: &'r Repo,
+    changed: &std::collections::HashSet<&str>,
+) -> BTreeMap<&'r str, &'r Document<RequestSpec>> {
+    let mut out: BTreeMap<&str, &Document<RequestSpec>> = head
+        .requests
+        .iter()
+        .filter(|(n, _)| !changed.contains(n.as_str()))
+        .map(|(n, d)| (n.as_str(), d))
+        .collect();
+    for (n, d) in &base.requests {
+        if changed.contains(n.as_str()) {
+            out.insert(n.as_str(), d);
+        }
+    }
+    out
+}
+
+/// GPU-equivalents each team's requests grew by between a past revision and
+/// the base: for every request of the base, what it holds beyond what it held
+/// then (a request that did not exist then counts whole). Shrinking one
+/// request does not pay for growing another: this is the growth that went
+/// through, which the rolling budget of automatic approvals counts.
+pub fn recent_growth(
+    world: &Repo,
+    base: &BTreeMap<&str, &Document<RequestSpec>>,
+    past: &BTreeMap<String, Document<RequestSpec>>,
+) -> BTreeMap<String, f64> {
+    let gpus = |s: &RequestSpec| crate::capacity::size(s, crate::capacity::pool_of(world, s)).gpus;
+    let mut out: BTreeMap<String, f64> = BTreeMap::new();
+    for (name, doc) in base {
+        let then = past.get(*name).map_or(0.0, |p| gpus(&p.spec));
+        let grew = gpus(&doc.spec) - then;
+        if grew > 1e-9 {
+            *out.entry(doc.spec.team.value.clone()).or_default() += grew;
+        }
+    }
+    out
+}
