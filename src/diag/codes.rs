@@ -100,6 +100,9 @@ codes! {
     PurchaseMixMismatch = "purchase-mix-mismatch", Error, "a pool's reserved, on-demand and spot nodes do not add up to its node count";
     InvalidNamespace = "invalid-namespace", Error, "a namespace is not a valid DNS label";
     DuplicateNamespace = "duplicate-namespace", Error, "two teams use the same namespace in one cluster";
+    NameInvalid = "name-invalid", Error, "a name that becomes a file path or an object name is not one the cluster, cloud or file system accepts";
+    TeamOverQuota = "team-over-quota", Error, "the requests in force commit more to a team than its quota, at some hour from now on";
+    PoolOvercommitted = "pool-overcommitted", Error, "the requests in force commit more of a pool than it has, at some hour from now on";
     // GPUs and MIG
     UnknownGpuModel = "unknown-gpu-model", Error, "a pool names a GPU model the catalog does not know";
     MigNotSupported = "mig-not-supported", Error, "a MIG layout is given for a GPU without MIG";
@@ -120,6 +123,8 @@ codes! {
     UsageBadRow = "usage-bad-row", Error, "a usage CSV row has a malformed timestamp or number";
     UsageUnknownReference = "usage-unknown-reference", Warning, "a usage row names a cluster, pool or team that does not exist";
     UsageUsedExceedsAllocated = "usage-used-exceeds-allocated", Warning, "a usage row reports more GPUs used than allocated";
+    UsageConflictingRows = "usage-conflicting-rows", Error, "one series has two different rows for the same hour";
+    UsageExceedsCapacity = "usage-exceeds-capacity", Error, "a usage row reports more GPUs than its pool has";
     // Approval policy
     PolicySyntax = "policy-syntax", Error, "a policy condition or message is not a valid minijinja expression or template";
     PolicyUnknownFact = "policy-unknown-fact", Error, "a policy condition or message reads a fact that does not exist";

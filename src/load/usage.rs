@@ -89,6 +89,17 @@ pub fn read_csv(text: &str, file: FileId, usage: &mut Usage, diags: &mut Vec<Dia
             continue;
         }
         let at = match record[0].trim().parse::<Timestamp>() {
+            Ok(t) if !crate::model::types::YEARS.contains(&t.date().year()) => {
+                diags.push(
+                    Diagnostic::new(
+                        Code::UsageBadRow,
+                        format!("`{}` is outside the years capops reads", record[0].trim()),
+                    )
+                    .at(field_span(0), "year out of range")
+                    .help("timestamps fall between 2000 and 2099"),
+                );
+                continue;
+            }
             Ok(t) => Timestamp::from_second(t.hour_index() * 3600).unwrap_or(t),
             Err(m) => {
                 diags.push(
@@ -107,14 +118,19 @@ pub fn read_csv(text: &str, file: FileId, usage: &mut Usage, diags: &mut Vec<Dia
                 continue;
             }
             match cell.parse::<f64>() {
-                Ok(v) if v.is_finite() && v >= 0.0 => values[slot] = Some(v),
+                Ok(v)
+                    if v.is_finite()
+                        && (0.0..=crate::model::types::MAX_COUNT as f64).contains(&v) =>
+                {
+                    values[slot] = Some(v)
+                }
                 _ => {
                     diags.push(
                         Diagnostic::new(
                             Code::UsageBadRow,
                             format!("`{cell}` in {} is not a number of GPUs", USAGE_COLUMNS[col]),
                         )
-                        .at(field_span(col), "expected a number, zero or more")
+                        .at(field_span(col), "expected a number from 0 to 1000000")
                         .help("leave the cell empty to mark a gap in the data"),
                     );
                     bad = true;

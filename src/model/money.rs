@@ -20,6 +20,12 @@ impl Money {
     pub const ZERO: Money = Money(rust_decimal::Decimal::ZERO);
 }
 
+/// The largest amount a document may state: ten billion. With counts of at
+/// most a million and windows within the years capops accepts, every product
+/// and sum the cost stage forms stays far inside a decimal's range, so money
+/// arithmetic cannot overflow.
+pub const MAX_MONEY: i64 = 10_000_000_000;
+
 impl fmt::Display for Money {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}", self.0.normalize())
@@ -40,6 +46,11 @@ impl<'de> Deserialize<'de> for Money {
                     Err(de::Error::custom(coded(
                         crate::diag::Code::ValueOutOfRange,
                         format!("{v} is negative; amounts of money are zero or more"),
+                    )))
+                } else if v > rust_decimal::Decimal::from(MAX_MONEY) {
+                    Err(de::Error::custom(coded(
+                        crate::diag::Code::ValueOutOfRange,
+                        format!("{v} is more than {MAX_MONEY}, the largest amount capops reads"),
                     )))
                 } else {
                     Ok(Money(v))

@@ -206,15 +206,30 @@ impl Serialize for Timestamp {
     }
 }
 
+/// The years a document's dates may fall in: capacity is planned in this century.
+pub const YEARS: std::ops::RangeInclusive<i16> = 2000..=2099;
+
 impl<'de> Deserialize<'de> for Timestamp {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let s = String::deserialize(d)?;
-        s.parse().map_err(|m| {
+        let t: Timestamp = s.parse().map_err(|m| {
             de::Error::custom(coded(
                 crate::diag::Code::InvalidDate,
                 format!("{m}; write a date as 2026-12-01 or a time as 2026-12-01T08:00:00Z"),
             ))
-        })
+        })?;
+        let year = t.date().year();
+        if !YEARS.contains(&year) {
+            return Err(de::Error::custom(coded(
+                crate::diag::Code::ValueOutOfRange,
+                format!(
+                    "`{s}` is in the year {year}; capops reads dates from {} to {}",
+                    YEARS.start(),
+                    YEARS.end()
+                ),
+            )));
+        }
+        Ok(t)
     }
 }
 

@@ -211,6 +211,20 @@ pub fn check(input: &CheckInput<'_>) -> CheckResult {
         Some(base) => change::diff(base, input.head, input.same_files),
         None => everything(input.head),
     };
+    // The state the change leaves must keep the capacity invariants (no team
+    // over its quota, no pool over-committed, from `at` on).
+    let head_ledger;
+    let proposed_ledger = if std::ptr::eq(world, input.head) {
+        &ledger
+    } else {
+        head_ledger = Ledger::build(input.head);
+        &head_ledger
+    };
+    diagnostics.extend(crate::validate::invariants::check(
+        input.head,
+        proposed_ledger,
+        input.at,
+    ));
     let aggregates = judge::aggregates(world, analysis, &changes, input.recent_growth);
     let fenv = facts::Env {
         world,

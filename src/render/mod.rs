@@ -129,6 +129,13 @@ pub struct Job {
 /// Renders the repository.
 pub fn render(repo: &Repo, templates: &Templates, opts: &Options) -> Rendered {
     let mut out = Rendered::default();
+    // No quota above a team's standing quota is ever written, and no pool
+    // committed beyond what it has: the state must keep the invariants.
+    out.diagnostics.extend(crate::validate::invariants::check(
+        repo,
+        &crate::capacity::Ledger::build(repo),
+        opts.at,
+    ));
     let mut jobs = Vec::new();
     for cluster in repo.clusters.values() {
         if opts.cluster.as_deref().is_some_and(|c| c != cluster.name()) {

@@ -51,7 +51,9 @@ metadata: {name: ml}
 spec:
   costCenter: CC-1
   clusters:
-    gpu: {namespace: ml}
+    gpu:
+      namespace: ml
+      quota: {nvidia.com/gpu: 1000}
 ---
 apiVersion: capops.dev/v1alpha1
 kind: PriorityClass

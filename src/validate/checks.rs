@@ -22,6 +22,7 @@ pub fn run(repo: &Repo, diags: &mut Vec<Diagnostic>) {
     super::cloud::check_reservations(repo, diags);
     check_catalogs(repo, diags);
     check_usage(repo, diags);
+    super::names::check_names(repo, diags);
 }
 
 fn unknown(
@@ -460,7 +461,93 @@ fn check_catalogs(repo: &Repo, diags: &mut Vec<Diagnostic>) {
     }
 }
 
+/// Two different rows for one series and hour, and rows with more GPUs than the pool has.
+fn check_usage_rows(repo: &Repo, diags: &mut Vec<Diagnostic>) {
+    let usage = &repo.usage;
+    let capacity: Vec<Option<f64>> = usage
+        .series
+        .iter()
+        .map(|k| {
+            repo.pool(&k.cluster, &k.pool)
+                .map(|p| crate::capacity::pool_gpus(p) as f64)
+        })
+        .collect();
+    let mut order: Vec<u32> = (0..usage.samples.len() as u32).collect();
+    order.sort_by_key(|&i| {
+        let s = &usage.samples[i as usize];
+        (s.series, s.at)
+    });
+    let mut conflicts: BTreeMap<u32, (usize, Timestamp)> = BTreeMap::new();
+    for pair in order.windows(2) {
+        let (a, b) = (
+            &usage.samples[pair[0] as usize],
+            &usage.samples[pair[1] as usize],
+        );
+        let same = |x: Option<f64>, y: Option<f64>| match (x, y) {
+            (Some(x), Some(y)) => (x - y).abs() < 1e-9,
+            (None, None) => true,
+            _ => false,
+        };
+        if a.series == b.series
+            && a.at == b.at
+            && !(same(a.allocated, b.allocated) && same(a.used, b.used))
+        {
+            let e = conflicts.entry(a.series).or_insert((0, a.at));
+            e.0 += 1;
+        }
+    }
+    for (series, (n, first)) in conflicts {
+        let key = &usage.series[series as usize];
+        diags.push(
+            Diagnostic::new(
+                Code::UsageConflictingRows,
+                format!(
+                    "usage of {}/{}/{} has {n} hour{} with two different rows, the first at {first}",
+                    key.cluster,
+                    key.pool,
+                    key.team,
+                    if n == 1 { "" } else { "s" }
+                ),
+            )
+            .at(usage.series_spans[series as usize], "series first seen here")
+            .help("keep one row per series and hour"),
+        );
+    }
+    let mut over: BTreeMap<u32, (f64, Timestamp)> = BTreeMap::new();
+    for s in &usage.samples {
+        let Some(Some(cap)) = capacity.get(s.series as usize) else {
+            continue;
+        };
+        let most = s.allocated.unwrap_or(0.0).max(s.used.unwrap_or(0.0));
+        if most > cap + 1e-9 {
+            let e = over.entry(s.series).or_insert((most, s.at));
+            if most > e.0 {
+                *e = (most, s.at);
+            }
+        }
+    }
+    for (series, (most, at)) in over {
+        let key = &usage.series[series as usize];
+        let cap = capacity[series as usize].unwrap_or(0.0);
+        diags.push(
+            Diagnostic::new(
+                Code::UsageExceedsCapacity,
+                format!(
+                    "usage of {}/{}/{} reaches {most} GPUs at {at}; the pool has {cap}",
+                    key.cluster, key.pool, key.team
+                ),
+            )
+            .at(
+                usage.series_spans[series as usize],
+                "series first seen here",
+            )
+            .help("correct the rows; no team can be allocated more GPUs than its pool has"),
+        );
+    }
+}
+
 fn check_usage(repo: &Repo, diags: &mut Vec<Diagnostic>) {
+    check_usage_rows(repo, diags);
     for (key, span) in repo.usage.series.iter().zip(&repo.usage.series_spans) {
         let mut missing = Vec::new();
         match repo.clusters.get(&key.cluster) {

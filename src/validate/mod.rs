@@ -8,6 +8,8 @@
 
 pub mod checks;
 pub mod cloud;
+pub mod invariants;
+pub mod names;
 pub mod pools;
 
 use crate::diag::{self, Code, Diagnostic, SourceMap, Span};

@@ -62,7 +62,7 @@ def series():
         base = 36 + 5 * daily(t, 18) - (4 if weekend(t) else 0)
         if t >= datetime(2026, 11, 20, tzinfo=timezone.utc):
             base += 8  # the holiday peak starts
-        return max(0, round(base + r.normal()))
+        return min(48, max(0, round(base + r.normal())))  # the pool has 48 GPUs
 
     def mig_alloc(t, r):
         return round(3.14 + 0.3 * daily(t, 17) + 0.1 * r.normal(), 2)

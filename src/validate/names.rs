@@ -1,0 +1,108 @@
+//! Names that become file paths or object names: what the cluster, the cloud
+//! and the file system accept, checked at validation so that a pull request
+//! sees the problem (not `capops render`, which would write with them).
+//!
+//! Document names, pool names and namespaces are DNS labels by their schema
+//! and checks; this module covers the rest: the Config's render settings and
+//! the regions and zones that name Terraform folders.
+
+use crate::diag::{Code, Diagnostic};
+use crate::model::types::is_dns_label;
+use crate::model::*;
+
+/// A DNS-1123 subdomain: dot-separated DNS labels, at most 253 characters.
+pub fn is_dns_subdomain(s: &str) -> bool {
+    !s.is_empty() && s.len() <= 253 && s.split('.').all(is_dns_label)
+}
+
+/// A cloud region or zone: lowercase letters, digits and `-`, at most 63
+/// characters (`us-east-1`, `us-central1-a`, `eastus`, Azure's zone `1`).
+pub fn is_region(s: &str) -> bool {
+    is_dns_label(s)
+}
+
+/// One plain folder name: no separators, not `.` or `..`, not hidden.
+pub fn is_folder_name(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= 255
+        && !s.starts_with('.')
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
+}
+
+fn bad(name: &Spanned<String>, what: &str, form: &str) -> Diagnostic {
+    Diagnostic::new(
+        Code::NameInvalid,
+        format!("`{}` is not a valid {what}", name.value),
+    )
+    .at(name.span, "invalid name")
+    .help(format!("write {form}"))
+}
+
+/// Checks every name that becomes a path or an object name.
+pub fn check_names(repo: &Repo, diags: &mut Vec<Diagnostic>) {
+    if let Some(config) = &repo.config {
+        let r = &config.spec.render;
+        if !is_dns_label(&r.gpu_operator_namespace.value) {
+            diags.push(bad(
+                &r.gpu_operator_namespace,
+                "namespace for the GPU operator",
+                "a DNS label: lowercase letters, digits and `-`, at most 63 characters",
+            ));
+        }
+        if !is_dns_subdomain(&r.local_queue.value) {
+            diags.push(bad(
+                &r.local_queue,
+                "LocalQueue name",
+                "a DNS-1123 subdomain: lowercase letters, digits, `-` and `.`",
+            ));
+        }
+        if !is_folder_name(&r.output_folder.value) {
+            diags.push(bad(
+                &r.output_folder,
+                "output folder",
+                "one folder name of letters, digits, `-`, `_` and `.`, inside the repository (no `/`, no `..`)",
+            ));
+        }
+    }
+    let region_form = "a region or zone as the cloud writes it: lowercase letters, digits and `-` (`us-east-1`, `us-central1-a`)";
+    for c in repo.clusters.values() {
+        if let Some(region) = &c.spec.region
+            && !is_region(&region.value)
+        {
+            diags.push(bad(region, "region", region_form));
+        }
+    }
+    for r in repo.reservations.values() {
+        if !is_region(&r.spec.region.value) {
+            diags.push(bad(&r.spec.region, "region", region_form));
+        }
+        if let Some(zone) = &r.spec.zone
+            && !is_region(&zone.value)
+        {
+            diags.push(bad(zone, "zone", region_form));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_that_become_paths_are_plain() {
+        assert!(is_folder_name("rendered"));
+        assert!(is_folder_name("out.v2"));
+        assert!(!is_folder_name("../../tmp/x"));
+        assert!(!is_folder_name(".."));
+        assert!(!is_folder_name("a/b"));
+        assert!(!is_folder_name(".git"));
+        assert!(is_region("us-east-1"));
+        assert!(is_region("eastus"));
+        assert!(is_region("1"));
+        assert!(!is_region("../x"));
+        assert!(!is_region("US-EAST-1"));
+        assert!(is_dns_subdomain("gpu.queue"));
+        assert!(!is_dns_subdomain("Gpu"));
+    }
+}
