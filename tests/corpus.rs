@@ -35,6 +35,9 @@ struct Expect {
     /// Files of the base the case deletes.
     #[serde(default)]
     remove: Vec<String>,
+    /// Text that must appear nowhere in what capops writes (a secret outside the repository).
+    #[serde(default)]
+    absent: Vec<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -76,6 +79,16 @@ fn generate(repo: &Path, g: &Generate) {
             std::os::unix::fs::symlink(repo.join("does-not-exist.yaml"), &path).unwrap()
         }
         "symlink-loop" => std::os::unix::fs::symlink(path.parent().unwrap(), &path).unwrap(),
+        // What makes a folder a submodule (git will not commit a `.git` path).
+        "submodule-marker" => {
+            std::fs::write(&path, "gitdir: ../../.git/modules/other\n").unwrap();
+        }
+        // A link to a file outside the repository holding a secret.
+        "symlink-outside" => {
+            let outside = repo.parent().unwrap().join("outside-secret.yaml");
+            std::fs::write(&outside, "token: CAPOPS-SECRET-OUTSIDE-THE-REPOSITORY\n").unwrap();
+            std::os::unix::fs::symlink(&outside, &path).unwrap();
+        }
         // Unreadable for anyone but root; root reads it, so cases pair it with a dangling link.
         "no-permission" => {
             use std::os::unix::fs::PermissionsExt;
@@ -193,6 +206,13 @@ fn check_case(case: &Path) -> Result<(), String> {
     }
     if run.json.is_null() {
         problems.push(format!("no JSON on stdout; stderr: {}", run.stderr));
+    }
+    let human = common::run_os(vec!["validate".into(), repo.clone().into_os_string()], &[]);
+    for text in &expect.absent {
+        let everything = format!("{}{}{}{}", run.json, run.stderr, human.stdout, human.stderr);
+        if everything.contains(text.as_str()) {
+            problems.push(format!("`{text}` appears in the output"));
+        }
     }
     let snapshot = case.join("stderr.txt");
     if snapshot.is_file() || std::env::var_os("CAPOPS_BLESS_CORPUS").is_some() {

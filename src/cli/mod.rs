@@ -16,6 +16,7 @@ mod forecast;
 mod github;
 mod info;
 mod render;
+mod render_out;
 mod report;
 mod sync;
 mod sync_apply;

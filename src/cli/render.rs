@@ -13,8 +13,7 @@ use super::{Cli, Io};
 use crate::diag::{Code, Diagnostic, Span};
 use crate::model::Timestamp;
 use crate::output::{Format, Paths};
-use crate::render::{self, Rendered, templates};
-use std::collections::BTreeSet;
+use crate::render::{self, templates};
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, clap::Args)]
@@ -54,7 +53,8 @@ pub fn run(cli: &Cli, a: &RenderArgs, io: &mut Io<'_>) -> Outcome {
     let mut diags = std::mem::take(&mut head.diagnostics);
     let overrides = read_templates(&a.path, &mut sources, &mut diags);
     let templates = templates::Templates::new(&overrides, &mut diags);
-    let out_dir = a.out.clone().unwrap_or_else(|| a.path.join("rendered"));
+    let folder = head.repo.config_spec().render.output_folder.value.clone();
+    let out_dir = a.out.clone().unwrap_or_else(|| a.path.join(&folder));
     let revision = match &a.revision {
         Some(r) => r.clone(),
         None => crate::load::git::revision_of(&a.path, &out_dir),
@@ -87,17 +87,19 @@ pub fn run(cli: &Cli, a: &RenderArgs, io: &mut Io<'_>) -> Outcome {
         io.stdout.write_all(rendered.stream().as_bytes())?;
         return Ok(Exit::Ok);
     }
-    let owned = owned_folders(&head.repo, a.cluster.as_deref());
-    let outcome = match write(&out_dir, &rendered, &owned) {
+    if let Err(e) = super::render_out::allowed(&a.path, &out_dir, &folder) {
+        return Err(invalid(
+            io,
+            &e.to_string(),
+            Some("write elsewhere, or to the output folder: nothing was written"),
+        ));
+    }
+    let outcome = match super::render_out::write(&out_dir, &rendered, a.cluster.as_deref()) {
         Ok(o) => o,
-        Err(e) => {
-            return Err(stop(
-                io,
-                Exit::External,
-                &format!("cannot write {}: {e}", out_dir.display()),
-                None,
-            ));
+        Err(e @ super::render_out::Refused::Io(..)) => {
+            return Err(stop(io, Exit::External, &e.to_string(), None));
         }
+        Err(e) => return Err(invalid(io, &e.to_string(), Some("nothing was written"))),
     };
     if cli.format == Format::Json {
         let v = serde_json::json!({
@@ -178,89 +180,4 @@ pub(super) fn read_templates(
         sources,
         diags,
     )
-}
-
-/// Folders (relative to the output) whose stale files capops removes.
-fn owned_folders(repo: &crate::model::Repo, cluster: Option<&str>) -> Vec<String> {
-    let mut owned: BTreeSet<String> = repo
-        .clusters
-        .keys()
-        .filter(|c| cluster.is_none_or(|only| only == c.as_str()))
-        .cloned()
-        .collect();
-    if cluster.is_none() {
-        for p in ["aws", "gcp", "azure"] {
-            owned.insert(format!("cloud/{p}"));
-        }
-    }
-    owned.insert("node-labels".into());
-    owned.into_iter().collect()
-}
-
-struct WriteOutcome {
-    written: BTreeSet<String>,
-    removed: Vec<String>,
-}
-
-fn write(out: &Path, r: &Rendered, owned: &[String]) -> std::io::Result<WriteOutcome> {
-    let mut written = BTreeSet::new();
-    let wanted: BTreeSet<&str> = r.files.iter().map(|f| f.path.as_str()).collect();
-    for f in &r.files {
-        let path = out.join(&f.path);
-        let text = f.text();
-        if std::fs::read(&path).is_ok_and(|old| old == text.as_bytes()) {
-            continue;
-        }
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent)?;
-        }
-        super::common::write_atomically(&path, text.as_bytes())?;
-        written.insert(f.path.clone());
-    }
-    // Stale files: what capops would have named, in folders it owns, that it
-    // no longer renders. Other files are left alone.
-    let mut removed = Vec::new();
-    // Terraform root modules are one folder per provider region.
-    let mut owned: Vec<String> = owned.to_vec();
-    for folder in owned.clone().iter().filter(|f| f.starts_with("cloud/")) {
-        if let Ok(entries) = std::fs::read_dir(out.join(folder)) {
-            for e in entries.flatten() {
-                if e.path().is_dir() {
-                    owned.push(format!("{folder}/{}", e.file_name().to_string_lossy()));
-                }
-            }
-        }
-    }
-    owned.sort();
-    for folder in &owned {
-        let dir = out.join(folder);
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            continue;
-        };
-        let mut names: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
-        names.sort();
-        for p in names {
-            let Some(name) = p.file_name().map(|n| n.to_string_lossy().into_owned()) else {
-                continue;
-            };
-            let ours = name.ends_with(".yaml") || name.ends_with(".tf.json");
-            let rel = format!("{folder}/{name}");
-            if ours && p.is_file() && !wanted.contains(rel.as_str()) && managed(&p) {
-                std::fs::remove_file(&p)?;
-                removed.push(rel);
-            }
-        }
-    }
-    Ok(WriteOutcome { written, removed })
-}
-
-/// Whether a file was written by capops (it carries capops's mark).
-fn managed(path: &Path) -> bool {
-    std::fs::read_to_string(path).is_ok_and(|t| {
-        t.contains("app.kubernetes.io/managed-by: capops")
-            || t.contains("\"managed-by\": \"capops\"")
-            || t.contains("managed by capops")
-            || t.starts_with("cluster:")
-            || t.contains("azure_resource_group_name")
-    })
 }

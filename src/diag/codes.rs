@@ -64,6 +64,8 @@ codes! {
     FileBinary = "file-binary", Error, "a file holds binary data";
     FileEmpty = "file-empty", Warning, "a YAML file holds no documents";
     SymlinkLoop = "symlink-loop", Warning, "a symbolic link points back into its own folder and was skipped";
+    SymlinkNotFollowed = "symlink-not-followed", Warning, "a symbolic link in the repository was not followed, so what it points to was not read";
+    SubmoduleNotRead = "submodule-not-read", Warning, "a folder is a git submodule or a nested repository, which capops does not read";
     // YAML
     YamlSyntax = "yaml-syntax", Error, "the file is not valid YAML";
     YamlDuplicateKey = "yaml-duplicate-key", Error, "a mapping has the same key twice";

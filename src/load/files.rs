@@ -36,6 +36,10 @@ pub enum Content {
     TooLarge(u64),
     Unreadable(String),
     SymlinkLoop(String),
+    /// A symbolic link, not followed: what it points to is not read.
+    Symlink,
+    /// A git submodule or nested repository, not read.
+    Submodule,
 }
 
 /// What kind of file an input is.
@@ -115,11 +119,27 @@ pub fn collect(root: &Path) -> Result<Vec<Input>, RootError> {
     }
     let mut inputs = Vec::new();
     let mut to_read = Vec::new();
+    // Links are never followed (what they point to is not read, so nothing
+    // outside the repository can be), and submodules are not entered (git
+    // does not hold their files in the repository's history either).
+    let mut submodules = Vec::new();
     let walker = walkdir::WalkDir::new(root)
-        .follow_links(true)
+        .follow_links(false)
         .sort_by_file_name()
         .into_iter()
-        .filter_entry(|e| e.depth() == 0 || !e.file_name().to_string_lossy().starts_with('.'));
+        .filter_entry(|e| {
+            if e.depth() == 0 {
+                return true;
+            }
+            if e.file_name().to_string_lossy().starts_with('.') {
+                return false;
+            }
+            if e.file_type().is_dir() && std::fs::symlink_metadata(e.path().join(".git")).is_ok() {
+                submodules.push(relative(root, e.path()));
+                return false;
+            }
+            true
+        });
     for entry in walker {
         let entry = match entry {
             Ok(e) => e,
@@ -146,10 +166,44 @@ pub fn collect(root: &Path) -> Result<Vec<Input>, RootError> {
             continue;
         }
         let path = relative(root, entry.path());
+        if entry.path_is_symlink() {
+            // A link to a folder cannot be classified by its name; report every
+            // link a reader could mean (YAML, usage, or a folder's link).
+            let to_dir = std::fs::metadata(entry.path()).is_ok_and(|m| m.is_dir());
+            let ancestor = to_dir
+                && std::fs::canonicalize(entry.path())
+                    .ok()
+                    .zip(
+                        entry
+                            .path()
+                            .parent()
+                            .and_then(|p| std::fs::canonicalize(p).ok()),
+                    )
+                    .is_some_and(|(target, parent)| parent.starts_with(&target));
+            if ancestor {
+                inputs.push(Input {
+                    path: path.clone(),
+                    content: Content::SymlinkLoop(path),
+                });
+            } else if to_dir || classify(&path).is_some() {
+                inputs.push(Input {
+                    path,
+                    content: Content::Symlink,
+                });
+            }
+            continue;
+        }
         if classify(&path).is_none() {
             continue;
         }
         to_read.push((path, entry.into_path()));
+    }
+
+    for path in submodules {
+        inputs.push(Input {
+            content: Content::Submodule,
+            path,
+        });
     }
     // Reading ten thousand small files is mostly waiting on system calls: more
     // threads than cores keep the disk busy (measured: 4 threads read twice as

@@ -56,17 +56,19 @@ pub fn load_with(sources: SourceMap, inputs: Vec<Input>, source_kind: SourceKind
     let mut yaml_files = Vec::new();
     let mut csv_files = Vec::new();
     for input in inputs {
-        let Some(kind) = files::classify(&input.path) else {
-            // Symlink loops have no kind of their own; report them.
-            if let Content::SymlinkLoop(p) = &input.content {
-                let id = loaded.sources.add(input.path.clone(), "");
-                loaded.diagnostics.push(symlink_loop(id, p));
-            }
-            continue;
-        };
         if input.path != CONFIG_FILE && files::ignored(&input.path, &ignore) {
             continue;
         }
+        let Some(kind) = files::classify(&input.path) else {
+            // Links to folders, loops and submodules have no kind of their own; report them.
+            if matches!(
+                input.content,
+                Content::SymlinkLoop(_) | Content::Symlink | Content::Submodule
+            ) {
+                add_source(&mut loaded, &input, &source_kind);
+            }
+            continue;
+        };
         let (id, text_ok) = add_source(&mut loaded, &input, &source_kind);
         if input.path == CONFIG_FILE {
             loaded.config_file = Some(id);
@@ -308,6 +310,36 @@ fn add_source(loaded: &mut Loaded, input: &Input, kind: &SourceKind) -> (FileId,
         Content::SymlinkLoop(p) => {
             let id = add(String::new());
             loaded.diagnostics.push(symlink_loop(id, p));
+            (id, false)
+        }
+        Content::Symlink => {
+            let id = add(String::new());
+            loaded.diagnostics.push(
+                Diagnostic::new(
+                    Code::SymlinkNotFollowed,
+                    format!(
+                        "`{}` is a symbolic link; capops does not follow links, so what it points to was not read",
+                        input.path
+                    ),
+                )
+                .at(Span::file_start(id), "link not followed")
+                .help("replace the link with the file itself, or list the path under the Config's `ignore`"),
+            );
+            (id, false)
+        }
+        Content::Submodule => {
+            let id = add(String::new());
+            loaded.diagnostics.push(
+                Diagnostic::new(
+                    Code::SubmoduleNotRead,
+                    format!(
+                        "`{}` is a git submodule or a nested repository; capops does not read it",
+                        input.path
+                    ),
+                )
+                .at(Span::file_start(id), "not read")
+                .help("move its documents into the capacity repository, or list the folder under the Config's `ignore`"),
+            );
             (id, false)
         }
     }

@@ -1,0 +1,194 @@
+//! Writing rendered files safely: where `capops render` may write, never
+//! through a symbolic link, and pruning only what it wrote itself.
+//!
+//! - Inside the capacity repository, render writes only to the Config's
+//!   output folder (`rendered/` by default); any other `--out` inside it
+//!   (`.`, `teams/`) is refused, so a render never mixes into the documents.
+//! - No path it writes goes through a symbolic link: the output folder, the
+//!   folders below it and the files themselves are checked before anything is
+//!   written, so a committed `rendered/<cluster>` link to a folder elsewhere
+//!   cannot redirect it.
+//! - It keeps a manifest (`.capops-manifest.json`) of the files it wrote; a
+//!   later render removes only files listed there that it no longer renders,
+//!   never a file just because it carries capops' label.
+
+use crate::render::Rendered;
+use std::collections::BTreeSet;
+use std::path::{Component, Path, PathBuf};
+
+/// The manifest of the files a render wrote, in the output folder.
+pub const MANIFEST: &str = ".capops-manifest.json";
+
+/// Why nothing was written.
+#[derive(Debug, thiserror::Error)]
+pub enum Refused {
+    #[error(
+        "--out {out} is inside the capacity repository; capops render writes there only to its output folder `{folder}` (the Config's render.outputFolder)"
+    )]
+    InsideRepository { out: String, folder: String },
+    #[error("{0} is a symbolic link; capops render never writes through a link")]
+    Symlink(String),
+    #[error("the rendered path `{0}` is not a plain relative path")]
+    UnsafePath(String),
+    #[error("cannot write {0}: {1}")]
+    Io(String, std::io::Error),
+}
+
+/// What a write did.
+pub struct WriteOutcome {
+    pub written: BTreeSet<String>,
+    pub removed: Vec<String>,
+}
+
+/// `path` made absolute and free of `.` and `..`, through what exists of it.
+fn resolve(path: &Path) -> PathBuf {
+    let abs = if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        std::env::current_dir().unwrap_or_default().join(path)
+    };
+    // The longest existing ancestor, canonical; the rest appended as written.
+    let mut existing = abs.clone();
+    let mut rest = Vec::new();
+    while std::fs::symlink_metadata(&existing).is_err() {
+        match (
+            existing.file_name().map(|n| n.to_os_string()),
+            existing.parent(),
+        ) {
+            (Some(name), Some(parent)) => {
+                rest.push(name);
+                existing = parent.to_path_buf();
+            }
+            _ => break,
+        }
+    }
+    let mut out = std::fs::canonicalize(&existing).unwrap_or(existing);
+    for name in rest.into_iter().rev() {
+        out.push(name);
+    }
+    out
+}
+
+/// Checks that `out` is a place render may write: outside the repository at
+/// `root`, or its output folder `folder`.
+pub fn allowed(root: &Path, out: &Path, folder: &str) -> Result<(), Refused> {
+    let root = resolve(root);
+    let out_abs = resolve(out);
+    if out_abs.starts_with(&root) && out_abs != root.join(folder) {
+        return Err(Refused::InsideRepository {
+            out: out.display().to_string(),
+            folder: folder.to_string(),
+        });
+    }
+    Ok(())
+}
+
+/// Refuses a rendered path that could leave the output folder.
+fn plain(rel: &str) -> Result<&Path, Refused> {
+    let p = Path::new(rel);
+    let ok = !rel.is_empty()
+        && !rel.contains('\\')
+        && p.components().all(|c| matches!(c, Component::Normal(_)));
+    if ok {
+        Ok(p)
+    } else {
+        Err(Refused::UnsafePath(rel.to_string()))
+    }
+}
+
+/// Refuses when `out` or anything between it and `rel` is a symbolic link.
+fn no_links(out: &Path, rel: &Path) -> Result<(), Refused> {
+    let mut p = out.to_path_buf();
+    let check = |p: &Path| match std::fs::symlink_metadata(p) {
+        Ok(m) if m.file_type().is_symlink() => Err(Refused::Symlink(p.display().to_string())),
+        _ => Ok(()),
+    };
+    check(&p)?;
+    for c in rel.components() {
+        p.push(c);
+        check(&p)?;
+    }
+    Ok(())
+}
+
+fn read_manifest(out: &Path) -> BTreeSet<String> {
+    let Ok(text) = std::fs::read_to_string(out.join(MANIFEST)) else {
+        return BTreeSet::new();
+    };
+    serde_json::from_str::<serde_json::Value>(&text)
+        .ok()
+        .and_then(|v| {
+            v["files"].as_array().map(|a| {
+                a.iter()
+                    .filter_map(|f| f.as_str().map(str::to_string))
+                    .collect()
+            })
+        })
+        .unwrap_or_default()
+}
+
+/// Whether a rendered path belongs to what this render covers (`--cluster`
+/// renders one cluster's folder and node-label plan only).
+fn in_scope(path: &str, cluster: Option<&str>) -> bool {
+    match cluster {
+        None => true,
+        Some(c) => path.starts_with(&format!("{c}/")) || path == format!("node-labels/{c}.yaml"),
+    }
+}
+
+/// Writes the rendered files into `out` (each replaced atomically and only
+/// when its bytes change), removes the files the previous renders of this
+/// scope wrote and this one no longer renders, and records the manifest.
+/// Everything is checked before the first byte is written.
+pub fn write(out: &Path, r: &Rendered, cluster: Option<&str>) -> Result<WriteOutcome, Refused> {
+    let io = |p: &Path, e: std::io::Error| Refused::Io(p.display().to_string(), e);
+    for f in &r.files {
+        no_links(out, plain(&f.path)?)?;
+    }
+    let previous = read_manifest(out);
+    for old in &previous {
+        no_links(out, plain(old)?)?;
+    }
+    no_links(out, Path::new(MANIFEST))?;
+    let wanted: BTreeSet<&str> = r.files.iter().map(|f| f.path.as_str()).collect();
+    let mut written = BTreeSet::new();
+    for f in &r.files {
+        let path = out.join(&f.path);
+        let text = f.text();
+        if std::fs::read(&path).is_ok_and(|old| old == text.as_bytes()) {
+            continue;
+        }
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| io(parent, e))?;
+        }
+        super::common::write_atomically(&path, text.as_bytes()).map_err(|e| io(&path, e))?;
+        written.insert(f.path.clone());
+    }
+    let mut removed = Vec::new();
+    for old in previous.iter().filter(|p| in_scope(p, cluster)) {
+        if wanted.contains(old.as_str()) {
+            continue;
+        }
+        let path = out.join(old);
+        if std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file()) {
+            std::fs::remove_file(&path).map_err(|e| io(&path, e))?;
+            removed.push(old.clone());
+        }
+    }
+    let mut manifest: BTreeSet<String> = previous
+        .into_iter()
+        .filter(|p| !in_scope(p, cluster))
+        .collect();
+    manifest.extend(wanted.iter().map(|p| p.to_string()));
+    let text = serde_json::to_string_pretty(&serde_json::json!({
+        "version": 1,
+        "writtenBy": "capops render",
+        "files": manifest,
+    }))
+    .unwrap_or_default()
+        + "\n";
+    let path = out.join(MANIFEST);
+    std::fs::create_dir_all(out).map_err(|e| io(out, e))?;
+    super::common::write_atomically(&path, text.as_bytes()).map_err(|e| io(&path, e))?;
+    Ok(WriteOutcome { written, removed })
+}

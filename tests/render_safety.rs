@@ -1,0 +1,160 @@
+//! Where `capops render` may write: never outside its output folder, never
+//! through a symbolic link, never into the repository's documents, and it
+//! prunes only what it wrote itself.
+
+mod common;
+
+use common::{copy_dir, example, run};
+use std::path::{Path, PathBuf};
+
+const AT: &str = "2026-11-22";
+
+fn fresh() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    copy_dir(Path::new(&example()), &repo);
+    (dir, repo)
+}
+
+fn render(repo: &Path, out: Option<&Path>) -> common::Out {
+    let mut args: Vec<std::ffi::OsString> = vec![
+        "render".into(),
+        repo.as_os_str().into(),
+        "--at".into(),
+        AT.into(),
+        "--revision".into(),
+        "test".into(),
+    ];
+    if let Some(out) = out {
+        args.push("--out".into());
+        args.push(out.as_os_str().into());
+    }
+    common::run_os(args, &[])
+}
+
+/// Every file under a folder, relative, sorted.
+fn files_under(dir: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    for e in walk(dir) {
+        out.push(e.strip_prefix(dir).unwrap().display().to_string());
+    }
+    out.sort();
+    out
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return out;
+    };
+    for e in entries.flatten() {
+        let p = e.path();
+        if e.file_type().unwrap().is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
+
+#[test]
+fn an_output_folder_inside_the_repository_other_than_its_own_is_refused() {
+    let (_d, repo) = fresh();
+    let before = files_under(&repo);
+    for out in [
+        repo.clone(),
+        repo.join("teams"),
+        repo.join("rendered/../teams"),
+    ] {
+        let r = render(&repo, Some(&out));
+        assert_eq!(r.code, 2, "{}", r.stderr);
+        assert!(
+            r.stderr.contains("inside the capacity repository"),
+            "{}",
+            r.stderr
+        );
+    }
+    assert_eq!(files_under(&repo), before, "nothing was written");
+    // Its own output folder is fine, given or not.
+    let r = render(&repo, Some(&repo.join("rendered")));
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(repo.join("rendered/.capops-manifest.json").is_file());
+}
+
+#[test]
+fn a_committed_link_in_the_output_folder_is_never_written_through() {
+    let (dir, repo) = fresh();
+    let elsewhere = dir.path().join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    std::fs::create_dir_all(repo.join("rendered")).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, repo.join("rendered/prod-h100")).unwrap();
+    let r = render(&repo, None);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("symbolic link"), "{}", r.stderr);
+    assert!(files_under(&elsewhere).is_empty(), "wrote through the link");
+    assert_eq!(
+        files_under(&repo.join("rendered")),
+        vec!["prod-h100"],
+        "wrote something"
+    );
+    // The output folder itself as a link is refused too.
+    let (dir2, repo2) = fresh();
+    let target = dir2.path().join("target");
+    std::fs::create_dir_all(&target).unwrap();
+    std::os::unix::fs::symlink(&target, repo2.join("rendered")).unwrap();
+    let r = render(&repo2, None);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(files_under(&target).is_empty());
+}
+
+#[test]
+fn prune_removes_only_what_render_wrote() {
+    let (dir, repo) = fresh();
+    let out = dir.path().join("out");
+    assert_eq!(render(&repo, Some(&out)).code, 0);
+    // A hand-written file that even carries capops' label, in a folder capops writes.
+    let hand = out.join("prod-h100/resourcequota-hand-made.yaml");
+    std::fs::write(
+        &hand,
+        "apiVersion: v1\nkind: ResourceQuota\nmetadata:\n  name: hand\n  labels: {app.kubernetes.io/managed-by: capops}\n",
+    )
+    .unwrap();
+    // A team leaves: its quota file was written by render, so it goes.
+    std::fs::remove_file(repo.join("teams/devex.yaml")).unwrap();
+    std::fs::remove_file(repo.join("requests/devex.yaml")).unwrap();
+    let csv = std::fs::read_to_string(repo.join("usage/infer-l4.csv")).unwrap();
+    let kept: Vec<&str> = csv.lines().filter(|l| !l.contains(",devex,")).collect();
+    std::fs::write(repo.join("usage/infer-l4.csv"), kept.join("\n") + "\n").unwrap();
+    let r = render(&repo, Some(&out));
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout
+            .contains("removed infer-l4/resourcequota-devex-capops-gpu.yaml"),
+        "{}",
+        r.stdout
+    );
+    assert!(hand.is_file(), "a file render did not write was removed");
+}
+
+#[test]
+fn a_name_that_would_leave_the_output_folder_is_refused_by_validate() {
+    let (_d, repo) = fresh();
+    let config = std::fs::read_to_string(repo.join("capops.yaml")).unwrap();
+    std::fs::write(
+        repo.join("capops.yaml"),
+        format!("{config}  render:\n    gpuOperatorNamespace: ../../../tmp/x\n    outputFolder: ../out\n"),
+    )
+    .unwrap();
+    let v = run(
+        &["validate", "--format", "json", repo.to_str().unwrap()],
+        &[],
+    );
+    assert_eq!(v.code, 2, "{}", v.stdout);
+    let codes = common::codes(&v.json);
+    assert_eq!(
+        codes.iter().filter(|c| *c == "name-invalid").count(),
+        2,
+        "{codes:?}"
+    );
+}
