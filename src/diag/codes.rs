@@ -145,6 +145,7 @@ codes! {
     // Rendering
     TemplateError = "template-error", Error, "a rendering template is unknown, does not compile, or failed when run";
     TemplateOutputInvalid = "template-output-invalid", Error, "a template's output is not one valid object of the expected kind";
+    TemplateChangesGoverned = "template-changes-governed", Error, "a template override changes a field the documents govern (a quota, a name, a priority, a Terraform argument)";
     QuotaKeyNotEnforced = "quota-key-not-enforced", Error, "a ResourceQuota key for an extended resource that Kubernetes accepts but never enforces";
     ReservedLabel = "reserved-label", Error, "a rendered object carries a label that Argo CD uses for tracking";
     KueueLimitExceeded = "kueue-limit-exceeded", Error, "a Kueue object would break a limit Kueue's CRD, CEL rules or webhook enforce";

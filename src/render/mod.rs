@@ -13,6 +13,7 @@
 //! revision are passed in.
 
 pub mod cloud;
+pub mod governed;
 pub mod kube;
 pub mod lint;
 pub mod operator;
@@ -224,6 +225,7 @@ fn run(templates: &Templates, job: &Job, revision: &str) -> Result<File, Vec<Dia
                     })
                     .collect());
             }
+            govern(templates, job, &value)?;
             stamp(&mut value, &job.sources, revision);
             let meta = &value["metadata"];
             let name = meta["name"].as_str().unwrap_or_default();
@@ -236,11 +238,14 @@ fn run(templates: &Templates, job: &Job, revision: &str) -> Result<File, Vec<Dia
                 None => format!("{}/{}-{name}.yaml", job.folder, kind.to_ascii_lowercase()),
             }
         }
-        None => format!(
-            "{}/{}",
-            job.folder,
-            job.file_name.as_deref().unwrap_or("main.tf.json")
-        ),
+        None => {
+            govern(templates, job, &value)?;
+            format!(
+                "{}/{}",
+                job.folder,
+                job.file_name.as_deref().unwrap_or("main.tf.json")
+            )
+        }
     };
     Ok(File {
         path,
@@ -362,6 +367,44 @@ pub fn cloud_tags(sources: &[String], revision: &str) -> Value {
         "capops-sources": sources.join(","),
         "capops-revision": revision,
     })
+}
+
+/// Holds an override to the built-in template: it may restyle an object and
+/// add labels, annotations or tags; it may not change what the object governs.
+fn govern(templates: &Templates, job: &Job, value: &Value) -> Result<(), Vec<Diagnostic>> {
+    let Some(file) = templates.origin(job.template) else {
+        return Ok(());
+    };
+    let builtin = templates
+        .render_builtin(job.template, &job.context)
+        .map_err(|d| vec![point(d, job.span)])?;
+    let expected: Value = if job.expect.is_some() {
+        let parsed = crate::load::yaml::parse(&builtin, crate::diag::FileId(u32::MAX));
+        parsed
+            .documents
+            .first()
+            .map(crate::load::json::to_json)
+            .unwrap_or(Value::Null)
+    } else {
+        serde_json::from_str(&builtin).unwrap_or(Value::Null)
+    };
+    let changed = governed::differences(&expected, value, job.expect.is_some());
+    if changed.is_empty() {
+        return Ok(());
+    }
+    Err(vec![
+        Diagnostic::new(
+            Code::TemplateChangesGoverned,
+            format!(
+                "template {} changes what the object governs at {}",
+                job.template,
+                changed.join(", ")
+            ),
+        )
+        .at(Span::file_start(file), "template")
+        .related(job.span, "rendered for")
+        .help("an override may change layout, labels, annotations and tags only; quotas, names, priorities, Kueue and MIG settings and every Terraform argument come from the documents"),
+    ])
 }
 
 #[cfg(test)]

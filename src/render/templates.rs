@@ -15,6 +15,23 @@ use std::collections::BTreeMap;
 
 /// Fuel for one template run: ample for any object, finite for a loop gone wrong.
 pub const FUEL: u64 = 200_000;
+/// The most one template run may write.
+pub const MAX_OUTPUT_BYTES: usize = 1024 * 1024;
+/// Nesting of calls and filters a template may use.
+pub const RECURSION_LIMIT: usize = 16;
+/// The name the built-in version of a template is also registered under.
+const BUILTIN_PREFIX: &str = "builtin:";
+/// Constructs an override may not use: macros and calls (recursion that can
+/// double a string on every level) and namespaces (state that grows across
+/// loop iterations). What a template needs is expressions, loops and filters.
+const FORBIDDEN: &[(&str, &str)] = &[
+    ("macro", "macros"),
+    ("call", "call blocks"),
+    ("include", "includes"),
+    ("import", "imports"),
+    ("from", "imports"),
+    ("extends", "template inheritance"),
+];
 /// Largest template file read from a repository.
 pub use crate::load::templates::MAX_TEMPLATE_BYTES;
 
@@ -94,11 +111,14 @@ impl Templates {
         let mut env = Environment::new();
         env.set_undefined_behavior(UndefinedBehavior::Strict);
         env.set_fuel(Some(FUEL));
-        env.set_recursion_limit(64);
+        env.set_recursion_limit(RECURSION_LIMIT);
         env.add_filter("json", json_filter);
+        env.remove_global("namespace");
         let mut origin = BTreeMap::new();
         for (name, text) in BUILTIN {
             env.add_template(name, text)
+                .expect("the built-in templates compile (tested)");
+            env.add_template_owned(format!("{BUILTIN_PREFIX}{name}"), *text)
                 .expect("the built-in templates compile (tested)");
         }
         for o in overrides {
@@ -119,6 +139,17 @@ impl Templates {
                 );
                 continue;
             }
+            if let Some(why) = forbidden(&o.text) {
+                diags.push(
+                    Diagnostic::new(
+                        Code::TemplateError,
+                        format!("templates/{} uses {why}, which overrides may not", o.name),
+                    )
+                    .at(span, "template")
+                    .help("write the object with expressions, `for` loops and filters; macros, calls, namespaces and includes are refused so a template's memory and time stay bounded"),
+                );
+                continue;
+            }
             match env.add_template_owned(o.name.clone(), o.text.clone()) {
                 Ok(()) => {
                     origin.insert(o.name.clone(), o.file);
@@ -131,18 +162,64 @@ impl Templates {
 
     /// Renders a template with a context.
     pub fn render<S: serde::Serialize>(&self, name: &str, ctx: &S) -> Result<String, Diagnostic> {
+        let origin = self.origin.get(name).copied();
         let tmpl = self
             .env
             .get_template(name)
-            .map_err(|e| template_diagnostic(name, self.origin.get(name).copied(), &e))?;
-        tmpl.render(minijinja::value::Serde(ctx))
-            .map_err(|e| template_diagnostic(name, self.origin.get(name).copied(), &e))
+            .map_err(|e| template_diagnostic(name, origin, &e))?;
+        let text = tmpl
+            .render(minijinja::value::Serde(ctx))
+            .map_err(|e| template_diagnostic(name, origin, &e))?;
+        if text.len() > MAX_OUTPUT_BYTES {
+            let mut d = Diagnostic::new(
+                Code::TemplateError,
+                format!(
+                    "template {name} wrote {} bytes; one object is at most {MAX_OUTPUT_BYTES}",
+                    text.len()
+                ),
+            )
+            .help("a template writes one object; check its loops");
+            if let Some(f) = origin {
+                d = d.at(Span::file_start(f), "template");
+            }
+            return Err(d);
+        }
+        Ok(text)
+    }
+
+    /// Renders the built-in version of a template (to hold an override to it).
+    pub fn render_builtin<S: serde::Serialize>(
+        &self,
+        name: &str,
+        ctx: &S,
+    ) -> Result<String, Diagnostic> {
+        self.render(&format!("{BUILTIN_PREFIX}{name}"), ctx)
     }
 
     /// The file an overridden template came from.
     pub fn origin(&self, name: &str) -> Option<FileId> {
         self.origin.get(name).copied()
     }
+}
+
+/// The first construct an override may not use, in words.
+fn forbidden(text: &str) -> Option<&'static str> {
+    // Block tags: `{%`, an optional whitespace control, the keyword.
+    let mut rest = text;
+    while let Some(i) = rest.find("{%") {
+        let tag = rest[i + 2..]
+            .trim_start_matches(['-', '+', '~'])
+            .trim_start();
+        for (keyword, what) in FORBIDDEN {
+            if tag.starts_with(keyword)
+                && !tag[keyword.len()..].starts_with(|c: char| c.is_alphanumeric() || c == '_')
+            {
+                return Some(what);
+            }
+        }
+        rest = &rest[i + 2..];
+    }
+    text.contains("namespace(").then_some("namespace()")
 }
 
 /// `{{ value | json }}`: the value as compact JSON (valid YAML too).
@@ -243,10 +320,25 @@ mod tests {
         let _ = Templates::new(&[include], &mut diags);
         assert_eq!(diags.len(), 1);
         assert!(
-            diags[0].message.contains("unknown statement include"),
+            diags[0].message.contains("uses includes"),
             "{}",
             diags[0].message
         );
+        // Macros and namespaces (unbounded growth) are refused too.
+        for text in [
+            "{%- macro d(s) %}{{ d(s ~ s) }}{% endmacro %}",
+            "{% set ns = namespace(s='x') %}",
+        ] {
+            let mut diags = Vec::new();
+            let o = Override {
+                name: "kubernetes/cohort.yaml.j2".into(),
+                text: text.into(),
+                file: FileId(1),
+            };
+            let _ = Templates::new(&[o], &mut diags);
+            assert_eq!(diags.len(), 1, "{text}");
+            assert_eq!(diags[0].code, Code::TemplateError);
+        }
         let t = Templates::new(&[], &mut diags);
         let err = t
             .render("kubernetes/cohort.yaml.j2", &json!({}))
