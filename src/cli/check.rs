@@ -73,6 +73,8 @@ pub(super) struct Loaded {
     recent_growth: std::collections::BTreeMap<String, f64>,
     /// How the template overrides changed since the base.
     templates: Option<crate::policy::facts::TemplateDelta>,
+    /// What the change does on clusters and clouds.
+    pub(super) effects: super::effects::Effects,
 }
 
 impl Loaded {
@@ -111,16 +113,26 @@ pub(super) fn load(
     };
     let mut recent_growth = std::collections::BTreeMap::new();
     let mut templates = None;
+    let mut effects = super::effects::Effects::default();
     let world = match &base {
         None => None,
         Some(b) => {
             let base_files = crate::load::templates::read_revision(path, &b.commit)
                 .map_err(|e| git_failed(io, e))?;
             let head_files = crate::load::templates::read_worktree(path);
-            templates = Some(crate::policy::facts::history::template_delta(
+            let mut delta = crate::policy::facts::history::template_delta(&base_files, &head_files);
+            let changes = policy::change::diff(&b.repo, &head.repo, &b.same_files);
+            let full_base = policy::world::full_base(&b.repo, &head.repo, &b.same_files);
+            effects = super::effects::compute(
+                &head.repo,
+                &full_base,
                 &base_files,
                 &head_files,
-            ));
+                &changes,
+                at,
+            );
+            delta.rendered_files_changed = effects.template_caused.clone();
+            templates = Some(delta);
             let world = policy::world_of(&head.repo, Some(&b.repo)).into_owned();
             recent_growth = growth(&head, b, &world, path, at).map_err(|e| git_failed(io, e))?;
             Some(world)
@@ -133,6 +145,7 @@ pub(super) fn load(
         world,
         recent_growth,
         templates,
+        effects,
     })
 }
 
@@ -184,6 +197,7 @@ pub(super) fn evaluate(
         analysis: Some(analysis),
         recent_growth: &loaded.recent_growth,
         templates: loaded.templates.as_ref(),
+        effects: &loaded.effects.summary,
     })
 }
 
@@ -211,6 +225,11 @@ pub(super) fn context(
             commit: b.commit.clone(),
         }),
         policy: output::check::policy_label(&result.policy),
+        effects: loaded.base.as_ref().map(|_| output::check::EffectsView {
+            at: loaded.effects.instants.clone(),
+            summary: loaded.effects.summary.clone(),
+            files: loaded.effects.files.clone(),
+        }),
     }
 }
 

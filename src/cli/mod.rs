@@ -12,6 +12,7 @@
 
 mod check;
 pub mod common;
+mod effects;
 mod forecast;
 mod github;
 mod info;

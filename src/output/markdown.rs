@@ -278,6 +278,11 @@ pub fn comment_with(
         ctx.policy, ctx.at, c.approved, c.needs_approval, c.denied
     ));
     head.push_str(&lead.sections);
+    if let Some(effects) = &ctx.effects
+        && !effects.files.is_empty()
+    {
+        head.push_str(&effects_section(effects));
+    }
 
     let mut rows = Vec::new();
     for e in &result.evaluated {
@@ -462,4 +467,27 @@ fn assemble(
     out.push_str(note);
     out.push_str(footer);
     out
+}
+
+/// The effect on clusters and clouds, folded: a `diff` block, one line a file.
+fn effects_section(effects: &super::check::EffectsView) -> String {
+    let e = &effects.summary;
+    let body: String = super::check::effects_text(effects)
+        .lines()
+        .skip(1)
+        .map(|l| {
+            let t = l.trim_start();
+            let line = if t.starts_with(['+', '-', '~']) {
+                t.to_string()
+            } else {
+                format!(" {l}")
+            };
+            // A fence inside the block would end it.
+            format!("{}\n", line.replace("```", "'''"))
+        })
+        .collect();
+    format!(
+        "<details><summary>Effect on clusters and clouds: {} to add, {} to change, {} to remove</summary>\n\n```diff\n{body}```\n\n</details>\n\n",
+        e.objects_added, e.objects_changed, e.objects_removed
+    )
 }

@@ -140,6 +140,8 @@ pub struct CheckInput<'a> {
     pub recent_growth: &'a std::collections::BTreeMap<String, f64>,
     /// How the template overrides changed, when they did.
     pub templates: Option<&'a facts::TemplateDelta>,
+    /// What the change does to the rendered objects and files.
+    pub effects: &'a facts::EffectFacts,
 }
 
 /// The result of a check.
@@ -234,6 +236,7 @@ pub fn check(input: &CheckInput<'_>) -> CheckResult {
         at: input.at,
         analysis,
         aggregates: &aggregates,
+        effects: input.effects,
     };
     let mut targets: Vec<judge::Target> = changes
         .iter()

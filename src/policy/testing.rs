@@ -266,6 +266,7 @@ fn judge(
         analysis: None,
         recent_growth,
         templates: None,
+        effects: &Default::default(),
     });
     let mut diags = head.diagnostics.clone();
     diags.extend(result.diagnostics.iter().cloned());

@@ -83,3 +83,29 @@ pub fn recent_growth(
     }
     out
 }
+
+/// The base revision whole, for rendering it: the base keeps only the
+/// requests and reservations of the files the change touched; the others are
+/// the head's documents of the files identical in both.
+pub fn full_base(
+    base: &Repo,
+    head: &Repo,
+    same_files: &std::collections::HashSet<crate::diag::FileId>,
+) -> Repo {
+    let mut out = base.clone();
+    for (name, doc) in &head.requests {
+        if same_files.contains(&doc.origin.file) {
+            out.requests
+                .entry(name.clone())
+                .or_insert_with(|| doc.clone());
+        }
+    }
+    for (name, doc) in &head.reservations {
+        if same_files.contains(&doc.origin.file) {
+            out.reservations
+                .entry(name.clone())
+                .or_insert_with(|| doc.clone());
+        }
+    }
+    out
+}

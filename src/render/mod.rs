@@ -13,6 +13,7 @@
 //! revision are passed in.
 
 pub mod cloud;
+pub mod effects;
 pub mod governed;
 pub mod kube;
 pub mod lint;

@@ -19,6 +19,67 @@ pub struct Context {
     /// Demand against capacity of the pools the judged documents touch.
     #[serde(rename = "forecasts")]
     pub charts: Vec<crate::cost::chart::PoolChart>,
+    /// What the change does on clusters and clouds (checking a change).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub effects: Option<EffectsView>,
+}
+
+/// The rendered effect of a change, for people and tools.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EffectsView {
+    /// The instants rendered (`--at`, and the starts of windows the change adds or moves).
+    pub at: Vec<String>,
+    pub summary: crate::policy::facts::EffectFacts,
+    pub files: Vec<crate::render::effects::FileEffect>,
+}
+
+/// The effect as `terraform plan` would print it: one line per file, the
+/// fields that change below it.
+pub fn effects_text(e: &EffectsView) -> String {
+    let mut out = String::new();
+    if e.files.is_empty() {
+        out.push_str("effect on clusters and clouds: none (the rendered objects are the same)\n");
+        return out;
+    }
+    out.push_str(&format!(
+        "effect on clusters and clouds (rendered at {}):\n",
+        e.at.join(", ")
+    ));
+    for f in &e.files {
+        let mark = match f.change {
+            "added" => "+",
+            "removed" => "-",
+            _ => "~",
+        };
+        let quota: Vec<String> = f
+            .quota_delta
+            .iter()
+            .map(|(k, d)| format!("{k} {d:+}"))
+            .collect();
+        out.push_str(&format!(
+            "  {mark} {} ({}){}\n",
+            f.path,
+            f.kind,
+            if quota.is_empty() {
+                String::new()
+            } else {
+                format!(": {}", quota.join(", "))
+            }
+        ));
+        for fe in &f.fields {
+            out.push_str(&format!(
+                "      {}: {} -> {}\n",
+                fe.field, fe.before, fe.after
+            ));
+        }
+    }
+    let s = &e.summary;
+    out.push_str(&format!(
+        "Effect: {} to add, {} to change, {} to remove.\n",
+        s.objects_added, s.objects_changed, s.objects_removed
+    ));
+    out
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -284,6 +345,10 @@ pub fn human(result: &CheckResult, ctx: &Context, sources: &SourceMap, paths: &P
                 }
             ));
         }
+        out.push('\n');
+    }
+    if let Some(effects) = &ctx.effects {
+        out.push_str(&effects_text(effects));
         out.push('\n');
     }
     for e in &result.evaluated {

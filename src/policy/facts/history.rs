@@ -119,6 +119,8 @@ pub struct UsageSubject {
     /// The evaluation time (`--at`, default now), RFC 3339.
     pub now: String,
     pub config: ConfigFacts,
+    /// What the change does to the rendered objects and files (zero without a base).
+    pub effects: EffectFacts,
     pub change: UsageChange,
 }
 
@@ -137,6 +139,7 @@ pub fn usage(env: &Env<'_>, delta: &UsageDelta) -> UsageSubject {
     UsageSubject {
         now: env.at.to_string(),
         config: super::config_facts(env.config),
+        effects: env.effects.clone(),
         change: UsageChange {
             base: ChangeFacts {
                 kind: "modified".into(),
@@ -202,6 +205,8 @@ pub struct TemplatesSubject {
     /// The evaluation time (`--at`, default now), RFC 3339.
     pub now: String,
     pub config: ConfigFacts,
+    /// What the change does to the rendered objects and files (zero without a base).
+    pub effects: EffectFacts,
     pub change: TemplatesChange,
 }
 
@@ -218,6 +223,7 @@ pub fn templates(env: &Env<'_>, delta: &TemplateDelta) -> TemplatesSubject {
     TemplatesSubject {
         now: env.at.to_string(),
         config: super::config_facts(env.config),
+        effects: env.effects.clone(),
         change: TemplatesChange {
             base: ChangeFacts {
                 kind: "modified".into(),

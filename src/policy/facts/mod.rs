@@ -350,6 +350,8 @@ pub struct Env<'a> {
     pub analysis: &'a crate::cost::Analysis<'a>,
     /// What the change adds up to, per team.
     pub aggregates: &'a Aggregates,
+    /// What the change does to the rendered objects and files.
+    pub effects: &'a EffectFacts,
 }
 
 pub(crate) fn config_facts(config: &ConfigSpec) -> ConfigFacts {

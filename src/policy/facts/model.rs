@@ -204,3 +204,19 @@ pub struct DocumentFacts {
     /// The document's name.
     pub name: String,
 }
+
+/// What a change does to the objects and files capops renders: the base's
+/// render against the head's, on the clusters and clouds the change touches.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, JsonSchema)]
+pub struct EffectFacts {
+    /// Rendered objects and files the change adds, on every cluster and cloud.
+    pub objects_added: u32,
+    /// Rendered objects and files whose content the change changes.
+    pub objects_changed: u32,
+    /// Rendered objects and files the change removes.
+    pub objects_removed: u32,
+    /// Whole GPUs (`requests.nvidia.com/gpu`) the change adds to namespace quotas, summed.
+    pub quota_delta_gpus: i64,
+    /// Terraform files the change adds, changes or removes.
+    pub cloud_files_changed: u32,
+}

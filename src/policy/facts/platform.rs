@@ -21,6 +21,8 @@ pub struct ClusterSubject {
     /// The evaluation time (`--at`, default now), RFC 3339.
     pub now: String,
     pub config: ConfigFacts,
+    /// What the change does to the rendered objects and files (zero without a base).
+    pub effects: EffectFacts,
     pub change: ClusterChange,
     pub cluster: ClusterSize,
 }
@@ -145,6 +147,7 @@ pub fn cluster(env: &Env<'_>, doc: &Document<ClusterSpec>, change: &Change) -> C
     ClusterSubject {
         now: env.at.to_string(),
         config: super::config_facts(env.config),
+        effects: env.effects.clone(),
         change: ClusterChange {
             base: super::change_facts(change),
             delta_gpus: round(now.gpus - prev_gpus),
@@ -185,6 +188,8 @@ pub struct PriorityClassSubject {
     /// The evaluation time (`--at`, default now), RFC 3339.
     pub now: String,
     pub config: ConfigFacts,
+    /// What the change does to the rendered objects and files (zero without a base).
+    pub effects: EffectFacts,
     pub change: PriorityChange,
     pub priority_class: PriorityFacts,
 }
@@ -271,6 +276,7 @@ pub fn priority_class(
     PriorityClassSubject {
         now: env.at.to_string(),
         config: super::config_facts(env.config),
+        effects: env.effects.clone(),
         change: PriorityChange {
             base: super::change_facts(change),
             delta_value: now.value - before.as_ref().map_or(0, |b| b.value),
@@ -293,6 +299,8 @@ pub struct CatalogSubject {
     /// The evaluation time (`--at`, default now), RFC 3339.
     pub now: String,
     pub config: ConfigFacts,
+    /// What the change does to the rendered objects and files (zero without a base).
+    pub effects: EffectFacts,
     pub change: CatalogChange,
     pub catalog: CatalogFacts,
 }
@@ -386,6 +394,7 @@ pub fn catalog(env: &Env<'_>, doc: &Document<CatalogSpec>, change: &Change) -> C
     CatalogSubject {
         now: env.at.to_string(),
         config: super::config_facts(env.config),
+        effects: env.effects.clone(),
         change: CatalogChange {
             base: super::change_facts(change),
             entries_added: now.keys().filter(|k| !before.contains_key(*k)).count() as u32,

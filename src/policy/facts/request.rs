@@ -17,6 +17,8 @@ pub struct RequestSubject {
     /// The evaluation time (`--at`, default now), RFC 3339.
     pub now: String,
     pub config: ConfigFacts,
+    /// What the change does to the rendered objects and files (zero without a base).
+    pub effects: EffectFacts,
     pub change: RequestChange,
     pub request: RequestFacts,
     pub team: RequestTeamFacts,
@@ -325,6 +327,7 @@ pub fn request(env: &Env<'_>, req: &Document<RequestSpec>, change: &Change) -> R
     RequestSubject {
         now: env.at.to_string(),
         config: super::config_facts(env.config),
+        effects: env.effects.clone(),
         change,
         request,
         team,

@@ -17,6 +17,8 @@ pub struct ReservationSubject {
     /// The evaluation time (`--at`, default now), RFC 3339.
     pub now: String,
     pub config: ConfigFacts,
+    /// What the change does to the rendered objects and files (zero without a base).
+    pub effects: EffectFacts,
     pub change: ReservationChange,
     pub reservation: ReservationFacts,
     pub cluster: ClusterFacts,
@@ -188,6 +190,7 @@ pub fn reservation(
     ReservationSubject {
         now: env.at.to_string(),
         config: super::config_facts(env.config),
+        effects: env.effects.clone(),
         change: ReservationChange {
             base: super::change_facts(change),
             delta_gpus: round(now_gpus - prev),

@@ -17,6 +17,8 @@ pub struct TeamSubject {
     /// The evaluation time (`--at`, default now), RFC 3339.
     pub now: String,
     pub config: ConfigFacts,
+    /// What the change does to the rendered objects and files (zero without a base).
+    pub effects: EffectFacts,
     pub change: TeamChange,
     pub team: TeamFacts,
 }
@@ -57,6 +59,8 @@ pub struct DocumentSubject {
     /// The evaluation time (`--at`, default now), RFC 3339.
     pub now: String,
     pub config: ConfigFacts,
+    /// What the change does to the rendered objects and files (zero without a base).
+    pub effects: EffectFacts,
     pub change: ChangeFacts,
     pub document: DocumentFacts,
 }
@@ -167,6 +171,7 @@ pub fn team(env: &Env<'_>, team: &Document<TeamSpec>, change: &Change) -> TeamSu
     TeamSubject {
         now: env.at.to_string(),
         config: super::config_facts(env.config),
+        effects: env.effects.clone(),
         change: TeamChange {
             base: super::change_facts(change),
             delta_gpus: round(quota - prev),
@@ -222,6 +227,7 @@ pub fn document(env: &Env<'_>, kind: Kind, name: &str, change: &Change) -> Docum
     DocumentSubject {
         now: env.at.to_string(),
         config: super::config_facts(env.config),
+        effects: env.effects.clone(),
         change: super::change_facts(change),
         document: DocumentFacts {
             kind: kind.as_str().to_string(),

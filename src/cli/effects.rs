@@ -1,0 +1,176 @@
+//! The effect of a change, for `check --base`: the base revision and the head
+//! rendered in memory (each with its own templates) on the clusters and
+//! clouds the change touches, at `--at` and at the start of each window the
+//! change adds or moves, and compared object by object. Rendering the head's
+//! documents with the base's templates too tells what the templates alone
+//! change.
+
+use crate::load::templates::TemplateFile;
+use crate::model::{Kind, Repo, RequestSpec, Timestamp};
+use crate::policy::change::{ChangeKind, Changed};
+use crate::policy::facts::EffectFacts;
+use crate::render::effects::{self, FileEffect};
+use crate::render::{self, templates};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// At most this many instants are rendered.
+const MAX_INSTANTS: usize = 4;
+
+/// What a change does on clusters and clouds.
+#[derive(Debug, Clone, Default)]
+pub struct Effects {
+    /// The instants rendered, RFC 3339.
+    pub instants: Vec<String>,
+    pub files: Vec<FileEffect>,
+    pub summary: EffectFacts,
+    /// Files whose content the template change alone changes.
+    pub template_caused: Vec<String>,
+}
+
+fn compile(files: &[TemplateFile]) -> templates::Templates {
+    let mut sources = crate::diag::SourceMap::new();
+    let mut diags = Vec::new();
+    let overrides: Vec<templates::Override> = files
+        .iter()
+        .filter_map(|f| {
+            let text = f.text.as_ref().ok()?;
+            let file = sources.add(format!("templates/{}", f.name), text.clone());
+            Some(templates::Override {
+                name: f.name.clone(),
+                text: text.clone(),
+                file,
+            })
+        })
+        .collect();
+    templates::Templates::new(&overrides, &mut diags)
+}
+
+/// The clusters a change touches (`None`: all of them, and the clouds).
+fn touched(
+    head: &Repo,
+    base: &Repo,
+    changes: &[Changed],
+    templates_changed: bool,
+) -> Option<BTreeSet<String>> {
+    if templates_changed {
+        return None;
+    }
+    let mut out = BTreeSet::new();
+    for c in changes {
+        match c.kind {
+            Kind::CapacityRequest => {
+                for repo in [head, base] {
+                    if let Some(r) = repo.requests.get(&c.name) {
+                        out.insert(r.spec.cluster.value.clone());
+                    }
+                }
+                if let Some(p) = c.change.previous::<RequestSpec>() {
+                    out.insert(p.spec.cluster.value.clone());
+                }
+            }
+            Kind::Team => {
+                for repo in [head, base] {
+                    if let Some(t) = repo.teams.get(&c.name) {
+                        out.extend(t.spec.clusters.keys().map(|k| k.value.clone()));
+                    }
+                }
+            }
+            Kind::Cluster => {
+                out.insert(c.name.clone());
+            }
+            // Priority classes, prices, reservations, the Config and policies
+            // reach every cluster or the clouds.
+            Kind::PriorityClass | Kind::Reservation | Kind::Config => return None,
+            Kind::ApprovalPolicy | Kind::PriceCatalog => {}
+        }
+    }
+    Some(out)
+}
+
+/// `--at`, and the starts of the windows the change adds or moves that come later.
+fn instants(head: &Repo, changes: &[Changed], at: Timestamp) -> Vec<Timestamp> {
+    let mut out = vec![at];
+    for c in changes.iter().filter(|c| c.kind == Kind::CapacityRequest) {
+        if !matches!(c.change.kind, ChangeKind::Added | ChangeKind::Modified) {
+            continue;
+        }
+        if let Some(w) = head
+            .requests
+            .get(&c.name)
+            .and_then(|r| r.spec.window.as_ref())
+            && w.start.value > at
+            && !out.contains(&w.start.value)
+        {
+            out.push(w.start.value);
+        }
+    }
+    out.sort();
+    out.truncate(MAX_INSTANTS);
+    out
+}
+
+fn render_all(
+    repo: &Repo,
+    t: &templates::Templates,
+    at: Timestamp,
+    clusters: &Option<BTreeSet<String>>,
+) -> render::Rendered {
+    let opts = |cluster: Option<String>| render::Options {
+        at,
+        revision: String::new(),
+        cluster,
+    };
+    match clusters {
+        None => render::render(repo, t, &opts(None)),
+        Some(set) => {
+            let mut all = render::Rendered::default();
+            for c in set.iter().filter(|c| repo.clusters.contains_key(*c)) {
+                all.files
+                    .extend(render::render(repo, t, &opts(Some(c.clone()))).files);
+            }
+            all
+        }
+    }
+}
+
+/// Renders the base and the head and compares them.
+pub fn compute(
+    head: &Repo,
+    base: &Repo,
+    base_templates: &[TemplateFile],
+    head_templates: &[TemplateFile],
+    changes: &[Changed],
+    at: Timestamp,
+) -> Effects {
+    let templates_changed = base_templates != head_templates;
+    let clusters = touched(head, base, changes, templates_changed);
+    if clusters.as_ref().is_some_and(BTreeSet::is_empty) {
+        return Effects::default();
+    }
+    let (tb, th) = (compile(base_templates), compile(head_templates));
+    let mut files: BTreeMap<String, FileEffect> = BTreeMap::new();
+    let mut template_caused = BTreeSet::new();
+    let when = instants(head, changes, at);
+    for t in &when {
+        let before = render_all(base, &tb, *t, &clusters);
+        let after = render_all(head, &th, *t, &clusters);
+        for e in effects::diff(&before, &after) {
+            files.entry(e.path.clone()).or_insert(e);
+        }
+        if templates_changed {
+            let same_docs = render_all(head, &tb, *t, &clusters);
+            template_caused.extend(
+                effects::diff(&same_docs, &after)
+                    .into_iter()
+                    .map(|e| e.path),
+            );
+        }
+    }
+    let files: Vec<FileEffect> = files.into_values().collect();
+    Effects {
+        instants: when.iter().map(|t| t.to_string()).collect(),
+        summary: effects::summary(&files),
+        files,
+        template_caused: template_caused.into_iter().collect(),
+    }
+}

@@ -1,0 +1,178 @@
+//! The effect of a change on clusters and clouds: the objects and files the
+//! base renders against those the head renders, compared field by field.
+//!
+//! A reviewer reads documents; what a merge does is this: quotas that grow
+//! or shrink in namespaces, priority values, MIG layouts, Terraform resources
+//! and their arguments. [`diff`] turns two renders into that list, and
+//! [`summary`] into the numbers the policy can read (`effects.*` facts). The
+//! revision stamped on objects is left out: it changes with every commit.
+
+use super::{File, Rendered};
+use serde::Serialize;
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+/// Fields listed per changed file, at most.
+const FIELDS_SHOWN: usize = 12;
+
+/// How one rendered file changes.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FileEffect {
+    pub path: String,
+    /// `added`, `removed` or `changed`.
+    pub change: &'static str,
+    /// The object's kind (`ResourceQuota`, ...), or `Terraform`, or `NodeLabels`.
+    pub kind: String,
+    /// Fields that differ: JSON pointer, before, after (changed files; at most 12).
+    pub fields: Vec<FieldEffect>,
+    /// For ResourceQuotas: each quota key's units after minus before.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub quota_delta: BTreeMap<String, i64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FieldEffect {
+    pub field: String,
+    pub before: Value,
+    pub after: Value,
+}
+
+pub use crate::policy::facts::EffectFacts as EffectSummary;
+
+fn kind_of(f: &File) -> String {
+    if let Some(k) = f.value.get("kind").and_then(Value::as_str) {
+        return k.to_string();
+    }
+    if f.path.starts_with("cloud/") {
+        "Terraform".into()
+    } else {
+        "NodeLabels".into()
+    }
+}
+
+/// A file's content without what changes with every commit.
+fn comparable(f: &File) -> Value {
+    let mut v = f.value.clone();
+    if let Some(Value::Object(a)) = v.pointer_mut("/metadata/annotations") {
+        a.remove(super::REVISION);
+    }
+    v
+}
+
+fn fields(a: &Value, b: &Value, at: &str, out: &mut Vec<FieldEffect>) {
+    if out.len() >= FIELDS_SHOWN {
+        return;
+    }
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => {
+            let mut keys: Vec<&String> = x.keys().chain(y.keys()).collect();
+            keys.sort();
+            keys.dedup();
+            for k in keys {
+                let here = format!("{at}/{}", k.replace('~', "~0").replace('/', "~1"));
+                fields(
+                    x.get(k).unwrap_or(&Value::Null),
+                    y.get(k).unwrap_or(&Value::Null),
+                    &here,
+                    out,
+                );
+            }
+        }
+        (Value::Array(x), Value::Array(y)) if x.len() == y.len() => {
+            for (i, (p, q)) in x.iter().zip(y).enumerate() {
+                fields(p, q, &format!("{at}/{i}"), out);
+            }
+        }
+        _ if a == b => {}
+        _ => out.push(FieldEffect {
+            field: at.to_string(),
+            before: a.clone(),
+            after: b.clone(),
+        }),
+    }
+}
+
+fn quota(v: &Value) -> BTreeMap<String, i64> {
+    v.pointer("/spec/hard")
+        .and_then(Value::as_object)
+        .map(|m| {
+            m.iter()
+                .filter_map(|(k, v)| {
+                    let n = v
+                        .as_str()
+                        .and_then(|s| s.parse().ok())
+                        .or_else(|| v.as_i64())?;
+                    Some((k.clone(), n))
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Every file that differs between the base's render and the head's.
+pub fn diff(before: &Rendered, after: &Rendered) -> Vec<FileEffect> {
+    let old: BTreeMap<&str, &File> = before.files.iter().map(|f| (f.path.as_str(), f)).collect();
+    let new: BTreeMap<&str, &File> = after.files.iter().map(|f| (f.path.as_str(), f)).collect();
+    let mut paths: Vec<&str> = old.keys().chain(new.keys()).copied().collect();
+    paths.sort_unstable();
+    paths.dedup();
+    let mut out = Vec::new();
+    for path in paths {
+        let (change, kind, a, b) = match (old.get(path), new.get(path)) {
+            (None, Some(f)) => ("added", kind_of(f), Value::Null, comparable(f)),
+            (Some(f), None) => ("removed", kind_of(f), comparable(f), Value::Null),
+            (Some(x), Some(y)) => {
+                let (a, b) = (comparable(x), comparable(y));
+                if a == b {
+                    continue;
+                }
+                ("changed", kind_of(y), a, b)
+            }
+            (None, None) => continue,
+        };
+        let mut delta = BTreeMap::new();
+        if kind == "ResourceQuota" {
+            let (qa, qb) = (quota(&a), quota(&b));
+            for k in qa.keys().chain(qb.keys()) {
+                let d = qb.get(k).copied().unwrap_or(0) - qa.get(k).copied().unwrap_or(0);
+                if d != 0 {
+                    delta.insert(k.clone(), d);
+                }
+            }
+        }
+        let mut changed_fields = Vec::new();
+        if change == "changed" {
+            fields(&a, &b, "", &mut changed_fields);
+        }
+        out.push(FileEffect {
+            path: path.to_string(),
+            change,
+            kind,
+            fields: changed_fields,
+            quota_delta: delta,
+        });
+    }
+    out
+}
+
+/// The effect in numbers.
+pub fn summary(effects: &[FileEffect]) -> EffectSummary {
+    let mut s = EffectSummary::default();
+    for e in effects {
+        match e.change {
+            "added" => s.objects_added += 1,
+            "removed" => s.objects_removed += 1,
+            _ => s.objects_changed += 1,
+        }
+        if e.kind == "Terraform" {
+            s.cloud_files_changed += 1;
+        }
+        s.quota_delta_gpus += e
+            .quota_delta
+            .get("requests.nvidia.com/gpu")
+            .copied()
+            .unwrap_or(0);
+    }
+    s
+}
