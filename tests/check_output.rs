@@ -213,7 +213,7 @@ fn the_markdown_comment_summarises_links_and_folds_details() {
     );
     assert!(
         md.contains(
-            "| 🟡 | `CapacityRequest/training-foundation-q1` | – | 256 | vp | 1 × vp (@erin-vp)<br>1 × capacity-review (@acme-ai/capacity-review) | – | 2027-01-04→2027-04-05, within quota, 367,289 USD/month, pool demand P50 158 / P90 225 of 320 GPUs |"
+            "| 🟡 | `CapacityRequest/training-foundation-q1` | – | 256 | vp | 1 × vp (`erin-vp`)<br>1 × capacity-review (`acme-ai/capacity-review`) | – | 2027-01-04→2027-04-05, within quota, 367,289 USD/month, pool demand P50 158 / P90 225 of 320 GPUs |"
         ),
         "{md}"
     );
@@ -252,6 +252,89 @@ fn the_markdown_comment_summarises_links_and_folds_details() {
             || plain.stdout.contains("inference.yaml:77`")
     );
     assert!(!plain.stdout.contains("https://github.com"));
+}
+
+/// Text outside inline code spans and fenced blocks (what GitHub renders as
+/// Markdown).
+fn outside_code(md: &str) -> String {
+    let mut out = String::new();
+    let mut rest = md;
+    while let Some(i) = rest.find('`') {
+        out.push_str(&rest[..i]);
+        let run = rest[i..].chars().take_while(|c| *c == '`').count();
+        let fence = "`".repeat(run);
+        let after = &rest[i + run..];
+        // The closing run of exactly the same length.
+        let mut k = 0;
+        let mut end = None;
+        while let Some(j) = after[k..].find(&fence) {
+            let at = k + j;
+            let longer = after[at + run..].starts_with('`');
+            if !longer && (at == 0 || !after[..at].ends_with('`')) {
+                end = Some(at);
+                break;
+            }
+            k = at + after[at..].chars().take_while(|c| *c == '`').count();
+        }
+        match end {
+            Some(e) => rest = &after[e + run..],
+            None => {
+                out.push_str(&rest[i..]);
+                rest = "";
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+#[test]
+fn file_names_and_messages_cannot_inject_markdown_html_or_mentions() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("acme");
+    common::copy_dir(&root().join("examples/acme"), &repo);
+    let hostile = "a|b <img src=x onerror=y> @mallory [x](https:\\evil) `c`.yaml";
+    std::fs::rename(
+        repo.join("requests/inference.yaml"),
+        repo.join("requests").join(hostile),
+    )
+    .unwrap();
+    let env = [
+        ("GITHUB_SERVER_URL", "https://github.com"),
+        ("GITHUB_REPOSITORY", "acme/capacity"),
+        ("GITHUB_SHA", "0123456789abcdef"),
+    ];
+    let out = run(
+        &[
+            "check",
+            "--format",
+            "markdown",
+            "--at",
+            "2026-11-22",
+            repo.to_str().unwrap(),
+        ],
+        &env,
+    );
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    let md = &out.stdout;
+    // The file is named (in code) and its link is percent-encoded.
+    assert!(md.contains("a%7Cb%20%3Cimg%20src%3Dx"), "{md}");
+    assert!(
+        md.contains("[``"),
+        "a fence longer than the name's backtick: {md}"
+    );
+    let rendered = outside_code(md);
+    assert!(!rendered.contains("<img"), "{rendered}");
+    assert!(!rendered.contains("@mallory"), "{rendered}");
+    assert!(!rendered.contains("](https:\\evil)"), "{rendered}");
+    // Every table row keeps its eight cells: no `|` escaped the code spans.
+    for line in md
+        .lines()
+        .filter(|l| l.starts_with("| ") && l.contains("CapacityRequest/"))
+    {
+        let cells = line.replace("\\|", "").matches('|').count();
+        assert_eq!(cells, 9, "{line}");
+    }
 }
 
 #[test]

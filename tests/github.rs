@@ -899,7 +899,9 @@ fn the_comment_leads_with_the_totals_of_the_change() {
     let totals = body.find("| GPUs requested |").expect("totals");
     let approvals = body.find("**Approvals**").expect("approvals");
     let table = body.find("| | Document |").expect("document table");
-    let details = body.find("<details>").expect("folded details");
+    let details = body
+        .find("<details><summary>How each decision")
+        .expect("folded details");
     assert!(
         totals < approvals && approvals < table && table < details,
         "{body}"

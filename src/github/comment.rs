@@ -10,6 +10,7 @@
 
 use super::GithubError;
 use super::rest::{Comment, Repo};
+use crate::output::escape::{cell_code, escape};
 use crate::output::markdown::{COMMENT_LIMIT, MARKER};
 use crate::policy::approvals::{DecisionApprovals, Standing};
 
@@ -175,8 +176,15 @@ async fn write(
 /// The comment cut to its lead (title, totals, approvals), for when GitHub
 /// refuses the full one, well under the limit.
 pub fn compact(body: &str) -> String {
-    let lead = body.split("\n| | Document |").next().unwrap_or(body);
-    let note = "\n\n_GitHub refused the full comment; the table and details are in the job summary and `capops check --format json`._\n";
+    // The lead: totals, policy line and approvals, before the folded effects
+    // and the table.
+    let end = ["<details><summary>Effect on clusters", "\n| | Document |"]
+        .iter()
+        .filter_map(|m| body.find(m))
+        .min()
+        .unwrap_or(body.len());
+    let lead = body[..end].trim_end();
+    let note = "\n\n_GitHub refused the full comment; the effects, the table and details are in the job summary and `capops check --format json`._\n";
     let room = COMMENT_LIMIT / 2;
     let mut cut: String = lead.chars().take(room).collect();
     if cut.len() < lead.len()
@@ -186,28 +194,6 @@ pub fn compact(body: &str) -> String {
     }
     cut.push_str(note);
     cut
-}
-
-/// Markdown-escapes text that came from users (names, roles, team slugs):
-/// no links, no HTML, no table breaks, no emphasis, no mentions.
-pub fn escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '&' => out.push_str("&amp;"),
-            '@' => out.push_str("@\u{200b}"),
-            '\n' | '\r' | '\t' => out.push(' '),
-            '\\' | '`' | '*' | '_' | '[' | ']' | '|' | '~' => {
-                out.push('\\');
-                out.push(c);
-            }
-            c if c.is_control() => {}
-            c => out.push(c),
-        }
-    }
-    out
 }
 
 /// One decision's line in the approvals section.
@@ -286,9 +272,8 @@ pub fn approvals_section(rows: &[Row<'_>], head_sha: &str) -> String {
                 text
             };
             out.push_str(&format!(
-                "| {mark} | `{}/{}` | {} × {} | {by} | {missing} |\n",
-                r.kind,
-                r.name.replace('`', "'").replace('|', "/"),
+                "| {mark} | {} | {} × {} | {by} | {missing} |\n",
+                cell_code(&format!("{}/{}", r.kind, r.name)),
                 role.needed,
                 escape(&role.role),
             ));

@@ -9,6 +9,7 @@
 
 use super::Paths;
 use super::check::{Context, counts, fmt_gpus};
+use super::escape::{cell_code, code, escape, longest_run, url_path};
 use crate::diag::{SourceMap, Span};
 use crate::model::{Effect, Subject};
 use crate::policy::change::ChangeKind;
@@ -45,10 +46,10 @@ impl Links {
 fn place(span: Span, sources: &SourceMap, paths: &Paths, links: &Links) -> String {
     let lc = sources.line_col(span);
     let file = paths.file(sources, span.file);
-    let text = format!("{file}:{}", lc.line);
+    let text = code(&format!("{file}:{}", lc.line));
     match (&links.blob_base, Paths::in_worktree(sources, span.file)) {
-        (Some(base), true) => format!("[`{text}`]({base}{file}#L{})", lc.line),
-        _ => format!("`{text}`"),
+        (Some(base), true) => format!("[{text}]({base}{}#L{})", url_path(&file), lc.line),
+        _ => text,
     }
 }
 
@@ -58,10 +59,6 @@ fn icon(o: Outcome) -> &'static str {
         Outcome::NeedsApproval => "🟡",
         Outcome::Denied => "❌",
     }
-}
-
-fn escape(s: &str) -> String {
-    s.replace('|', "\\|").replace('\n', " ")
 }
 
 fn gpus_of(e: &Evaluated) -> String {
@@ -89,12 +86,17 @@ fn approvers(e: &Evaluated) -> String {
                 .teams
                 .iter()
                 .chain(a.users.iter())
-                .map(|w| format!("@{w}"))
+                .map(|w| cell_code(w))
                 .collect();
             if who.is_empty() {
-                format!("{} × {}", a.count, a.role)
+                format!("{} × {}", a.count, escape(a.role.as_str()))
             } else {
-                format!("{} × {} ({})", a.count, a.role, who.join(", "))
+                format!(
+                    "{} × {} ({})",
+                    a.count,
+                    escape(a.role.as_str()),
+                    who.join(", ")
+                )
             }
         })
         .collect::<Vec<_>>()
@@ -246,7 +248,7 @@ pub fn comment_with(
             .collect();
         roles.sort_unstable();
         roles.dedup();
-        format!("🟡 needs approval ({})", roles.join(", "))
+        format!("🟡 needs approval ({})", escape(&roles.join(", ")))
     } else {
         "✅ approved automatically".into()
     };
@@ -267,15 +269,15 @@ pub fn comment_with(
     head.push('\n');
     let judged = match &ctx.base {
         Some(b) => format!(
-            "Policy from base `{}` (`{}`)",
-            b.rev,
-            &b.commit[..b.commit.len().min(12)]
+            "Policy from base {} ({})",
+            code(&b.rev),
+            code(&b.commit[..b.commit.len().min(12)])
         ),
         None => "Policy from the working tree".into(),
     };
     head.push_str(&format!(
         "{judged}: {} · evaluated at {} · {} approved automatically, {} need approval, {} denied\n\n",
-        ctx.policy, ctx.at, c.approved, c.needs_approval, c.denied
+        escape(&ctx.policy), ctx.at, c.approved, c.needs_approval, c.denied
     ));
     head.push_str(&lead.sections);
     if let Some(effects) = &ctx.effects
@@ -293,16 +295,19 @@ pub fn comment_with(
         let missing = if e.decision.missing_fields.is_empty() {
             "–".to_string()
         } else {
-            e.decision.missing_fields.join(", ")
+            escape(&e.decision.missing_fields.join(", "))
         };
         rows.push(format!(
-            "| {} | `{}/{}` | {} | {} | {} | {} | {} | {} |\n",
+            "| {} | {} | {} | {} | {} | {} | {} | {} |\n",
             icon(e.decision.outcome),
-            e.subject.as_str(),
-            escape(&e.name),
+            cell_code(&format!("{}/{}", e.subject.as_str(), e.name)),
             change,
             gpus_of(e),
-            e.decision.tier.clone().unwrap_or_else(|| "–".into()),
+            e.decision
+                .tier
+                .as_deref()
+                .map(escape)
+                .unwrap_or_else(|| "–".into()),
             approvers(e),
             missing,
             escape(&key_facts(e)),
@@ -324,9 +329,9 @@ pub fn comment_with(
                 .map(|s| format!(" at {}", place(s, sources, paths, links)))
                 .unwrap_or_default();
             findings.push_str(&format!(
-                "- {mark} **{word}** `{}` on `{}`{at}: {}\n",
-                f.rule,
-                e.name,
+                "- {mark} **{word}** {} on {}{at}: {}\n",
+                code(&f.rule),
+                code(&e.name),
                 escape(&f.message)
             ));
         }
@@ -346,9 +351,9 @@ pub fn comment_with(
         if e.decision.trace.is_empty() {
             continue;
         }
-        details.push_str(&format!("**{}/{}**", e.subject.as_str(), e.name));
+        details.push_str(&code(&format!("{}/{}", e.subject.as_str(), e.name)));
         if let Some(t) = &e.decision.tier {
-            details.push_str(&format!(" → tier `{t}`"));
+            details.push_str(&format!(" → tier {}", code(t)));
         }
         details.push('\n');
         let mut landed = false;
@@ -372,15 +377,15 @@ pub fn comment_with(
                 .map(|(k, v)| format!("{k} = {v}"))
                 .collect();
             details.push_str(&format!(
-                "- {} `{}`: `{}` → {result} ({}){}\n",
-                step.kind,
-                step.name,
-                escape(&step.condition),
+                "- {} {}: {} → {result} ({}){}\n",
+                escape(step.kind),
+                code(&step.name),
+                code(&step.condition),
                 escape(&reads.join(", ")),
                 if step.effect.is_empty() {
                     String::new()
                 } else {
-                    format!(": {}", step.effect)
+                    format!(": {}", escape(&step.effect))
                 }
             ));
         }
@@ -482,12 +487,13 @@ fn effects_section(effects: &super::check::EffectsView) -> String {
             } else {
                 format!(" {l}")
             };
-            // A fence inside the block would end it.
-            format!("{}\n", line.replace("```", "'''"))
+            format!("{line}\n")
         })
         .collect();
+    // A fence longer than any run of backticks inside, so nothing ends it.
+    let fence = "`".repeat(3.max(longest_run(&body, '`') + 1));
     format!(
-        "<details><summary>Effect on clusters and clouds: {} to add, {} to change, {} to remove</summary>\n\n```diff\n{body}```\n\n</details>\n\n",
+        "<details><summary>Effect on clusters and clouds: {} to add, {} to change, {} to remove</summary>\n\n{fence}diff\n{body}{fence}\n\n</details>\n\n",
         e.objects_added, e.objects_changed, e.objects_removed
     )
 }

@@ -7,6 +7,7 @@
 
 pub mod chart;
 pub mod check;
+pub mod escape;
 pub mod explain;
 pub mod forecast;
 pub mod github;

@@ -61,6 +61,7 @@ fn builders_match_the_documented_fact_model() {
         at,
         analysis: &analysis,
         aggregates: &Aggregates::default(),
+        effects: &EffectFacts::default(),
     };
     let change = Change::unchanged();
     let req = &repo.requests["inference-llm-serving"];
@@ -104,6 +105,7 @@ fn request_facts_have_the_right_numbers() {
         at,
         analysis: &analysis,
         aggregates: &Aggregates::default(),
+        effects: &EffectFacts::default(),
     };
     let change = Change::unchanged();
     let get = |v: &Value, p: &str| lookup(v, p).unwrap();
