@@ -40,6 +40,7 @@ fn main() {
         at,
         analysis: &analysis,
         aggregates: &Default::default(),
+        effects: &Default::default(),
     };
     let t = Instant::now();
     let all: Vec<(String, minijinja::Value)> = repo
