@@ -12,6 +12,7 @@ pub mod cost;
 pub mod diag;
 pub mod forecast;
 pub mod gpu;
+pub mod ingest;
 pub mod load;
 pub mod model;
 pub mod policy;

@@ -131,10 +131,14 @@ pub fn check(
     let paths = Paths::new(path);
     let mut diagnostics: Vec<Diagnostic> = loaded.head.diagnostics.clone();
     diagnostics.extend(result.diagnostics.iter().cloned());
-    let policy_broken = result
-        .diagnostics
-        .iter()
-        .any(|d| d.severity == Severity::Error);
+    let stale = crate::ingest::stale::check(&loaded.head.repo, at);
+    let stale_error = stale.iter().any(|d| d.is_error());
+    diagnostics.extend(stale);
+    let policy_broken = stale_error
+        || result
+            .diagnostics
+            .iter()
+            .any(|d| d.severity == Severity::Error);
     let gate = result.evaluated.iter().any(|e| match fail_on {
         FailOn::Denied => e.decision.outcome == Outcome::Denied,
         FailOn::Approval => e.decision.outcome != Outcome::Approved,

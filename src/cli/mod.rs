@@ -8,8 +8,10 @@ mod check;
 pub mod exit;
 mod forecast;
 mod info;
+pub mod inventory;
 mod render;
 mod report;
+pub mod usage;
 mod validate;
 
 pub use check::FailOn;
@@ -148,8 +150,14 @@ pub enum Command {
     Apply(Unimplemented),
     /// Not implemented yet: report drift of live clusters.
     Drift(Unimplemented),
-    /// Not implemented yet: list a node's GPUs through NVML.
-    Inventory(Unimplemented),
+    /// A node's GPUs through NVML (model, UUID, memory, MIG mode and devices),
+    /// compared with the pool it belongs to (--cluster C --pool P, or --label).
+    Inventory(inventory::InventoryArgs),
+    /// Usage history: `usage pull` refreshes usage/*.csv from Prometheus.
+    Usage {
+        #[command(subcommand)]
+        action: usage::UsageAction,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -273,7 +281,8 @@ pub fn run(args: Vec<OsString>, io: &mut Io<'_>) -> i32 {
         Command::Plan(_) => unimplemented("plan", io),
         Command::Apply(_) => unimplemented("apply", io),
         Command::Drift(_) => unimplemented("drift", io),
-        Command::Inventory(_) => unimplemented("inventory", io),
+        Command::Inventory(args) => inventory::run(&cli, args, io),
+        Command::Usage { action } => usage::run(&cli, action, io),
     };
     match result {
         Ok(code) => code,

@@ -57,7 +57,15 @@ pub fn run(
         Err(code) => return Ok(code),
     };
     // Warnings still show (usage rows that name unknown pools, for instance).
-    vcmd::write_diagnostics(cli, &head.diagnostics, &head.sources, &Paths::new(path), io)?;
+    let mut diagnostics = head.diagnostics.clone();
+    let stale = crate::ingest::stale::check(&head.repo, at);
+    let stale_error = stale.iter().any(|d| d.is_error());
+    diagnostics.extend(stale);
+    vcmd::write_diagnostics(cli, &diagnostics, &head.sources, &Paths::new(path), io)?;
+    if stale_error {
+        writeln!(io.stderr, "error: the usage history is stale (see above)")?;
+        return Ok(exit::INVALID);
+    }
     let analysis = crate::cost::Analysis::new(&head.repo, at);
     let data = report::costs::build(&analysis);
     let text = match cli.format {

@@ -120,6 +120,7 @@ codes! {
     UsageBadRow = "usage-bad-row", Error, "a usage CSV row has a malformed timestamp or number";
     UsageUnknownReference = "usage-unknown-reference", Warning, "a usage row names a cluster, pool or team that does not exist";
     UsageUsedExceedsAllocated = "usage-used-exceeds-allocated", Warning, "a usage row reports more GPUs used than allocated";
+    UsageStale = "usage-stale", Warning, "a cluster's usage history ends longer ago than the Config's staleAfterHours";
     // Approval policy
     PolicySyntax = "policy-syntax", Error, "a policy condition or message is not a valid minijinja expression or template";
     PolicyUnknownFact = "policy-unknown-fact", Error, "a policy condition or message reads a fact that does not exist";

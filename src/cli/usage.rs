@@ -1,0 +1,428 @@
+//! `capops usage pull`: refresh `usage/*.csv` from Prometheus.
+//!
+//! Glue only: read the arguments, the clock, the token and the CA file; plan
+//! with `ingest::plan`; fetch with `ingest::prometheus`; make rows and files
+//! with `ingest::rows` and `ingest::history`; write the files atomically and
+//! print a summary (human on stderr, or JSON on stdout with `--format json`).
+//! Nothing is written unless every query succeeded.
+
+use super::{Cli, Io, exit};
+use crate::ingest::Metric;
+use crate::ingest::history::{self, UsageFile};
+use crate::ingest::plan::{self, PlanError, Range};
+use crate::ingest::prometheus::{self, FetchError, Options, Traffic};
+use crate::ingest::rows::{self, Answers, Attribution, Stats};
+use crate::model::Timestamp;
+use crate::report::Format;
+use serde::Serialize;
+use std::path::PathBuf;
+use std::time::Duration;
+
+#[derive(Debug, clap::Subcommand)]
+pub enum UsageAction {
+    /// Append the hours after the last committed one to usage/<cluster>.csv,
+    /// from Prometheus (kube-state-metrics and dcgm-exporter).
+    Pull(PullArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct PullArgs {
+    /// The repository root (the folder holding capops.yaml).
+    #[arg(default_value = ".")]
+    pub path: PathBuf,
+    /// Prometheus URL for clusters without one of their own (overrides `usage.prometheus.url`).
+    #[arg(long)]
+    pub prometheus: Option<String>,
+    /// How far back to start when the history is older or empty: hours (72h), days (90d), weeks (8w).
+    #[arg(long, conflicts_with_all = ["from", "rewrite_from"])]
+    pub since: Option<String>,
+    /// First hour to pull, when the history is older or empty (a date or an RFC 3339 time).
+    #[arg(long, conflicts_with = "rewrite_from")]
+    pub from: Option<String>,
+    /// End of the pull, exclusive (default: the start of the current hour).
+    #[arg(long)]
+    pub to: Option<String>,
+    /// Replace committed rows from this hour on (a history rewrite the gate judges).
+    #[arg(long)]
+    pub rewrite_from: Option<String>,
+    /// Only this cluster.
+    #[arg(long)]
+    pub cluster: Option<String>,
+    /// Print the summary, write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+pub fn run(cli: &Cli, action: &UsageAction, io: &mut Io<'_>) -> std::io::Result<i32> {
+    match action {
+        UsageAction::Pull(args) => pull(cli, args, io),
+    }
+}
+
+/// One cluster's part of the summary.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ClusterSummary {
+    cluster: String,
+    url: String,
+    file: String,
+    /// Hours asked for, `[from, to)`; None when up to date.
+    from: Option<String>,
+    to: Option<String>,
+    /// First and last hour written.
+    first: Option<String>,
+    last: Option<String>,
+    added: usize,
+    removed: usize,
+    #[serde(flatten)]
+    stats: Stats,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Summary {
+    command: &'static str,
+    dry_run: bool,
+    clusters: Vec<ClusterSummary>,
+    traffic: Traffic,
+}
+
+fn hour_of(text: &str, flag: &str, io: &mut Io<'_>) -> Result<i64, i32> {
+    text.parse::<Timestamp>()
+        .map(|t| t.hour_index())
+        .map_err(|e| {
+            let _ = writeln!(
+                io.stderr,
+                "error: {flag} {e}\n  help: write a date as 2026-12-01 or a time as 2026-12-01T08:00:00Z"
+            );
+            exit::INVALID
+        })
+}
+
+fn stamp(hour: i64) -> String {
+    Timestamp::from_second(hour * 3600)
+        .map(|t| t.to_string())
+        .unwrap_or_default()
+}
+
+fn plan_error(e: &PlanError, io: &mut Io<'_>) -> std::io::Result<i32> {
+    writeln!(io.stderr, "error: {e}\n  help: {}", e.help())?;
+    Ok(exit::INVALID)
+}
+
+fn pull(cli: &Cli, args: &PullArgs, io: &mut Io<'_>) -> std::io::Result<i32> {
+    let now = Timestamp(jiff::Timestamp::now());
+    let to = match &args.to {
+        Some(t) => match hour_of(t, "--to", io) {
+            Ok(h) => h,
+            Err(code) => return Ok(code),
+        },
+        None => now.hour_index(),
+    };
+    let mut range = Range {
+        to,
+        ..Range::default()
+    };
+    if let Some(s) = &args.since {
+        match super::forecast::parse_horizon(s) {
+            Ok(h) => range.since = Some(h),
+            Err(e) => {
+                writeln!(io.stderr, "error: --since {e}")?;
+                return Ok(exit::INVALID);
+            }
+        }
+    }
+    for (flag, value, slot) in [
+        ("--from", &args.from, &mut range.from),
+        (
+            "--rewrite-from",
+            &args.rewrite_from,
+            &mut range.rewrite_from,
+        ),
+    ] {
+        if let Some(v) = value {
+            match hour_of(v, flag, io) {
+                Ok(h) => *slot = Some(h),
+                Err(code) => return Ok(code),
+            }
+        }
+    }
+    if let Some(r) = range.rewrite_from
+        && r >= range.to
+    {
+        let e = PlanError::EmptyRange {
+            from: stamp(r),
+            to: stamp(range.to),
+        };
+        return plan_error(&e, io);
+    }
+
+    let head = match super::report::load_valid(cli, &args.path, "usage can be pulled", io)? {
+        Ok(h) => h,
+        Err(code) => return Ok(code),
+    };
+    let repo = &head.repo;
+    let settings = repo.config_spec().usage.prometheus.clone();
+    let targets = match plan::targets(
+        repo,
+        &settings,
+        args.prometheus.as_deref(),
+        args.cluster.as_deref(),
+    ) {
+        Ok(t) => t,
+        Err(e) => return plan_error(&e, io),
+    };
+    let files: Vec<UsageFile<'_>> = head
+        .sources
+        .files()
+        .filter(|(_, f)| f.path.starts_with("usage/") && f.path.ends_with(".csv"))
+        .map(|(_, f)| UsageFile {
+            path: &f.path,
+            text: &f.text,
+        })
+        .collect();
+
+    // Plan every cluster before asking anything.
+    struct Planned {
+        target: plan::Target,
+        hours: Option<(i64, i64)>,
+        committed: history::Committed,
+    }
+    let mut planned = Vec::new();
+    let mut queries = Vec::new();
+    for target in targets {
+        let committed = history::committed(&files, &target.cluster, range.rewrite_from);
+        let hours = plan::window(&range, committed.last_hour);
+        if let (Some(from), Some(_)) = (range.rewrite_from, hours) {
+            let file = history::file_for(&target.cluster);
+            let others = history::rewrite_conflicts(&files, &target.cluster, &file, from);
+            if !others.is_empty() {
+                writeln!(
+                    io.stderr,
+                    "error: {} hold rows of cluster `{}` at or after {}; --rewrite-from rewrites only {file}\n  help: move those rows into {file} or delete them, then pull again",
+                    others.join(", "),
+                    target.cluster,
+                    stamp(from)
+                )?;
+                return Ok(exit::INVALID);
+            }
+        }
+        if let Some(h) = hours {
+            match plan::queries(&target, h, &settings) {
+                Ok(q) => queries.extend(q),
+                Err(e) => return plan_error(&e, io),
+            }
+        }
+        planned.push(Planned {
+            target,
+            hours,
+            committed,
+        });
+    }
+
+    let root = &args.path;
+    let ca = match &settings.ca_file {
+        None => None,
+        Some(p) => {
+            let file = root.join(p);
+            match std::fs::read(&file) {
+                Ok(bytes) => Some((file.display().to_string(), bytes)),
+                Err(e) => {
+                    writeln!(
+                        io.stderr,
+                        "error: cannot read the CA file {}: {e}\n  help: `usage.prometheus.caFile` is relative to the repository root",
+                        file.display()
+                    )?;
+                    return Ok(exit::INVALID);
+                }
+            }
+        }
+    };
+    let options = Options {
+        token: (io.env)(&settings.token_env).filter(|t| !t.is_empty()),
+        ca,
+        timeout: Duration::from_secs(u64::from(settings.timeout_seconds)),
+    };
+    let (fetched, traffic) = if queries.is_empty() {
+        (Vec::new(), Traffic::default())
+    } else {
+        match prometheus::fetch_all(&queries, &options) {
+            Ok(x) => x,
+            Err(e) => return fetch_error(&e, io),
+        }
+    };
+
+    let mut answers: std::collections::BTreeMap<String, Answers> = Default::default();
+    for f in fetched {
+        let a = answers.entry(f.cluster).or_default();
+        match f.metric {
+            Metric::Allocated => a.allocated.extend(f.series),
+            Metric::Used => a.used.extend(f.series),
+            Metric::Nodes => a.nodes.extend(f.series),
+        }
+    }
+
+    let mut summary = Summary {
+        command: "usage pull",
+        dry_run: args.dry_run,
+        clusters: Vec::new(),
+        traffic,
+    };
+    let mut writes = Vec::new();
+    for p in &planned {
+        let file = history::file_for(&p.target.cluster);
+        let mut s = ClusterSummary {
+            cluster: p.target.cluster.clone(),
+            url: plan::redact(&p.target.url),
+            file: file.clone(),
+            from: p.hours.map(|h| stamp(h.0)),
+            to: p.hours.map(|h| stamp(h.1)),
+            first: None,
+            last: None,
+            added: 0,
+            removed: 0,
+            stats: Stats::default(),
+        };
+        if let Some(hours) = p.hours
+            && let Some(attr) = Attribution::new(repo, &p.target.cluster)
+        {
+            let empty = Answers::default();
+            let a = answers.get(&p.target.cluster).unwrap_or(&empty);
+            let (rows, stats) = rows::build(
+                &attr,
+                a,
+                hours,
+                &p.committed.active,
+                p.committed.last_hour.is_some(),
+            );
+            s.first = rows.first().map(|r| stamp(r.hour));
+            s.last = rows.last().map(|r| stamp(r.hour));
+            s.stats = stats;
+            if !rows.is_empty() || range.rewrite_from.is_some() {
+                let disk = root.join(&file);
+                let existing = match std::fs::read_to_string(&disk) {
+                    Ok(t) => Some(t),
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+                    Err(e) => {
+                        writeln!(io.stderr, "error: cannot read {}: {e}", disk.display())?;
+                        return Ok(exit::EXTERNAL);
+                    }
+                };
+                let merged = history::merge(
+                    existing.as_deref(),
+                    &p.target.cluster,
+                    &rows,
+                    range.rewrite_from,
+                );
+                s.added = merged.added;
+                s.removed = merged.removed;
+                if existing.as_deref() != Some(merged.text.as_str()) {
+                    writes.push((disk, merged.text));
+                }
+            }
+        }
+        summary.clusters.push(s);
+    }
+
+    if !args.dry_run {
+        for (disk, text) in &writes {
+            let made = disk.parent().map(std::fs::create_dir_all).unwrap_or(Ok(()));
+            if let Err(e) = made.and_then(|_| super::write_atomically(disk, text.as_bytes())) {
+                writeln!(io.stderr, "error: cannot write {}: {e}", disk.display())?;
+                return Ok(exit::EXTERNAL);
+            }
+        }
+    }
+    match cli.format {
+        Format::Json => {
+            serde_json::to_writer_pretty(&mut *io.stdout, &summary)?;
+            writeln!(io.stdout)?;
+        }
+        _ => write_summary(&summary, io)?,
+    }
+    Ok(exit::OK)
+}
+
+fn fetch_error(e: &FetchError, io: &mut Io<'_>) -> std::io::Result<i32> {
+    writeln!(io.stderr, "error: {e}\n  help: {}", e.help())?;
+    Ok(if e.is_input_error() {
+        exit::INVALID
+    } else {
+        exit::EXTERNAL
+    })
+}
+
+fn write_summary(s: &Summary, io: &mut Io<'_>) -> std::io::Result<()> {
+    let verb = if s.dry_run { "would add" } else { "added" };
+    for c in &s.clusters {
+        match (&c.first, &c.last) {
+            _ if c.from.is_none() => writeln!(io.stderr, "{}: up to date", c.cluster)?,
+            (Some(first), Some(last)) => {
+                let removed = if c.removed > 0 {
+                    format!(", replaced {} committed rows", c.removed)
+                } else {
+                    String::new()
+                };
+                writeln!(
+                    io.stderr,
+                    "{}: {verb} {} rows to {} ({} series, {} hours {first} .. {last}, {} gap hours{removed})",
+                    c.cluster, c.added, c.file, c.stats.series, c.stats.hours, c.stats.gap_hours
+                )?;
+            }
+            _ => writeln!(
+                io.stderr,
+                "{}: nothing measured from {} to {} at {}",
+                c.cluster,
+                c.from.as_deref().unwrap_or(""),
+                c.to.as_deref().unwrap_or(""),
+                c.url
+            )?,
+        }
+        if c.stats.trailing_unmeasured_hours > 0 && c.stats.hours > 0 {
+            writeln!(
+                io.stderr,
+                "  {} unmeasured hours at the end were left for the next pull",
+                c.stats.trailing_unmeasured_hours
+            )?;
+        }
+        for (why, gpu_hours) in &c.stats.unattributed {
+            writeln!(io.stderr, "  not counted: {gpu_hours:.1} GPU-hours: {why}")?;
+        }
+        for p in &c.stats.pools_without_labels {
+            writeln!(
+                io.stderr,
+                "  pool `{p}` has no nodeLabels, so no node is counted to it"
+            )?;
+        }
+        for n in &c.stats.ambiguous_nodes {
+            writeln!(
+                io.stderr,
+                "  node `{n}` matches several pools; counted to the first"
+            )?;
+        }
+        for r in &c.stats.undeclared_resources {
+            writeln!(
+                io.stderr,
+                "  requests of {r}, which the pool does not declare"
+            )?;
+        }
+        if c.stats.clamped > 0 {
+            writeln!(
+                io.stderr,
+                "  {} rows measured more GPUs used than allocated; used was lowered to allocated",
+                c.stats.clamped
+            )?;
+        }
+    }
+    for w in &s.traffic.warnings {
+        writeln!(io.stderr, "warning: Prometheus: {w}")?;
+    }
+    writeln!(
+        io.stderr,
+        "{} queries, {:.1} MB, {:.1} s",
+        s.traffic.queries,
+        s.traffic.bytes as f64 / 1e6,
+        s.traffic.seconds
+    )?;
+    Ok(())
+}

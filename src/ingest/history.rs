@@ -1,0 +1,200 @@
+//! The committed usage history and how pulled rows join it.
+//!
+//! Each cluster's pulled rows go to `usage/<cluster>.csv`. Without
+//! `--rewrite-from` they are appended after the bytes already there, so a
+//! committed row is never touched (not even reformatted) and the diff of a
+//! pull only adds lines. With `--rewrite-from T` the rows of that cluster at
+//! or after T are dropped from the file and the pulled ones take their place;
+//! every other line stays as it was. New rows are sorted by hour, pool and
+//! team, with two decimals; an empty cell is a gap.
+
+use super::rows::Row;
+use crate::model::Timestamp;
+use crate::model::usage::USAGE_COLUMNS;
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write;
+
+/// One usage CSV file of the repository: its repository-relative path and text.
+#[derive(Clone, Copy, Debug)]
+pub struct UsageFile<'a> {
+    pub path: &'a str,
+    pub text: &'a str,
+}
+
+/// The file a cluster's pulled rows go to.
+pub fn file_for(cluster: &str) -> String {
+    format!("usage/{cluster}.csv")
+}
+
+/// One data row as committed: where it is and what it says.
+struct Record<'a> {
+    /// Byte range of the row, its line end included.
+    bytes: (usize, usize),
+    hour: Option<i64>,
+    cluster: &'a str,
+    pool: &'a str,
+    team: &'a str,
+    allocated: Option<f64>,
+}
+
+/// The data rows of a usage file (rows that do not parse have `hour: None`).
+fn records(text: &str) -> (usize, Vec<Record<'_>>) {
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(true)
+        .flexible(true)
+        .from_reader(text.as_bytes());
+    let mut starts = Vec::new();
+    let mut record = csv::StringRecord::new();
+    while let Ok(true) = reader.read_record(&mut record) {
+        if let Some(p) = record.position() {
+            starts.push(p.byte() as usize);
+        }
+    }
+    let header_end = starts.first().copied().unwrap_or(text.len());
+    let mut out = Vec::with_capacity(starts.len());
+    for (k, &s) in starts.iter().enumerate() {
+        let e = starts.get(k + 1).copied().unwrap_or(text.len());
+        let line = &text[s..e];
+        let mut cells = line.trim_end_matches(['\n', '\r']).split(',');
+        let mut cell = || cells.next().unwrap_or("").trim();
+        let hour = cell().parse::<Timestamp>().ok().map(|t| t.hour_index());
+        let (cluster, pool, team) = (cell(), cell(), cell());
+        let allocated = cell().parse::<f64>().ok();
+        out.push(Record {
+            bytes: (s, e),
+            hour,
+            cluster,
+            pool,
+            team,
+            allocated,
+        });
+    }
+    (header_end, out)
+}
+
+/// What the committed history holds for one cluster (rows before `before`, if given).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Committed {
+    /// The last hour of any row of the cluster, gaps included.
+    pub last_hour: Option<i64>,
+    /// `(pool, team)` series whose last row had GPUs allocated.
+    pub active: BTreeSet<(String, String)>,
+}
+
+/// Reads the committed history of `cluster` from every usage file.
+pub fn committed(files: &[UsageFile<'_>], cluster: &str, before: Option<i64>) -> Committed {
+    let mut last: BTreeMap<(&str, &str), (i64, Option<f64>)> = BTreeMap::new();
+    let mut out = Committed::default();
+    for f in files {
+        let (_, recs) = records(f.text);
+        for r in recs {
+            let Some(h) = r.hour else { continue };
+            if r.cluster != cluster || before.is_some_and(|b| h >= b) {
+                continue;
+            }
+            out.last_hour = Some(out.last_hour.map_or(h, |x| x.max(h)));
+            let slot = last.entry((r.pool, r.team)).or_insert((h, r.allocated));
+            if h >= slot.0 {
+                *slot = (h, r.allocated);
+            }
+        }
+    }
+    out.active = last
+        .into_iter()
+        .filter(|(_, (_, a))| a.is_some_and(|a| a > 0.0))
+        .map(|((p, t), _)| (p.to_string(), t.to_string()))
+        .collect();
+    out
+}
+
+/// Files other than `target` holding rows of `cluster` at or after `from`:
+/// `--rewrite-from` cannot rewrite them.
+pub fn rewrite_conflicts(
+    files: &[UsageFile<'_>],
+    cluster: &str,
+    target: &str,
+    from: i64,
+) -> Vec<String> {
+    files
+        .iter()
+        .filter(|f| f.path != target)
+        .filter(|f| {
+            records(f.text)
+                .1
+                .iter()
+                .any(|r| r.cluster == cluster && r.hour.is_some_and(|h| h >= from))
+        })
+        .map(|f| f.path.to_string())
+        .collect()
+}
+
+/// The result of merging pulled rows into a file.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Merged {
+    pub text: String,
+    /// Committed rows dropped by `--rewrite-from`.
+    pub removed: usize,
+    pub added: usize,
+}
+
+/// Joins `rows` (of `cluster`) to a file's text (None: the file does not exist yet).
+pub fn merge(
+    existing: Option<&str>,
+    cluster: &str,
+    rows: &[Row],
+    rewrite_from: Option<i64>,
+) -> Merged {
+    let mut removed = 0;
+    let mut text = match existing {
+        None | Some("") => format!("{}\n", USAGE_COLUMNS.join(",")),
+        Some(old) => match rewrite_from {
+            None => old.to_string(),
+            Some(from) => {
+                let (header_end, recs) = records(old);
+                let mut kept = String::with_capacity(old.len());
+                kept.push_str(&old[..header_end]);
+                for r in &recs {
+                    if r.cluster == cluster && r.hour.is_some_and(|h| h >= from) {
+                        removed += 1;
+                        continue;
+                    }
+                    let line = &old[r.bytes.0..r.bytes.1];
+                    kept.push_str(line);
+                    if !line.ends_with('\n') {
+                        kept.push('\n');
+                    }
+                }
+                kept
+            }
+        },
+    };
+    if !text.ends_with('\n') {
+        text.push('\n');
+    }
+    let mut sorted: Vec<&Row> = rows.iter().collect();
+    sorted.sort_by(|a, b| (a.hour, &a.pool, &a.team).cmp(&(b.hour, &b.pool, &b.team)));
+    for r in &sorted {
+        write_row(&mut text, cluster, r);
+    }
+    Merged {
+        text,
+        removed,
+        added: sorted.len(),
+    }
+}
+
+/// One CSV line: RFC 3339 hour, names, two decimals or empty for a gap.
+pub fn write_row(out: &mut String, cluster: &str, r: &Row) {
+    let at = Timestamp::from_second(r.hour * 3600)
+        .map(|t| t.to_string())
+        .unwrap_or_default();
+    let cell = |v: Option<f64>| v.map(|v| format!("{v:.2}")).unwrap_or_default();
+    let _ = writeln!(
+        out,
+        "{at},{cluster},{},{},{},{}",
+        r.pool,
+        r.team,
+        cell(r.allocated),
+        cell(r.used)
+    );
+}

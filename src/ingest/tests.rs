@@ -1,0 +1,513 @@
+//! The pure parts of the pull, without HTTP: targets and queries, answers to
+//! rows, rows into the committed history, and staleness.
+
+use super::Metric;
+use super::history::{self, UsageFile};
+use super::matrix::Series;
+use super::plan::{self, PlanError};
+use super::rows::{self, Answers, Attribution, Row};
+use crate::load::{Content, Input};
+use crate::model::{Repo, Timestamp};
+use std::collections::BTreeSet;
+
+fn repo_of(files: &[(&str, &str)]) -> Repo {
+    let inputs = files
+        .iter()
+        .map(|(p, t)| Input {
+            path: p.to_string(),
+            content: Content::Bytes(t.as_bytes().to_vec()),
+        })
+        .collect();
+    let out = crate::validate::validate(crate::load::load(inputs));
+    let errors: Vec<_> = out.diagnostics.iter().filter(|d| d.is_error()).collect();
+    assert!(errors.is_empty(), "{errors:#?}");
+    out.repo
+}
+
+const CONFIG: &str =
+    "apiVersion: capops.dev/v1alpha1\nkind: Config\nmetadata: {name: t}\nspec: {}\n";
+
+const CLUSTER: &str = r#"apiVersion: capops.dev/v1alpha1
+kind: Cluster
+metadata: {name: c}
+spec:
+  environment: research
+  provider: onprem
+  nodePools:
+    - name: gpu
+      gpuModel: a100-80gb
+      gpusPerNode: 8
+      nodes: 2
+      nodeLabels: {example.com/pool: gpu}
+    - name: mig
+      gpuModel: h100-80gb-sxm
+      gpusPerNode: 8
+      nodes: 1
+      nodeLabels: {example.com/pool: mig}
+      mig: {layout: {3g.40gb: 1, 2g.20gb: 1, 1g.10gb: 2}}
+    - name: shared
+      gpuModel: l4
+      gpusPerNode: 1
+      nodes: 1
+      nodeLabels: {example.com/pool: shared}
+      timeSlicing: {replicas: 4}
+    - name: bare
+      gpuModel: l4
+      gpusPerNode: 1
+      nodes: 1
+"#;
+
+fn team(name: &str, namespace: &str) -> String {
+    format!(
+        "apiVersion: capops.dev/v1alpha1\nkind: Team\nmetadata: {{name: {name}}}\nspec:\n  costCenter: CC\n  clusters:\n    c: {{namespace: {namespace}}}\n"
+    )
+}
+
+fn repo() -> Repo {
+    let ml = team("ml", "ml");
+    let cv = team("cv", "cv-prod");
+    repo_of(&[
+        ("capops.yaml", CONFIG),
+        ("c.yaml", CLUSTER),
+        ("ml.yaml", &ml),
+        ("cv.yaml", &cv),
+    ])
+}
+
+/// Hours counted from this one in the tests.
+const H0: i64 = 500_000;
+
+fn series(labels: &[(&str, &str)], points: &[(i64, f64)]) -> Series {
+    Series {
+        labels: labels
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+        // The value describing hour h is evaluated at the end of h.
+        points: points
+            .iter()
+            .map(|&(h, v)| ((H0 + h + 1) * 3600, v))
+            .collect(),
+    }
+}
+
+fn node(name: &str, pool: &str, hours: &[i64]) -> Series {
+    let pts: Vec<(i64, f64)> = hours.iter().map(|&h| (h, 1.0)).collect();
+    series(
+        &[
+            ("node", name),
+            ("label_example_com_pool", pool),
+            ("label_other", "x"),
+        ],
+        &pts,
+    )
+}
+
+fn alloc(ns: &str, node: &str, resource: &str, hours: &[i64], v: f64) -> Series {
+    let pts: Vec<(i64, f64)> = hours.iter().map(|&h| (h, v)).collect();
+    series(
+        &[("namespace", ns), ("node", node), ("resource", resource)],
+        &pts,
+    )
+}
+
+fn used(ns: &str, node: &str, profile: &str, hours: &[i64], v: f64) -> Series {
+    let pts: Vec<(i64, f64)> = hours.iter().map(|&h| (h, v)).collect();
+    let mut labels = vec![("namespace", ns), ("node", node)];
+    if !profile.is_empty() {
+        labels.push(("profile", profile));
+    }
+    series(&labels, &pts)
+}
+
+fn row(h: i64, pool: &str, team: &str, a: Option<f64>, u: Option<f64>) -> Row {
+    Row {
+        hour: H0 + h,
+        pool: pool.into(),
+        team: team.into(),
+        allocated: a,
+        used: u,
+    }
+}
+
+#[test]
+fn answers_become_hourly_rows_per_pool_and_team_with_gaps_and_mig_equivalents() {
+    let repo = repo();
+    let attr = Attribution::new(&repo, "c").unwrap();
+    let measured = [0, 1, 2, 4];
+    let answers = Answers {
+        nodes: vec![
+            node("n1", "gpu", &measured),
+            node("n2", "mig", &measured),
+            node("cpu1", "cpu", &measured),
+        ],
+        allocated: vec![
+            alloc("ml", "n1", "nvidia_com_gpu", &measured, 4.0),
+            // 2 × 1g.10gb and 1 × 3g.40gb on an H100: 2/7 + 3/7 of a GPU.
+            alloc("cv-prod", "n2", "nvidia_com_mig_1g_10gb", &measured, 2.0),
+            alloc("cv-prod", "n2", "nvidia_com_mig_3g_40gb", &measured, 1.0),
+            alloc("batch", "n1", "nvidia_com_gpu", &measured, 1.0),
+            alloc("ml", "cpu1", "nvidia_com_gpu", &[0], 2.0),
+        ],
+        used: vec![
+            used("ml", "n1", "", &measured, 3.5),
+            // A 1g instance 70% busy is 0.1 of a GPU; two of them 0.2.
+            used("cv-prod", "n2", "1g.10gb", &measured, 1.4),
+            used("", "n1", "", &measured, 0.0),
+            used("gpu-operator", "n1", "", &measured, 0.3),
+        ],
+    };
+    let (rows, stats) = rows::build(&attr, &answers, (H0, H0 + 7), &BTreeSet::new(), false);
+    let mut want = Vec::new();
+    for h in 0..5 {
+        let m = h != 3;
+        let v = |x: f64| m.then_some(x);
+        want.push(row(h, "gpu", "ml", v(4.0), v(3.5)));
+        want.push(row(h, "mig", "cv", v(0.71), v(0.2)));
+    }
+    assert_eq!(rows, want);
+    assert_eq!(stats.hours, 5);
+    assert_eq!(stats.gap_hours, 1);
+    assert_eq!(stats.trailing_unmeasured_hours, 2);
+    assert_eq!(stats.series, 2);
+    assert_eq!(stats.pools_without_labels, vec!["bare".to_string()]);
+    let unattributed: Vec<(&str, f64)> = stats
+        .unattributed
+        .iter()
+        .map(|(k, v)| (k.as_str(), *v))
+        .collect();
+    assert_eq!(
+        unattributed,
+        vec![
+            ("namespace `batch` belongs to no Team in this cluster", 4.0),
+            ("node `cpu1` matches no pool's nodeLabels", 2.0),
+        ]
+    );
+}
+
+#[test]
+fn time_sliced_replicas_and_undeclared_profiles_count_as_fractions() {
+    let repo = repo();
+    let attr = Attribution::new(&repo, "c").unwrap();
+    let answers = Answers {
+        nodes: vec![node("s1", "shared", &[0]), node("n2", "mig", &[0])],
+        allocated: vec![
+            alloc("ml", "s1", "nvidia_com_gpu", &[0], 2.0),
+            // 7g.80gb is not in the pool's layout: counted as 7/7, reported.
+            alloc("cv-prod", "n2", "nvidia_com_mig_7g_80gb", &[0], 1.0),
+        ],
+        used: vec![],
+    };
+    let (rows, stats) = rows::build(&attr, &answers, (H0, H0 + 1), &BTreeSet::new(), false);
+    assert_eq!(
+        rows,
+        vec![
+            row(0, "mig", "cv", Some(1.0), None),
+            row(0, "shared", "ml", Some(0.5), None),
+        ]
+    );
+    assert_eq!(
+        stats.undeclared_resources.into_iter().collect::<Vec<_>>(),
+        vec!["nvidia_com_mig_7g_80gb on mig".to_string()]
+    );
+}
+
+#[test]
+fn nodes_are_counted_to_the_pool_they_were_in_that_hour() {
+    let repo = repo();
+    let attr = Attribution::new(&repo, "c").unwrap();
+    let answers = Answers {
+        nodes: vec![node("n1", "gpu", &[0]), node("n1", "shared", &[1])],
+        allocated: vec![alloc("ml", "n1", "nvidia_com_gpu", &[0, 1], 4.0)],
+        used: vec![],
+    };
+    let (rows, _) = rows::build(&attr, &answers, (H0, H0 + 2), &BTreeSet::new(), false);
+    assert_eq!(
+        rows,
+        vec![
+            row(0, "gpu", "ml", Some(4.0), None),
+            row(0, "shared", "ml", Some(0.0), None),
+            row(1, "gpu", "ml", Some(0.0), None),
+            row(1, "shared", "ml", Some(1.0), None),
+        ]
+    );
+}
+
+#[test]
+fn used_above_allocated_is_lowered_and_counted() {
+    let repo = repo();
+    let attr = Attribution::new(&repo, "c").unwrap();
+    let answers = Answers {
+        nodes: vec![node("n1", "gpu", &[0])],
+        allocated: vec![alloc("ml", "n1", "nvidia_com_gpu", &[0], 1.0)],
+        used: vec![used("ml", "n1", "", &[0], 1.25)],
+    };
+    let (rows, stats) = rows::build(&attr, &answers, (H0, H0 + 1), &BTreeSet::new(), false);
+    assert_eq!(rows, vec![row(0, "gpu", "ml", Some(1.0), Some(1.0))]);
+    assert_eq!(stats.clamped, 1);
+}
+
+#[test]
+fn history_decides_whether_leading_silence_is_a_gap_and_endings_get_zeros() {
+    let repo = repo();
+    let attr = Attribution::new(&repo, "c").unwrap();
+    let answers = Answers {
+        nodes: vec![node("n1", "gpu", &[2, 3])],
+        allocated: vec![alloc("ml", "n1", "nvidia_com_gpu", &[2, 3], 1.0)],
+        used: vec![used("", "n1", "", &[2, 3], 0.0)],
+    };
+    let none = BTreeSet::new();
+    let (fresh, _) = rows::build(&attr, &answers, (H0, H0 + 4), &none, false);
+    assert_eq!(fresh.first().map(|r| r.hour), Some(H0 + 2));
+    // cv was allocated in its last committed row: it gets zeros now.
+    let cont: BTreeSet<(String, String)> = [("mig".to_string(), "cv".to_string())].into();
+    let (after, stats) = rows::build(&attr, &answers, (H0, H0 + 4), &cont, true);
+    assert_eq!(after.len(), 8);
+    assert_eq!(stats.gap_hours, 2);
+    assert_eq!(after[0], row(0, "gpu", "ml", None, None));
+    assert_eq!(after[5], row(2, "mig", "cv", Some(0.0), Some(0.0)));
+    assert_eq!(after[6], row(3, "gpu", "ml", Some(1.0), Some(0.0)));
+}
+
+#[test]
+fn nothing_measured_writes_nothing() {
+    let repo = repo();
+    let attr = Attribution::new(&repo, "c").unwrap();
+    let (rows, stats) = rows::build(
+        &attr,
+        &Answers::default(),
+        (H0, H0 + 5),
+        &BTreeSet::new(),
+        true,
+    );
+    assert!(rows.is_empty());
+    assert_eq!(stats.trailing_unmeasured_hours, 5);
+}
+
+const HEADER: &str = "timestamp,cluster,pool,team,allocated_gpus,used_gpus\n";
+
+fn ts(h: i64) -> String {
+    Timestamp::from_second((H0 + h) * 3600).unwrap().to_string()
+}
+
+#[test]
+fn appending_keeps_committed_bytes_and_writes_sorted_fixed_decimals() {
+    let old = format!("{HEADER}{},c,gpu,ml,36,27.1", ts(0));
+    let new = vec![
+        row(2, "mig", "cv", Some(0.71), Some(0.2)),
+        row(1, "mig", "cv", None, None),
+        row(1, "gpu", "ml", Some(4.0), Some(3.456)),
+    ];
+    let m = history::merge(Some(&old), "c", &new, None);
+    let want = format!(
+        "{HEADER}{t0},c,gpu,ml,36,27.1\n{t1},c,gpu,ml,4.00,3.46\n{t1},c,mig,cv,,\n{t2},c,mig,cv,0.71,0.20\n",
+        t0 = ts(0),
+        t1 = ts(1),
+        t2 = ts(2)
+    );
+    assert_eq!(m.text, want);
+    assert_eq!((m.added, m.removed), (3, 0));
+    let fresh = history::merge(None, "c", &new[..1], None);
+    assert_eq!(
+        fresh.text,
+        format!("{HEADER}{},c,mig,cv,0.71,0.20\n", ts(2))
+    );
+}
+
+#[test]
+fn rewriting_replaces_only_the_clusters_rows_from_the_hour_on() {
+    let old = format!(
+        "{HEADER}{t0},c,gpu,ml,1,1\n{t0},other,p,ml,9,9\n{t1},c,gpu,ml,2,2\n{t1},other,p,ml,9,9\n{t2},c,gpu,ml,3,3\n",
+        t0 = ts(0),
+        t1 = ts(1),
+        t2 = ts(2)
+    );
+    let new = vec![row(1, "gpu", "ml", Some(5.0), Some(4.0))];
+    let m = history::merge(Some(&old), "c", &new, Some(H0 + 1));
+    let want = format!(
+        "{HEADER}{t0},c,gpu,ml,1,1\n{t0},other,p,ml,9,9\n{t1},other,p,ml,9,9\n{t1},c,gpu,ml,5.00,4.00\n",
+        t0 = ts(0),
+        t1 = ts(1)
+    );
+    assert_eq!(m.text, want);
+    assert_eq!((m.added, m.removed), (1, 2));
+}
+
+#[test]
+fn the_committed_history_gives_the_last_hour_and_the_series_still_running() {
+    let a = format!(
+        "{HEADER}{t0},c,gpu,ml,2,1\n{t1},c,gpu,ml,,\n{t0},c,mig,cv,1,1\n{t1},c,mig,cv,0,0\n{t1},c,shared,ml,1,0\n",
+        t0 = ts(0),
+        t1 = ts(1)
+    );
+    let b = format!("{HEADER}{},c,gpu,ml,1,1\n{},x,gpu,ml,1,1\n", ts(-5), ts(9));
+    let files = [
+        UsageFile {
+            path: "usage/c.csv",
+            text: &a,
+        },
+        UsageFile {
+            path: "usage/old.csv",
+            text: &b,
+        },
+    ];
+    let c = history::committed(&files, "c", None);
+    assert_eq!(c.last_hour, Some(H0 + 1));
+    // gpu/ml ends in a gap, mig/cv in a zero: only shared/ml is still allocated.
+    let active: Vec<(String, String)> = c.active.into_iter().collect();
+    assert_eq!(active, vec![("shared".to_string(), "ml".to_string())]);
+    let before = history::committed(&files, "c", Some(H0 + 1));
+    assert_eq!(before.last_hour, Some(H0));
+    assert_eq!(before.active.len(), 2);
+    assert_eq!(
+        history::rewrite_conflicts(&files, "c", "usage/c.csv", H0 - 5),
+        vec!["usage/old.csv".to_string()]
+    );
+    assert!(history::rewrite_conflicts(&files, "c", "usage/c.csv", H0 - 4).is_empty());
+}
+
+const SHARED: &str = "apiVersion: capops.dev/v1alpha1\nkind: Config\nmetadata: {name: t}\nspec:\n  usage:\n    prometheus: {url: 'http://prom:9090/', clusterLabel: k8s_cluster}\n";
+
+fn cluster_with(name: &str, prometheus: &str) -> String {
+    format!(
+        "apiVersion: capops.dev/v1alpha1\nkind: Cluster\nmetadata: {{name: {name}}}\nspec:\n  environment: research\n  provider: onprem\n{prometheus}  nodePools:\n    - {{name: p, gpuModel: l4, gpusPerNode: 1, nodes: 1}}\n"
+    )
+}
+
+#[test]
+fn targets_use_the_shared_prometheus_with_a_cluster_matcher_or_a_clusters_own() {
+    let a = cluster_with("a", "");
+    let b = cluster_with("b", "  prometheus: {url: 'https://b.example/prom'}\n");
+    let c = cluster_with(
+        "c",
+        "  prometheus: {url: 'https://c.example', clusterLabelValue: 'c-eu'}\n",
+    );
+    let repo = repo_of(&[
+        ("capops.yaml", SHARED),
+        ("a.yaml", &a),
+        ("b.yaml", &b),
+        ("c.yaml", &c),
+    ]);
+    let settings = repo.config_spec().usage.prometheus.clone();
+    let t = plan::targets(&repo, &settings, None, None).unwrap();
+    let got: Vec<(&str, &str, &str)> = t
+        .iter()
+        .map(|t| (t.cluster.as_str(), t.url.as_str(), t.matcher.as_str()))
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            ("a", "http://prom:9090", r#"k8s_cluster="a""#),
+            ("b", "https://b.example/prom", ""),
+            ("c", "https://c.example", r#"k8s_cluster="c-eu""#),
+        ]
+    );
+    let over = plan::targets(&repo, &settings, Some("http://other:1"), Some("a")).unwrap();
+    assert_eq!(over.len(), 1);
+    assert_eq!(over[0].url, "http://other:1");
+    let e = plan::targets(&repo, &settings, None, Some("bb")).unwrap_err();
+    assert!(matches!(e, PlanError::UnknownCluster { .. }));
+    assert_eq!(e.help(), "did you mean `b`?");
+
+    let bare = repo_of(&[("capops.yaml", CONFIG), ("a.yaml", &a)]);
+    let e = plan::targets(&bare, &Default::default(), None, None).unwrap_err();
+    assert_eq!(
+        e,
+        PlanError::NoUrl {
+            cluster: "a".into()
+        }
+    );
+}
+
+#[test]
+fn queries_grow_with_measurements_and_chunks_and_need_the_placeholder_when_shared() {
+    let settings = crate::model::usage_settings::PrometheusSettings {
+        chunk_hours: 100,
+        ..Default::default()
+    };
+    let target = plan::Target {
+        cluster: "a".into(),
+        url: "http://p".into(),
+        matcher: r#"cluster="a""#.into(),
+    };
+    let q = plan::queries(&target, (0, 250), &settings).unwrap();
+    assert_eq!(q.len(), 9);
+    assert_eq!(
+        q.iter()
+            .filter(|q| q.metric == Metric::Used)
+            .map(|q| q.hours)
+            .collect::<Vec<_>>(),
+        vec![(0, 100), (100, 200), (200, 250)]
+    );
+    assert!(
+        q[0].promql
+            .contains(r#"resource=~"nvidia_com_gpu|nvidia_com_mig_.+", cluster="a"}"#)
+    );
+    assert!(!q.iter().any(|q| q.promql.contains("$cluster")));
+    let mut custom = settings.clone();
+    custom.queries.nodes = "kube_node_labels".into();
+    let e = plan::queries(&target, (0, 10), &custom).unwrap_err();
+    assert_eq!(e.code(), "query-without-cluster");
+    let own = plan::Target {
+        matcher: String::new(),
+        ..target
+    };
+    assert_eq!(plan::queries(&own, (0, 10), &custom).unwrap().len(), 3);
+}
+
+fn usage_repo(config: &str, rows: &str) -> (Repo, crate::model::Timestamp) {
+    let csv = format!("{HEADER}{rows}");
+    let ml = team("ml", "ml");
+    let repo = repo_of(&[
+        ("capops.yaml", config),
+        ("c.yaml", CLUSTER),
+        ("ml.yaml", &ml),
+        ("usage/c.csv", &csv),
+    ]);
+    let end = Timestamp::from_second((H0 + 2) * 3600).unwrap();
+    (repo, end)
+}
+
+#[test]
+fn usage_older_than_the_threshold_is_stale() {
+    let rows = format!("{},c,gpu,ml,1,1\n{},c,gpu,ml,,\n", ts(0), ts(1));
+    let (repo, _) = usage_repo(CONFIG, &rows);
+    // The last measured hour is hour 0, which ends at H0 + 1.
+    let at = |h: i64| Timestamp::from_second((H0 + 1 + h) * 3600).unwrap();
+    assert!(super::stale::check(&repo, at(48)).is_empty());
+    let d = super::stale::check(&repo, at(49));
+    assert_eq!(d.len(), 1);
+    assert_eq!(d[0].code, crate::diag::Code::UsageStale);
+    assert_eq!(d[0].severity, crate::diag::Severity::Warning);
+    assert!(d[0].message.contains("cluster `c`"), "{}", d[0].message);
+    assert!(d[0].message.contains("49 hours"), "{}", d[0].message);
+
+    let strict = "apiVersion: capops.dev/v1alpha1\nkind: Config\nmetadata: {name: t}\nspec:\n  usage: {staleAfterHours: 2}\n  severities: {usage-stale: error}\n";
+    let (repo, _) = usage_repo(strict, &rows);
+    assert!(super::stale::check(&repo, at(2)).is_empty());
+    assert_eq!(
+        super::stale::check(&repo, at(3))[0].severity,
+        crate::diag::Severity::Error
+    );
+    let quiet = "apiVersion: capops.dev/v1alpha1\nkind: Config\nmetadata: {name: t}\nspec:\n  severities: {usage-stale: allow}\n";
+    let (repo, _) = usage_repo(quiet, &rows);
+    assert!(super::stale::check(&repo, at(500)).is_empty());
+}
+
+#[test]
+fn default_queries_keep_the_labels_the_rows_read() {
+    let q = crate::model::usage_settings::Queries::default();
+    assert!(
+        q.allocated
+            .starts_with("sum_over_time((sum by (namespace, node, resource)")
+    );
+    assert!(q.used.contains("sum by (namespace, node, profile)"));
+    for text in [&q.allocated, &q.used, &q.nodes] {
+        assert!(text.contains("$cluster"), "{text}");
+    }
+    // Both label conventions: exported_* wins when present.
+    assert!(
+        q.used
+            .contains(r#""namespace", "$1", "exported_namespace", "(.+)""#)
+    );
+}
