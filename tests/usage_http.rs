@@ -87,8 +87,20 @@ fn serve(script: Script) -> Server {
 /// 2026-01-05T00:00:00Z in seconds; the pulls below ask for two hours from it.
 const T0: i64 = 1_767_571_200;
 
-/// Answers like Prometheus: one node of pool `p`, team `ml` holding 2 GPUs, 1.5 busy.
+/// Answers like Prometheus: one node of pool `p`, team `ml` holding 2 GPUs, 1.5 busy,
+/// at every hour the query asks for.
 fn answer(seen: &Seen) -> String {
+    answer_with(seen, "2", "1.5")
+}
+
+fn form_value(body: &str, key: &str) -> i64 {
+    body.split('&')
+        .find_map(|kv| kv.strip_prefix(&format!("{key}=")))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0)
+}
+
+fn answer_with(seen: &Seen, allocated: &str, used: &str) -> String {
     let series = if seen.body.contains("kube_node_labels") {
         r#"{"node":"n1","label_example_com_pool":"p"}"#
     } else if seen.body.contains("kube_pod_container_resource_requests") {
@@ -97,14 +109,21 @@ fn answer(seen: &Seen) -> String {
         r#"{"namespace":"ml","node":"n1"}"#
     };
     let v = if seen.body.contains("DCGM") {
-        "1.5"
+        used
     } else {
-        "2"
+        allocated
     };
+    let (start, end) = (
+        form_value(&seen.body, "start"),
+        form_value(&seen.body, "end"),
+    );
+    let points: Vec<String> = (start..=end)
+        .step_by(3600)
+        .map(|t| format!(r#"[{t},"{v}"]"#))
+        .collect();
     format!(
-        r#"{{"status":"success","data":{{"resultType":"matrix","result":[{{"metric":{series},"values":[[{},"{v}"],[{},"{v}"]]}}]}}}}"#,
-        T0 + 3600,
-        T0 + 7200
+        r#"{{"status":"success","data":{{"resultType":"matrix","result":[{{"metric":{series},"values":[{}]}}]}}}}"#,
+        points.join(",")
     )
 }
 
@@ -350,5 +369,93 @@ fn bad_arguments_and_settings_are_exit_2_before_any_request() {
         out.stderr.contains("cannot read the CA file"),
         "{}",
         out.stderr
+    );
+}
+
+fn commit_all(repo: &git2::Repository) {
+    let mut index = repo.index().unwrap();
+    index
+        .add_all(["*"], git2::IndexAddOption::DEFAULT, None)
+        .unwrap();
+    index.write().unwrap();
+    let tree = repo.find_tree(index.write_tree().unwrap()).unwrap();
+    let sig = git2::Signature::now("test", "test@capops.invalid").unwrap();
+    let parent = repo.head().ok().and_then(|h| h.peel_to_commit().ok());
+    let parents: Vec<&git2::Commit> = parent.iter().collect();
+    repo.commit(Some("HEAD"), &sig, &sig, "pull", &tree, &parents)
+        .unwrap();
+}
+
+fn rewrite_warnings(path: &str) -> Vec<String> {
+    let out = run(
+        &[
+            "check",
+            path,
+            "--base",
+            "HEAD",
+            "--at",
+            "2026-01-05T04:00:00Z",
+            "--format",
+            "json",
+        ],
+        &[],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    v["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["code"] == "usage-history-rewritten")
+        .map(|d| d["message"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn the_gate_sees_a_rewrite_of_committed_hours_and_not_an_append() {
+    let values = Arc::new(Mutex::new(("2", "1.5")));
+    let current = values.clone();
+    let server = serve(Arc::new(move |_, seen: &Seen| {
+        let (a, u) = *current.lock().unwrap();
+        (200, answer_with(seen, a, u), Duration::ZERO)
+    }));
+    let dir = repo("");
+    let path = dir.path().display().to_string();
+    let git = git2::Repository::init(dir.path()).unwrap();
+    let pull_to = |to: &str, extra: &[&str]| {
+        let mut args = vec![
+            "usage",
+            "pull",
+            &path,
+            "--prometheus",
+            &server.url,
+            "--to",
+            to,
+        ];
+        args.extend(extra);
+        let out = run(&args, &[]);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+    };
+    pull_to("2026-01-05T02:00:00Z", &["--from", "2026-01-05T00:00:00Z"]);
+    commit_all(&git);
+    pull_to("2026-01-05T04:00:00Z", &[]);
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("usage/c.csv"))
+            .unwrap()
+            .lines()
+            .count(),
+        5
+    );
+    assert!(rewrite_warnings(&path).is_empty());
+    commit_all(&git);
+    // The collector's numbers were wrong: pull again from hour 1 with the fixed ones.
+    *values.lock().unwrap() = ("3", "2.5");
+    pull_to(
+        "2026-01-05T04:00:00Z",
+        &["--rewrite-from", "2026-01-05T01:00:00Z"],
+    );
+    assert_eq!(
+        rewrite_warnings(&path),
+        vec!["usage/c.csv changes 3 committed rows of HEAD, from 2026-01-05T01:00:00Z on: a rewrite of usage history".to_string()]
     );
 }

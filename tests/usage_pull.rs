@@ -56,16 +56,21 @@ fn up(h: i64) -> bool {
 }
 
 /// kube-state-metrics' requests and phase for one pod (one container per resource).
+/// `at` is `cluster/namespace/pod`.
 fn pod(
     om: &mut OpenMetrics,
-    cluster: &str,
-    ns: &str,
-    pod: &str,
+    at: &str,
     node: &str,
     requests: &[(&str, f64)],
     phase: &str,
     when: impl Fn(i64) -> bool + Copy + 'static,
 ) {
+    let mut parts = at.split('/');
+    let (cluster, ns, pod) = (
+        parts.next().unwrap(),
+        parts.next().unwrap(),
+        parts.next().unwrap(),
+    );
     for (i, (resource, n)) in requests.iter().enumerate() {
         let node_label = if node.is_empty() {
             String::new()
@@ -141,9 +146,7 @@ fn history() -> OpenMetrics {
     }
     pod(
         &mut om,
-        "alpha",
-        "ml",
-        "train-0",
+        "alpha/ml/train-0",
         "a1",
         &[("nvidia_com_gpu", 4.0)],
         "Running",
@@ -151,9 +154,7 @@ fn history() -> OpenMetrics {
     );
     pod(
         &mut om,
-        "alpha",
-        "ml",
-        "train-1",
+        "alpha/ml/train-1",
         "a2",
         &[("nvidia_com_gpu", 2.0)],
         "Running",
@@ -161,9 +162,7 @@ fn history() -> OpenMetrics {
     );
     pod(
         &mut om,
-        "alpha",
-        "batch",
-        "job-0",
+        "alpha/batch/job-0",
         "a1",
         &[("nvidia_com_gpu", 1.0)],
         "Running",
@@ -171,9 +170,7 @@ fn history() -> OpenMetrics {
     );
     pod(
         &mut om,
-        "alpha",
-        "research",
-        "queued",
+        "alpha/research/queued",
         "",
         &[("nvidia_com_gpu", 8.0)],
         "Pending",
@@ -181,9 +178,7 @@ fn history() -> OpenMetrics {
     );
     pod(
         &mut om,
-        "alpha",
-        "research",
-        "done-0",
+        "alpha/research/done-0",
         "a1",
         &[("nvidia_com_gpu", 1.0)],
         "Succeeded",
@@ -191,9 +186,7 @@ fn history() -> OpenMetrics {
     );
     pod(
         &mut om,
-        "alpha",
-        "cv",
-        "cv-0",
+        "alpha/cv/cv-0",
         "m1",
         &[
             ("nvidia_com_mig_1g_10gb", 2.0),
@@ -294,9 +287,7 @@ fn history() -> OpenMetrics {
     node(&mut om, "beta", "b1", "l4", |_| true);
     pod(
         &mut om,
-        "beta",
-        "ml-beta",
-        "serve-0",
+        "beta/ml-beta/serve-0",
         "b1",
         &[("nvidia_com_gpu", 1.0)],
         "Running",
@@ -326,9 +317,7 @@ fn history() -> OpenMetrics {
     node(&mut om, "gamma", "a1", "a100", |_| true);
     pod(
         &mut om,
-        "gamma",
-        "ml",
-        "big",
+        "gamma/ml/big",
         "a1",
         &[("nvidia_com_gpu", 8.0)],
         "Running",

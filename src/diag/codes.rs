@@ -121,6 +121,7 @@ codes! {
     UsageUnknownReference = "usage-unknown-reference", Warning, "a usage row names a cluster, pool or team that does not exist";
     UsageUsedExceedsAllocated = "usage-used-exceeds-allocated", Warning, "a usage row reports more GPUs used than allocated";
     UsageStale = "usage-stale", Warning, "a cluster's usage history ends longer ago than the Config's staleAfterHours";
+    UsageHistoryRewritten = "usage-history-rewritten", Warning, "a change alters or removes usage rows the base revision committed";
     // Approval policy
     PolicySyntax = "policy-syntax", Error, "a policy condition or message is not a valid minijinja expression or template";
     PolicyUnknownFact = "policy-unknown-fact", Error, "a policy condition or message reads a fact that does not exist";

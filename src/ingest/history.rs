@@ -27,18 +27,20 @@ pub fn file_for(cluster: &str) -> String {
 }
 
 /// One data row as committed: where it is and what it says.
-struct Record<'a> {
+pub(crate) struct Record<'a> {
     /// Byte range of the row, its line end included.
-    bytes: (usize, usize),
-    hour: Option<i64>,
-    cluster: &'a str,
-    pool: &'a str,
-    team: &'a str,
-    allocated: Option<f64>,
+    pub bytes: (usize, usize),
+    pub hour: Option<i64>,
+    pub cluster: &'a str,
+    pub pool: &'a str,
+    pub team: &'a str,
+    pub allocated: Option<f64>,
+    pub used: Option<f64>,
 }
 
-/// The data rows of a usage file (rows that do not parse have `hour: None`).
-fn records(text: &str) -> (usize, Vec<Record<'_>>) {
+/// The data rows of a usage file (rows that do not parse have `hour: None`),
+/// and where the first one starts.
+pub(crate) fn records(text: &str) -> (usize, Vec<Record<'_>>) {
     let mut reader = csv::ReaderBuilder::new()
         .has_headers(true)
         .flexible(true)
@@ -60,6 +62,7 @@ fn records(text: &str) -> (usize, Vec<Record<'_>>) {
         let hour = cell().parse::<Timestamp>().ok().map(|t| t.hour_index());
         let (cluster, pool, team) = (cell(), cell(), cell());
         let allocated = cell().parse::<f64>().ok();
+        let used = cell().parse::<f64>().ok();
         out.push(Record {
             bytes: (s, e),
             hour,
@@ -67,6 +70,7 @@ fn records(text: &str) -> (usize, Vec<Record<'_>>) {
             pool,
             team,
             allocated,
+            used,
         });
     }
     (header_end, out)

@@ -7,7 +7,8 @@
 //! which queries to send; [`matrix`] reads Prometheus' JSON answers;
 //! [`rows`] turns the answers into hourly rows per pool and team;
 //! [`history`] merges them into the committed `usage/*.csv` and writes CSV
-//! deterministically; [`stale`] says when the committed history is too old.
+//! deterministically; [`stale`] says when the committed history is too old
+//! and [`rewrite`] when a change replaces committed hours.
 //! Only [`prometheus`] (HTTP) and [`nvml`] (the NVIDIA library) do I/O.
 
 pub mod history;
@@ -15,6 +16,7 @@ pub mod matrix;
 pub mod nvml;
 pub mod plan;
 pub mod prometheus;
+pub mod rewrite;
 pub mod rows;
 pub mod stale;
 
@@ -40,4 +42,13 @@ impl Metric {
             Metric::Nodes => "nodes",
         }
     }
+}
+
+/// The Config's severity override for a code, if any.
+fn severity(repo: &crate::model::Repo, code: crate::diag::Code) -> Option<crate::diag::Severity> {
+    repo.config_spec()
+        .severities
+        .iter()
+        .find(|(name, _)| name.value == code.as_str())
+        .map(|(_, s)| s.severity())
 }

@@ -135,6 +135,15 @@ pub struct Traffic {
     pub warnings: Vec<String>,
 }
 
+/// One query's answer, with what it cost.
+#[derive(Default)]
+struct Answered {
+    series: Vec<Series>,
+    bytes: usize,
+    retries: usize,
+    warnings: Vec<String>,
+}
+
 type HttpsClient = hyper_util::client::legacy::Client<
     hyper_rustls::HttpsConnector<hyper_util::client::legacy::connect::HttpConnector>,
     Full<Bytes>,
@@ -194,11 +203,8 @@ impl Client {
         })
     }
 
-    /// One range query, with retries. Returns the series, the body size and the retries used.
-    async fn query_range(
-        &self,
-        q: &Query,
-    ) -> Result<(Vec<Series>, usize, usize, Vec<String>), FetchError> {
+    /// One range query, with retries.
+    async fn query_range(&self, q: &Query) -> Result<Answered, FetchError> {
         let url = redact(&q.url);
         let endpoint = format!("{}/api/v1/query_range", q.url);
         let body = form(&[
@@ -255,9 +261,12 @@ impl Client {
             }
             let parsed = matrix::parse(&bytes);
             return match (status, parsed) {
-                (200, Ok(Answer::Matrix { series, warnings })) => {
-                    Ok((series, bytes.len(), (attempt - 1) as usize, warnings))
-                }
+                (200, Ok(Answer::Matrix { series, warnings })) => Ok(Answered {
+                    series,
+                    bytes: bytes.len(),
+                    retries: (attempt - 1) as usize,
+                    warnings,
+                }),
                 (400, Ok(Answer::Error { message, .. })) => Err(FetchError::BadQuery {
                     url,
                     metric: q.metric.as_str(),
@@ -375,8 +384,7 @@ pub fn fetch_all(
                 (i, client.query_range(&q).await)
             });
         }
-        let mut answers: Vec<Option<(Vec<Series>, usize, usize, Vec<String>)>> =
-            (0..queries.len()).map(|_| None).collect();
+        let mut answers: Vec<Option<Answered>> = (0..queries.len()).map(|_| None).collect();
         while let Some(joined) = set.join_next().await {
             let (i, r) = joined.map_err(|e| FetchError::Client(e.to_string()))?;
             match r {
@@ -396,7 +404,12 @@ pub fn fetch_all(
     };
     let mut out = Vec::with_capacity(queries.len());
     for (q, a) in queries.iter().zip(answers) {
-        let (series, bytes, retries, warnings) = a.unwrap_or_default();
+        let Answered {
+            series,
+            bytes,
+            retries,
+            warnings,
+        } = a.unwrap_or_default();
         traffic.bytes += bytes;
         traffic.retries += retries;
         for w in warnings {

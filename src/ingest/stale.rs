@@ -29,11 +29,7 @@ pub fn check(repo: &Repo, at: Timestamp) -> Vec<Diagnostic> {
             *slot = (h, s.series);
         }
     }
-    let severity = config
-        .severities
-        .iter()
-        .find(|(name, _)| name.value == Code::UsageStale.as_str())
-        .map(|(_, s)| s.severity());
+    let severity = super::severity(repo, Code::UsageStale);
     let mut out = Vec::new();
     for (cluster, (hour, series)) in last {
         let end = (hour + 1) * 3600;

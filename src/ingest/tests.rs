@@ -511,3 +511,62 @@ fn default_queries_keep_the_labels_the_rows_read() {
             .contains(r#""namespace", "$1", "exported_namespace", "(.+)""#)
     );
 }
+
+#[test]
+fn changing_or_removing_committed_rows_is_a_rewrite_appending_is_not() {
+    use crate::diag::{SourceKind, SourceMap};
+    let base = format!(
+        "{HEADER}{},c,gpu,ml,36,27.1\n{},c,gpu,ml,2,1\n",
+        ts(0),
+        ts(1)
+    );
+    let rev = || SourceKind::Revision("origin/main".into());
+    let repo = repo();
+    let diags = |head: Option<&str>| {
+        let mut sources = SourceMap::new();
+        if let Some(h) = head {
+            sources.add("usage/c.csv", h.to_string());
+        }
+        sources.add_from("usage/c.csv", base.clone(), rev());
+        sources.add_from("c.yaml", "x".to_string(), rev());
+        super::rewrite::check(&repo, &sources)
+    };
+    // Appended, and reformatted without changing a number: no rewrite.
+    let appended = format!(
+        "{HEADER}{},c,gpu,ml,36.00,27.10\n{},c,gpu,ml,2,1\n{},c,gpu,ml,3,1\n",
+        ts(0),
+        ts(1),
+        ts(2)
+    );
+    assert!(diags(Some(&appended)).is_empty());
+    let edited = format!(
+        "{HEADER}{},c,gpu,ml,36,27.1\n{},c,gpu,ml,9,1\n",
+        ts(0),
+        ts(1)
+    );
+    let d = diags(Some(&edited));
+    assert_eq!(d.len(), 1);
+    assert_eq!(d[0].code, crate::diag::Code::UsageHistoryRewritten);
+    assert_eq!(
+        d[0].message,
+        format!(
+            "usage/c.csv changes 1 committed row of origin/main, from {} on: a rewrite of usage history",
+            ts(1)
+        )
+    );
+    // The span points at the changed row in the working tree's file.
+    let row = edited.find(&format!("{},c,gpu,ml,9", ts(1))).unwrap() as u32;
+    assert_eq!(d[0].span().unwrap().start, row);
+    let d = diags(Some(&format!("{HEADER}{},c,gpu,ml,2,1\n", ts(1))));
+    assert!(
+        d[0].message.contains("removes 1 committed row"),
+        "{}",
+        d[0].message
+    );
+    let d = diags(None);
+    assert!(
+        d[0].message.contains("removes 2 committed rows"),
+        "{}",
+        d[0].message
+    );
+}
