@@ -570,3 +570,13 @@ fn changing_or_removing_committed_rows_is_a_rewrite_appending_is_not() {
         d[0].message
     );
 }
+
+#[test]
+fn docs_show_the_default_queries_as_they_are() {
+    use crate::model::usage_settings::{DEFAULT_ALLOCATED, DEFAULT_NODES, DEFAULT_USED};
+    let squash = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+    let doc = squash(include_str!("../../docs/usage.md"));
+    for q in [DEFAULT_ALLOCATED, DEFAULT_USED, DEFAULT_NODES] {
+        assert!(doc.contains(&squash(q)), "docs/usage.md lacks the default query\n{q}");
+    }
+}
