@@ -25,6 +25,10 @@ pub fn available() -> bool {
             .status()
             .is_ok_and(|s| s.success())
     });
+    if ok && let Ok(out) = Command::new("prometheus").arg("--version").output() {
+        let text = String::from_utf8_lossy(&out.stdout);
+        eprintln!("testing against {}", text.lines().next().unwrap_or("prometheus"));
+    }
     if !ok {
         assert!(
             std::env::var_os("CAPOPS_CI").is_none(),

@@ -1,0 +1,254 @@
+#!/usr/bin/env python3
+"""Benchmark `capops usage pull`: 90 days of hourly usage for 500 teams and 50
+pools, pulled from a local Prometheus.
+
+The script builds capops in release mode, writes a synthetic capacity
+repository (5 clusters of 10 pools, 4 nodes of 8 GPUs each; 500 teams, each
+with a pod in 2 pools of its cluster) and the matching kube-state-metrics and
+dcgm-exporter history as OpenMetrics, one cluster at a time, backfills it with
+`promtool tsdb create-blocks-from openmetrics`, starts Debian's `prometheus` on
+a loopback port and times `capops usage pull`:
+
+  full        90 days into an empty history (default chunkHours, 168)
+  one chunk   the same with chunkHours 2160 (one query per measurement)
+  daily       the last 24 hours after the rest is committed (the scheduled job)
+
+Wall time is measured around each process; peak memory is its maximum
+resident set size (wait4). The number of queries comes from the pull's JSON
+summary. Samples are written every `60 / --samples-per-hour` minutes (a real
+scrape is every 15-60 s) and Prometheus runs with a matching lookback, so the
+numbers are right while the history stays small enough for this machine.
+
+    python3 benches/usage_pull.py [--teams 500] [--clusters 5] [--pools-per-cluster 10]
+                                  [--days 90] [--samples-per-hour 2] [--keep DIR]
+"""
+
+import argparse
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+END = 1_767_225_600  # 2026-01-01T00:00:00Z: the pull ends here
+
+
+def write(path, text):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        f.write(text)
+
+
+def fleet(args):
+    """(clusters, pools per cluster, teams): team t lives in cluster t % C and
+    has a pod in two pools of it."""
+    clusters = [f"c{c}" for c in range(args.clusters)]
+    pools = [f"p{p}" for p in range(args.pools_per_cluster)]
+    teams = []
+    for t in range(args.teams):
+        c = t % args.clusters
+        k = t // args.clusters
+        mine = sorted({k % len(pools), (k + 3) % len(pools)})
+        teams.append((f"team-{t}", clusters[c], [pools[i] for i in mine], 1 + t % 2))
+    return clusters, pools, teams
+
+
+def repo(dir, args, clusters, pools, teams, chunk):
+    write(
+        f"{dir}/capops.yaml",
+        "apiVersion: capops.dev/v1alpha1\nkind: Config\nmetadata: {name: bench}\n"
+        f"spec:\n  usage:\n    prometheus:\n      chunkHours: {chunk}\n      timeoutSeconds: 300\n",
+    )
+    for c in clusters:
+        lines = [
+            "apiVersion: capops.dev/v1alpha1",
+            "kind: Cluster",
+            f"metadata: {{name: {c}}}",
+            "spec:",
+            "  environment: production",
+            "  provider: onprem",
+            "  nodePools:",
+        ]
+        for p in pools:
+            lines.append(
+                f"    - {{name: {p}, gpuModel: a100-80gb, gpusPerNode: 8, nodes: 4, nodeLabels: {{bench/pool: {p}}}}}"
+            )
+        write(f"{dir}/clusters/{c}.yaml", "\n".join(lines) + "\n")
+    for name, c, _, _ in teams:
+        write(
+            f"{dir}/teams/{name}.yaml",
+            "apiVersion: capops.dev/v1alpha1\nkind: Team\n"
+            f"metadata: {{name: {name}}}\nspec:\n  costCenter: CC\n  clusters:\n    {c}: {{namespace: {name}}}\n",
+        )
+
+
+def history(path, cluster, args, pools, teams):
+    """OpenMetrics for one cluster; returns the number of samples."""
+    hours = args.days * 24
+    step = 3600 // args.samples_per_hour
+    start = END - hours * 3600
+    times = [start + i * step + 15 for i in range(hours * args.samples_per_hour)]
+    n = 0
+    with open(path, "w", buffering=1 << 22) as f:
+        f.write("# TYPE kube_node_labels gauge\n")
+        for p in pools:
+            for k in range(4):
+                node = f"{cluster}-{p}-n{k}"
+                head = f'kube_node_labels{{cluster="{cluster}",node="{node}",label_bench_pool="{p}"}} 1 '
+                f.write("".join(f"{head}{t}\n" for t in times))
+                n += len(times)
+        mine = [t for t in teams if t[1] == cluster]
+        pods = []
+        for i, (name, _, tpools, gpus) in enumerate(mine):
+            for p in tpools:
+                pods.append((name, p, f"{name}-{p}", f"{cluster}-{p}-n{i % 4}", gpus, i))
+        f.write("# TYPE kube_pod_container_resource_requests gauge\n")
+        for ns, _, pod, node, gpus, _ in pods:
+            head = (
+                f'kube_pod_container_resource_requests{{cluster="{cluster}",namespace="{ns}",pod="{pod}",'
+                f'container="main",node="{node}",resource="nvidia_com_gpu",unit="integer"}} {gpus} '
+            )
+            f.write("".join(f"{head}{t}\n" for t in times))
+            n += len(times)
+        f.write("# TYPE kube_pod_status_phase gauge\n")
+        for ns, _, pod, _, _, _ in pods:
+            head = f'kube_pod_status_phase{{cluster="{cluster}",namespace="{ns}",pod="{pod}",phase="Running"}} 1 '
+            f.write("".join(f"{head}{t}\n" for t in times))
+            n += len(times)
+        f.write("# TYPE DCGM_FI_PROF_GR_ENGINE_ACTIVE gauge\n")
+        for ns, _, pod, node, gpus, i in pods:
+            for g in range(gpus):
+                head = (
+                    f'DCGM_FI_PROF_GR_ENGINE_ACTIVE{{cluster="{cluster}",Hostname="{node}",gpu="{g}",'
+                    f'UUID="GPU-{pod}-{g}",namespace="{ns}",pod="{pod}",container="main"}} '
+                )
+                f.write(
+                    "".join(
+                        f"{head}{0.2 + 0.06 * ((i * 7 + (t - start) // 3600) % 10):.2f} {t}\n"
+                        for t in times
+                    )
+                )
+                n += len(times)
+        f.write("# EOF\n")
+    return n
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def run_capops(capops, args):
+    """Runs capops; returns (exit code, stdout, stderr, seconds, peak RSS in MiB of that process)."""
+    with tempfile.TemporaryFile() as err:
+        started = time.perf_counter()
+        p = subprocess.Popen([capops] + args, stdout=subprocess.PIPE, stderr=err)
+        out = p.stdout.read()
+        _, status, usage = os.wait4(p.pid, 0)
+        seconds = time.perf_counter() - started
+        p.returncode = os.waitstatus_to_exitcode(status)
+        err.seek(0)
+        return p.returncode, out.decode(), err.read().decode(), seconds, usage.ru_maxrss / 1024
+
+
+def stamp(t):
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--teams", type=int, default=500)
+    ap.add_argument("--clusters", type=int, default=5)
+    ap.add_argument("--pools-per-cluster", type=int, default=10)
+    ap.add_argument("--days", type=int, default=90)
+    ap.add_argument("--samples-per-hour", type=int, default=2)
+    ap.add_argument("--keep", help="work in this folder and keep it")
+    ap.add_argument("--no-build", action="store_true")
+    ap.add_argument("--capops", help="the binary to time (default: target/release/capops, built first)")
+    args = ap.parse_args()
+
+    capops = args.capops or os.path.join(ROOT, "target/release/capops")
+    if not args.no_build and not args.capops:
+        subprocess.run(["cargo", "build", "--release", "--quiet", "--bin", "capops"], cwd=ROOT, check=True)
+    for tool in ("prometheus", "promtool"):
+        if not shutil.which(tool):
+            sys.exit(f"{tool} not found: run .ci/prometheus.sh")
+
+    work = args.keep or tempfile.mkdtemp(prefix="capops-pull-bench-")
+    os.makedirs(work, exist_ok=True)
+    clusters, pools, teams = fleet(args)
+    data = f"{work}/data"
+    shutil.rmtree(data, ignore_errors=True)
+    samples = 0
+    t0 = time.perf_counter()
+    for c in clusters:
+        om = f"{work}/{c}.om"
+        samples += history(om, c, args, pools, teams)
+        subprocess.run(["promtool", "tsdb", "create-blocks-from", "openmetrics", om, data],
+                       check=True, stdout=subprocess.DEVNULL)
+        os.remove(om)
+    print(f"history: {samples:,} samples backfilled in {time.perf_counter() - t0:.0f} s", file=sys.stderr)
+
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    write(f"{work}/prometheus.yml", "scrape_configs: []\n")
+    log = open(f"{work}/prometheus.log", "w")
+    lookback = 60 // args.samples_per_hour
+    prom = subprocess.Popen(
+        ["prometheus", f"--config.file={work}/prometheus.yml", f"--storage.tsdb.path={data}",
+         "--storage.tsdb.retention.time=100y", f"--web.listen-address=127.0.0.1:{port}",
+         f"--query.lookback-delta={lookback}m"],
+        stdout=subprocess.DEVNULL, stderr=log)
+    try:
+        for _ in range(600):
+            if "Server is ready to receive web requests" in open(f"{work}/prometheus.log").read():
+                break
+            time.sleep(0.1)
+        else:
+            sys.exit("prometheus did not start; see " + f"{work}/prometheus.log")
+        hours = args.days * 24
+        results = []
+        for label, chunk, steps in [
+            ("full, chunkHours 168", 168, [(END - hours * 3600, END)]),
+            ("full, chunkHours 2160", 2160, [(END - hours * 3600, END)]),
+            ("daily (last 24 h)", 168, [(END - hours * 3600, END - 86400), (None, END)]),
+        ]:
+            r = f"{work}/repo"
+            shutil.rmtree(r, ignore_errors=True)
+            repo(r, args, clusters, pools, teams, chunk)
+            for i, (frm, to) in enumerate(steps):
+                cmd = ["usage", "pull", r, "--prometheus", url, "--to", stamp(to), "--format", "json"]
+                if frm is not None:
+                    cmd += ["--from", stamp(frm)]
+                code, out, err, seconds, rss = run_capops(capops, cmd)
+                if code != 0:
+                    sys.exit(f"capops exited {code}: {err}")
+                if i == len(steps) - 1:
+                    s = json.loads(out)
+                    rows = sum(c["added"] for c in s["clusters"])
+                    series = sum(c["series"] for c in s["clusters"])
+                    results.append((label, s["traffic"]["queries"], rows, series,
+                                    s["traffic"]["bytes"] / 1e6, seconds, rss))
+        size = sum(os.path.getsize(f"{work}/repo/usage/{c}.csv") for c in clusters)
+    finally:
+        prom.terminate()
+        prom.wait()
+    print(f"{args.teams} teams, {args.clusters * args.pools_per_cluster} pools, {args.days} days; "
+          f"usage CSV {size / 1e6:.1f} MB")
+    print("| pull | queries | rows written | series | answers | wall time | peak RSS |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
+    for label, q, rows, series, mb, seconds, rss in results:
+        print(f"| {label} | {q} | {rows:,} | {series:,} | {mb:.1f} MB | {seconds:.2f} s | {rss:.0f} MiB |")
+    if not args.keep:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
