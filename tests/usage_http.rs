@@ -459,3 +459,69 @@ fn the_gate_sees_a_rewrite_of_committed_hours_and_not_an_append() {
         vec!["usage/c.csv changes 3 committed rows of HEAD, from 2026-01-05T01:00:00Z on: a rewrite of usage history".to_string()]
     );
 }
+
+#[test]
+fn a_dry_run_writes_nothing_and_a_rewrite_with_nothing_measured_keeps_the_history() {
+    let empty = r#"{"status":"success","data":{"resultType":"matrix","result":[]}}"#;
+    let measured = Arc::new(Mutex::new(true));
+    let now = measured.clone();
+    let server = serve(Arc::new(move |_, seen: &Seen| {
+        let body = if *now.lock().unwrap() {
+            answer(seen)
+        } else {
+            empty.to_string()
+        };
+        (200, body, Duration::ZERO)
+    }));
+    let dir = repo("");
+    let path = dir.path().display().to_string();
+    let args = |extra: &[&'static str]| {
+        let mut a: Vec<String> = [
+            "usage",
+            "pull",
+            &path,
+            "--prometheus",
+            &server.url,
+            "--to",
+            "2026-01-05T03:00:00Z",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        a.extend(extra.iter().map(|s| s.to_string()));
+        a
+    };
+    let go = |a: Vec<String>| {
+        let refs: Vec<&str> = a.iter().map(String::as_str).collect();
+        run(&refs, &[])
+    };
+    let dry = go(args(&[
+        "--from",
+        "2026-01-05T00:00:00Z",
+        "--dry-run",
+        "--format",
+        "json",
+    ]));
+    assert_eq!(dry.code, 0, "{}", dry.stderr);
+    let v: serde_json::Value = serde_json::from_str(&dry.stdout).unwrap();
+    assert_eq!(
+        (v["dryRun"].as_bool(), v["clusters"][0]["added"].as_u64()),
+        (Some(true), Some(3))
+    );
+    assert!(!dir.path().join("usage").exists());
+
+    assert_eq!(go(args(&["--from", "2026-01-05T00:00:00Z"])).code, 0);
+    let file = dir.path().join("usage/c.csv");
+    let pulled = std::fs::read_to_string(&file).unwrap();
+    assert_eq!(pulled.lines().count(), 4);
+    *measured.lock().unwrap() = false;
+    let out = go(args(&["--rewrite-from", "2026-01-05T00:00:00Z"]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("c: nothing measured from 2026-01-05T00:00:00Z"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), pulled);
+}

@@ -39,7 +39,8 @@ pub struct PullArgs {
     /// First hour to pull, when the history is older or empty (a date or an RFC 3339 time).
     #[arg(long, conflicts_with = "rewrite_from")]
     pub from: Option<String>,
-    /// End of the pull, exclusive (default: the start of the current hour).
+    /// End of the pull, exclusive (default: the start of the current hour; of the previous one
+    /// in an hour's first 15 minutes).
     #[arg(long)]
     pub to: Option<String>,
     /// Replace committed rows from this hour on (a history rewrite the gate judges).
@@ -52,6 +53,9 @@ pub struct PullArgs {
     #[arg(long)]
     pub dry_run: bool,
 }
+
+/// How long after an hour ends it is pulled by default.
+const SETTLE_SECONDS: i64 = 15 * 60;
 
 pub fn run(cli: &Cli, action: &UsageAction, io: &mut Io<'_>) -> std::io::Result<i32> {
     match action {
@@ -117,7 +121,9 @@ fn pull(cli: &Cli, args: &PullArgs, io: &mut Io<'_>) -> std::io::Result<i32> {
             Ok(h) => h,
             Err(code) => return Ok(code),
         },
-        None => now.hour_index(),
+        // Samples of the hour that just ended may still be arriving: in the first
+        // minutes of an hour, stop at the previous one.
+        None => (now.as_second() - SETTLE_SECONDS).div_euclid(3600),
     };
     let mut range = Range {
         to,
@@ -298,7 +304,9 @@ fn pull(cli: &Cli, args: &PullArgs, io: &mut Io<'_>) -> std::io::Result<i32> {
             s.first = rows.first().map(|r| stamp(r.hour));
             s.last = rows.last().map(|r| stamp(r.hour));
             s.stats = stats;
-            if !rows.is_empty() || range.rewrite_from.is_some() {
+            // Nothing measured writes nothing, even under --rewrite-from: a Prometheus
+            // that lost the hours must not erase them from the history.
+            if !rows.is_empty() {
                 let disk = root.join(&file);
                 let existing = match std::fs::read_to_string(&disk) {
                     Ok(t) => Some(t),

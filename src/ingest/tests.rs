@@ -577,6 +577,9 @@ fn docs_show_the_default_queries_as_they_are() {
     let squash = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
     let doc = squash(include_str!("../../docs/usage.md"));
     for q in [DEFAULT_ALLOCATED, DEFAULT_USED, DEFAULT_NODES] {
-        assert!(doc.contains(&squash(q)), "docs/usage.md lacks the default query\n{q}");
+        assert!(
+            doc.contains(&squash(q)),
+            "docs/usage.md lacks the default query\n{q}"
+        );
     }
 }

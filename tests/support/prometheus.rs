@@ -27,7 +27,10 @@ pub fn available() -> bool {
     });
     if ok && let Ok(out) = Command::new("prometheus").arg("--version").output() {
         let text = String::from_utf8_lossy(&out.stdout);
-        eprintln!("testing against {}", text.lines().next().unwrap_or("prometheus"));
+        eprintln!(
+            "testing against {}",
+            text.lines().next().unwrap_or("prometheus")
+        );
     }
     if !ok {
         assert!(
