@@ -86,55 +86,67 @@ def repo(dir, args, clusters, pools, teams, chunk):
         )
 
 
-def history(path, cluster, args, pools, teams):
-    """OpenMetrics for one cluster; returns the number of samples."""
+def pods_of(cluster, pools, teams):
+    """(namespace, pod, node, GPUs, index) of a cluster's pods."""
+    mine = [t for t in teams if t[1] == cluster]
+    out = []
+    for i, (name, _, tpools, gpus) in enumerate(mine):
+        for p in tpools:
+            out.append((name, f"{name}-{p}", f"{cluster}-{p}-n{i % 4}", gpus, i))
+    return out
+
+
+def history(path, day, args, clusters, pools, teams):
+    """OpenMetrics for one day of every cluster; returns the number of samples.
+    One file per day: promtool reads its input once per 2-hour block it makes."""
     hours = args.days * 24
     step = 3600 // args.samples_per_hour
     start = END - hours * 3600
-    times = [start + i * step + 15 for i in range(hours * args.samples_per_hour)]
+    times = [start + day * 86400 + i * step + 15 for i in range(24 * args.samples_per_hour)]
     n = 0
+
+    def series(f, head, values=None):
+        nonlocal n
+        if values is None:
+            f.write("".join(f"{head}{t}\n" for t in times))
+        else:
+            f.write("".join(f"{head[:-1]} {values(t)} {t}\n" for t in times))
+        n += len(times)
+
     with open(path, "w", buffering=1 << 22) as f:
         f.write("# TYPE kube_node_labels gauge\n")
-        for p in pools:
-            for k in range(4):
-                node = f"{cluster}-{p}-n{k}"
-                head = f'kube_node_labels{{cluster="{cluster}",node="{node}",label_bench_pool="{p}"}} 1 '
-                f.write("".join(f"{head}{t}\n" for t in times))
-                n += len(times)
-        mine = [t for t in teams if t[1] == cluster]
-        pods = []
-        for i, (name, _, tpools, gpus) in enumerate(mine):
-            for p in tpools:
-                pods.append((name, p, f"{name}-{p}", f"{cluster}-{p}-n{i % 4}", gpus, i))
+        for c in clusters:
+            for p in pools:
+                for k in range(4):
+                    series(f, f'kube_node_labels{{cluster="{c}",node="{c}-{p}-n{k}",label_bench_pool="{p}"}} 1 ')
         f.write("# TYPE kube_pod_container_resource_requests gauge\n")
-        for ns, _, pod, node, gpus, _ in pods:
-            head = (
-                f'kube_pod_container_resource_requests{{cluster="{cluster}",namespace="{ns}",pod="{pod}",'
-                f'container="main",node="{node}",resource="nvidia_com_gpu",unit="integer"}} {gpus} '
-            )
-            f.write("".join(f"{head}{t}\n" for t in times))
-            n += len(times)
+        for c in clusters:
+            for ns, pod, node, gpus, _ in pods_of(c, pools, teams):
+                series(
+                    f,
+                    f'kube_pod_container_resource_requests{{cluster="{c}",namespace="{ns}",pod="{pod}",'
+                    f'container="main",node="{node}",resource="nvidia_com_gpu",unit="integer"}} {gpus} ',
+                )
         f.write("# TYPE kube_pod_status_phase gauge\n")
-        for ns, _, pod, _, _, _ in pods:
-            head = f'kube_pod_status_phase{{cluster="{cluster}",namespace="{ns}",pod="{pod}",phase="Running"}} 1 '
-            f.write("".join(f"{head}{t}\n" for t in times))
-            n += len(times)
+        for c in clusters:
+            for ns, pod, _, _, _ in pods_of(c, pools, teams):
+                series(f, f'kube_pod_status_phase{{cluster="{c}",namespace="{ns}",pod="{pod}",phase="Running"}} 1 ')
         f.write("# TYPE DCGM_FI_PROF_GR_ENGINE_ACTIVE gauge\n")
-        for ns, _, pod, node, gpus, i in pods:
-            for g in range(gpus):
-                head = (
-                    f'DCGM_FI_PROF_GR_ENGINE_ACTIVE{{cluster="{cluster}",Hostname="{node}",gpu="{g}",'
-                    f'UUID="GPU-{pod}-{g}",namespace="{ns}",pod="{pod}",container="main"}} '
-                )
-                f.write(
-                    "".join(
-                        f"{head}{0.2 + 0.06 * ((i * 7 + (t - start) // 3600) % 10):.2f} {t}\n"
-                        for t in times
+        for c in clusters:
+            for ns, pod, node, gpus, i in pods_of(c, pools, teams):
+                for g in range(gpus):
+                    series(
+                        f,
+                        f'DCGM_FI_PROF_GR_ENGINE_ACTIVE{{cluster="{c}",Hostname="{node}",gpu="{g}",'
+                        f'UUID="GPU-{pod}-{g}",namespace="{ns}",pod="{pod}",container="main"}} ',
+                        lambda t, i=i: f"{0.2 + 0.06 * ((i * 7 + (t - start) // 3600) % 10):.2f}",
                     )
-                )
-                n += len(times)
         f.write("# EOF\n")
     return n
+
+
+def blocks(data):
+    return sum(1 for e in os.listdir(data) if len(e) == 26 and os.path.isdir(os.path.join(data, e)))
 
 
 def free_port():
@@ -185,16 +197,27 @@ def main():
     os.makedirs(work, exist_ok=True)
     clusters, pools, teams = fleet(args)
     data = f"{work}/data"
-    shutil.rmtree(data, ignore_errors=True)
+    params = json.dumps({k: getattr(args, k) for k in
+                         ("teams", "clusters", "pools_per_cluster", "days", "samples_per_hour")}, sort_keys=True)
+    reuse = os.path.isdir(data) and os.path.exists(f"{work}/params.json") and \
+        json.dumps(json.load(open(f"{work}/params.json")), sort_keys=True) == params
+    if reuse:
+        print(f"reusing the backfilled history in {data}", file=sys.stderr)
+    else:
+        shutil.rmtree(data, ignore_errors=True)
     samples = 0
     t0 = time.perf_counter()
-    for c in clusters:
-        om = f"{work}/{c}.om"
-        samples += history(om, c, args, pools, teams)
+    for day in ([] if reuse else range(args.days)):
+        om = f"{work}/day.om"
+        samples += history(om, day, args, clusters, pools, teams)
         subprocess.run(["promtool", "tsdb", "create-blocks-from", "openmetrics", om, data],
                        check=True, stdout=subprocess.DEVNULL)
         os.remove(om)
-    print(f"history: {samples:,} samples backfilled in {time.perf_counter() - t0:.0f} s", file=sys.stderr)
+    if not reuse:
+        print(f"history: {samples:,} samples backfilled in {time.perf_counter() - t0:.0f} s "
+              f"({blocks(data)} blocks)", file=sys.stderr)
+        with open(f"{work}/params.json", "w") as f:
+            f.write(params)
 
     port = free_port()
     url = f"http://127.0.0.1:{port}"
@@ -213,6 +236,16 @@ def main():
             time.sleep(0.1)
         else:
             sys.exit("prometheus did not start; see " + f"{work}/prometheus.log")
+        # Let Prometheus compact the backfilled 2-hour blocks first, as a long-running
+        # server would have: stop when the block count has not changed for 150 s.
+        t0, last, since = time.perf_counter(), -1, time.perf_counter()
+        while not reuse and time.perf_counter() - since < 150 and time.perf_counter() - t0 < 1800:
+            now = blocks(data)
+            if now != last:
+                last, since = now, time.perf_counter()
+            time.sleep(5)
+        if not reuse:
+            print(f"compacted to {last} blocks in {time.perf_counter() - t0:.0f} s", file=sys.stderr)
         hours = args.days * 24
         results = []
         for label, chunk, steps in [
@@ -236,12 +269,14 @@ def main():
                     series = sum(c["series"] for c in s["clusters"])
                     results.append((label, s["traffic"]["queries"], rows, series,
                                     s["traffic"]["bytes"] / 1e6, seconds, rss))
-        size = sum(os.path.getsize(f"{work}/repo/usage/{c}.csv") for c in clusters)
+        usage = f"{work}/repo/usage"
+        size = sum(os.path.getsize(f"{usage}/{f}") for f in os.listdir(usage))
+        files = len(os.listdir(usage))
     finally:
         prom.terminate()
         prom.wait()
     print(f"{args.teams} teams, {args.clusters * args.pools_per_cluster} pools, {args.days} days; "
-          f"usage CSV {size / 1e6:.1f} MB")
+          f"usage CSV {size / 1e6:.1f} MB in {files} files")
     print("| pull | queries | rows written | series | answers | wall time | peak RSS |")
     print("| --- | --- | --- | --- | --- | --- | --- |")
     for label, q, rows, series, mb, seconds, rss in results:

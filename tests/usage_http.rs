@@ -184,7 +184,7 @@ fn the_bearer_token_reaches_the_server_and_no_output() {
     let dir = repo("");
     let out = pull(&dir, &server.url, &[("PROM_TOKEN", TOKEN)], false);
     assert_eq!(out.code, 0, "{}", out.stderr);
-    let csv = std::fs::read_to_string(dir.path().join("usage/c.csv")).unwrap();
+    let csv = std::fs::read_to_string(dir.path().join("usage/c.2026-01.csv")).unwrap();
     assert_eq!(
         csv,
         "timestamp,cluster,pool,team,allocated_gpus,used_gpus\n\
@@ -440,7 +440,7 @@ fn the_gate_sees_a_rewrite_of_committed_hours_and_not_an_append() {
     commit_all(&git);
     pull_to("2026-01-05T04:00:00Z", &[]);
     assert_eq!(
-        std::fs::read_to_string(dir.path().join("usage/c.csv"))
+        std::fs::read_to_string(dir.path().join("usage/c.2026-01.csv"))
             .unwrap()
             .lines()
             .count(),
@@ -456,7 +456,7 @@ fn the_gate_sees_a_rewrite_of_committed_hours_and_not_an_append() {
     );
     assert_eq!(
         rewrite_warnings(&path),
-        vec!["usage/c.csv changes 3 committed rows of HEAD, from 2026-01-05T01:00:00Z on: a rewrite of usage history".to_string()]
+        vec!["usage/c.2026-01.csv changes 3 committed rows of HEAD, from 2026-01-05T01:00:00Z on: a rewrite of usage history".to_string()]
     );
 }
 
@@ -511,7 +511,7 @@ fn a_dry_run_writes_nothing_and_a_rewrite_with_nothing_measured_keeps_the_histor
     assert!(!dir.path().join("usage").exists());
 
     assert_eq!(go(args(&["--from", "2026-01-05T00:00:00Z"])).code, 0);
-    let file = dir.path().join("usage/c.csv");
+    let file = dir.path().join("usage/c.2026-01.csv");
     let pulled = std::fs::read_to_string(&file).unwrap();
     assert_eq!(pulled.lines().count(), 4);
     *measured.lock().unwrap() = false;

@@ -25,9 +25,10 @@ use serde_json::Value;
 use std::fmt::Write as _;
 use std::path::Path;
 
-/// The first hour of the history: 2026-01-05T00:00:00Z, in hours since the epoch.
+/// The first hour of the history: 2026-01-31T00:00:00Z, in hours since the epoch.
+/// Hours 0-23 are in January, the rest in February: two monthly files.
 fn h0() -> i64 {
-    "2026-01-05T00:00:00Z"
+    "2026-01-31T00:00:00Z"
         .parse::<capops::model::Timestamp>()
         .unwrap()
         .hour_index()
@@ -457,8 +458,10 @@ fn pulls_equal_the_expected_history_and_later_pulls_append_only_new_hours() {
     let dir = tempfile::tempdir().unwrap();
     repo(dir.path(), &prom.url, "");
     let path = dir.path().display().to_string();
-    let alpha = dir.path().join("usage/alpha.csv");
-    let beta = dir.path().join("usage/beta.csv");
+    let alpha_jan = dir.path().join("usage/alpha.2026-01.csv");
+    let alpha = dir.path().join("usage/alpha.2026-02.csv");
+    let beta_jan = dir.path().join("usage/beta.2026-01.csv");
+    let beta = dir.path().join("usage/beta.2026-02.csv");
 
     // First pull: 48 hours, in chunks of 5 hours.
     let first = run(
@@ -478,8 +481,16 @@ fn pulls_equal_the_expected_history_and_later_pulls_append_only_new_hours() {
         &[],
     );
     assert_eq!(first.code, 0, "{}", first.stderr);
-    assert_eq!(read(&alpha), format!("{HEADER}{}", alpha_rows(0, 48, true)));
-    assert_eq!(read(&beta), format!("{HEADER}{}", beta_rows(0, 48)));
+    assert_eq!(
+        read(&alpha_jan),
+        format!("{HEADER}{}", alpha_rows(0, 24, true))
+    );
+    assert_eq!(
+        read(&alpha),
+        format!("{HEADER}{}", alpha_rows(24, 48, true))
+    );
+    assert_eq!(read(&beta_jan), format!("{HEADER}{}", beta_rows(0, 24)));
+    assert_eq!(read(&beta), format!("{HEADER}{}", beta_rows(24, 48)));
     let summary: Value = serde_json::from_str(&first.stdout).unwrap();
     // 2 clusters × 3 measurements × 10 chunks, whatever the number of teams.
     assert_eq!(summary["traffic"]["queries"], 60);
@@ -519,10 +530,14 @@ fn pulls_equal_the_expected_history_and_later_pulls_append_only_new_hours() {
         read(&alpha),
         format!("{before}{}", alpha_rows(48, HOURS, false))
     );
-    assert_eq!(read(&beta), format!("{HEADER}{}", beta_rows(0, HOURS)));
+    assert_eq!(read(&beta), format!("{HEADER}{}", beta_rows(24, HOURS)));
+    assert_eq!(
+        read(&alpha_jan),
+        format!("{HEADER}{}", alpha_rows(0, 24, true))
+    );
     assert!(
         second.stderr.contains(&format!(
-            "alpha: added 16 rows to usage/alpha.csv (2 series, 8 hours {} .. {}, 0 gap hours)",
+            "alpha: added 16 rows to usage/alpha.2026-02.csv (2 series, 8 hours {} .. {}, 0 gap hours)",
             stamp(48),
             stamp(55)
         )),
@@ -756,11 +771,11 @@ fn https_with_a_custom_ca_and_one_url_per_cluster() {
     );
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert_eq!(
-        read(&dir.path().join("usage/alpha.csv")),
+        read(&dir.path().join("usage/alpha.2026-01.csv")),
         format!("{HEADER}{}", alpha_rows(0, 12, true))
     );
     assert_eq!(
-        read(&dir.path().join("usage/beta.csv")),
+        read(&dir.path().join("usage/beta.2026-01.csv")),
         format!("{HEADER}{}", beta_rows(0, 12))
     );
 

@@ -20,7 +20,7 @@ use std::time::Duration;
 
 #[derive(Debug, clap::Subcommand)]
 pub enum UsageAction {
-    /// Append the hours after the last committed one to usage/<cluster>.csv,
+    /// Append the hours after the last committed one to usage/<cluster>.<YYYY-MM>.csv,
     /// from Prometheus (kube-state-metrics and dcgm-exporter).
     Pull(PullArgs),
 }
@@ -69,7 +69,8 @@ pub fn run(cli: &Cli, action: &UsageAction, io: &mut Io<'_>) -> std::io::Result<
 struct ClusterSummary {
     cluster: String,
     url: String,
-    file: String,
+    /// Files written (or that would be, with --dry-run).
+    files: Vec<String>,
     /// Hours asked for, `[from, to)`; None when up to date.
     from: Option<String>,
     to: Option<String>,
@@ -200,12 +201,12 @@ fn pull(cli: &Cli, args: &PullArgs, io: &mut Io<'_>) -> std::io::Result<i32> {
         let committed = history::committed(&files, &target.cluster, range.rewrite_from);
         let hours = plan::window(&range, committed.last_hour);
         if let (Some(from), Some(_)) = (range.rewrite_from, hours) {
-            let file = history::file_for(&target.cluster);
-            let others = history::rewrite_conflicts(&files, &target.cluster, &file, from);
+            let others = history::rewrite_conflicts(&files, &target.cluster, from);
             if !others.is_empty() {
+                let file = history::file_for(&target.cluster, from);
                 writeln!(
                     io.stderr,
-                    "error: {} hold rows of cluster `{}` at or after {}; --rewrite-from rewrites only {file}\n  help: move those rows into {file} or delete them, then pull again",
+                    "error: {} hold rows of cluster `{}` at or after {}; --rewrite-from rewrites only the cluster's monthly files ({file} and later)\n  help: move those rows into the monthly files or delete them, then pull again",
                     others.join(", "),
                     target.cluster,
                     stamp(from)
@@ -276,11 +277,10 @@ fn pull(cli: &Cli, args: &PullArgs, io: &mut Io<'_>) -> std::io::Result<i32> {
     };
     let mut writes = Vec::new();
     for p in &planned {
-        let file = history::file_for(&p.target.cluster);
         let mut s = ClusterSummary {
             cluster: p.target.cluster.clone(),
             url: plan::redact(&p.target.url),
-            file: file.clone(),
+            files: Vec::new(),
             from: p.hours.map(|h| stamp(h.0)),
             to: p.hours.map(|h| stamp(h.1)),
             first: None,
@@ -307,25 +307,30 @@ fn pull(cli: &Cli, args: &PullArgs, io: &mut Io<'_>) -> std::io::Result<i32> {
             // Nothing measured writes nothing, even under --rewrite-from: a Prometheus
             // that lost the hours must not erase them from the history.
             if !rows.is_empty() {
-                let disk = root.join(&file);
-                let existing = match std::fs::read_to_string(&disk) {
-                    Ok(t) => Some(t),
-                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-                    Err(e) => {
-                        writeln!(io.stderr, "error: cannot read {}: {e}", disk.display())?;
-                        return Ok(exit::EXTERNAL);
+                let targets =
+                    history::targets(&files, &p.target.cluster, &rows, range.rewrite_from);
+                for (file, month_rows) in targets {
+                    let disk = root.join(&file);
+                    let existing = match std::fs::read_to_string(&disk) {
+                        Ok(t) => Some(t),
+                        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+                        Err(e) => {
+                            writeln!(io.stderr, "error: cannot read {}: {e}", disk.display())?;
+                            return Ok(exit::EXTERNAL);
+                        }
+                    };
+                    let merged = history::merge(
+                        existing.as_deref(),
+                        &p.target.cluster,
+                        &month_rows,
+                        range.rewrite_from,
+                    );
+                    s.added += merged.added;
+                    s.removed += merged.removed;
+                    if existing.as_deref() != Some(merged.text.as_str()) {
+                        s.files.push(file);
+                        writes.push((disk, merged.text));
                     }
-                };
-                let merged = history::merge(
-                    existing.as_deref(),
-                    &p.target.cluster,
-                    &rows,
-                    range.rewrite_from,
-                );
-                s.added = merged.added;
-                s.removed = merged.removed;
-                if existing.as_deref() != Some(merged.text.as_str()) {
-                    writes.push((disk, merged.text));
                 }
             }
         }
@@ -374,7 +379,12 @@ fn write_summary(s: &Summary, io: &mut Io<'_>) -> std::io::Result<()> {
                 writeln!(
                     io.stderr,
                     "{}: {verb} {} rows to {} ({} series, {} hours {first} .. {last}, {} gap hours{removed})",
-                    c.cluster, c.added, c.file, c.stats.series, c.stats.hours, c.stats.gap_hours
+                    c.cluster,
+                    c.added,
+                    c.files.join(", "),
+                    c.stats.series,
+                    c.stats.hours,
+                    c.stats.gap_hours
                 )?;
             }
             _ => writeln!(

@@ -1,10 +1,13 @@
 //! The committed usage history and how pulled rows join it.
 //!
-//! Each cluster's pulled rows go to `usage/<cluster>.csv`. Without
-//! `--rewrite-from` they are appended after the bytes already there, so a
-//! committed row is never touched (not even reformatted) and the diff of a
-//! pull only adds lines. With `--rewrite-from T` the rows of that cluster at
-//! or after T are dropped from the file and the pulled ones take their place;
+//! Pulled rows go to one file per cluster and month,
+//! `usage/<cluster>.<YYYY-MM>.csv`, so files stay bounded (capops reads files
+//! up to 16 MiB; GitHub refuses files over 100 MB) and a daily pull request
+//! touches the current month's file. Without `--rewrite-from` rows are
+//! appended after the bytes already there, so a committed row is never
+//! touched (not even reformatted) and the diff of a pull only adds lines. With
+//! `--rewrite-from T` the cluster's rows at or after T are dropped from its
+//! monthly files from T's month on and the pulled ones take their place;
 //! every other line stays as it was. New rows are sorted by hour, pool and
 //! team, with two decimals; an empty cell is a gap.
 
@@ -21,9 +24,60 @@ pub struct UsageFile<'a> {
     pub text: &'a str,
 }
 
-/// The file a cluster's pulled rows go to.
-pub fn file_for(cluster: &str) -> String {
-    format!("usage/{cluster}.csv")
+/// `(year, month)` of an hour, in UTC.
+fn month(hour: i64) -> (i16, i8) {
+    Timestamp::from_second(hour * 3600)
+        .map(|t| {
+            let d = t.date();
+            (d.year(), d.month())
+        })
+        .unwrap_or((1970, 1))
+}
+
+/// The file of a cluster's rows for the month of `hour`: `usage/<cluster>.<YYYY-MM>.csv`.
+pub fn file_for(cluster: &str, hour: i64) -> String {
+    let (y, m) = month(hour);
+    format!("usage/{cluster}.{y:04}-{m:02}.csv")
+}
+
+/// The month of one of `cluster`'s monthly files, if `path` is one.
+fn month_of_file(path: &str, cluster: &str) -> Option<(i16, i8)> {
+    let rest = path
+        .strip_prefix("usage/")?
+        .strip_prefix(cluster)?
+        .strip_prefix('.')?
+        .strip_suffix(".csv")?;
+    let (y, m) = rest.split_once('-')?;
+    if y.len() != 4 || m.len() != 2 {
+        return None;
+    }
+    Some((y.parse().ok()?, m.parse().ok()?))
+}
+
+/// The files a pull writes for a cluster, with the rows each gets. Under
+/// `--rewrite-from`, the cluster's monthly files from that month on are
+/// included even without new rows: their rows from that hour on go.
+pub fn targets(
+    files: &[UsageFile<'_>],
+    cluster: &str,
+    rows: &[Row],
+    rewrite_from: Option<i64>,
+) -> BTreeMap<String, Vec<Row>> {
+    let mut out: BTreeMap<String, Vec<Row>> = BTreeMap::new();
+    for r in rows {
+        out.entry(file_for(cluster, r.hour))
+            .or_default()
+            .push(r.clone());
+    }
+    if let Some(from) = rewrite_from {
+        let first = month(from);
+        for f in files {
+            if month_of_file(f.path, cluster).is_some_and(|m| m >= first) {
+                out.entry(f.path.to_string()).or_default();
+            }
+        }
+    }
+    out
 }
 
 /// One data row as committed: where it is and what it says.
@@ -111,17 +165,13 @@ pub fn committed(files: &[UsageFile<'_>], cluster: &str, before: Option<i64>) ->
     out
 }
 
-/// Files other than `target` holding rows of `cluster` at or after `from`:
-/// `--rewrite-from` cannot rewrite them.
-pub fn rewrite_conflicts(
-    files: &[UsageFile<'_>],
-    cluster: &str,
-    target: &str,
-    from: i64,
-) -> Vec<String> {
+/// Files other than the cluster's monthly files from `from`'s month on that
+/// hold rows of `cluster` at or after `from`: `--rewrite-from` cannot rewrite them.
+pub fn rewrite_conflicts(files: &[UsageFile<'_>], cluster: &str, from: i64) -> Vec<String> {
+    let first = month(from);
     files
         .iter()
-        .filter(|f| f.path != target)
+        .filter(|f| month_of_file(f.path, cluster).is_none_or(|m| m < first))
         .filter(|f| {
             records(f.text)
                 .1

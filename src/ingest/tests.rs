@@ -359,11 +359,65 @@ fn the_committed_history_gives_the_last_hour_and_the_series_still_running() {
     let before = history::committed(&files, "c", Some(H0 + 1));
     assert_eq!(before.last_hour, Some(H0));
     assert_eq!(before.active.len(), 2);
+    // Only the cluster's monthly files are rewritten; others in the way are conflicts.
     assert_eq!(
-        history::rewrite_conflicts(&files, "c", "usage/c.csv", H0 - 5),
-        vec!["usage/old.csv".to_string()]
+        history::rewrite_conflicts(&files, "c", H0 - 5),
+        vec!["usage/c.csv".to_string(), "usage/old.csv".to_string()]
     );
-    assert!(history::rewrite_conflicts(&files, "c", "usage/c.csv", H0 - 4).is_empty());
+    assert_eq!(
+        history::rewrite_conflicts(&files, "c", H0 + 1),
+        vec!["usage/c.csv".to_string()]
+    );
+    assert!(history::rewrite_conflicts(&files, "c", H0 + 2).is_empty());
+}
+
+#[test]
+fn rows_go_to_one_file_per_cluster_and_month() {
+    // 2026-01-31T23:00Z and 2026-02-01T00:00Z fall in two months.
+    let jan = "2026-01-31T23:00:00Z"
+        .parse::<Timestamp>()
+        .unwrap()
+        .hour_index();
+    assert_eq!(
+        history::file_for("prod-h100", jan),
+        "usage/prod-h100.2026-01.csv"
+    );
+    assert_eq!(
+        history::file_for("prod-h100", jan + 1),
+        "usage/prod-h100.2026-02.csv"
+    );
+    let r = |h| Row {
+        hour: h,
+        pool: "p".into(),
+        team: "t".into(),
+        allocated: Some(1.0),
+        used: None,
+    };
+    let rows = vec![r(jan), r(jan + 1), r(jan + 2)];
+    let t = history::targets(&[], "c", &rows, None);
+    let sizes: Vec<(&str, usize)> = t.iter().map(|(f, v)| (f.as_str(), v.len())).collect();
+    assert_eq!(
+        sizes,
+        vec![("usage/c.2026-01.csv", 1), ("usage/c.2026-02.csv", 2)]
+    );
+    // A rewrite from January also visits the cluster's later months, even with no new rows there,
+    // but not other clusters' files or earlier months.
+    let text = format!("{HEADER}");
+    let files: Vec<UsageFile<'_>> = [
+        "usage/c.2025-12.csv",
+        "usage/c.2026-03.csv",
+        "usage/cc.2026-03.csv",
+        "usage/c.2026-3.csv",
+    ]
+    .iter()
+    .map(|p| UsageFile {
+        path: p,
+        text: &text,
+    })
+    .collect();
+    let t = history::targets(&files, "c", &rows[..1], Some(jan));
+    let names: Vec<&str> = t.keys().map(String::as_str).collect();
+    assert_eq!(names, vec!["usage/c.2026-01.csv", "usage/c.2026-03.csv"]);
 }
 
 const SHARED: &str = "apiVersion: capops.dev/v1alpha1\nkind: Config\nmetadata: {name: t}\nspec:\n  usage:\n    prometheus: {url: 'http://prom:9090/', clusterLabel: k8s_cluster}\n";
