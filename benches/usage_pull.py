@@ -158,7 +158,8 @@ def free_port():
 
 
 def run_capops(capops, args):
-    """Runs capops; returns (exit code, stdout, stderr, seconds, peak RSS in MiB of that process)."""
+    """Runs capops; returns (exit code, stdout, stderr, wall seconds, peak RSS in MiB, CPU seconds)
+    of that process alone."""
     with tempfile.TemporaryFile() as err:
         started = time.perf_counter()
         p = subprocess.Popen([capops] + args, stdout=subprocess.PIPE, stderr=err)
@@ -167,7 +168,8 @@ def run_capops(capops, args):
         seconds = time.perf_counter() - started
         p.returncode = os.waitstatus_to_exitcode(status)
         err.seek(0)
-        return p.returncode, out.decode(), err.read().decode(), seconds, usage.ru_maxrss / 1024
+        cpu = usage.ru_utime + usage.ru_stime
+        return p.returncode, out.decode(), err.read().decode(), seconds, usage.ru_maxrss / 1024, cpu
 
 
 def stamp(t):
@@ -260,7 +262,7 @@ def main():
                 cmd = ["usage", "pull", r, "--prometheus", url, "--to", stamp(to), "--format", "json"]
                 if frm is not None:
                     cmd += ["--from", stamp(frm)]
-                code, out, err, seconds, rss = run_capops(capops, cmd)
+                code, out, err, seconds, rss, cpu = run_capops(capops, cmd)
                 if code != 0:
                     sys.exit(f"capops exited {code}: {err}")
                 if i == len(steps) - 1:
@@ -268,7 +270,7 @@ def main():
                     rows = sum(c["added"] for c in s["clusters"])
                     series = sum(c["series"] for c in s["clusters"])
                     results.append((label, s["traffic"]["queries"], rows, series,
-                                    s["traffic"]["bytes"] / 1e6, seconds, rss))
+                                    s["traffic"]["bytes"] / 1e6, seconds, cpu, rss))
         usage = f"{work}/repo/usage"
         size = sum(os.path.getsize(f"{usage}/{f}") for f in os.listdir(usage))
         files = len(os.listdir(usage))
@@ -277,10 +279,10 @@ def main():
         prom.wait()
     print(f"{args.teams} teams, {args.clusters * args.pools_per_cluster} pools, {args.days} days; "
           f"usage CSV {size / 1e6:.1f} MB in {files} files")
-    print("| pull | queries | rows written | series | answers | wall time | peak RSS |")
-    print("| --- | --- | --- | --- | --- | --- | --- |")
-    for label, q, rows, series, mb, seconds, rss in results:
-        print(f"| {label} | {q} | {rows:,} | {series:,} | {mb:.1f} MB | {seconds:.2f} s | {rss:.0f} MiB |")
+    print("| pull | queries | rows written | series | answers | wall time | capops CPU | peak RSS |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+    for label, q, rows, series, mb, seconds, cpu, rss in results:
+        print(f"| {label} | {q} | {rows:,} | {series:,} | {mb:.1f} MB | {seconds:.2f} s | {cpu:.2f} s | {rss:.0f} MiB |")
     if not args.keep:
         shutil.rmtree(work, ignore_errors=True)
 

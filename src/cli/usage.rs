@@ -195,10 +195,11 @@ fn pull(cli: &Cli, args: &PullArgs, io: &mut Io<'_>) -> std::io::Result<i32> {
         hours: Option<(i64, i64)>,
         committed: history::Committed,
     }
+    let mut all_committed = history::committed(&files, range.rewrite_from);
     let mut planned = Vec::new();
     let mut queries = Vec::new();
     for target in targets {
-        let committed = history::committed(&files, &target.cluster, range.rewrite_from);
+        let committed = all_committed.remove(&target.cluster).unwrap_or_default();
         let hours = plan::window(&range, committed.last_hour);
         if let (Some(from), Some(_)) = (range.rewrite_from, hours) {
             let others = history::rewrite_conflicts(&files, &target.cluster, from);

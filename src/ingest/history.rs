@@ -139,30 +139,36 @@ pub struct Committed {
     pub active: BTreeSet<(String, String)>,
 }
 
-/// Reads the committed history of `cluster` from every usage file.
-pub fn committed(files: &[UsageFile<'_>], cluster: &str, before: Option<i64>) -> Committed {
-    let mut last: BTreeMap<(&str, &str), (i64, Option<f64>)> = BTreeMap::new();
-    let mut out = Committed::default();
+/// Reads the committed history of every cluster from every usage file, in one pass.
+pub fn committed(files: &[UsageFile<'_>], before: Option<i64>) -> BTreeMap<String, Committed> {
+    type Last<'a> = BTreeMap<(&'a str, &'a str), (i64, Option<f64>)>;
+    let mut state: BTreeMap<&str, (Option<i64>, Last<'_>)> = BTreeMap::new();
     for f in files {
         let (_, recs) = records(f.text);
         for r in recs {
             let Some(h) = r.hour else { continue };
-            if r.cluster != cluster || before.is_some_and(|b| h >= b) {
+            if before.is_some_and(|b| h >= b) {
                 continue;
             }
-            out.last_hour = Some(out.last_hour.map_or(h, |x| x.max(h)));
+            let (last_hour, last) = state.entry(r.cluster).or_default();
+            *last_hour = Some(last_hour.map_or(h, |x| x.max(h)));
             let slot = last.entry((r.pool, r.team)).or_insert((h, r.allocated));
             if h >= slot.0 {
                 *slot = (h, r.allocated);
             }
         }
     }
-    out.active = last
+    state
         .into_iter()
-        .filter(|(_, (_, a))| a.is_some_and(|a| a > 0.0))
-        .map(|((p, t), _)| (p.to_string(), t.to_string()))
-        .collect();
-    out
+        .map(|(cluster, (last_hour, last))| {
+            let active = last
+                .into_iter()
+                .filter(|(_, (_, a))| a.is_some_and(|a| a > 0.0))
+                .map(|((p, t), _)| (p.to_string(), t.to_string()))
+                .collect();
+            (cluster.to_string(), Committed { last_hour, active })
+        })
+        .collect()
 }
 
 /// Files other than the cluster's monthly files from `from`'s month on that

@@ -351,12 +351,14 @@ fn the_committed_history_gives_the_last_hour_and_the_series_still_running() {
             text: &b,
         },
     ];
-    let c = history::committed(&files, "c", None);
+    let all = history::committed(&files, None);
+    assert_eq!(all.keys().collect::<Vec<_>>(), vec!["c", "x"]);
+    let c = all["c"].clone();
     assert_eq!(c.last_hour, Some(H0 + 1));
     // gpu/ml ends in a gap, mig/cv in a zero: only shared/ml is still allocated.
     let active: Vec<(String, String)> = c.active.into_iter().collect();
     assert_eq!(active, vec![("shared".to_string(), "ml".to_string())]);
-    let before = history::committed(&files, "c", Some(H0 + 1));
+    let before = history::committed(&files, Some(H0 + 1))["c"].clone();
     assert_eq!(before.last_hour, Some(H0));
     assert_eq!(before.active.len(), 2);
     // Only the cluster's monthly files are rewritten; others in the way are conflicts.
@@ -402,7 +404,7 @@ fn rows_go_to_one_file_per_cluster_and_month() {
     );
     // A rewrite from January also visits the cluster's later months, even with no new rows there,
     // but not other clusters' files or earlier months.
-    let text = format!("{HEADER}");
+    let text = HEADER.to_string();
     let files: Vec<UsageFile<'_>> = [
         "usage/c.2025-12.csv",
         "usage/c.2026-03.csv",
