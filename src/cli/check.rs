@@ -131,16 +131,17 @@ pub fn check(
     let paths = Paths::new(path);
     let mut diagnostics: Vec<Diagnostic> = loaded.head.diagnostics.clone();
     diagnostics.extend(result.diagnostics.iter().cloned());
-    let mut stale = crate::ingest::stale::check(&loaded.head.repo, at);
+    // Usage history: stale numbers, and (against a base) rewritten hours.
+    let mut usage = crate::ingest::stale::check(&loaded.head.repo, at);
     if loaded.base.is_some() {
-        stale.extend(crate::ingest::rewrite::check(
+        usage.extend(crate::ingest::rewrite::check(
             &loaded.head.repo,
             &loaded.head.sources,
         ));
     }
-    let stale_error = stale.iter().any(|d| d.is_error());
-    diagnostics.extend(stale);
-    let policy_broken = stale_error
+    let usage_error = usage.iter().any(|d| d.is_error());
+    diagnostics.extend(usage);
+    let policy_broken = usage_error
         || result
             .diagnostics
             .iter()
