@@ -17,11 +17,14 @@
 //!   lint of what will be rendered.
 //! - [`output`]: human text, JSON, Markdown, HTML, SARIF and annotations.
 //! - [`pipeline`]: load, validate and lint, in one place, for every command.
-//! - Edges to outside systems: [`github`] (the pull-request loop).
+//! - Edges to outside systems: [`ingest`] (usage history pulled from
+//!   Prometheus, GPUs read through NVML), [`sync`] (plans and server-side
+//!   apply against live clusters), [`github`] (the pull-request loop). Each
+//!   keeps its decisions pure and its I/O in a few named modules.
 //! - [`cli`]: the commands, which build a result in the stages, format it in
 //!   [`output`] and write it.
 //!
-//! Everything but `load`'s file and git reading and `cli` is pure: no I/O, no
+//! Everything but `load`'s file and git reading, the edges' clients and `cli` is pure: no I/O, no
 //! environment, no clock (the time is passed in). `clippy.toml` forbids the
 //! calls that would break that, and the edges opt out module by module.
 
@@ -34,6 +37,7 @@ pub mod diag;
 pub mod forecast;
 pub mod github;
 pub mod gpu;
+pub mod ingest;
 pub mod load;
 pub mod model;
 pub mod output;

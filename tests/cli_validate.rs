@@ -179,7 +179,7 @@ fn a_folder_without_capops_yaml_is_a_usage_error() {
 }
 
 #[test]
-fn bad_arguments_are_usage_errors_and_unbuilt_commands_say_so() {
+fn bad_arguments_are_usage_errors_and_a_missing_driver_an_outside_failure() {
     let out = run(&["validate", "--format", "yaml"], &[]);
     assert_eq!(out.code, 2);
     assert!(
@@ -187,14 +187,21 @@ fn bad_arguments_are_usage_errors_and_unbuilt_commands_say_so() {
         "{}",
         out.stderr
     );
-    let out = run(&["inventory"], &[]);
+    let out = run(&["render", "--format", "sarif", "."], &[]);
     assert_eq!(out.code, 2);
     assert!(
-        out.stderr
-            .contains("`capops inventory` is not implemented yet"),
+        out.stderr.contains("`capops render` does not write sarif"),
         "{}",
         out.stderr
     );
+    // Every command is built; one that needs a system it cannot reach says so
+    // with exit 3.
+    let out = run(
+        &["inventory"],
+        &[("CAPOPS_NVML_LIB", "/definitely/not/libnvidia-ml.so.1")],
+    );
+    assert_eq!(out.code, 3, "{}", out.stderr);
+    assert!(out.stderr.contains("NVML not available"), "{}", out.stderr);
 }
 
 #[test]

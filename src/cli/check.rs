@@ -254,10 +254,21 @@ pub(super) fn check_to(
     let paths = Paths::new(&args.path);
     let mut diagnostics: Vec<Diagnostic> = loaded.head.diagnostics.clone();
     diagnostics.extend(result.diagnostics.iter().cloned());
-    let policy_broken = result
-        .diagnostics
-        .iter()
-        .any(|d| d.severity == Severity::Error);
+    // Usage history: stale numbers, and (against a base) rewritten hours.
+    let mut usage = crate::ingest::stale::check(&loaded.head.repo, at);
+    if loaded.base.is_some() {
+        usage.extend(crate::ingest::rewrite::check(
+            &loaded.head.repo,
+            &loaded.head.sources,
+        ));
+    }
+    let usage_error = usage.iter().any(|d| d.is_error());
+    diagnostics.extend(usage);
+    let policy_broken = usage_error
+        || result
+            .diagnostics
+            .iter()
+            .any(|d| d.severity == Severity::Error);
     let gate = result.evaluated.iter().any(|e| match fail_on {
         FailOn::Denied => e.decision.outcome == Decided::Denied,
         FailOn::Approval => e.decision.outcome != Decided::Approved,

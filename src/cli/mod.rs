@@ -16,6 +16,7 @@ mod effects;
 mod forecast;
 mod github;
 mod info;
+pub mod inventory;
 mod render;
 mod render_out;
 mod report;
@@ -23,6 +24,7 @@ mod sync;
 mod sync_apply;
 mod sync_support;
 mod test;
+pub mod usage;
 mod validate;
 
 pub use check::FailOn;
@@ -116,21 +118,20 @@ pub enum Command {
     Drift(sync_support::Common),
     /// Compare what the nodes advertise (GPU model, count, MIG layout) with the pools (exit 1 on mismatch).
     Verify(sync_support::Common),
-    /// Not implemented yet: list a node's GPUs through NVML.
-    Inventory(Unimplemented),
+    /// A node's GPUs through NVML (model, UUID, memory, MIG mode and devices),
+    /// compared with the pool it belongs to (--cluster C --pool P, or --label).
+    Inventory(inventory::InventoryArgs),
+    /// Usage history: `usage pull` refreshes usage/*.csv from Prometheus.
+    Usage {
+        #[command(subcommand)]
+        action: usage::UsageAction,
+    },
 }
 
 #[derive(Debug, Subcommand)]
 pub enum ForecastAction {
     /// Rolling-origin evaluation of the forecaster on a CSV of hourly series.
     Backtest(forecast::BacktestArgs),
-}
-
-/// Arguments of a command that is not built yet (accepted so the error is precise).
-#[derive(Debug, clap::Args)]
-pub struct Unimplemented {
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true, hide = true)]
-    pub rest: Vec<String>,
 }
 
 impl Command {
@@ -155,6 +156,7 @@ impl Command {
             Command::Drift(_) => "drift",
             Command::Verify(_) => "verify",
             Command::Inventory(_) => "inventory",
+            Command::Usage { .. } => "usage pull",
         }
     }
 
@@ -176,7 +178,7 @@ impl Command {
             Command::Forecast { .. } => &[Human, Json],
             Command::Plan(_) | Command::Apply(_) | Command::Verify(_) => &[Human, Json],
             Command::Drift(_) => &[Human, Json, Markdown],
-            Command::Inventory(_) => &[Human],
+            Command::Inventory(_) | Command::Usage { .. } => &[Human, Json],
         }
     }
 }
@@ -282,10 +284,7 @@ fn dispatch(cli: &Cli, io: &mut Io<'_>) -> Outcome {
         Command::Apply(a) => sync_apply::apply(cli, a, io),
         Command::Drift(a) => sync::drift(cli, a, io),
         Command::Verify(a) => sync::verify(cli, a, io),
-        Command::Inventory(_) => Err(common::invalid(
-            io,
-            &format!("`capops {}` is not implemented yet", cli.command.name()),
-            Some("see the README's \"Status\" section for what works today"),
-        )),
+        Command::Inventory(args) => inventory::run(cli, args, io),
+        Command::Usage { action } => usage::run(cli, action, io),
     }
 }

@@ -23,13 +23,26 @@ pub fn run(cli: &Cli, args: &ReportArgs, io: &mut Io<'_>) -> Outcome {
     let at = args.at.unwrap_or(io.now);
     let head = load_valid(cli, &args.path, "the report can be made", io)?;
     // Warnings still show (usage rows that name unknown pools, for instance).
+    let mut diagnostics = head.diagnostics.clone();
+    let stale = crate::ingest::stale::check(&head.repo, at);
+    let stale_error = stale.iter().any(|d| d.is_error());
+    diagnostics.extend(stale);
     write_diagnostics(
         cli,
-        &head.diagnostics,
+        &diagnostics,
         &head.sources,
         &Paths::new(&args.path),
         io,
     )?;
+    if stale_error {
+        return Err(super::common::invalid(
+            io,
+            "the usage history is stale (see above)",
+            Some(
+                "run `capops usage pull` and commit the result, or lower `usage-stale` in the Config's severities",
+            ),
+        ));
+    }
     let analysis = crate::cost::Analysis::new(&head.repo, at);
     let data = crate::cost::report::build(&analysis);
     let text = match cli.format {

@@ -127,6 +127,8 @@ codes! {
     UsageUsedExceedsAllocated = "usage-used-exceeds-allocated", Warning, "a usage row reports more GPUs used than allocated";
     UsageConflictingRows = "usage-conflicting-rows", Error, "one series has two different rows for the same hour";
     UsageExceedsCapacity = "usage-exceeds-capacity", Error, "a usage row reports more GPUs than its pool has";
+    UsageStale = "usage-stale", Warning, "a cluster's usage history ends longer ago than the Config's staleAfterHours";
+    UsageHistoryRewritten = "usage-history-rewritten", Warning, "a change alters or removes usage rows the base revision committed";
     // Approval policy
     PolicySyntax = "policy-syntax", Error, "a policy condition or message is not a valid minijinja expression or template";
     PolicyUnknownFact = "policy-unknown-fact", Error, "a policy condition or message reads a fact that does not exist";

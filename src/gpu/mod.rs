@@ -5,6 +5,7 @@
 //! [`resources`] maps pools to the Kubernetes resources they provide.
 
 pub mod catalog;
+pub mod inventory;
 pub mod mig;
 pub mod resources;
 

@@ -27,6 +27,9 @@ pub struct ClusterSpec {
     pub mig_strategy: Spanned<MigStrategy>,
     /// GPU node pools.
     pub node_pools: Vec<NodePool>,
+    /// Where `capops usage pull` reads this cluster's metrics (default: the Config's `usage.prometheus`).
+    #[serde(default)]
+    pub prometheus: Option<super::usage_settings::ClusterPrometheus>,
 }
 
 #[derive(

@@ -35,6 +35,9 @@ pub struct ConfigSpec {
     /// How `capops render` writes cluster objects.
     #[serde(default)]
     pub render: RenderSettings,
+    /// Refreshing the usage history from Prometheus, and when it counts as stale.
+    #[serde(default)]
+    pub usage: super::usage_settings::UsageSettings,
 }
 
 /// Settings of `capops render`.
@@ -88,6 +91,7 @@ impl Default for ConfigSpec {
             ignore: Vec::new(),
             severities: BTreeMap::new(),
             render: RenderSettings::default(),
+            usage: Default::default(),
         }
     }
 }

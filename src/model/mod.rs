@@ -21,6 +21,7 @@ pub mod spanned;
 pub mod team;
 pub mod types;
 pub mod usage;
+pub mod usage_settings;
 
 pub use catalog::{CatalogSpec, PriceEntry};
 pub use cluster::{

@@ -1,0 +1,103 @@
+//! Whether a change rewrites committed usage history.
+//!
+//! `capops usage pull` only appends; a row of the base revision that the
+//! change alters or removes is a history rewrite (`--rewrite-from`, or an
+//! edit by hand). Under `check --base`, each usage file whose committed rows
+//! changed gets one `usage-history-rewritten` warning, at the first changed
+//! row, so reviewers see that the numbers the gate judges with were replaced.
+//! Rows are compared by meaning (series, hour, numbers), not bytes.
+
+use super::history::records;
+use crate::diag::{Code, Diagnostic, SourceKind, SourceMap, Span};
+use crate::model::{Repo, Timestamp};
+use std::collections::HashMap;
+
+type Key<'a> = (&'a str, &'a str, &'a str, i64);
+
+/// One diagnostic per usage file whose base rows the working tree changes.
+/// `sources` holds the working tree and the base files read from git.
+pub fn check(repo: &Repo, sources: &SourceMap) -> Vec<Diagnostic> {
+    let is_usage = |p: &str| p.starts_with("usage/") && p.ends_with(".csv");
+    let head: HashMap<&str, (crate::diag::FileId, &str)> = sources
+        .files()
+        .filter(|(_, f)| f.kind == SourceKind::WorkTree && is_usage(&f.path))
+        .map(|(id, f)| (f.path.as_str(), (id, &*f.text)))
+        .collect();
+    let mut out = Vec::new();
+    for (base_id, base) in sources.files() {
+        if !matches!(base.kind, SourceKind::Revision(_)) || !is_usage(&base.path) {
+            continue;
+        }
+        let rev = match &base.kind {
+            SourceKind::Revision(r) => r.as_str(),
+            _ => "",
+        };
+        let (_, old) = records(&base.text);
+        let (now, now_text) = match head.get(base.path.as_str()) {
+            Some((id, text)) => (Some(*id), *text),
+            None => (None, ""),
+        };
+        let (_, new) = records(now_text);
+        let current: HashMap<Key<'_>, (Option<f64>, Option<f64>, usize)> = new
+            .iter()
+            .filter_map(|r| {
+                Some((
+                    (r.cluster, r.pool, r.team, r.hour?),
+                    (r.allocated, r.used, r.bytes.0),
+                ))
+            })
+            .collect();
+        let (mut changed, mut removed) = (0usize, 0usize);
+        let mut first: Option<(i64, Option<usize>)> = None;
+        for r in &old {
+            let Some(h) = r.hour else { continue };
+            let at = match current.get(&(r.cluster, r.pool, r.team, h)) {
+                Some((a, u, _)) if *a == r.allocated && *u == r.used => continue,
+                Some((_, _, offset)) => {
+                    changed += 1;
+                    Some(*offset)
+                }
+                None => {
+                    removed += 1;
+                    None
+                }
+            };
+            if first.is_none_or(|(fh, _)| h < fh) {
+                first = Some((h, at));
+            }
+        }
+        let Some((hour, offset)) = first else {
+            continue;
+        };
+        let from = Timestamp::from_second(hour * 3600)
+            .map(|t| t.to_string())
+            .unwrap_or_default();
+        let span = match (now, offset) {
+            (Some(id), Some(o)) => Span::new(id, o, o),
+            (Some(id), None) => Span::file_start(id),
+            (None, _) => Span::file_start(base_id),
+        };
+        let what = match (changed, removed) {
+            (c, 0) => format!("changes {c} committed row{}", plural(c)),
+            (0, r) => format!("removes {r} committed row{}", plural(r)),
+            (c, r) => format!("changes {c} and removes {r} committed rows"),
+        };
+        let mut d = Diagnostic::new(
+            Code::UsageHistoryRewritten,
+            format!("{} {what} of {rev}, from {from} on: a rewrite of usage history", base.path),
+        )
+        .at(span, "first rewritten row")
+        .help("`capops usage pull` only appends; rewriting measured hours (`--rewrite-from`) changes the numbers utilization, forecasts and costs are judged with: check that it was meant");
+        match super::severity(repo, Code::UsageHistoryRewritten) {
+            Some(crate::diag::Severity::Allow) => continue,
+            Some(s) => d.severity = s,
+            None => {}
+        }
+        out.push(d);
+    }
+    out
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}
