@@ -75,6 +75,9 @@ pub(super) struct Loaded {
     templates: Option<crate::policy::facts::TemplateDelta>,
     /// What the change does on clusters and clouds.
     pub(super) effects: super::effects::Effects,
+    /// Problems of the working tree's template overrides (they do not
+    /// compile, or what they render is refused), found by rendering with them.
+    pub(super) template_problems: Vec<Diagnostic>,
 }
 
 impl Loaded {
@@ -114,12 +117,36 @@ pub(super) fn load(
     let mut recent_growth = std::collections::BTreeMap::new();
     let mut templates = None;
     let mut effects = super::effects::Effects::default();
+    // The head's template overrides, compiled against the head's sources: a
+    // pull request's templates are checked as render would check them.
+    let head_files = crate::load::templates::read_worktree(path);
+    let mut template_problems = Vec::new();
+    let overrides = super::render::overrides(
+        head_files.clone(),
+        crate::diag::SourceKind::WorkTree,
+        &mut head.sources,
+        &mut template_problems,
+    );
+    let th = crate::render::templates::Templates::new(&overrides, &mut template_problems);
     let world = match &base {
-        None => None,
+        None => {
+            if !head_files.is_empty() {
+                let rendered = crate::render::render(
+                    &head.repo,
+                    &th,
+                    &crate::render::Options {
+                        at,
+                        revision: String::new(),
+                        cluster: None,
+                    },
+                );
+                template_problems.extend(super::effects::template_problems(&rendered));
+            }
+            None
+        }
         Some(b) => {
             let base_files = crate::load::templates::read_revision(path, &b.commit)
                 .map_err(|e| git_failed(io, e))?;
-            let head_files = crate::load::templates::read_worktree(path);
             let mut delta = crate::policy::facts::history::template_delta(&base_files, &head_files);
             let changes = policy::change::diff(&b.repo, &head.repo, &b.same_files);
             let full_base = policy::world::full_base(&b.repo, &head.repo, &b.same_files);
@@ -128,9 +155,11 @@ pub(super) fn load(
                 &full_base,
                 &base_files,
                 &head_files,
+                &th,
                 &changes,
                 at,
             );
+            template_problems.append(&mut effects.template_problems);
             delta.rendered_files_changed = effects.template_caused.clone();
             templates = Some(delta);
             let world = policy::world_of(&head.repo, Some(&b.repo)).into_owned();
@@ -146,6 +175,7 @@ pub(super) fn load(
         recent_growth,
         templates,
         effects,
+        template_problems,
     })
 }
 
@@ -160,9 +190,9 @@ fn growth(
     at: Timestamp,
 ) -> Result<std::collections::BTreeMap<String, f64>, crate::load::git::GitError> {
     let cutoff = at.as_second() - 30 * 86_400;
-    let Some(past) = crate::load::git::commit_before(path, &base.commit, cutoff)? else {
-        return Ok(Default::default());
-    };
+    // A history younger than 30 days counts from its first commit.
+    let (crate::load::git::Past::Commit(past) | crate::load::git::Past::Root(past)) =
+        crate::load::git::commit_before(path, &base.commit, cutoff)?;
     let then = base::requests_at(&head.sources, &head.repo, path, &past)?;
     // Requests of files the change touched are the base's own (or new); the
     // others are the head's, identical in the base.
@@ -264,7 +294,11 @@ pub(super) fn check_to(
     }
     let usage_error = usage.iter().any(|d| d.is_error());
     diagnostics.extend(usage);
+    let template_error = loaded.template_problems.iter().any(Diagnostic::is_error);
+    diagnostics.extend(loaded.template_problems.iter().cloned());
+    crate::diag::normalize(&mut diagnostics);
     let policy_broken = usage_error
+        || template_error
         || result
             .diagnostics
             .iter()

@@ -115,6 +115,8 @@ pub fn load_valid(cli: &Cli, path: &Path, what: &str, io: &mut Io<'_>) -> Result
     };
     if !head.is_valid() {
         write_diagnostics(cli, &head.diagnostics, &head.sources, &paths, io)?;
+        // Data formats carry the diagnostics too: automation reads why.
+        write_validation(cli, cli.command.name(), &head, &paths, io)?;
         let s = head.summary();
         writeln!(
             io.stderr,
@@ -126,6 +128,40 @@ pub fn load_valid(cli: &Cli, path: &Path, what: &str, io: &mut Io<'_>) -> Result
         return Err(Stop::Exit(Exit::Invalid));
     }
     Ok(head)
+}
+
+/// The validation result in a data format (`--format json` or `sarif`); in
+/// the others nothing (the diagnostics went to stderr).
+pub fn write_validation(
+    cli: &Cli,
+    command: &'static str,
+    outcome: &Validated,
+    paths: &Paths,
+    io: &mut Io<'_>,
+) -> std::io::Result<()> {
+    match cli.format {
+        Format::Json => {
+            let out = output::json::ValidateOutput {
+                valid: outcome.is_valid(),
+                summary: output::json::ValidateSummary {
+                    files: outcome.sources.len(),
+                    documents: outcome.documents,
+                    counts: outcome.summary(),
+                },
+                diagnostics: output::json::diagnostics(
+                    &outcome.diagnostics,
+                    &outcome.sources,
+                    paths,
+                ),
+            };
+            write_json(io, command, &out)
+        }
+        Format::Sarif => write_pretty(
+            io,
+            &output::sarif::log(&outcome.diagnostics, &outcome.sources, paths),
+        ),
+        _ => Ok(()),
+    }
 }
 
 /// Prints diagnostics for people (stderr) and, inside GitHub Actions with

@@ -5,6 +5,7 @@
 //! documents with the base's templates too tells what the templates alone
 //! change.
 
+use crate::diag::{Code, Diagnostic};
 use crate::load::templates::TemplateFile;
 use crate::model::{Kind, Repo, RequestSpec, Timestamp};
 use crate::policy::change::{ChangeKind, Changed};
@@ -25,6 +26,27 @@ pub struct Effects {
     pub summary: EffectFacts,
     /// Files whose content the template change alone changes.
     pub template_caused: Vec<String>,
+    /// Problems of the head's templates found while rendering the head.
+    pub template_problems: Vec<Diagnostic>,
+}
+
+/// Codes of the problems a template override causes when it renders.
+const TEMPLATE_CODES: [Code; 5] = [
+    Code::TemplateError,
+    Code::TemplateOutputInvalid,
+    Code::TemplateChangesGoverned,
+    Code::ReservedLabel,
+    Code::QuotaKeyNotEnforced,
+];
+
+/// The template problems among a render's diagnostics.
+pub fn template_problems(rendered: &render::Rendered) -> Vec<Diagnostic> {
+    rendered
+        .diagnostics
+        .iter()
+        .filter(|d| TEMPLATE_CODES.contains(&d.code))
+        .cloned()
+        .collect()
 }
 
 fn compile(files: &[TemplateFile]) -> templates::Templates {
@@ -125,20 +147,24 @@ fn render_all(
         Some(set) => {
             let mut all = render::Rendered::default();
             for c in set.iter().filter(|c| repo.clusters.contains_key(*c)) {
-                all.files
-                    .extend(render::render(repo, t, &opts(Some(c.clone()))).files);
+                let one = render::render(repo, t, &opts(Some(c.clone())));
+                all.files.extend(one.files);
+                all.diagnostics.extend(one.diagnostics);
             }
             all
         }
     }
 }
 
-/// Renders the base and the head and compares them.
+/// Renders the base and the head and compares them. `th` is the head's
+/// templates, compiled with the head's sources so that their problems point
+/// into the files.
 pub fn compute(
     head: &Repo,
     base: &Repo,
     base_templates: &[TemplateFile],
     head_templates: &[TemplateFile],
+    th: &templates::Templates,
     changes: &[Changed],
     at: Timestamp,
 ) -> Effects {
@@ -147,13 +173,17 @@ pub fn compute(
     if clusters.as_ref().is_some_and(BTreeSet::is_empty) {
         return Effects::default();
     }
-    let (tb, th) = (compile(base_templates), compile(head_templates));
+    let tb = compile(base_templates);
     let mut files: BTreeMap<String, FileEffect> = BTreeMap::new();
     let mut template_caused = BTreeSet::new();
+    let mut template_problems = Vec::new();
     let when = instants(head, changes, at);
     for t in &when {
         let before = render_all(base, &tb, *t, &clusters);
-        let after = render_all(head, &th, *t, &clusters);
+        let after = render_all(head, th, *t, &clusters);
+        if templates_changed {
+            template_problems.extend(self::template_problems(&after));
+        }
         for e in effects::diff(&before, &after) {
             files.entry(e.path.clone()).or_insert(e);
         }
@@ -172,5 +202,6 @@ pub fn compute(
         summary: effects::summary(&files),
         files,
         template_caused: template_caused.into_iter().collect(),
+        template_problems,
     }
 }

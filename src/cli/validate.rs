@@ -1,9 +1,9 @@
 //! `capops validate [PATH]`.
 
-use super::common::{Exit, Outcome, root_error, write_diagnostics, write_json, write_pretty};
+use super::common::{Exit, Outcome, root_error, write_diagnostics, write_validation};
 use super::{Cli, Io};
 use crate::diag::Summary;
-use crate::output::{self, Format, Paths};
+use crate::output::{Format, Paths};
 use crate::pipeline::{self, Validated};
 use std::path::Path;
 
@@ -17,29 +17,13 @@ pub fn run(cli: &Cli, path: &Path, io: &mut Io<'_>) -> Outcome {
         }
     };
     write_diagnostics(cli, &outcome.diagnostics, &outcome.sources, &paths, io)?;
-    let summary = outcome.summary();
-    match cli.format {
-        Format::Json => {
-            let out = output::json::ValidateOutput {
-                valid: outcome.is_valid(),
-                summary: output::json::ValidateSummary {
-                    files: outcome.sources.len(),
-                    documents: outcome.documents,
-                    counts: summary,
-                },
-                diagnostics: output::json::diagnostics(
-                    &outcome.diagnostics,
-                    &outcome.sources,
-                    &paths,
-                ),
-            };
-            write_json(io, "validate", &out)?;
-        }
-        Format::Sarif => write_pretty(
-            io,
-            &output::sarif::log(&outcome.diagnostics, &outcome.sources, &paths),
-        )?,
-        _ => writeln!(io.stderr, "{}", summary_line(&outcome, summary, path))?,
+    write_validation(cli, "validate", &outcome, &paths, io)?;
+    if !matches!(cli.format, Format::Json | Format::Sarif) {
+        writeln!(
+            io.stderr,
+            "{}",
+            summary_line(&outcome, outcome.summary(), path)
+        )?;
     }
     Ok(if outcome.is_valid() {
         Exit::Ok

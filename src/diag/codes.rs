@@ -103,6 +103,7 @@ codes! {
     InvalidNamespace = "invalid-namespace", Error, "a namespace is not a valid DNS label";
     DuplicateNamespace = "duplicate-namespace", Error, "two teams use the same namespace in one cluster";
     NameInvalid = "name-invalid", Error, "a name that becomes a file path or an object name is not one the cluster, cloud or file system accepts";
+    ApproverInvalid = "approver-invalid", Error, "a lead or approver is not a GitHub login or an `org/team` slug";
     TeamOverQuota = "team-over-quota", Error, "the requests in force commit more to a team than its quota, at some hour from now on";
     PoolOvercommitted = "pool-overcommitted", Error, "the requests in force commit more of a pool than it has, at some hour from now on";
     // GPUs and MIG

@@ -43,6 +43,10 @@ pub enum GitError {
         "revision `{rev}` is not in this shallow clone of {repo}; fetch it (git fetch --deepen, or actions/checkout with fetch-depth: 0)"
     )]
     ShallowWithoutBase { rev: String, repo: PathBuf },
+    #[error(
+        "this shallow clone of {repo} does not reach 30 days back, which the rolling budget of automatic approvals counts from; fetch the history (git fetch --unshallow, or actions/checkout with fetch-depth: 0)"
+    )]
+    ShallowHistory { repo: PathBuf },
     #[error("git: {0}")]
     Other(String),
 }
@@ -309,23 +313,49 @@ pub fn folder_at(root: &Path, rev: &str, folder: &str) -> Result<Vec<(String, Ve
     Ok(out)
 }
 
-/// The newest commit on the first-parent line of `rev` made at or before
-/// `cutoff` (seconds since the epoch); `None` when the history is shorter
-/// (or this clone is shallow there).
-pub fn commit_before(root: &Path, rev: &str, cutoff: i64) -> Result<Option<String>, GitError> {
+/// The state the rolling budget of automatic approvals counts from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Past {
+    /// The newest commit on the first-parent line made at or before the cutoff.
+    Commit(String),
+    /// The history starts after the cutoff: its first commit (the import of
+    /// the capacity already held) is the baseline.
+    Root(String),
+}
+
+/// The state of `rev`'s first-parent line at `cutoff` (seconds since the
+/// epoch). A shallow clone that ends before reaching the cutoff cannot say,
+/// and is an error: fetch the history (`fetch-depth: 0`).
+pub fn commit_before(root: &Path, rev: &str, cutoff: i64) -> Result<Past, GitError> {
     let repo =
         Repository::discover(root).map_err(|_| GitError::NotARepository(root.to_path_buf()))?;
     let (commit, _) = capacity_tree(&repo, root, rev)?;
     let mut current = commit;
-    // A bound on the walk: a day's worth of commits every minute for a month.
-    for _ in 0..50_000 {
+    // A bound on the walk: one commit a minute for a month, and more.
+    for _ in 0..100_000 {
         if current.time().seconds() <= cutoff {
-            return Ok(Some(current.id().to_string()));
+            return Ok(Past::Commit(current.id().to_string()));
+        }
+        if current.parent_count() == 0 {
+            // The root: or where a shallow clone was cut.
+            return if repo.is_shallow() {
+                Err(GitError::ShallowHistory {
+                    repo: root.to_path_buf(),
+                })
+            } else {
+                Ok(Past::Root(current.id().to_string()))
+            };
         }
         match current.parent(0) {
             Ok(p) => current = p,
-            Err(_) => return Ok(None),
+            Err(_) => {
+                return Err(GitError::ShallowHistory {
+                    repo: root.to_path_buf(),
+                });
+            }
         }
     }
-    Ok(None)
+    Err(GitError::Other(format!(
+        "more than 100,000 commits in the 30 days before {rev}; capops cannot count the rolling budget"
+    )))
 }

@@ -3,8 +3,9 @@
 //! sees the problem (not `capops render`, which would write with them).
 //!
 //! Document names, pool names and namespaces are DNS labels by their schema
-//! and checks; this module covers the rest: the Config's render settings and
-//! the regions and zones that name Terraform folders.
+//! and checks; this module covers the rest: the Config's render settings,
+//! the regions and zones that name Terraform folders, and the GitHub logins
+//! and teams that leads and approvers are matched by.
 
 use crate::diag::{Code, Diagnostic};
 use crate::model::types::is_dns_label;
@@ -28,6 +29,48 @@ pub fn is_folder_name(s: &str) -> bool {
         && !s.starts_with('.')
         && s.bytes()
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
+}
+
+/// A GitHub login (a leading `@` allowed): 1-39 letters, digits and single
+/// inner hyphens; `_` too, which enterprise managed users' logins carry.
+pub fn is_github_login(s: &str) -> bool {
+    let s = s.strip_prefix('@').unwrap_or(s);
+    !s.is_empty()
+        && s.len() <= 39
+        && !s.starts_with(['-', '_'])
+        && !s.ends_with('-')
+        && !s.contains("--")
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_'))
+}
+
+/// A GitHub team: `org/team-slug` (a leading `@` allowed).
+pub fn is_github_team(s: &str) -> bool {
+    let s = s.strip_prefix('@').unwrap_or(s);
+    match s.split_once('/') {
+        Some((org, slug)) => {
+            is_github_login(org)
+                && !slug.is_empty()
+                && slug.len() <= 100
+                && slug
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
+        }
+        None => false,
+    }
+}
+
+fn bad_approver(name: &Spanned<String>, what: &str, teams_allowed: bool) -> Diagnostic {
+    Diagnostic::new(
+        Code::ApproverInvalid,
+        format!("`{}` is not a GitHub {what}", name.value.escape_debug()),
+    )
+    .at(name.span, "not a GitHub identity")
+    .help(if teams_allowed {
+        "write a login (`alice`, `@alice`) or a team as `org/team-slug`"
+    } else {
+        "write a GitHub login (`alice`, `@alice`)"
+    })
 }
 
 fn bad(name: &Spanned<String>, what: &str, form: &str) -> Diagnostic {
@@ -63,6 +106,27 @@ pub fn check_names(repo: &Repo, diags: &mut Vec<Diagnostic>) {
                 "output folder",
                 "one folder name of letters, digits, `-`, `_` and `.`, inside the repository (no `/`, no `..`)",
             ));
+        }
+    }
+    if let Some(config) = &repo.config {
+        for role in config.spec.roles.values() {
+            for t in &role.teams {
+                if !is_github_team(&t.value) {
+                    diags.push(bad_approver(t, "team (`org/team-slug`)", true));
+                }
+            }
+            for u in &role.users {
+                if !is_github_login(&u.value) {
+                    diags.push(bad_approver(u, "login", false));
+                }
+            }
+        }
+    }
+    for t in repo.teams.values() {
+        for lead in &t.spec.leads {
+            if !is_github_login(&lead.value) && !is_github_team(&lead.value) {
+                diags.push(bad_approver(lead, "login or team", true));
+            }
         }
     }
     let region_form = "a region or zone as the cloud writes it: lowercase letters, digits and `-` (`us-east-1`, `us-central1-a`)";
@@ -103,6 +167,19 @@ mod tests {
         assert!(!is_region("../x"));
         assert!(!is_region("US-EAST-1"));
         assert!(is_dns_subdomain("gpu.queue"));
+        assert!(is_github_login("alice"));
+        assert!(is_github_login("@erin-vp"));
+        assert!(is_github_login("alice_acme"));
+        assert!(!is_github_login("a|b"));
+        assert!(!is_github_login("-a"));
+        assert!(!is_github_login("a--b"));
+        assert!(!is_github_login("<img src=x>"));
+        assert!(!is_github_login(&"a".repeat(40)));
+        assert!(is_github_team("acme-ai/capacity-review"));
+        assert!(is_github_team("@acme/leads"));
+        assert!(!is_github_team("acme/"));
+        assert!(!is_github_team("acme/a b"));
+        assert!(!is_github_team("a/b/c"));
         assert!(!is_dns_subdomain("Gpu"));
     }
 }
