@@ -374,7 +374,7 @@ fn the_commitment_mix_reserves_the_floor_and_bursts_on_demand() {
         ("usage/c.csv", usage(now, 60, "a100", "t", |h| if (8..20).contains(&(h % 24)) { 180.0 } else { 100.0 } + wobble(h), |_| 50.0)),
     ]);
     let a = Analysis::new(&repo, now);
-    let m = a.mix("c", "a100").unwrap();
+    let m = a.mix("c", "a100", 0.0).unwrap();
     let base = m.baseline.as_ref().unwrap();
     assert_eq!(base.kind, "3-year reserved");
     // The floor, in whole instances, not above it.

@@ -154,12 +154,16 @@ fn sections(r: &CostReport) -> Vec<(&'static str, String, Table)> {
             p.mix
                 .as_ref()
                 .map(|x| {
-                    if x.baseline.is_none() && x.flexible.is_none() {
-                        return format!("all on demand: {}", m(x.monthly_on_demand));
+                    let mut parts = vec![x.phrase()];
+                    if x.spot_gpus > 0.0 {
+                        parts.push(format!("{} GPUs spot", gpus(x.spot_gpus)));
+                    }
+                    if x.block_gpus > 0.0 {
+                        parts.push(format!("{} GPUs capacity blocks", gpus(x.block_gpus)));
                     }
                     format!(
                         "{}: {} vs {} on demand",
-                        x.phrase(),
+                        parts.join(", "),
                         m(x.monthly_mix),
                         m(x.monthly_on_demand)
                     )
@@ -169,7 +173,42 @@ fn sections(r: &CostReport) -> Vec<(&'static str, String, Table)> {
     }
     out.push((
         "Pools",
-        "What each pool costs as provisioned (its GPUs at the purchase mix's blended price), its demand, and the commitment mix its forecast calls for (nodes).".to_string(),
+        "What each pool costs as provisioned (its GPUs at the purchase mix's blended price), its demand, and the commitment mix its forecast (with the approved requests) calls for, before rightsizing.".to_string(),
+        t,
+    ));
+
+    let mut t = Table::new(&[
+        ("pool", false),
+        ("capacity", true),
+        ("used", true),
+        ("idle", true),
+        ("stranded", true),
+        ("unmeasured", true),
+        ("wasted", true),
+    ]);
+    for p in &r.pools {
+        let Some(a) = &p.account else { continue };
+        let wasted = a.idle + a.stranded;
+        t.rows.push(vec![
+            format!("{}/{}", p.cluster, p.pool),
+            m(a.capacity),
+            m(a.used),
+            m(a.idle),
+            m(a.stranded),
+            m(a.unmeasured),
+            if a.capacity.is_zero() {
+                "–".into()
+            } else {
+                pct(prices::float(wasted / a.capacity))
+            },
+        ]);
+    }
+    out.push((
+        "Where the money went",
+        format!(
+            "The {} days before {}: each pool's GPUs at its price, used (allocated and busy), idle (allocated, not busy), stranded (provisioned, allocated to nobody) or unmeasured (no usage reported). Capacity = used + idle + stranded + unmeasured.",
+            r.lookback_days, r.at
+        ),
         t,
     ));
 
@@ -182,10 +221,25 @@ fn sections(r: &CostReport) -> Vec<(&'static str, String, Table)> {
         ("used P50", true),
         ("stranded P50", true),
         ("stranded P10", true),
+        ("idle P50", true),
         ("shortfall h", true),
         ("suggested count", true),
+        ("notes", false),
     ]);
     for x in &r.reservations {
+        let mut notes = Vec::new();
+        if x.locked {
+            notes.push("locked (prepaid, started)".to_string());
+        }
+        if x.basis.as_deref() == Some("requests") {
+            notes.push("no usage history: judged on its requests".to_string());
+        }
+        if x.term_supported == Some(false) && x.basis.as_deref() == Some("history") {
+            notes.push(format!(
+                "history supports the forecast to {}",
+                x.supported_until.as_deref().map(|d| &d[..10.min(d.len())]).unwrap_or("–")
+            ));
+        }
         t.rows.push(vec![
             x.name.clone(),
             format!("{}/{}", x.cluster, x.pool),
@@ -201,17 +255,21 @@ fn sections(r: &CostReport) -> Vec<(&'static str, String, Table)> {
                 .map(|s| format!("{} ({})", m(s), opt_pct(x.stranded_share)))
                 .unwrap_or_else(|| "no usage".into()),
             om(x.stranded_p10),
+            x.idle_p50
+                .map(|s| format!("{} ({})", m(s), opt_pct(x.idle_share)))
+                .unwrap_or_else(|| "–".into()),
             x.shortfall_hours
                 .map(|h| h.to_string())
                 .unwrap_or_else(|| "–".into()),
             x.suggested_count
                 .map(|c| format!("{c} of {}", x.count))
                 .unwrap_or_else(|| "–".into()),
+            notes.join("; "),
         ]);
     }
     out.push((
         "Reservations",
-        "Reserved GPU-hours against forecast demand over each term: utilization and stranded spend at P50 (expected) and P10 (the risk), hours where P90 demand exceeds the whole pool, and the most instances that keep within the stranded-spend threshold.".to_string(),
+        "Reserved GPU-hours against demand over each term (measured, then forecast plus the approved requests): utilization and stranded spend (allocated to nobody) at P50 (expected) and P10 (the risk), idle spend (allocated, not busy, at the pool's measured busy share), hours where P90 demand exceeds the whole pool, and the most instances that keep within the stranded-spend threshold.".to_string(),
         t,
     ));
 
@@ -222,6 +280,8 @@ fn sections(r: &CostReport) -> Vec<(&'static str, String, Table)> {
         ("allocated", true),
         ("used", true),
         ("rightsized", true),
+        ("allocation", true),
+        ("shared", true),
         ("chargeback", true),
         ("idle cost", true),
         ("this month", true),
@@ -243,6 +303,8 @@ fn sections(r: &CostReport) -> Vec<(&'static str, String, Table)> {
             } else {
                 "–".into()
             },
+            m(x.allocated_cost),
+            m(x.shared_cost),
             m(x.chargeback),
             m(x.idle_cost),
             om(x.projected_this_month),
@@ -252,8 +314,8 @@ fn sections(r: &CostReport) -> Vec<(&'static str, String, Table)> {
     out.push((
         "Teams",
         format!(
-            "Over the {} days before {}: used over allocated GPU-hours, mean GPUs allocated and used, the GPUs the work needs at the target utilization, allocated GPU-hours priced (chargeback) and the unused part (idle cost); then this month's projected spend.",
-            r.lookback_days, r.at
+            "Over the {} days before {}: used over allocated GPU-hours, mean GPUs allocated and used, the GPUs the work needs at the target utilization, allocated GPU-hours priced, the team's share of its pools' unallocated cost ({}), their sum (chargeback) and the unused part of the allocation (idle cost); then this month's projected spend.",
+            r.lookback_days, r.at, r.totals.chargeback_rule
         ),
         t,
     ));
@@ -272,9 +334,24 @@ fn sections(r: &CostReport) -> Vec<(&'static str, String, Table)> {
             m(c.idle_cost),
         ]);
     }
+    if !r.totals.unassigned.is_zero() {
+        t.rows.push(vec![
+            "(unassigned)".into(),
+            "the platform".into(),
+            m(r.totals.unassigned),
+            m(Decimal::ZERO),
+        ]);
+    }
     out.push((
         "Chargeback by cost center",
-        format!("The {} days before {}.", r.lookback_days, r.at),
+        format!(
+            "The {} days before {}. Teams {} + unassigned {} = the pools' capacity cost {}.",
+            r.lookback_days,
+            r.at,
+            m(r.totals.chargeback),
+            m(r.totals.unassigned),
+            m(r.totals.lookback.capacity)
+        ),
         t,
     ));
 
@@ -317,6 +394,8 @@ fn sections(r: &CostReport) -> Vec<(&'static str, String, Table)> {
         ("kind", false),
         ("subject", false),
         ("recommendation", false),
+        ("risk", false),
+        ("change", false),
         ("saves a month", true),
     ]);
     for x in &r.recommendations {
@@ -324,12 +403,17 @@ fn sections(r: &CostReport) -> Vec<(&'static str, String, Table)> {
             x.kind.as_str().to_string(),
             x.subject.clone(),
             x.text.clone(),
+            x.risk.clone(),
+            x.changes.join("; "),
             om(x.monthly_savings),
         ]);
     }
     out.push((
         "Recommendations",
-        "Largest monthly savings first.".into(),
+        format!(
+            "One plan, largest monthly saving first: rightsizing first, commitments sized on the rightsized demand; no saving is counted twice, so they add up to {} a month.",
+            m(r.totals.plan_savings)
+        ),
         t,
     ));
     out
@@ -338,23 +422,40 @@ fn sections(r: &CostReport) -> Vec<(&'static str, String, Table)> {
 fn headline(r: &CostReport) -> Vec<String> {
     let cur = r.currency.as_str();
     let t = &r.totals;
+    let m = |d: Decimal| crate::model::money::format(d, cur);
+    let l = &t.lookback;
     vec![
         format!(
             "{} GPUs cost {} a month as provisioned",
             t.gpus,
-            crate::model::money::format(t.monthly_cost, cur)
+            m(t.monthly_cost)
         ),
         format!(
-            "reservations commit {}; {} of it expected stranded (P50), {} at P10",
-            crate::model::money::format(t.reserved_commitments, cur),
-            crate::model::money::format(t.stranded_p50, cur),
-            crate::model::money::format(t.stranded_p10, cur)
-        ),
-        format!(
-            "last {} days: {} charged back, {} of it idle",
+            "last {} days: capacity {} = used {} + idle {} (allocated, not busy) + stranded {} (allocated to nobody) + unmeasured {}",
             r.lookback_days,
-            crate::model::money::format(t.chargeback, cur),
-            crate::model::money::format(t.idle_cost, cur)
+            m(l.capacity),
+            m(l.used),
+            m(l.idle),
+            m(l.stranded),
+            m(l.unmeasured)
+        ),
+        format!(
+            "charged back: teams {} + unassigned {} = {} (unallocated cost shared: {})",
+            m(t.chargeback),
+            m(t.unassigned),
+            m(t.chargeback + t.unassigned),
+            t.chargeback_rule
+        ),
+        format!(
+            "reservations commit {}; over their terms {} expected stranded (P50; {} at P10) and {} idle",
+            m(t.reserved_commitments),
+            m(t.stranded_p50),
+            m(t.stranded_p10),
+            m(t.reserved_idle_p50)
+        ),
+        format!(
+            "the recommendations save {} a month together",
+            m(t.plan_savings)
         ),
         format!(
             "{} team{} below the utilization threshold; {} over budget this month",

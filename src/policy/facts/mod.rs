@@ -289,8 +289,11 @@ pub(crate) fn config_facts(config: &ConfigSpec) -> ConfigFacts {
             low_utilization: t.low_utilization.as_f64(),
             target_utilization: t.target_utilization.as_f64(),
             stranded_spend_share: t.stranded_spend_share.as_f64(),
+            idle_spend_share: t.idle_spend_share.as_f64(),
             monthly_cost_review: crate::cost::prices::float(t.monthly_cost_review.0),
         },
+        history_multiple: config.costs.history_multiple.as_f64(),
+        chargeback: config.costs.chargeback.as_str().to_string(),
     }
 }
 

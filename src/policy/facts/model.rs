@@ -16,6 +16,10 @@ pub struct ConfigFacts {
     /// Currency of every amount (ISO 4217).
     pub currency: String,
     pub thresholds: ThresholdFacts,
+    /// Config `costs.historyMultiple`: how many times the usage history's length a forecast may reach.
+    pub history_multiple: f64,
+    /// Config `costs.chargeback`: how unallocated cost is shared (`proportional`, `even`, `not-shared`).
+    pub chargeback: String,
 }
 
 #[derive(Debug, Clone, Default, Serialize, JsonSchema)]
@@ -26,6 +30,8 @@ pub struct ThresholdFacts {
     pub target_utilization: f64,
     /// Config threshold: stranded-spend share of a reservation's cost.
     pub stranded_spend_share: f64,
+    /// Config threshold: idle-spend share (allocated but unused) of a reservation's cost.
+    pub idle_spend_share: f64,
     /// Config threshold: monthly cost that needs a capacity review.
     pub monthly_cost_review: f64,
 }
