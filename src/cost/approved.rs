@@ -174,6 +174,9 @@ mod tests {
     fn a_pool_without_history_is_what_its_requests_hold() {
         let rs = [req("a", 0, 10, 8.0), req("b", 5, 20, 4.0)];
         let t = held(&rs);
-        assert_eq!((t.at(0), t.at(7), t.at(15), t.at(20)), (8.0, 12.0, 4.0, 0.0));
+        assert_eq!(
+            (t.at(0), t.at(7), t.at(15), t.at(20)),
+            (8.0, 12.0, 4.0, 0.0)
+        );
     }
 }

@@ -133,10 +133,7 @@ pub fn recommend(i: &Inputs<'_>) -> Option<Mix> {
         return None;
     }
     let allowance = prices::decimal(1.0 + i.spot_allowance.max(0.0));
-    let spot = price
-        .spot
-        .map(|s| s * allowance)
-        .filter(|s| *s < od);
+    let spot = price.spot.map(|s| s * allowance).filter(|s| *s < od);
     let block = price.capacity_block.filter(|b| *b < od);
     // Hourly split of the demand.
     let mut steady50 = Vec::with_capacity(i.hours);

@@ -462,3 +462,7 @@ pub struct RequestCost {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_finops;
+#[cfg(test)]
+mod tests_mix;

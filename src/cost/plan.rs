@@ -72,6 +72,15 @@ impl RecommendationKind {
     }
 }
 
+/// A team's rightsizing across pools: its saving, per-pool texts, document changes and risks.
+#[derive(Default)]
+struct TeamPlan {
+    saving: Decimal,
+    texts: Vec<String>,
+    changes: Vec<String>,
+    risks: Vec<String>,
+}
+
 /// A team's release in one pool.
 struct Release {
     team: String,
@@ -88,7 +97,11 @@ fn releases(a: &Analysis<'_>, cluster: &str, pool: &str) -> Vec<Release> {
     let at = a.at.hour_index();
     let mut out = Vec::new();
     for t in a.usage().values().filter(|t| t.low) {
-        for p in t.pools.iter().filter(|p| p.cluster == cluster && p.pool == pool) {
+        for p in t
+            .pools
+            .iter()
+            .filter(|p| p.cluster == cluster && p.pool == pool)
+        {
             let rightsized = rightsize(p.mean_used(), target);
             let gpus = p.mean_allocated() - rightsized as f64;
             if gpus <= 0.0 {
@@ -101,7 +114,9 @@ fn releases(a: &Analysis<'_>, cluster: &str, pool: &str) -> Vec<Release> {
             let mut used: Vec<f64> = series
                 .map(|s| {
                     let u = &a.series.used[s.id];
-                    ((at - LOOKBACK_HOURS)..at).filter_map(|h| u.get(h)).collect()
+                    ((at - LOOKBACK_HOURS)..at)
+                        .filter_map(|h| u.get(h))
+                        .collect()
                 })
                 .unwrap_or_default();
             used.sort_by(f64::total_cmp);
@@ -122,9 +137,7 @@ pub fn recommendations(a: &Analysis<'_>) -> Vec<Recommendation> {
     let cur = a.config.currency.clone();
     let month = Decimal::from(prices::HOURS_PER_MONTH);
     let mut out = Vec::new();
-    // Team -> (saving, per-pool texts, changes, risks).
-    let mut teams: std::collections::BTreeMap<String, (Decimal, Vec<String>, Vec<String>, Vec<String>)> =
-        Default::default();
+    let mut teams: std::collections::BTreeMap<String, TeamPlan> = Default::default();
     for ((cluster, pool), entry) in &a.pools {
         let Some(blended) = entry.price.blended else {
             continue;
@@ -152,14 +165,15 @@ pub fn recommendations(a: &Analysis<'_>) -> Vec<Recommendation> {
             };
             given += part;
             let e = teams.entry(r.team.clone()).or_default();
-            e.0 += part;
-            e.1.push(format!(
+            e.saving += part;
+            e.texts.push(format!(
                 "{cluster}/{pool}: {} → {} GPUs",
                 gpus(r.allocated),
                 r.rightsized
             ));
-            e.2.extend(request_changes(a, &r.team, cluster, pool, r.gpus));
-            e.3.push(if r.used_p95 > r.rightsized as f64 + 1e-9 {
+            e.changes
+                .extend(request_changes(a, &r.team, cluster, pool, r.gpus));
+            e.risks.push(if r.used_p95 > r.rightsized as f64 + 1e-9 {
                 format!(
                     "in {cluster}/{pool} its busiest hours (P95) used {} GPUs, above {}: that work would queue",
                     gpus(r.used_p95),
@@ -185,7 +199,16 @@ pub fn recommendations(a: &Analysis<'_>) -> Vec<Recommendation> {
             out.extend(resizes(a, cluster, pool, &cur));
         }
     }
-    for (team, (saving, texts, changes, risks)) in teams {
+    for (
+        team,
+        TeamPlan {
+            saving,
+            texts,
+            changes,
+            risks,
+        },
+    ) in teams
+    {
         let u = &a.usage()[&team];
         let target = a.config.thresholds.target_utilization.as_f64();
         out.push(Recommendation {
@@ -218,7 +241,13 @@ pub fn recommendations(a: &Analysis<'_>) -> Vec<Recommendation> {
 
 /// The request changes that release `gpus` of a team's GPUs in a pool:
 /// its requests in force at `--at` that ask for whole GPUs, largest first.
-fn request_changes(a: &Analysis<'_>, team: &str, cluster: &str, pool: &str, gpus: f64) -> Vec<String> {
+fn request_changes(
+    a: &Analysis<'_>,
+    team: &str,
+    cluster: &str,
+    pool: &str,
+    gpus: f64,
+) -> Vec<String> {
     let at = a.at.hour_index();
     let mut left = gpus.floor() as u32;
     let mut reqs: Vec<&Document<RequestSpec>> = a
@@ -293,7 +322,11 @@ fn commitment(
             "Reservation (new): {} × {itype} covering {cluster}/{pool}, {}",
             t.nodes, t.kind
         ));
-        let term_days = if t.kind.starts_with('3') { 3 * 365 } else { 365 };
+        let term_days = if t.kind.starts_with('3') {
+            3 * 365
+        } else {
+            365
+        };
         if (history_days as f64) * multiple < term_days as f64 {
             risks.push(format!(
                 "the {} term ({term_days} days) is more than {multiple}× the {history_days} days of history: it needs a business case",
@@ -323,10 +356,7 @@ fn commitment(
         ));
     }
     if m.on_demand_gpus > 0.0 {
-        parts.push(format!(
-            "{} GPUs on demand",
-            gpus(m.on_demand_gpus)
-        ));
+        parts.push(format!("{} GPUs on demand", gpus(m.on_demand_gpus)));
     }
     if m.released_gpus > 0.0 {
         parts.push(format!(
@@ -365,20 +395,28 @@ fn commitment(
             money(m.monthly_locked, cur)
         ));
     }
+    let buy = if parts.iter().all(|p| p.starts_with("sized after")) {
+        let mut keep = "keep only the locked commitments, which cover the demand".to_string();
+        if let Some(p) = parts.first() {
+            keep.push_str(&format!(" ({p})"));
+        }
+        keep
+    } else {
+        format!("buy {}", parts.join(", "))
+    };
+    let against_on_demand = if m.savings_share > 0.005 {
+        format!("; {:.0}% less than all on demand", 100.0 * m.savings_share)
+    } else {
+        String::new()
+    };
     Recommendation {
         kind: RecommendationKind::CommitmentMix,
         subject: format!("{cluster}/{pool}"),
         text: format!(
-            "buy {}: {} a month against {} as provisioned today ({:.0}% less; {:.0}% less than all on demand)",
-            if parts.is_empty() {
-                "all on demand".to_string()
-            } else {
-                parts.join(", ")
-            },
+            "{buy}: {} a month against {} as provisioned today ({:.0}% less{against_on_demand})",
             money(m.monthly_plan(), cur),
             money(today, cur),
             100.0 * prices::float(saving / today),
-            100.0 * m.savings_share
         ),
         monthly_savings: Some(saving.round_dp(2)),
         risk: if risks.is_empty() {
@@ -395,9 +433,11 @@ fn resizes(a: &Analysis<'_>, cluster: &str, pool: &str, cur: &str) -> Vec<Recomm
     let month = Decimal::from(prices::HOURS_PER_MONTH);
     let threshold = a.config.thresholds.stranded_spend_share.as_f64();
     let mut out = Vec::new();
-    for (name, doc) in a.repo.reservations.iter().filter(|(_, r)| {
-        r.spec.covers.cluster.value == cluster && r.spec.covers.pool.value == pool
-    }) {
+    for (name, doc) in
+        a.repo.reservations.iter().filter(|(_, r)| {
+            r.spec.covers.cluster.value == cluster && r.spec.covers.pool.value == pool
+        })
+    {
         let s = &doc.spec;
         let Some(r) = a.reservation(name) else {
             continue;

@@ -174,7 +174,8 @@ pub fn analyze(
         term_supported: true,
         locked: locked(s, ctx.at_hour),
     };
-    out.term_supported = out.basis == Basis::History && term_hours(&s.term).1 <= out.supported_until;
+    out.term_supported =
+        out.basis == Basis::History && term_hours(&s.term).1 <= out.supported_until;
     // Demand left for this reservation at each known hour (P50), after the others' share.
     let mut left: Vec<f64> = Vec::new();
     let mut demand_sum = 0.0;

@@ -272,7 +272,10 @@ mod tests {
         let teams = || vec![part("a", 300.0), part("b", 100.0), part("c", 0.0)];
         let amount = Decimal::new(10000, 2);
         let mut t = teams();
-        assert_eq!(share(&mut t, amount, Chargeback::Proportional), Decimal::ZERO);
+        assert_eq!(
+            share(&mut t, amount, Chargeback::Proportional),
+            Decimal::ZERO
+        );
         let got: Vec<Decimal> = t.iter().map(|x| x.shared_cost).collect();
         assert_eq!(
             got,
