@@ -415,6 +415,7 @@ pub(crate) fn team_base(env: &Env<'_>, team: Option<&Document<TeamSpec>>, name: 
             rightsized_gpus: usage.map(|u| u.rightsized_gpus).unwrap_or(0),
             idle_cost: usage.map(|u| f(u.idle_cost)).unwrap_or(0.0),
             cost_30d: usage.map(|u| f(u.cost)).unwrap_or(0.0),
+            chargeback_30d: usage.map(|u| f(u.chargeback)).unwrap_or(0.0),
             projected_spend: now.map(|mo| f(mo.spend)).unwrap_or(0.0),
             budget_share: round(now.and_then(|mo| mo.share).unwrap_or(0.0)),
             budget_alert: now.and_then(|mo| mo.alert).map(f).unwrap_or(0.0),

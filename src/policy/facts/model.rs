@@ -188,8 +188,10 @@ pub struct TeamUsageFacts {
     pub rightsized_gpus: u32,
     /// Allocated but unused GPU-hours of those 30 days, priced.
     pub idle_cost: f64,
-    /// Allocated GPU-hours of those 30 days, priced (chargeback).
+    /// Allocated GPU-hours of those 30 days, priced (the allocation part of its chargeback).
     pub cost_30d: f64,
+    /// Its chargeback for those 30 days: `team.cost_30d` plus its share of its pools' unallocated cost (`config.chargeback`).
+    pub chargeback_30d: f64,
     /// Projected spend in the calendar month of `now` (measured hours, then forecast and requests).
     pub projected_spend: f64,
     /// `team.projected_spend` over the monthly budget (0 without a budget).
