@@ -294,3 +294,56 @@ fn charts_show_the_hours_over_capacity_that_daily_means_hide() {
             .all(|d| (d.p50 - 8.3).abs() < 0.05)
     );
 }
+
+#[test]
+fn chart_days_are_calendar_days_whatever_the_hour_of_at() {
+    // `--at` defaults to now: at 16:00, the day of --at is still labelled by its own
+    // date (not the previous one), and every point covers one calendar day.
+    let now = at("2026-11-22T16:00:00Z");
+    let pool = "    - {name: small, gpuModel: a100-40gb, instanceType: p4d.24xlarge, gpusPerNode: 2, nodes: 5}\n";
+    let repo = repo_of(&[
+        ("capops.yaml", CONFIG.into()),
+        ("prices.yaml", super::tests::prices()),
+        ("cluster.yaml", cluster(pool)),
+        ("team.yaml", team("t", None)),
+        // Demand is the day of the month: each calendar day has its own level.
+        (
+            "usage/c.csv",
+            usage(
+                now,
+                20,
+                "small",
+                "t",
+                |h| ((h.div_euclid(24) % 5) + 1) as f64,
+                |_| 1.0,
+            ),
+        ),
+    ]);
+    let a = Analysis::new(&repo, now);
+    let c = chart::pool_chart(
+        &a,
+        "c",
+        "small",
+        now.hour_index() - 3 * 24,
+        now.hour_index() + 24,
+    )
+    .unwrap();
+    let dates: Vec<(&str, i64)> = c.days.iter().map(|d| (d.date.as_str(), d.offset)).collect();
+    assert_eq!(
+        dates,
+        vec![
+            ("2026-11-19", -3),
+            ("2026-11-20", -2),
+            ("2026-11-21", -1),
+            ("2026-11-22", 0),
+            ("2026-11-23", 1)
+        ]
+    );
+    assert_eq!(c.at, "2026-11-22");
+    // A measured calendar day has one level: the mean is exactly it (not a blend of two days).
+    for d in c.days.iter().filter(|d| d.measured) {
+        assert_eq!(d.p50.fract(), 0.0, "{d:?}");
+    }
+    // The day of --at is part measured, part forecast.
+    assert!(!c.days[3].measured);
+}

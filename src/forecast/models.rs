@@ -509,4 +509,26 @@ mod tests {
         assert!((f[0][0] - 40.0).abs() < 1e-9, "{:?}", f[0]);
         assert!((f[0][12] - 50.0).abs() < 1e-9, "{:?}", f[0]);
     }
+
+    #[test]
+    fn seasonally_adjusted_smoothing_keeps_both_shapes_after_a_level_shift() {
+        // A daily wave, weekends 5 lower, and a level that jumps by 20 three
+        // weeks before the end: from the last two weeks' shapes, the forecast
+        // keeps the new level and both shapes.
+        let truth = |t: usize| {
+            let daily = 10.0 * (2.0 * std::f64::consts::PI * (t % 24) as f64 / 24.0).sin();
+            let weekend = if (t / 24) % 7 >= 5 { -5.0 } else { 0.0 };
+            daily + weekend
+        };
+        let n = 24 * 35;
+        let y: Vec<f64> = (0..n)
+            .map(|t| truth(t) + if t >= n - 21 * 24 { 70.0 } else { 50.0 })
+            .collect();
+        let m = fit_deseasonal(&y, 24, 7, 168, 2);
+        let f = forecasts(m, &y, &[n], 48);
+        for (j, v) in f[0].iter().enumerate() {
+            let want = 70.0 + truth(n + j);
+            assert!((v - want).abs() < 1.5, "step {j}: {v} vs {want} ({m:?})");
+        }
+    }
 }

@@ -238,4 +238,67 @@ mod tests {
         let f = mix(&w, &[&[1.0, 2.0], &[12.0, 13.0]]);
         assert!((f[0] - (6.0 + 60.0) / 11.0).abs() < 1e-12);
     }
+
+    #[test]
+    fn leads_are_cut_in_quarters_and_halves() {
+        assert_eq!(ranges(24, 3), vec![0..6, 6..12, 12..24]);
+        assert_eq!(ranges(28, 3), vec![0..7, 7..14, 14..28]);
+        assert_eq!(ranges(2, 3), std::iter::once(0..2).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn each_range_keeps_naive_unless_a_mix_validates_ten_percent_better() {
+        // The truth is 0; a forecast's values are its errors. Naive is off by 1
+        // everywhere; B by 0.95 (5% better: not enough); C by 2 for the first
+        // half and by 0.3 for the second (70% better there).
+        let f = |first: f64, second: f64| {
+            vec![
+                (0..24)
+                    .map(|j| if j < 12 { first } else { second })
+                    .collect::<Vec<f64>>();
+                2
+            ]
+        };
+        let scored = vec![
+            Scored {
+                method: Method::Naive,
+                mae: 1.0,
+                validation: f(1.0, 1.0),
+            },
+            Scored {
+                method: Method::RecentMean(6),
+                mae: 0.95,
+                validation: f(0.95, 0.95),
+            },
+            Scored {
+                method: Method::SeasonalNaive(24),
+                mae: 1.15,
+                validation: f(2.0, 0.3),
+            },
+        ];
+        let err = |v: &[Vec<f64>], leads: Leads| {
+            let n = (v.len() * leads.len()) as f64;
+            v.iter()
+                .map(|w| w[leads.clone()].iter().map(|x| x.abs()).sum::<f64>())
+                .sum::<f64>()
+                / n
+        };
+        let p = plan(&scored, 24, 2, &err);
+        // Hours 1-12: naive and B mix to ~0.97, not 10% better than naive's 1: naive.
+        // Hours 13-24: C alone (B and naive are beyond 1.5x its 0.3), 0.3 <= 0.9.
+        assert_eq!(
+            p.parts,
+            vec![
+                (0..6, vec![(0, 1.0)]),
+                (6..12, vec![(0, 1.0)]),
+                (12..24, vec![(2, 1.0)])
+            ]
+        );
+        let out = p.apply(|i| scored[i].validation[0].clone(), 24);
+        assert_eq!((out[0], out[23]), (1.0, 0.3));
+        assert_eq!(
+            p.describe(&scored),
+            "steps 1-6: naive (last value); steps 7-12: naive (last value); steps 13-24: seasonal naive (24 steps)"
+        );
+    }
 }
