@@ -305,6 +305,15 @@ fn report_formats_text_markdown_and_self_contained_html() {
         text.stdout
             .starts_with("Acme AI: GPU cost and capacity report, 2026-11-22T00:00:00Z")
     );
+    // The headline's account adds up, and says who pays it.
+    assert!(
+        text.stdout.contains("last 30 days: capacity 1,133,734 USD = allocated 562,273 USD (used 406,975 USD + idle 155,298 USD"),
+        "{}",
+        text.stdout
+    );
+    assert!(text.stdout.contains(
+        "charged back: teams 1,133,734 USD + unassigned 0 USD = 1,133,734 USD (unallocated cost shared: proportional)"
+    ));
     let row = |name: &str| {
         text.stdout
             .lines()

@@ -3,9 +3,11 @@
 //!
 //! [`Analysis`] is built once per repository and time (`--at`). It puts the
 //! usage history on hourly grids, prices every pool, and computes on first
-//! use (and then keeps) each pool's demand outlook, each team's measured
-//! utilization and monthly spend projection, and each reservation's
-//! stranded-spend analysis. It is shared by the policy facts, `capops check`,
+//! use (and then keeps) each pool's demand outlook (history, forecast and the
+//! approved requests' timeline: [`approved`]), each pool's lookback account
+//! ([`waste`]), each team's measured utilization and monthly spend
+//! projection, and each reservation's analysis; the commitment mix ([`mix`])
+//! and the plan of recommendations ([`plan`]) are built from them. It is shared by the policy facts, `capops check`,
 //! `capops forecast` and `capops report`, and is safe to read from several
 //! threads. Pure: no I/O, the time is passed in.
 

@@ -92,6 +92,7 @@ fn sections(r: &CostReport) -> Vec<(&'static str, String, Table)> {
     let mut t = Table::new(&[
         ("pool", false),
         ("capacity", true),
+        ("allocated", true),
         ("used", true),
         ("idle", true),
         ("stranded", true),
@@ -104,6 +105,7 @@ fn sections(r: &CostReport) -> Vec<(&'static str, String, Table)> {
         t.rows.push(vec![
             format!("{}/{}", p.cluster, p.pool),
             m(a.capacity),
+            m(a.allocated),
             m(a.used),
             m(a.idle),
             m(a.stranded),
@@ -118,7 +120,7 @@ fn sections(r: &CostReport) -> Vec<(&'static str, String, Table)> {
     out.push((
         "Where the money went",
         format!(
-            "The {} days before {}: each pool's GPUs at its price, used (allocated and busy), idle (allocated, not busy), stranded (provisioned, allocated to nobody) or unmeasured (no usage reported). Capacity = used + idle + stranded + unmeasured.",
+            "The {} days before {}: each pool's GPUs at its price, used (allocated and busy), idle (allocated, not busy), stranded (provisioned, allocated to nobody) or unmeasured (no usage reported). Capacity = allocated + stranded + unmeasured; allocated = used + idle; wasted = idle + stranded.",
             r.lookback_days, r.at
         ),
         t,
@@ -346,9 +348,10 @@ fn headline(r: &CostReport) -> Vec<String> {
             m(t.monthly_cost)
         ),
         format!(
-            "last {} days: capacity {} = used {} + idle {} (allocated, not busy) + stranded {} (allocated to nobody) + unmeasured {}",
+            "last {} days: capacity {} = allocated {} (used {} + idle {}, allocated but not busy) + stranded {} (allocated to nobody) + unmeasured {}",
             r.lookback_days,
             m(l.capacity),
+            m(l.allocated),
             m(l.used),
             m(l.idle),
             m(l.stranded),

@@ -142,9 +142,9 @@ impl PoolFacts {
 /// Forecast demand of a pool over the subject's hours.
 #[derive(Debug, Clone, Default, Serialize, JsonSchema)]
 pub struct DemandFacts {
-    /// Whether the pool has usage history (the demand facts below are 0 without).
+    /// Whether the pool has a demand outlook: usage history, or else approved requests (the demand facts below are 0 without).
     pub has_usage: bool,
-    /// Mean demand (allocated GPUs) over the request's window or the reservation's term: measured hours as measured, later hours at the P50 forecast.
+    /// Mean demand (allocated GPUs) over the request's window or the reservation's term: measured hours as measured, later hours at the P50 forecast plus what the approved requests add or remove (a request that starts after the measurements end is in it).
     pub demand_p50: f64,
     /// Peak P90 demand over the same hours.
     pub demand_p90: f64,
