@@ -20,8 +20,10 @@ and window and then averaged over windows:
   coverage share of actuals within [P10, P90]
   pinball  mean pinball loss at 0.1, 0.5, 0.9, scaled like MASE
 
-statsforecast is installed into target/forecast-venv on first use (needs PyPI);
-this script re-runs itself there.
+statsforecast is used from the running Python when it is importable (say,
+a virtual environment outside the repository); otherwise it is installed into
+target/forecast-venv on first use (needs PyPI) and the script re-runs itself
+there. Data never goes into the repository: pass the CSV's path.
 """
 
 import argparse
@@ -41,6 +43,11 @@ def ensure_venv():
     py = os.path.join(VENV, "bin", "python")
     if os.path.realpath(sys.prefix) == os.path.realpath(VENV):
         return
+    try:
+        import statsforecast  # noqa: F401 - already installed where this runs
+        return
+    except ImportError:
+        pass
     if not os.path.exists(py):
         subprocess.run([sys.executable, "-m", "venv", VENV], check=True)
         subprocess.run([py, "-m", "pip", "install", "--quiet", PEER], check=True)

@@ -213,7 +213,7 @@ fn the_markdown_comment_summarises_links_and_folds_details() {
     );
     assert!(
         md.contains(
-            "| 🟡 | `CapacityRequest/training-foundation-q1` | – | 256 | vp | 1 × vp (`erin-vp`)<br>1 × capacity-review (`acme-ai/capacity-review`) | – | 2027-01-04→2027-04-05, within quota, 367,289 USD/month, pool demand P50 158 / P90 225 of 320 GPUs |"
+            "| 🟡 | `CapacityRequest/training-foundation-q1` | – | 256 | vp | 1 × vp (`erin-vp`)<br>1 × capacity-review (`acme-ai/capacity-review`) | – | 2027-01-04→2027-04-05, within quota, 367,289 USD/month, pool demand P50 407 / P90 550 of 320 GPUs |"
         ),
         "{md}"
     );
@@ -524,7 +524,7 @@ fn the_default_pack_passes_its_own_tests() {
         &[],
     );
     assert_eq!(out.code, 0, "{}", out.stdout);
-    assert!(out.stdout.contains("32 passed, 0 failed"), "{}", out.stdout);
+    assert!(out.stdout.contains("36 passed, 0 failed"), "{}", out.stdout);
     let json = run(
         &[
             "test",

@@ -119,12 +119,59 @@ fn chargeback_and_idle_cost_match_the_usage_csvs() {
         .find(|t| t["team"] == "research")
         .unwrap();
     assert!(
-        (dec(&team["chargeback"]) - charge).abs() < 0.05,
+        (dec(&team["allocatedCost"]) - charge).abs() < 0.05,
         "{team} vs {charge}"
     );
     assert!(
         (dec(&team["idleCost"]) - idle).abs() < 0.05,
         "{team} vs {idle}"
+    );
+    // Chargeback adds the team's share of its pools' unallocated cost: research is
+    // alone in a100-research (it pays all 240 GPUs x 720 h there) and shares
+    // t4-batch's with devex by allocated GPU-hours.
+    let mut pool_alloc: BTreeMap<(String, String), f64> = BTreeMap::new();
+    let mut research_alloc: BTreeMap<String, f64> = BTreeMap::new();
+    for file in ["infer-l4.csv", "train-a100.csv"] {
+        let text = std::fs::read_to_string(root().join("examples/acme/usage").join(file)).unwrap();
+        for line in text.lines().skip(1) {
+            let f: Vec<&str> = line.split(',').collect();
+            let pool = format!("{}/{}", f[1], f[2]);
+            if !price.contains_key(&pool) || !("2026-10-23".."2026-11-22").contains(&&f[0][..10]) {
+                continue;
+            }
+            let (Ok(a), Ok(_)) = (f[4].parse::<f64>(), f[5].parse::<f64>()) else {
+                continue;
+            };
+            *pool_alloc
+                .entry((pool.clone(), f[3].to_string()))
+                .or_default() += a;
+            if f[3] == "research" {
+                *research_alloc.entry(pool).or_default() += a;
+            }
+        }
+    }
+    let gpus: BTreeMap<&str, f64> = [
+        ("train-a100/a100-research", 240.0),
+        ("infer-l4/t4-batch", 12.0),
+    ]
+    .into();
+    let mut shared = 0.0;
+    for (pool, mine) in &research_alloc {
+        let all: f64 = pool_alloc
+            .iter()
+            .filter(|((p, _), _)| p == pool)
+            .map(|(_, v)| v)
+            .sum();
+        let unallocated = (gpus[pool.as_str()] * 720.0 - all) * price[pool];
+        shared += unallocated * mine / all;
+    }
+    assert!(
+        (dec(&team["sharedCost"]) - shared).abs() < 0.10,
+        "{team} vs {shared}"
+    );
+    assert!(
+        (dec(&team["chargeback"]) - dec(&team["allocatedCost"]) - dec(&team["sharedCost"])).abs()
+            < 0.005
     );
     let util = team["utilization"].as_f64().unwrap();
     assert!((util - used_h / alloc_h).abs() < 1e-9);
@@ -146,6 +193,35 @@ fn chargeback_and_idle_cost_match_the_usage_csvs() {
     let by_centers: f64 = centers.iter().map(|c| dec(&c["chargeback"])).sum();
     assert!((by_teams - by_centers).abs() < 0.005);
     assert!((dec(&r["totals"]["chargeback"]) - by_teams).abs() < 0.005);
+    // The account adds up, per pool and in total, to the cent: capacity = used +
+    // idle + stranded + unmeasured; the teams plus what is unassigned pay it all.
+    let mut capacity = 0.0;
+    for p in r["pools"].as_array().unwrap() {
+        let a = &p["account"];
+        let parts = dec(&a["used"]) + dec(&a["idle"]) + dec(&a["stranded"]) + dec(&a["unmeasured"]);
+        assert!((dec(&a["capacity"]) - parts).abs() < 0.005, "{p}");
+        assert!((dec(&a["allocated"]) - dec(&a["used"]) - dec(&a["idle"])).abs() < 0.005);
+        capacity += dec(&a["capacity"]);
+    }
+    // a100-research: 240 GPUs x 720 h at its blended price.
+    let research_pool = r["pools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["pool"] == "a100-research")
+        .unwrap();
+    assert!(
+        (dec(&research_pool["account"]["capacity"])
+            - 240.0 * 720.0 * price["train-a100/a100-research"])
+            .abs()
+            < 0.01
+    );
+    let totals = &r["totals"];
+    assert!((dec(&totals["lookback"]["capacity"]) - capacity).abs() < 0.005);
+    assert!(
+        (by_teams + dec(&totals["unassigned"]) - dec(&totals["lookback"]["capacity"])).abs()
+            < 0.005
+    );
 }
 
 #[test]
@@ -179,8 +255,37 @@ fn budgets_alert_and_recommendations_come_largest_saving_first() {
         .map(|x| dec(&x["monthlySavings"]))
         .collect();
     assert!(savings.windows(2).all(|w| w[0] >= w[1]), "{savings:?}");
-    assert_eq!(recs[0]["kind"], "resize-reservation");
-    assert_eq!(recs[0]["subject"], "a100-research-6mo");
+    // The running, prepaid capacity block is locked: nothing is recommended for it.
+    let block = r["reservations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["name"] == "a100-research-6mo")
+        .unwrap();
+    assert_eq!(block["locked"], true);
+    assert!(
+        !recs.iter().any(|x| x["subject"] == "a100-research-6mo"
+            || x.to_string().contains("Reservation `a100-research-6mo`")),
+        "{recs:?}"
+    );
+    // One plan: the savings add up to the total, none counted twice; each says
+    // what could go wrong and which documents change.
+    let sum: f64 = savings.iter().sum();
+    assert!((sum - dec(&r["totals"]["planSavings"])).abs() < 0.005);
+    for x in recs.iter().filter(|x| x["kind"] != "budget") {
+        assert!(!x["risk"].as_str().unwrap().is_empty(), "{x}");
+    }
+    let research = recs
+        .iter()
+        .find(|x| x["kind"] == "rightsize-team" && x["subject"] == "research")
+        .unwrap();
+    assert!(
+        research["changes"][0]
+            .as_str()
+            .unwrap()
+            .starts_with("CapacityRequest `research-rl-experiments`: nvidia.com/gpu 80 → "),
+        "{research}"
+    );
     // Every commitment mix saves against buying the same demand on demand.
     for p in r["pools"].as_array().unwrap() {
         if let Some(m) = p.get("mix").filter(|m| !m.is_null()) {
@@ -200,6 +305,15 @@ fn report_formats_text_markdown_and_self_contained_html() {
         text.stdout
             .starts_with("Acme AI: GPU cost and capacity report, 2026-11-22T00:00:00Z")
     );
+    // The headline's account adds up, and says who pays it.
+    assert!(
+        text.stdout.contains("last 30 days: capacity 1,133,734 USD = allocated 562,273 USD (used 406,975 USD + idle 155,298 USD"),
+        "{}",
+        text.stdout
+    );
+    assert!(text.stdout.contains(
+        "charged back: teams 1,133,734 USD + unassigned 0 USD = 1,133,734 USD (unallocated cost shared: proportional)"
+    ));
     let row = |name: &str| {
         text.stdout
             .lines()
@@ -211,11 +325,11 @@ fn report_formats_text_markdown_and_self_contained_html() {
     };
     assert_eq!(
         row("a100-research-6mo"),
-        "a100-research-6mo train-a100/a100-research 200 2026-10-01 → 2027-04-01 1,610,700 USD 37% 1,015,965 USD (63%) 1,237,350 USD 0 11 of 25"
+        "a100-research-6mo train-a100/a100-research 200 2026-10-01 → 2027-04-01 1,610,700 USD 33% 1,080,197 USD (67%) 1,346,939 USD 349,173 USD (22%) 0 10 of 25 locked (prepaid, started)"
     );
     assert_eq!(
         row("research (low)"),
-        "research (low) CC-1300 34% 77.3 26.4 38 109,719 USD 72,230 USD 111,432 USD 250,000 USD"
+        "research (low) CC-1300 34% 77.3 26.4 38 109,719 USD 235,630 USD 345,349 USD 72,230 USD 111,432 USD 250,000 USD"
     );
 
     let md = run(

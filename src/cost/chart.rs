@@ -1,7 +1,12 @@
-//! The data of a demand chart: one pool over a range of days, the daily mean
-//! of measured demand, then of the P50 forecast with its P10-P90 band,
-//! against the pool's GPUs, the GPUs its reservations hold, and the GPUs its
-//! requests commit. Built from the [`Analysis`]; the output layer draws it.
+//! The data of a demand chart: one pool over a range of calendar days (UTC),
+//! each day's mean demand (measured, then the P50 forecast with the approved
+//! requests and its P10-P90 band), the day's **peak hourly P90** (so a few
+//! hours over capacity show even when the day's mean is under it), the
+//! forecast from the history alone (without the requests, so the chart shows
+//! what the approved timeline adds), against the pool's GPUs, the GPUs its
+//! reservations hold and the GPUs its requests commit. Days are calendar
+//! days, labelled by their date, and carry their offset from the day of
+//! `--at`. Built from the [`Analysis`]; the output layer draws it.
 
 use super::Analysis;
 use crate::model::Timestamp;
@@ -13,10 +18,17 @@ use serde::Serialize;
 pub struct Day {
     /// `2026-11-22`.
     pub date: String,
+    /// Days from the day of `--at` (0 is that day).
+    pub offset: i64,
     /// Mean demand that day; P10 and P90 equal P50 on measured days.
     pub p10: f64,
     pub p50: f64,
     pub p90: f64,
+    /// The highest hourly P90 (measured: the highest hour) of the day.
+    pub peak: f64,
+    /// Mean P50 of the forecast from the history alone (equals `p50` on
+    /// measured days and where no request changes the demand).
+    pub trend: f64,
     pub measured: bool,
     /// GPUs committed by requests (the most at any hour of the day).
     pub committed: f64,
@@ -33,11 +45,18 @@ pub struct PoolChart {
     /// GPUs the pool has.
     pub capacity: f64,
     pub method: String,
+    /// The date of `--at`.
+    pub at: String,
     pub days: Vec<Day>,
 }
 
-/// Builds the chart of a pool over `[from, to)` (hours), one point per day;
-/// `None` without usage history.
+/// The calendar day (UTC) of an hour, as the hour index of its midnight.
+fn day_of(hour: i64) -> i64 {
+    hour.div_euclid(24) * 24
+}
+
+/// Builds the chart of a pool over the calendar days that `[from, to)`
+/// (hours) touches; `None` without an outlook.
 pub fn pool_chart(
     a: &Analysis<'_>,
     cluster: &str,
@@ -63,11 +82,25 @@ pub fn pool_chart(
             )
         })
         .collect();
-    let days = outlook
-        .daily(from, to)
-        .into_iter()
-        .map(|(start, q)| {
-            let end = (start + 24).min(to);
+    let at_day = day_of(a.at.hour_index());
+    let mut days = Vec::new();
+    let mut start = day_of(from);
+    while start < to {
+        let end = start + 24;
+        let (mut n, mut measured) = (0usize, true);
+        let (mut p10, mut p50, mut p90, mut peak, mut trend) = (0.0, 0.0, 0.0, 0.0f64, 0.0);
+        for h in start..end {
+            let Some(q) = outlook.at(h) else { continue };
+            n += 1;
+            measured &= q.measured;
+            p10 += q.p10;
+            p50 += q.p50;
+            p90 += q.p90;
+            peak = peak.max(q.p90);
+            trend += outlook.trend_at(h).map_or(q.p50, |t| t.p50);
+        }
+        if n > 0 {
+            let nf = n as f64;
             let committed = ledger_line
                 .as_ref()
                 .map(|t| t.peak(crate::capacity::Hours { start, end }))
@@ -81,26 +114,35 @@ pub fn pool_chart(
                         .sum::<f64>()
                 })
                 .fold(0.0, f64::max);
-            Day {
-                date: Timestamp::from_second(start * 3600)
-                    .map(|t| t.date().to_string())
-                    .unwrap_or_default(),
-                p10: round1(q.p10),
-                p50: round1(q.p50),
-                p90: round1(q.p90),
-                measured: q.measured,
+            days.push(Day {
+                date: date(start),
+                offset: (start - at_day) / 24,
+                p10: round1(p10 / nf),
+                p50: round1(p50 / nf),
+                p90: round1(p90 / nf),
+                peak: round1(peak),
+                trend: round1(trend / nf),
+                measured,
                 committed: round1(committed),
                 reserved,
-            }
-        })
-        .collect();
+            });
+        }
+        start = end;
+    }
     Some(PoolChart {
         cluster: cluster.to_string(),
         pool: pool.to_string(),
         capacity,
         method: outlook.forecast.method.clone(),
+        at: date(at_day),
         days,
     })
+}
+
+fn date(hour: i64) -> String {
+    Timestamp::from_second(hour * 3600)
+        .map(|t| t.date().to_string())
+        .unwrap_or_default()
 }
 
 /// GPUs the pool's requests commit, over time.
@@ -176,7 +218,8 @@ fn round1(x: f64) -> f64 {
     (x * 10.0).round() / 10.0
 }
 
-/// Averages consecutive days into weeks when there are more than `max` days.
+/// Averages consecutive days into groups when there are more than `max`
+/// days (peaks, commitments and reservations keep their highest value).
 pub fn thin(chart: &PoolChart, max: usize) -> PoolChart {
     if chart.days.len() <= max {
         return chart.clone();
@@ -191,9 +234,12 @@ pub fn thin(chart: &PoolChart, max: usize) -> PoolChart {
             let max = |f: fn(&Day) -> f64| c.iter().map(f).fold(0.0, f64::max);
             Day {
                 date: c[0].date.clone(),
+                offset: c[0].offset,
                 p10: mean(|d| d.p10),
                 p50: mean(|d| d.p50),
                 p90: mean(|d| d.p90),
+                peak: max(|d| d.peak),
+                trend: mean(|d| d.trend),
                 measured: c.iter().all(|d| d.measured),
                 committed: max(|d| d.committed),
                 reserved: max(|d| d.reserved),

@@ -1,11 +1,11 @@
 //! Pool forecasts as `capops forecast` shows them: for each pool, the last
-//! measured hour, P10/P50/P90 over the horizon, hours where P90 demand
-//! exceeds the pool's GPUs, and the points to print (hourly up to 31 days,
-//! daily means beyond).
+//! measured hour, P10/P50/P90 over the horizon (the history's forecast plus
+//! what the approved requests change), hours where P90 demand exceeds the
+//! pool's GPUs, where the forecast reaches beyond what the history supports,
+//! and the points to print (hourly up to 31 days, daily means beyond).
 
 use super::Analysis;
 use super::chart::{self, PoolChart};
-use crate::forecast::demand::Outlook;
 use crate::model::Timestamp;
 use serde::Serialize;
 
@@ -22,6 +22,13 @@ pub struct PoolForecast {
     pub history_end: String,
     pub method: String,
     pub fallback: Option<String>,
+    /// `history` or `requests` (no usage history: the approved requests alone).
+    pub basis: String,
+    /// Days of usage history behind the forecast.
+    pub history_days: f64,
+    /// The first hour beyond the Config's history multiple times the history's
+    /// length, when the horizon reaches it: from there the forecast extrapolates.
+    pub beyond_history_from: Option<String>,
     pub last_measured: Option<f64>,
     pub mean_p50: f64,
     pub min_p10: f64,
@@ -41,6 +48,8 @@ pub struct Point {
     pub p10: f64,
     pub p50: f64,
     pub p90: f64,
+    /// GPUs the approved requests add (or remove) in the P50 (0 when measured).
+    pub approved: f64,
 }
 
 /// The forecasts of a set of pools.
@@ -77,7 +86,7 @@ pub fn pools(a: &Analysis<'_>, pools: &[(String, String)], horizon: i64) -> Fore
         let Some(entry) = a.pool(c, q) else {
             continue;
         };
-        let Some(o) = Outlook::new(a.pool_demand(c, q), at_hour + horizon) else {
+        let Some(o) = a.outlook_until(c, q, at_hour + horizon) else {
             out.without_usage.push(format!("{c}/{q}"));
             continue;
         };
@@ -95,22 +104,34 @@ pub fn pools(a: &Analysis<'_>, pools: &[(String, String)], horizon: i64) -> Fore
                 }
             }
         }
-        let point = |h: i64, x: crate::forecast::demand::Quantiles| Point {
+        let approved = |h: i64| -> f64 {
+            match (o.at(h), o.trend_at(h)) {
+                (Some(x), Some(t)) if !x.measured => x.p50 - t.p50,
+                _ => 0.0,
+            }
+        };
+        let point = |h: i64, x: crate::forecast::demand::Quantiles, added: f64| Point {
             time: hour_text(h),
             p10: r2(x.p10),
             p50: r2(x.p50),
             p90: r2(x.p90),
+            approved: r2(added),
         };
         let points: Vec<Point> = if horizon <= HOURLY_POINTS_HOURS {
             (from..to)
-                .filter_map(|h| Some(point(h, o.at(h)?)))
+                .filter_map(|h| Some(point(h, o.at(h)?, approved(h))))
                 .collect()
         } else {
             o.daily(from, to)
                 .into_iter()
-                .map(|(h, x)| point(h, x))
+                .map(|(h, x)| {
+                    let added = (h..(h + 24).min(to)).map(approved).sum::<f64>()
+                        / ((h + 24).min(to) - h).max(1) as f64;
+                    point(h, x, added)
+                })
                 .collect()
         };
+        let supported = o.supported_until(a.history_multiple());
         out.pools.push(PoolForecast {
             cluster: c.clone(),
             pool: q.clone(),
@@ -118,6 +139,11 @@ pub fn pools(a: &Analysis<'_>, pools: &[(String, String)], horizon: i64) -> Fore
             history_end: hour_text(o.forecast_start - 1),
             method: o.forecast.method.clone(),
             fallback: o.forecast.fallback.clone(),
+            basis: o.basis.as_str().to_string(),
+            history_days: r2(o.history_hours() as f64 / 24.0),
+            beyond_history_from: (o.basis == crate::forecast::demand::Basis::History
+                && supported < to)
+                .then(|| hour_text(supported.max(from))),
             last_measured: o.history.last_observed().and_then(|h| o.history.get(h)),
             mean_p50: r2(s.mean_p50),
             min_p10: r2(if min_p10.is_finite() { min_p10 } else { 0.0 }),

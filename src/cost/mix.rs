@@ -1,25 +1,47 @@
-//! Commitment mix: how a pool's GPUs should be bought, from its demand
-//! forecast and its prices.
+//! Commitment mix: how a pool's next 90 days of demand should be bought, the
+//! way the field does it, and what that costs against all on demand.
 //!
-//! The way the field does it: commit long (3-year, else 1-year) to the
-//! baseline that demand stays above almost all the time (the 5th percentile,
-//! over the horizon, of the P10 forecast); cover the predictable middle with
-//! flexible commitments (capacity blocks, else 1-year) up to the level where a
-//! committed GPU pays for itself: demand must exceed it for at least a share
-//! of hours equal to the committed price over the on-demand price (the
-//! break-even), so the level is that quantile of the P50 forecast; leave the
-//! bursts above to on-demand and spot. Commitments are whole instances. The
-//! recommendation is priced against buying everything on demand.
+//! Hour by hour over the window, the P50 demand (rightsized, when teams are
+//! asked to release GPUs) is split:
+//!
+//! 1. **Locked** commitments (prepaid or not cancellable, and started) are
+//!    paid whatever happens: they serve steady demand first, then
+//!    preemptible demand.
+//! 2. **Preemptible** demand (the teams' allocation times the share of their
+//!    requests that tolerate preemption, forecast) goes on **spot**, priced
+//!    at the catalog's spot price times one plus the Config's interruption
+//!    allowance, when that is below on demand.
+//! 3. **Known, bounded bursts** (an approved, non-preemptible request with a
+//!    window of at most 182 days that starts after `--at`) go on **capacity
+//!    blocks** when the catalog has a capacity-block price below on demand.
+//! 4. What is left is **steady** demand. Its **baseline** (the 5th
+//!    percentile, over the window, of its P10) is committed long: 3-year
+//!    when the history supports such a term and the catalog has the price,
+//!    else 1-year. The **predictable middle** above it goes on a flexible
+//!    commitment (1-year, when the baseline is 3-year) up to the break-even
+//!    level: a committed GPU pays for itself when demand is above it for at
+//!    least the share of hours that its price is of on demand, so the level
+//!    is that quantile of the P50 steady demand. With 1-year only, one
+//!    1-year tier goes up to its break-even level.
+//! 5. Steady demand above the commitments runs **on demand**.
+//!
+//! Commitments are whole instances. Costs are per average month (730 hours).
 
 use super::prices::{self, GpuHour, HOURS_PER_MONTH};
+use crate::capacity::Timeline;
 use crate::forecast::demand::Outlook;
 use crate::forecast::quantile;
 use rust_decimal::Decimal;
+use serde::Serialize;
 
-/// One kind of commitment at a price.
-#[derive(Clone, Debug, PartialEq)]
+/// The longest capacity block (AWS: up to 182 days).
+pub const MAX_BLOCK_HOURS: i64 = 182 * 24;
+
+/// One commitment tier at a price.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Tier {
-    /// `3-year reserved`, `capacity block`, ...
+    /// `3-year reserved` or `1-year reserved`.
     pub kind: &'static str,
     pub nodes: u32,
     pub gpus: u32,
@@ -27,126 +49,219 @@ pub struct Tier {
     pub price: Decimal,
 }
 
+/// Shares of the window's demand (GPU-hours) each way of buying serves.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Shares {
+    pub locked: f64,
+    pub long: f64,
+    pub flexible: f64,
+    pub capacity_block: f64,
+    pub spot: f64,
+    pub on_demand: f64,
+}
+
 /// A recommended commitment mix for a pool.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Mix {
     /// Hours of forecast it is based on.
     pub hours: usize,
     pub gpus_per_node: u32,
-    /// Mean P50 demand over the horizon.
+    /// Mean P50 demand over the window (after rightsizing), in GPUs.
     pub mean_demand: f64,
+    /// GPUs released by rightsizing, taken off the demand.
+    pub released_gpus: f64,
     pub baseline: Option<Tier>,
     pub flexible: Option<Tier>,
-    /// Mean GPUs above the commitments, bought on demand (or spot).
-    pub burst_gpus: f64,
+    /// Mean GPUs on capacity blocks, on spot and on demand.
+    pub block_gpus: f64,
+    pub spot_gpus: f64,
+    pub on_demand_gpus: f64,
+    pub shares: Shares,
     pub on_demand_price: Decimal,
-    /// Monthly cost of the mix and of buying everything on demand.
+    /// Spot per GPU-hour with the interruption allowance (None: no spot price).
+    pub spot_price: Option<Decimal>,
+    /// Monthly cost of what the mix buys (locked commitments not included).
     pub monthly_mix: Decimal,
+    /// Monthly cost of the locked commitments (paid whatever is bought).
+    pub monthly_locked: Decimal,
+    /// Monthly cost of buying the demand the locked commitments leave all on demand.
     pub monthly_on_demand: Decimal,
     /// `monthly_on_demand - monthly_mix` over `monthly_on_demand`.
     pub savings_share: f64,
+    /// Whether the long tier fell back to 1-year because the history cannot
+    /// support a 3-year term.
+    pub three_year_unsupported: bool,
 }
 
-/// Recommends a mix from the forecast over `[from, from + hours)`.
-pub fn recommend(
-    outlook: &Outlook,
-    from: i64,
-    hours: usize,
-    gpus_per_node: u32,
-    price: &GpuHour,
-) -> Option<Mix> {
-    let mut p10 = Vec::with_capacity(hours);
-    let mut p50 = Vec::with_capacity(hours);
-    for h in from..from + hours as i64 {
-        if let Some(q) = outlook.at(h) {
-            p10.push(q.p10);
-            p50.push(q.p50);
-        }
+impl Mix {
+    /// What the plan costs a month: the mix plus the locked commitments.
+    pub fn monthly_plan(&self) -> Decimal {
+        self.monthly_mix + self.monthly_locked
     }
-    if p50.is_empty() || gpus_per_node == 0 {
+}
+
+/// What a mix is computed from.
+pub struct Inputs<'a> {
+    pub demand: &'a Outlook,
+    /// The preemptible part of the demand, when any request is preemptible.
+    pub preemptible: Option<&'a Outlook>,
+    /// The window `[from, from + hours)`.
+    pub from: i64,
+    pub hours: usize,
+    pub gpus_per_node: u32,
+    pub price: &'a GpuHour,
+    /// The Config's spot interruption allowance.
+    pub spot_allowance: f64,
+    /// GPUs rightsizing releases.
+    pub release: f64,
+    /// GPUs of locked commitments at each hour, and their monthly cost.
+    pub locked: &'a Timeline,
+    pub locked_monthly: Decimal,
+    /// GPUs of known, bounded bursts at each hour.
+    pub bursts: &'a Timeline,
+    /// Whether the history supports a 3-year term.
+    pub three_years_supported: bool,
+}
+
+/// Recommends a mix; `None` without forecast hours or instances.
+pub fn recommend(i: &Inputs<'_>) -> Option<Mix> {
+    let price = i.price;
+    let od = price.on_demand;
+    if i.gpus_per_node == 0 || od.is_zero() {
         return None;
     }
-    let mean_demand = p50.iter().sum::<f64>() / p50.len() as f64;
-    p10.sort_by(f64::total_cmp);
-    let mut sorted50 = p50.clone();
-    sorted50.sort_by(f64::total_cmp);
-    let od = price.on_demand;
-    let long = price
-        .reserved3y
-        .map(|p| ("3-year reserved", p))
-        .or(price.reserved1y.map(|p| ("1-year reserved", p)));
-    let flexible =
-        price
-            .capacity_block
-            .map(|p| ("capacity block", p))
-            .or(if price.reserved3y.is_some() {
-                price.reserved1y.map(|p| ("1-year reserved", p))
-            } else {
-                None
-            });
-    let gpn = gpus_per_node as f64;
+    let allowance = prices::decimal(1.0 + i.spot_allowance.max(0.0));
+    let spot = price.spot.map(|s| s * allowance).filter(|s| *s < od);
+    let block = price.capacity_block.filter(|b| *b < od);
+    // Hourly split of the demand.
+    let mut steady50 = Vec::with_capacity(i.hours);
+    let mut steady10 = Vec::with_capacity(i.hours);
+    let (mut pre, mut blocks, mut locked_served, mut total) = (0.0, 0.0, 0.0, 0.0);
+    for h in i.from..i.from + i.hours as i64 {
+        let Some(q) = i.demand.at(h) else { continue };
+        let d50 = (q.p50 - i.release).max(0.0);
+        let d10 = (q.p10 - i.release).max(0.0);
+        let p = match (spot, i.preemptible.and_then(|o| o.at(h))) {
+            (Some(_), Some(x)) => x.p50.min(d50),
+            _ => 0.0,
+        };
+        let lock = i.locked.at(h).max(0.0);
+        let steady = d50 - p;
+        // Locked capacity serves steady demand first, then preemptible.
+        let steady_left = (steady - lock).max(0.0);
+        let pre_left = (p - (lock - steady).max(0.0)).max(0.0);
+        locked_served += d50 - steady_left - pre_left;
+        let burst = if block.is_some() {
+            i.bursts.at(h).max(0.0).min(steady_left)
+        } else {
+            0.0
+        };
+        total += d50;
+        pre += pre_left;
+        blocks += burst;
+        steady50.push(steady_left - burst);
+        steady10.push(((d10 - p).max(0.0) - lock).max(0.0) - burst);
+    }
+    let n = steady50.len();
+    if n == 0 {
+        return None;
+    }
+    let gpn = i.gpus_per_node as f64;
     let whole = |gpus: f64| -> u32 { (gpus.max(0.0) / gpn + 1e-9).floor() as u32 };
-    // The baseline: what demand stays above almost all the time, even at P10.
-    let baseline_nodes = match long.or(flexible) {
-        Some((_, p)) if p < od => whole(quantile(&p10, 0.05)),
-        _ => 0,
+    let mut sorted50 = steady50.clone();
+    sorted50.sort_by(f64::total_cmp);
+    let mut sorted10: Vec<f64> = steady10.iter().map(|x| x.max(0.0)).collect();
+    sorted10.sort_by(f64::total_cmp);
+    let three = price
+        .reserved3y
+        .filter(|p| *p < od && i.three_years_supported);
+    let one = price.reserved1y.filter(|p| *p < od);
+    let break_even = |p: Decimal| -> u32 {
+        let share = prices::float(p / od).clamp(0.0, 1.0);
+        whole(quantile(&sorted50, 1.0 - share))
     };
-    // The break-even level of the flexible commitment.
-    let committed_nodes = match flexible.or(long) {
-        Some((_, p)) if p < od && !od.is_zero() => {
-            let share = prices::float(p / od);
-            whole(quantile(&sorted50, (1.0 - share).clamp(0.0, 1.0))).max(baseline_nodes)
+    let tier = |kind, nodes: u32, p| {
+        (nodes > 0).then(|| Tier {
+            kind,
+            nodes,
+            gpus: nodes * i.gpus_per_node,
+            price: p,
+        })
+    };
+    let (baseline, flexible) = match (three, one) {
+        (Some(p3), one) => {
+            let b = whole(quantile(&sorted10, 0.05));
+            let flex = one.map(|p1| (break_even(p1).saturating_sub(b), p1));
+            (
+                tier("3-year reserved", b, p3),
+                flex.and_then(|(m, p1)| tier("1-year reserved", m, p1)),
+            )
         }
-        _ => baseline_nodes,
+        (None, Some(p1)) => {
+            let b = whole(quantile(&sorted10, 0.05)).max(break_even(p1));
+            (tier("1-year reserved", b, p1), None)
+        }
+        (None, None) => (None, None),
     };
-    let baseline_tier = long
-        .or(flexible)
-        .filter(|_| baseline_nodes > 0)
-        .map(|(kind, p)| Tier {
-            kind,
-            nodes: baseline_nodes,
-            gpus: baseline_nodes * gpus_per_node,
-            price: p,
-        });
-    let flexible_nodes = committed_nodes - baseline_nodes;
-    let flexible_tier = flexible
-        .or(long)
-        .filter(|_| flexible_nodes > 0)
-        .map(|(kind, p)| Tier {
-            kind,
-            nodes: flexible_nodes,
-            gpus: flexible_nodes * gpus_per_node,
-            price: p,
-        });
-    let committed = (committed_nodes * gpus_per_node) as f64;
-    let burst_gpus = p50.iter().map(|d| (d - committed).max(0.0)).sum::<f64>() / p50.len() as f64;
+    let gpus_of = |t: &Option<Tier>| t.as_ref().map_or(0.0, |t| t.gpus as f64);
+    let (long_gpus, flex_gpus) = (gpus_of(&baseline), gpus_of(&flexible));
+    let (mut long_served, mut flex_served, mut on_demand) = (0.0, 0.0, 0.0);
+    for s in &steady50 {
+        let s = s.max(0.0);
+        long_served += s.min(long_gpus);
+        flex_served += (s - long_gpus).clamp(0.0, flex_gpus);
+        on_demand += (s - long_gpus - flex_gpus).max(0.0);
+    }
+    let nf = n as f64;
     let month = Decimal::from(HOURS_PER_MONTH);
     let tier_cost = |t: &Option<Tier>| {
         t.as_ref()
             .map(|t| Decimal::from(t.gpus) * t.price)
             .unwrap_or_default()
     };
-    let monthly_mix = ((tier_cost(&baseline_tier)
-        + tier_cost(&flexible_tier)
-        + prices::decimal(burst_gpus) * od)
+    let per_hour = |gpu_hours: f64| prices::decimal(gpu_hours / nf);
+    let monthly_mix = ((tier_cost(&baseline)
+        + tier_cost(&flexible)
+        + per_hour(on_demand) * od
+        + per_hour(pre) * spot.unwrap_or(od)
+        + per_hour(blocks) * block.unwrap_or(od))
         * month)
         .round_dp(2);
-    let monthly_on_demand = (prices::decimal(mean_demand) * od * month).round_dp(2);
+    let uncovered = total - locked_served;
+    let monthly_on_demand = (per_hour(uncovered) * od * month).round_dp(2);
     let savings_share = if monthly_on_demand.is_zero() {
         0.0
     } else {
         prices::float((monthly_on_demand - monthly_mix) / monthly_on_demand)
     };
+    let share = |x: f64| if total > 0.0 { x / total } else { 0.0 };
     Some(Mix {
-        hours: p50.len(),
-        gpus_per_node,
-        mean_demand,
-        baseline: baseline_tier,
-        flexible: flexible_tier,
-        burst_gpus,
+        hours: n,
+        gpus_per_node: i.gpus_per_node,
+        mean_demand: total / nf,
+        released_gpus: i.release,
+        shares: Shares {
+            locked: share(locked_served),
+            long: share(long_served),
+            flexible: share(flex_served),
+            capacity_block: share(blocks),
+            spot: share(pre),
+            on_demand: share(on_demand),
+        },
+        baseline,
+        flexible,
+        block_gpus: blocks / nf,
+        spot_gpus: pre / nf,
+        on_demand_gpus: on_demand / nf,
         on_demand_price: od,
+        spot_price: spot,
         monthly_mix,
+        monthly_locked: i.locked_monthly.round_dp(2),
         monthly_on_demand,
         savings_share,
+        three_year_unsupported: price.reserved3y.is_some_and(|p| p < od)
+            && !i.three_years_supported,
     })
 }

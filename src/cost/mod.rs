@@ -3,20 +3,25 @@
 //!
 //! [`Analysis`] is built once per repository and time (`--at`). It puts the
 //! usage history on hourly grids, prices every pool, and computes on first
-//! use (and then keeps) each pool's demand outlook, each team's measured
-//! utilization and monthly spend projection, and each reservation's
-//! stranded-spend analysis. It is shared by the policy facts, `capops check`,
+//! use (and then keeps) each pool's demand outlook (history, forecast and the
+//! approved requests' timeline: [`approved`]), each pool's lookback account
+//! ([`waste`]), each team's measured utilization and monthly spend
+//! projection, and each reservation's analysis; the commitment mix ([`mix`])
+//! and the plan of recommendations ([`plan`]) are built from them. It is shared by the policy facts, `capops check`,
 //! `capops forecast` and `capops report`, and is safe to read from several
 //! threads. Pure: no I/O, the time is passed in.
 
+pub mod approved;
 pub mod budget;
 pub mod chart;
 pub mod forecasts;
 pub mod mix;
+pub mod plan;
 pub mod prices;
 pub mod report;
 pub mod reservation;
 pub mod usage;
+pub mod waste;
 
 use crate::forecast::demand::{Hourly, Outlook, SeriesSet};
 use crate::model::*;
@@ -39,9 +44,15 @@ pub struct PoolEntry<'r> {
     pub price: prices::PoolPrice,
     /// Usage series ids of the pool's teams.
     pub series: Vec<usize>,
+    /// The pool's requests, sized.
+    pub requests: Vec<approved::PoolRequest>,
+    /// The first hour an outlook without history must cover (the earliest
+    /// reservation term on the pool, or the lookback's start).
+    from: i64,
     /// The hour the outlook must reach.
     until: i64,
     outlook: OnceLock<Option<Outlook>>,
+    preemptible: OnceLock<Option<Outlook>>,
 }
 
 /// One team's usage series in one pool.
@@ -65,6 +76,7 @@ pub struct Analysis<'r> {
     /// Hour the budget projections end (exclusive).
     pub budget_end: i64,
     usage: OnceLock<BTreeMap<String, usage::TeamUsage>>,
+    waste: OnceLock<Vec<waste::PoolWaste>>,
     budgets: BTreeMap<String, OnceLock<Vec<budget::MonthSpend>>>,
     reservations: BTreeMap<String, OnceLock<Option<reservation::ReservationOutlook>>>,
 }
@@ -77,8 +89,16 @@ impl<'r> Analysis<'r> {
         // How far each pool's outlook must reach: every reservation on it and every request in it.
         let mut reach: std::collections::HashMap<(&str, &str), i64> =
             std::collections::HashMap::new();
+        let mut earliest: std::collections::HashMap<(&str, &str), i64> =
+            std::collections::HashMap::new();
         for r in repo.reservations.values() {
-            let end = reservation::term_hours(&r.spec.term).1;
+            let (start, end) = reservation::term_hours(&r.spec.term);
+            let key = (
+                r.spec.covers.cluster.value.as_str(),
+                r.spec.covers.pool.value.as_str(),
+            );
+            let s = earliest.entry(key).or_insert(start);
+            *s = (*s).min(start);
             let e = reach
                 .entry((
                     r.spec.covers.cluster.value.as_str(),
@@ -119,8 +139,12 @@ impl<'r> Analysis<'r> {
                         pool,
                         price: prices::pool(repo, cluster, pool),
                         series: ids_of.remove(&key).unwrap_or_default(),
+                        requests: approved::requests(repo, cluster, pool),
+                        from: (at_hour - LOOKBACK_HOURS)
+                            .min(earliest.get(&key).copied().unwrap_or(i64::MAX)),
                         until,
                         outlook: OnceLock::new(),
+                        preemptible: OnceLock::new(),
                     },
                 );
             }
@@ -156,6 +180,7 @@ impl<'r> Analysis<'r> {
             team_series,
             budget_end,
             usage: OnceLock::new(),
+            waste: OnceLock::new(),
             budgets,
             reservations,
         }
@@ -172,12 +197,124 @@ impl<'r> Analysis<'r> {
             .unwrap_or_default()
     }
 
-    /// The pool's demand outlook; `None` without usage history.
+    /// The pool's demand outlook: its measured demand and forecast plus
+    /// what its approved requests change ([`approved`]), or, without usage
+    /// history, its requests alone. `None` with neither.
     pub fn outlook(&self, cluster: &str, pool: &str) -> Option<&Outlook> {
         let p = self.pool(cluster, pool)?;
         p.outlook
-            .get_or_init(|| Outlook::new(self.series.sum(&p.series), p.until))
+            .get_or_init(|| self.outlook_until(cluster, pool, p.until))
             .as_ref()
+    }
+
+    /// A fresh outlook of a pool's demand up to hour `until` (see [`Analysis::outlook`]).
+    pub fn outlook_until(&self, cluster: &str, pool: &str, until: i64) -> Option<Outlook> {
+        let p = self.pool(cluster, pool)?;
+        self.build_outlook(p, until, |_| true, |_, _| 1.0)
+    }
+
+    /// The outlook of the part of a pool's demand that tolerates preemption:
+    /// each team's allocation times the share of its requests in force that
+    /// are preemptible, forecast, plus what preemptible requests change.
+    pub fn preemptible_outlook(&self, cluster: &str, pool: &str) -> Option<&Outlook> {
+        let p = self.pool(cluster, pool)?;
+        p.preemptible
+            .get_or_init(|| {
+                let share = |team: &str, hour: i64| {
+                    let (mut pre, mut all) = (0.0, 0.0);
+                    for r in p.requests.iter().filter(|r| r.team == team) {
+                        if r.hours.start <= hour && hour < r.hours.end {
+                            all += r.gpus;
+                            if r.preemptible {
+                                pre += r.gpus;
+                            }
+                        }
+                    }
+                    if all > 0.0 { pre / all } else { 0.0 }
+                };
+                if !p.requests.iter().any(|r| r.preemptible) {
+                    return None;
+                }
+                self.build_outlook(p, p.until, |r| r.preemptible, share)
+            })
+            .as_ref()
+    }
+
+    /// An outlook of the requests `keep` selects, with each team's measured
+    /// allocation weighted by `weight(team, hour)`.
+    fn build_outlook(
+        &self,
+        p: &PoolEntry<'r>,
+        until: i64,
+        keep: impl Fn(&approved::PoolRequest) -> bool,
+        weight: impl Fn(&str, i64) -> f64,
+    ) -> Option<Outlook> {
+        let team_of = |id: usize| self.repo.usage.series[id].team.as_str();
+        let weighted: Vec<crate::forecast::demand::Hourly> = p
+            .series
+            .iter()
+            .map(|&id| {
+                let s = &self.series.allocated[id];
+                let team = team_of(id);
+                crate::forecast::demand::Hourly {
+                    start: s.start,
+                    values: s
+                        .values
+                        .iter()
+                        .enumerate()
+                        .map(|(i, v)| v.map(|x| x * weight(team, s.start + i as i64)))
+                        .collect(),
+                }
+            })
+            .collect();
+        let history = crate::forecast::demand::sum(weighted.iter());
+        let requests = p.requests.iter().filter(|r| keep(r));
+        match history.last_observed() {
+            Some(last) => {
+                let e = last + 1;
+                // What each team held when the measurements ended.
+                let level = |team: &str| -> Option<f64> {
+                    let mut seen = Vec::new();
+                    for w in p
+                        .series
+                        .iter()
+                        .zip(&weighted)
+                        .filter(|(id, _)| team_of(**id) == team)
+                        .map(|x| x.1)
+                    {
+                        for h in (e - 24)..e {
+                            if let Some(v) = w.get(h) {
+                                seen.push(v);
+                            }
+                        }
+                    }
+                    let any = p.series.iter().any(|&id| team_of(id) == team);
+                    any.then(|| {
+                        if seen.is_empty() {
+                            0.0
+                        } else {
+                            seen.iter().sum::<f64>() / seen.len() as f64
+                        }
+                    })
+                };
+                let ap = approved::Approved::new(requests, e, level);
+                Outlook::with_approved(history, until, |h| ap.at(h))
+            }
+            None => {
+                let held = approved::held(requests);
+                if held.peak(crate::capacity::Hours::ALWAYS) <= 0.0 {
+                    return None;
+                }
+                let from = p.from.min(self.at.hour_index());
+                Some(Outlook::requests_only(from, until, |h| held.at(h)))
+            }
+        }
+    }
+
+    /// How many times the history's length a forecast may reach before it
+    /// says it extrapolates (the Config's `costs.historyMultiple`).
+    pub fn history_multiple(&self) -> f64 {
+        self.config.costs.history_multiple.as_f64()
     }
 
     /// A team's allocation outlook in one pool, up to the end of the budget projection.
@@ -190,6 +327,18 @@ impl<'r> Analysis<'r> {
     /// Measured utilization of every team with usage, over the 30 days before `at`.
     pub fn usage(&self) -> &BTreeMap<String, usage::TeamUsage> {
         self.usage.get_or_init(|| usage::measure(self))
+    }
+
+    /// Every pool's lookback by bucket (used, idle, stranded, unmeasured) and by team.
+    pub fn waste(&self) -> &[waste::PoolWaste] {
+        self.waste.get_or_init(|| waste::measure(self))
+    }
+
+    /// One pool's lookback.
+    pub fn pool_waste(&self, cluster: &str, pool: &str) -> Option<&waste::PoolWaste> {
+        self.waste()
+            .iter()
+            .find(|w| w.cluster == cluster && w.pool == pool)
     }
 
     /// A team's projected spend by calendar month, from the month of `at`.
@@ -205,26 +354,79 @@ impl<'r> Analysis<'r> {
         let cell = self.reservations.get(name)?;
         cell.get_or_init(|| {
             let doc = self.repo.reservations.get(name)?;
-            let outlook = self.outlook(&doc.spec.covers.cluster.value, &doc.spec.covers.pool.value);
-            let threshold = self.config.thresholds.stranded_spend_share.as_f64();
-            reservation::analyze(self.repo, name, outlook, threshold)
+            let (cluster, pool) = (&doc.spec.covers.cluster.value, &doc.spec.covers.pool.value);
+            let outlook = self.outlook(cluster, pool);
+            let ctx = reservation::Context {
+                threshold: self.config.thresholds.stranded_spend_share.as_f64(),
+                busy: self.pool_waste(cluster, pool).and_then(|w| w.busy()),
+                at_hour: self.at.hour_index(),
+                history_multiple: self.history_multiple(),
+            };
+            reservation::analyze(self.repo, name, outlook, ctx)
         })
         .as_ref()
     }
 
-    /// The commitment mix recommended for a pool, over the next 90 days.
-    pub fn mix(&self, cluster: &str, pool: &str) -> Option<mix::Mix> {
+    /// The commitment mix for a pool's next 90 days, with `release` GPUs
+    /// taken off its demand by rightsizing ([`mix`]).
+    pub fn mix(&self, cluster: &str, pool: &str, release: f64) -> Option<mix::Mix> {
         let p = self.pool(cluster, pool)?;
         let price = p.price.catalog.as_ref()?;
         let outlook = self.outlook(cluster, pool)?;
-        let from = self.at.hour_index().max(outlook.forecast_start);
-        mix::recommend(
-            outlook,
+        let at = self.at.hour_index();
+        let from = at.max(outlook.forecast_start);
+        let hours = OUTLOOK_HOURS as usize;
+        let to = from + OUTLOOK_HOURS;
+        // Locked commitments on the pool: their GPUs over their terms, and
+        // their cost over the window, per average month.
+        let mut locked = Vec::new();
+        let mut locked_cost = rust_decimal::Decimal::ZERO;
+        for r in self.repo.reservations.values().filter(|r| {
+            r.spec.covers.cluster.value == cluster
+                && r.spec.covers.pool.value == pool
+                && reservation::locked(&r.spec, at)
+        }) {
+            let (start, end) = reservation::term_hours(&r.spec.term);
+            let gpus = prices::reservation_gpus(self.repo, &r.spec) as f64;
+            locked.push((crate::capacity::Hours { start, end }, gpus));
+            if let Some(c) = prices::reservation(self.repo, &r.spec)
+                && c.hours > 0
+            {
+                let overlap = (end.min(to) - start.max(from)).max(0);
+                locked_cost += c.total / rust_decimal::Decimal::from(c.hours)
+                    * rust_decimal::Decimal::from(overlap)
+                    / rust_decimal::Decimal::from(OUTLOOK_HOURS)
+                    * rust_decimal::Decimal::from(prices::HOURS_PER_MONTH);
+            }
+        }
+        let locked = crate::capacity::Timeline::build(locked);
+        let bursts = crate::capacity::Timeline::build(
+            p.requests
+                .iter()
+                .filter(|r| {
+                    !r.preemptible
+                        && !r.hours.is_open()
+                        && r.hours.start >= at
+                        && r.hours.len() <= mix::MAX_BLOCK_HOURS
+                })
+                .map(|r| (r.hours, r.gpus)),
+        );
+        let three_years = at + 3 * 365 * 24;
+        mix::recommend(&mix::Inputs {
+            demand: outlook,
+            preemptible: self.preemptible_outlook(cluster, pool),
             from,
-            OUTLOOK_HOURS as usize,
-            p.pool.gpus_per_node.value.0,
+            hours,
+            gpus_per_node: p.pool.gpus_per_node.value.0,
             price,
-        )
+            spot_allowance: self.config.costs.spot_interruption_allowance.as_f64(),
+            release,
+            locked: &locked,
+            locked_monthly: locked_cost,
+            bursts: &bursts,
+            three_years_supported: outlook.basis == crate::forecast::demand::Basis::History
+                && outlook.supported_until(self.history_multiple()) >= three_years,
+        })
     }
 
     /// What a request costs: per hour, per month and over its window.
@@ -262,3 +464,7 @@ pub struct RequestCost {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_finops;
+#[cfg(test)]
+mod tests_mix;

@@ -3,11 +3,15 @@
 //!
 //! [`build`] gathers them from an [`Analysis`] into a [`CostReport`]: plain
 //! data, serialized as `capops report --format json` (amounts are decimal
-//! strings). The output layer only formats it.
+//! strings). The lookback's account adds up: per pool and in total,
+//! capacity cost = used + idle + stranded + unmeasured, and the teams'
+//! chargeback plus what is unassigned equals the pools' capacity cost
+//! ([`super::waste`]). The recommendations come from [`super::plan`]. The
+//! output layer only formats it.
 
 use super::chart::{self, PoolChart};
+pub use super::plan::{Recommendation, RecommendationKind};
 use super::{Analysis, LOOKBACK_HOURS, prices};
-use crate::model::money::percent as pct;
 use rust_decimal::Decimal;
 use serde::Serialize;
 
@@ -36,13 +40,59 @@ pub struct Totals {
     /// Every priced pool's GPUs at its blended price, for an average month.
     pub monthly_cost: Decimal,
     pub gpus: u32,
+    /// The lookback's account over the priced pools: capacity = used + idle + stranded + unmeasured.
+    pub lookback: Account,
+    /// The teams' chargeback (allocation plus shared unallocated cost).
+    pub chargeback: Decimal,
+    /// Unallocated cost charged to no team.
+    pub unassigned: Decimal,
+    /// The unused part of the teams' allocation (= `lookback.idle`).
+    pub idle_cost: Decimal,
+    /// How unallocated cost is shared (`proportional`, `even`, `not-shared`).
+    pub chargeback_rule: String,
     pub reserved_commitments: Decimal,
+    /// Reservations' expected waste over their terms: stranded (P50, P10) and idle (P50).
     pub stranded_p50: Decimal,
     pub stranded_p10: Decimal,
-    pub chargeback: Decimal,
-    pub idle_cost: Decimal,
+    pub reserved_idle_p50: Decimal,
+    /// What the recommendations save a month together (none counted twice).
+    pub plan_savings: Decimal,
     pub low_utilization_teams: usize,
     pub teams_over_budget_this_month: usize,
+}
+
+/// Where capacity money went over the lookback.
+#[derive(Clone, Debug, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Account {
+    pub capacity: Decimal,
+    pub allocated: Decimal,
+    pub used: Decimal,
+    pub idle: Decimal,
+    pub stranded: Decimal,
+    pub unmeasured: Decimal,
+}
+
+impl Account {
+    fn of(c: &super::waste::Costs) -> Account {
+        Account {
+            capacity: c.capacity,
+            allocated: c.allocated,
+            used: c.used,
+            idle: c.idle,
+            stranded: c.stranded,
+            unmeasured: c.unmeasured,
+        }
+    }
+
+    fn add(&mut self, o: &Account) {
+        self.capacity += o.capacity;
+        self.allocated += o.allocated;
+        self.used += o.used;
+        self.idle += o.idle;
+        self.stranded += o.stranded;
+        self.unmeasured += o.unmeasured;
+    }
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -66,6 +116,10 @@ pub struct PoolRow {
     pub forecast_p90: Option<f64>,
     pub method: Option<String>,
     pub mix: Option<MixRow>,
+    /// The lookback's account (None: no price).
+    pub account: Option<Account>,
+    /// GPU-hours of the lookback allocated beyond the pool's GPUs (scaled away in the account).
+    pub over_capacity_gpu_hours: f64,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -73,8 +127,13 @@ pub struct PoolRow {
 pub struct MixRow {
     pub baseline: Option<TierRow>,
     pub flexible: Option<TierRow>,
-    pub burst_gpus: f64,
+    pub block_gpus: f64,
+    pub spot_gpus: f64,
+    pub on_demand_gpus: f64,
+    /// Shares of the demand each way of buying serves.
+    pub shares: super::mix::Shares,
     pub monthly_mix: Decimal,
+    pub monthly_locked: Decimal,
     pub monthly_on_demand: Decimal,
     pub savings_share: f64,
 }
@@ -82,21 +141,14 @@ pub struct MixRow {
 impl MixRow {
     /// The commitments in words: `20 nodes 1-year reserved` when both tiers
     /// are the same kind, else `15 nodes 3-year reserved (baseline) + 5 nodes
-    /// capacity block (middle)`; `all on demand` when nothing is worth
-    /// committing.
+    /// 1-year reserved (middle)`; `no commitment` when nothing is worth committing.
     pub fn phrase(&self) -> String {
         let nodes = |n: u32| format!("{n} node{}", if n == 1 { "" } else { "s" });
         match (&self.baseline, &self.flexible) {
-            (None, None) => "all on demand".into(),
+            (None, None) => "no commitment".into(),
             (Some(t), None) | (None, Some(t)) => {
                 format!("{} ({} GPUs) {}", nodes(t.nodes), t.gpus, t.kind)
             }
-            (Some(b), Some(f)) if b.kind == f.kind => format!(
-                "{} ({} GPUs) {}",
-                nodes(b.nodes + f.nodes),
-                b.gpus + f.gpus,
-                b.kind
-            ),
             (Some(b), Some(f)) => format!(
                 "{} ({} GPUs) {} for the baseline + {} ({} GPUs) {} for the middle",
                 nodes(b.nodes),
@@ -139,6 +191,16 @@ pub struct ReservationRow {
     pub stranded_share: Option<f64>,
     pub shortfall_hours: Option<u32>,
     pub suggested_count: Option<u32>,
+    /// Allocated but unused reserved GPU-hours at P50, priced, and their share of the cost.
+    pub idle_p50: Option<Decimal>,
+    pub idle_share: Option<f64>,
+    /// Prepaid or not cancellable, and started: nothing is recommended for it.
+    pub locked: bool,
+    /// `history` or `requests` (no usage history: judged on the requests alone).
+    pub basis: Option<String>,
+    /// Whether the history supports the whole term; else the date it supports up to.
+    pub term_supported: Option<bool>,
+    pub supported_until: Option<String>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -151,6 +213,11 @@ pub struct TeamRow {
     pub mean_used: f64,
     pub low: bool,
     pub rightsized_gpus: u32,
+    /// Allocated GPU-hours priced.
+    pub allocated_cost: Decimal,
+    /// Its share of the unallocated cost of its pools.
+    pub shared_cost: Decimal,
+    /// `allocated_cost + shared_cost`.
     pub chargeback: Decimal,
     pub idle_cost: Decimal,
     pub monthly_budget: Option<Decimal>,
@@ -183,47 +250,14 @@ pub struct MonthRow {
     pub alert: Option<Decimal>,
 }
 
-#[derive(Clone, Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Recommendation {
-    pub kind: RecommendationKind,
-    pub subject: String,
-    pub text: String,
-    /// What following it saves a month, where that can be priced.
-    pub monthly_savings: Option<Decimal>,
-}
-
-/// What a recommendation is about.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum RecommendationKind {
-    /// Hold fewer GPUs: a team uses far less than it is allocated.
-    RightsizeTeam,
-    /// Reserve fewer (or more) instances than a reservation holds.
-    ResizeReservation,
-    /// Buy a pool's steady demand on commitments, its bursts on demand.
-    CommitmentMix,
-    /// A team's projected spend passes its budget.
-    Budget,
-}
-
-impl RecommendationKind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            RecommendationKind::RightsizeTeam => "rightsize-team",
-            RecommendationKind::ResizeReservation => "resize-reservation",
-            RecommendationKind::CommitmentMix => "commitment-mix",
-            RecommendationKind::Budget => "budget",
-        }
-    }
-}
-
 /// Gathers the report.
 pub fn build(a: &Analysis<'_>) -> CostReport {
     let at = a.at.hour_index();
     let currency = a.config.currency.clone();
-    let mut totals = Totals::default();
-    let mut recommendations = Vec::new();
+    let mut totals = Totals {
+        chargeback_rule: a.config.costs.chargeback.as_str().to_string(),
+        ..Totals::default()
+    };
     let month = Decimal::from(prices::HOURS_PER_MONTH);
 
     let mut pools = Vec::new();
@@ -249,7 +283,7 @@ pub fn build(a: &Analysis<'_>) -> CostReport {
         let outlook = a.outlook(cluster, pool);
         let next =
             outlook.map(|o| o.over(at.max(o.forecast_start), at.max(o.forecast_start) + 30 * 24));
-        let mix = a.mix(cluster, pool).map(|m| {
+        let mix = a.mix(cluster, pool, 0.0).map(|m| {
             let tier = |t: &Option<crate::cost::mix::Tier>| {
                 t.as_ref().map(|t| TierRow {
                     kind: t.kind,
@@ -261,28 +295,21 @@ pub fn build(a: &Analysis<'_>) -> CostReport {
             MixRow {
                 baseline: tier(&m.baseline),
                 flexible: tier(&m.flexible),
-                burst_gpus: m.burst_gpus,
+                block_gpus: m.block_gpus,
+                spot_gpus: m.spot_gpus,
+                on_demand_gpus: m.on_demand_gpus,
+                shares: m.shares.clone(),
                 monthly_mix: m.monthly_mix,
+                monthly_locked: m.monthly_locked,
                 monthly_on_demand: m.monthly_on_demand,
                 savings_share: m.savings_share,
             }
         });
-        if let Some(m) = &mix
-            && m.savings_share >= 0.10
-        {
-            recommendations.push(Recommendation {
-                kind: RecommendationKind::CommitmentMix,
-                subject: format!("{cluster}/{pool}"),
-                text: format!(
-                    "commit {}, bursts of {:.1} GPUs on average on demand or spot: {} a month against {} all on demand ({:.0}% less)",
-                    m.phrase(),
-                    m.burst_gpus,
-                    crate::model::money::format(m.monthly_mix, &currency),
-                    crate::model::money::format(m.monthly_on_demand, &currency),
-                    100.0 * m.savings_share
-                ),
-                monthly_savings: Some(m.monthly_on_demand - m.monthly_mix),
-            });
+        let waste = a.pool_waste(cluster, pool);
+        let account = waste.and_then(|w| w.costs.as_ref()).map(Account::of);
+        if let (Some(acc), Some(w)) = (&account, waste) {
+            totals.lookback.add(acc);
+            totals.unassigned += w.unassigned;
         }
         if let Some(c) = chart::pool_chart(a, cluster, pool, at - 30 * 24, at + 90 * 24) {
             charts.push(c);
@@ -303,6 +330,8 @@ pub fn build(a: &Analysis<'_>) -> CostReport {
             forecast_p90: next.map(|s| s.peak_p90),
             method: outlook.map(|o| o.forecast.method.clone()),
             mix,
+            account,
+            over_capacity_gpu_hours: waste.map_or(0.0, |w| w.gpu_hours.over_capacity),
         });
     }
 
@@ -318,29 +347,13 @@ pub fn build(a: &Analysis<'_>) -> CostReport {
         if let Some(r) = r {
             totals.stranded_p50 += r.stranded_p50;
             totals.stranded_p10 += r.stranded_p10;
-            if r.stranded_share > a.config.thresholds.stranded_spend_share.as_f64() {
-                let per = r.cost.total / Decimal::from(s.count.value.0.max(1));
-                recommendations.push(Recommendation {
-                    kind: RecommendationKind::ResizeReservation,
-                    subject: name.clone(),
-                    text: format!(
-                        "{} of {} GPUs used at P50: {} stranded ({} at P10); {} × {} would keep the stranded share within {:.0}%",
-                        pct(r.utilization_p50),
-                        r.cost.gpus,
-                        crate::model::money::format(r.stranded_p50, &currency),
-                        crate::model::money::format(r.stranded_p10, &currency),
-                        r.suggested_count,
-                        s.instance_type.value,
-                        100.0 * a.config.thresholds.stranded_spend_share.as_f64()
-                    ),
-                    monthly_savings: Some(
-                        (per * Decimal::from(s.count.value.0.saturating_sub(r.suggested_count)) * month
-                            / Decimal::from(r.cost.hours.max(1)))
-                        .round_dp(2),
-                    ),
-                });
-            }
+            totals.reserved_idle_p50 += r.idle_p50;
         }
+        let hour_text = |h: i64| {
+            crate::model::Timestamp::from_second(h * 3600)
+                .map(|t| t.to_string())
+                .unwrap_or_default()
+        };
         reservations.push(ReservationRow {
             name: name.clone(),
             cluster: s.covers.cluster.value.clone(),
@@ -359,11 +372,18 @@ pub fn build(a: &Analysis<'_>) -> CostReport {
             stranded_share: r.map(|r| r.stranded_share),
             shortfall_hours: r.map(|r| r.shortfall_hours),
             suggested_count: r.map(|r| r.suggested_count),
+            idle_p50: r.map(|r| r.idle_p50),
+            idle_share: r.map(|r| r.idle_share),
+            locked: super::reservation::locked(s, at),
+            basis: r.map(|r| r.basis.as_str().to_string()),
+            term_supported: r.map(|r| r.term_supported),
+            supported_until: r
+                .filter(|r| r.basis == crate::forecast::demand::Basis::History)
+                .map(|r| hour_text(r.supported_until)),
         });
     }
 
     let usage = a.usage();
-    let target = a.config.thresholds.target_utilization.as_f64();
     let mut teams = Vec::new();
     let mut budgets = Vec::new();
     let mut names: Vec<&String> = a.repo.teams.keys().collect();
@@ -382,64 +402,16 @@ pub fn build(a: &Analysis<'_>) -> CostReport {
             .map(|b| b.value.0);
         let months = a.budget(name);
         if let Some(u) = u {
-            totals.chargeback += u.cost;
+            totals.chargeback += u.chargeback;
             totals.idle_cost += u.idle_cost;
             if u.low {
                 totals.low_utilization_teams += 1;
-                let fewer = u.mean_allocated - u.rightsized_gpus as f64;
-                recommendations.push(Recommendation {
-                    kind: RecommendationKind::RightsizeTeam,
-                    subject: name.clone(),
-                    text: format!(
-                        "used {} of its GPUs over {} days ({:.1} of {:.1} on average): {} GPU{} would run the same work at {:.0}%",
-                        pct(u.utilization.unwrap_or(0.0)),
-                        LOOKBACK_HOURS / 24,
-                        u.mean_used,
-                        u.mean_allocated,
-                        u.rightsized_gpus,
-                        if u.rightsized_gpus == 1 { "" } else { "s" },
-                        100.0 * target
-                    ),
-                    monthly_savings: (fewer > 0.0 && u.mean_allocated > 0.0).then(|| {
-                        // At the team's average price per allocated GPU-hour.
-                        let hours: f64 = u.pools.iter().map(|p| p.hours).max().unwrap_or(0) as f64;
-                        let per = if hours > 0.0 {
-                            u.cost / prices::decimal(u.mean_allocated * hours)
-                        } else {
-                            Decimal::ZERO
-                        };
-                        (prices::decimal(fewer) * per * month).round_dp(2)
-                    }),
-                });
             }
         }
         if let Some(now) = months.first()
             && now.share.is_some_and(|s| s >= 1.0)
         {
             totals.teams_over_budget_this_month += 1;
-        }
-        if budget.is_some()
-            && let Some(first) = months.iter().find(|m| m.alert.is_some())
-        {
-            let peak = months
-                .iter()
-                .filter_map(|m| m.share.map(|s| (s, m)))
-                .max_by(|x, y| x.0.total_cmp(&y.0));
-            if let Some((share, m)) = peak {
-                recommendations.push(Recommendation {
-                        kind: RecommendationKind::Budget,
-                        subject: name.clone(),
-                        text: format!(
-                            "projected spend reaches the {} alert in {} and peaks at {:.0}% of the budget in {} ({})",
-                            pct(first.alert.map(prices::float).unwrap_or(0.0)),
-                            first.label(),
-                            100.0 * share,
-                            m.label(),
-                            crate::model::money::format(m.spend, &currency)
-                        ),
-                        monthly_savings: None,
-                    });
-            }
         }
         teams.push(TeamRow {
             team: name.clone(),
@@ -454,7 +426,9 @@ pub fn build(a: &Analysis<'_>) -> CostReport {
             mean_used: u.map(|u| u.mean_used).unwrap_or(0.0),
             low: u.is_some_and(|u| u.low),
             rightsized_gpus: u.map(|u| u.rightsized_gpus).unwrap_or(0),
-            chargeback: u.map(|u| u.cost).unwrap_or_default(),
+            allocated_cost: u.map(|u| u.cost).unwrap_or_default(),
+            shared_cost: u.map(|u| u.shared_cost).unwrap_or_default(),
+            chargeback: u.map(|u| u.chargeback).unwrap_or_default(),
             idle_cost: u.map(|u| u.idle_cost).unwrap_or_default(),
             monthly_budget: budget,
             projected_this_month: months.first().map(|m| m.spend),
@@ -482,12 +456,11 @@ pub fn build(a: &Analysis<'_>) -> CostReport {
             idle_cost: idle,
         })
         .collect();
-    recommendations.sort_by(|x, y| {
-        y.monthly_savings
-            .unwrap_or_default()
-            .cmp(&x.monthly_savings.unwrap_or_default())
-            .then(x.subject.cmp(&y.subject))
-    });
+    let recommendations = super::plan::recommendations(a);
+    totals.plan_savings = recommendations
+        .iter()
+        .filter_map(|r| r.monthly_savings)
+        .sum();
     CostReport {
         at: a.at.to_string(),
         organization: a.config.organization.clone().unwrap_or_default(),

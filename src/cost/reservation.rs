@@ -11,9 +11,22 @@
 //! the first measurement count at the utilization of the hours that are known.
 //! A shortfall hour is one where P90 demand exceeds everything the pool has:
 //! reserved, on-demand and spot nodes.
+//!
+//! The demand is the pool's outlook: measured, then forecast plus what the
+//! approved requests change (`cost::approved`), or the requests alone for a
+//! pool without history (then `basis` says so). Two kinds of waste: reserved
+//! GPU-hours nothing is allocated to are **stranded**; those allocated but not
+//! busy are **idle**, estimated with the pool's measured busy share (used
+//! over allocated GPU-hours in the lookback). Stranded, idle and used add up
+//! to the reservation's cost. A term that ends further from the last
+//! measurement than the Config's history multiple times the history's length
+//! is not supported by the history (`term_supported`). A reservation is
+//! **locked** when it is prepaid or cannot be cancelled (capacity blocks, GCP
+//! commitments, an upfront fee) and its term has started: nothing can change
+//! what it costs, so nothing is recommended for it.
 
 use super::prices::{self, ReservationCost};
-use crate::forecast::demand::Outlook;
+use crate::forecast::demand::{Basis, Outlook};
 use crate::model::*;
 use rust_decimal::Decimal;
 
@@ -50,16 +63,55 @@ pub struct ReservationOutlook {
     /// The most instances whose expected stranded share stays within
     /// `threshold` (as the other reservations on the pool stand).
     pub suggested_count: u32,
+    /// Allocated but unused reserved GPU-hours at P50 demand, priced.
+    pub idle_p50: Decimal,
+    /// `idle_p50` over the total cost.
+    pub idle_share: f64,
+    /// The pool's measured busy share (used over allocated), when it has usage.
+    pub busy: Option<f64>,
+    /// What the demand rests on: usage history, or the requests alone.
+    pub basis: Basis,
+    /// Hours of measured history behind the forecast.
+    pub history_hours: i64,
+    /// The last hour the history supports (see the module's docs).
+    pub supported_until: i64,
+    /// Whether the term ends within what the history supports.
+    pub term_supported: bool,
+    /// Prepaid or not cancellable, and started.
+    pub locked: bool,
+}
+
+/// What the analysis of a reservation needs besides the repository.
+#[derive(Clone, Copy, Debug)]
+pub struct Context {
+    /// The stranded share the suggested size keeps to.
+    pub threshold: f64,
+    /// The pool's measured busy share.
+    pub busy: Option<f64>,
+    /// `--at`, as an hour index.
+    pub at_hour: i64,
+    /// The Config's history multiple.
+    pub history_multiple: f64,
+}
+
+/// Whether a reservation can no longer be changed: prepaid or not cancellable, and started.
+pub fn locked(s: &ReservationSpec, at_hour: i64) -> bool {
+    let prepaid = matches!(
+        s.kind.value,
+        ReservationType::AwsCapacityBlock | ReservationType::GcpCommitment
+    ) || s.upfront_fee.as_ref().is_some_and(|f| !f.value.0.is_zero());
+    prepaid && term_hours(&s.term).0 <= at_hour
 }
 
 /// Analyses a reservation; `None` when it has no price, or its pool no
-/// demand outlook. `threshold` is the stranded share the suggested size keeps to.
+/// demand outlook.
 pub fn analyze(
     repo: &Repo,
     name: &str,
     outlook: Option<&Outlook>,
-    threshold: f64,
+    ctx: Context,
 ) -> Option<ReservationOutlook> {
+    let threshold = ctx.threshold;
     let doc = repo.reservations.get(name)?;
     let s = &doc.spec;
     let cost = prices::reservation(repo, s)?;
@@ -113,7 +165,17 @@ pub fn analyze(
         hours_unknown: 0,
         method: outlook.forecast.method.clone(),
         suggested_count: 0,
+        idle_p50: Decimal::ZERO,
+        idle_share: 0.0,
+        busy: ctx.busy,
+        basis: outlook.basis,
+        history_hours: outlook.history_hours(),
+        supported_until: outlook.supported_until(ctx.history_multiple),
+        term_supported: true,
+        locked: locked(s, ctx.at_hour),
     };
+    out.term_supported =
+        out.basis == Basis::History && term_hours(&s.term).1 <= out.supported_until;
     // Demand left for this reservation at each known hour (P50), after the others' share.
     let mut left: Vec<f64> = Vec::new();
     let mut demand_sum = 0.0;
@@ -169,6 +231,14 @@ pub fn analyze(
         0.0
     } else {
         prices::float(out.stranded_p50 / cost.total)
+    };
+    // Idle: the allocated part, times the share of it that is not busy.
+    let idle = out.utilization_p50 * (1.0 - ctx.busy.unwrap_or(1.0)).clamp(0.0, 1.0);
+    out.idle_p50 = (cost.total * prices::decimal(idle)).round_dp(2);
+    out.idle_share = if cost.total.is_zero() {
+        0.0
+    } else {
+        prices::float(out.idle_p50 / cost.total)
     };
     Some(out)
 }

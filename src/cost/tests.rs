@@ -6,7 +6,7 @@ use crate::load::{Content, Input};
 use rust_decimal::Decimal;
 
 /// A validated repository from files (path, text); panics on errors.
-fn repo_of(files: &[(&str, String)]) -> Repo {
+pub(super) fn repo_of(files: &[(&str, String)]) -> Repo {
     let inputs = files
         .iter()
         .map(|(p, t)| Input {
@@ -20,14 +20,14 @@ fn repo_of(files: &[(&str, String)]) -> Repo {
     out.repo
 }
 
-fn at(s: &str) -> Timestamp {
+pub(super) fn at(s: &str) -> Timestamp {
     s.parse().unwrap()
 }
 
-const CONFIG: &str =
+pub(super) const CONFIG: &str =
     "apiVersion: capops.dev/v1alpha1\nkind: Config\nmetadata: {name: t}\nspec: {}\n";
 
-fn prices() -> String {
+pub(super) fn prices() -> String {
     r#"apiVersion: capops.dev/v1alpha1
 kind: PriceCatalog
 metadata: {name: aws}
@@ -41,13 +41,13 @@ spec:
     .to_string()
 }
 
-fn cluster(pools: &str) -> String {
+pub(super) fn cluster(pools: &str) -> String {
     format!(
         "apiVersion: capops.dev/v1alpha1\nkind: Cluster\nmetadata: {{name: c}}\nspec:\n  environment: research\n  provider: aws\n  region: us-east-2\n  nodePools:\n{pools}"
     )
 }
 
-fn team(name: &str, budget: Option<u32>) -> String {
+pub(super) fn team(name: &str, budget: Option<u32>) -> String {
     let budget = budget
         .map(|b| format!("  monthlyBudget: {b}\n"))
         .unwrap_or_default();
@@ -57,7 +57,7 @@ fn team(name: &str, budget: Option<u32>) -> String {
 }
 
 /// Hourly usage rows for `days` days ending just before `end`.
-fn usage(
+pub(super) fn usage(
     end: Timestamp,
     days: i64,
     pool: &str,
@@ -79,7 +79,7 @@ fn usage(
 }
 
 /// Small deterministic noise in [-1, 1].
-fn wobble(h: i64) -> f64 {
+pub(super) fn wobble(h: i64) -> f64 {
     (((h * 7919) % 201) as f64 - 100.0) / 100.0
 }
 
@@ -377,12 +377,14 @@ fn the_commitment_mix_reserves_the_floor_and_bursts_on_demand() {
         ("usage/c.csv", usage(now, 60, "a100", "t", |h| if (8..20).contains(&(h % 24)) { 180.0 } else { 100.0 } + wobble(h), |_| 50.0)),
     ]);
     let a = Analysis::new(&repo, now);
-    let m = a.mix("c", "a100").unwrap();
+    let m = a.mix("c", "a100", 0.0).unwrap();
     let base = m.baseline.as_ref().unwrap();
-    assert_eq!(base.kind, "3-year reserved");
+    // Sixty days of history cannot support a 3-year term: the baseline is committed for a year.
+    assert!(m.three_year_unsupported);
+    assert_eq!(base.kind, "1-year reserved");
     // The floor, in whole instances, not above it.
     assert!((10..=12).contains(&base.nodes), "{base:?}");
-    // Capacity blocks cost 67% of on-demand: worth it for GPUs busy more than 67% of
+    // A 1-year GPU costs 64% of on demand: worth it for GPUs busy more than 64% of
     // hours; the 180 level holds 50% of hours, so nothing above the floor is committed.
     assert!(m.flexible.is_none(), "{:?}", m.flexible);
     assert!(m.monthly_mix < m.monthly_on_demand);

@@ -4,10 +4,12 @@
 //! hours where both were measured (a gap is not a zero). A team below the
 //! Config's low-utilization threshold is flagged, with the GPUs it would need
 //! at the target utilization: its mean GPUs used over the target, rounded up.
-//! Chargeback bills allocated GPU-hours at each pool's blended price; idle
-//! cost is the allocated-but-unused part of that bill.
+//! Its costs come from the pools' accounts ([`super::waste`]): allocated
+//! GPU-hours at each pool's blended price, the unused part of that (idle),
+//! and its share of the pools' unallocated cost; chargeback is the first plus
+//! the last.
 
-use super::{Analysis, LOOKBACK_HOURS, prices};
+use super::{Analysis, LOOKBACK_HOURS};
 use rust_decimal::Decimal;
 use std::collections::BTreeMap;
 
@@ -24,6 +26,8 @@ pub struct PoolUsage {
     pub cost: Option<Decimal>,
     /// The unused part of `cost`.
     pub idle_cost: Option<Decimal>,
+    /// The team's share of the pool's unallocated cost.
+    pub shared_cost: Option<Decimal>,
 }
 
 impl PoolUsage {
@@ -58,9 +62,13 @@ pub struct TeamUsage {
     pub low: bool,
     /// GPUs the team needs at the target utilization.
     pub rightsized_gpus: u32,
-    /// Chargeback: allocated GPU-hours priced (pools without a price left out).
+    /// Allocated GPU-hours priced (pools without a price left out).
     pub cost: Decimal,
     pub idle_cost: Decimal,
+    /// Its share of the unallocated cost of the pools it uses.
+    pub shared_cost: Decimal,
+    /// What it is charged: `cost + shared_cost`.
+    pub chargeback: Decimal,
     /// Whether a pool the team used has no price.
     pub unpriced: bool,
 }
@@ -101,15 +109,20 @@ pub fn measure(a: &Analysis<'_>) -> BTreeMap<String, TeamUsage> {
             if p.hours == 0 {
                 continue;
             }
-            match a.pool(&s.cluster, &s.pool).and_then(|e| e.price.blended) {
-                Some(price) => {
-                    let cost = (prices::decimal(p.allocated_gpu_hours) * price).round_dp(2);
-                    let idle = (prices::decimal(p.allocated_gpu_hours - p.used_gpu_hours) * price)
-                        .round_dp(2);
-                    t.cost += cost;
-                    t.idle_cost += idle;
-                    p.cost = Some(cost);
-                    p.idle_cost = Some(idle);
+            let part = a
+                .waste()
+                .iter()
+                .find(|w| w.cluster == s.cluster && w.pool == s.pool)
+                .filter(|w| w.costs.is_some())
+                .and_then(|w| w.teams.iter().find(|x| x.team == *team));
+            match part {
+                Some(x) => {
+                    t.cost += x.allocated_cost;
+                    t.idle_cost += x.idle_cost;
+                    t.shared_cost += x.shared_cost;
+                    p.cost = Some(x.allocated_cost);
+                    p.idle_cost = Some(x.idle_cost);
+                    p.shared_cost = Some(x.shared_cost);
                 }
                 None => t.unpriced = true,
             }
@@ -120,6 +133,7 @@ pub fn measure(a: &Analysis<'_>) -> BTreeMap<String, TeamUsage> {
         if t.pools.is_empty() {
             continue;
         }
+        t.chargeback = t.cost + t.shared_cost;
         let allocated: f64 = t.pools.iter().map(|p| p.allocated_gpu_hours).sum();
         let used: f64 = t.pools.iter().map(|p| p.used_gpu_hours).sum();
         t.utilization = (allocated > 0.0).then(|| used / allocated);
@@ -139,7 +153,7 @@ pub fn rightsize(mean_used: f64, target: f64) -> u32 {
     (mean_used / target - 1e-9).ceil().max(0.0) as u32
 }
 
-/// Chargeback per cost center: the teams' costs summed.
+/// Chargeback and idle cost per cost center: the teams' summed.
 pub fn by_cost_center(
     usage: &BTreeMap<String, TeamUsage>,
 ) -> BTreeMap<String, (Decimal, Decimal, Vec<String>)> {
@@ -151,7 +165,7 @@ pub fn by_cost_center(
             t.cost_center.clone()
         };
         let e = out.entry(key).or_default();
-        e.0 += t.cost;
+        e.0 += t.chargeback;
         e.1 += t.idle_cost;
         e.2.push(t.team.clone());
     }

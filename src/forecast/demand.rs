@@ -7,7 +7,10 @@
 //! as a drop in demand). A team's series counts only between its first and
 //! its last sample; outside them the team was not there. [`Outlook`] joins
 //! the measured hours (gaps filled, for arithmetic over past hours) with a
-//! quantile forecast from the hour after the last sample.
+//! quantile forecast from the hour after the last sample, plus what the
+//! approved requests add or remove from then on (the caller works that
+//! timeline out: `cost::approved`). A pool with requests but no history has an
+//! outlook made of its request timeline alone, and says so ([`Basis`]).
 
 use super::Forecast;
 use crate::model::{Usage, UsageSample};
@@ -120,6 +123,24 @@ pub fn sum<'a>(series: impl Iterator<Item = &'a Hourly>) -> Hourly {
     Hourly { start, values }
 }
 
+/// What an outlook's forecast hours rest on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Basis {
+    /// The measured history's forecast, plus the approved requests' changes.
+    History,
+    /// No history at all: the approved requests' timeline alone.
+    Requests,
+}
+
+impl Basis {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Basis::History => "history",
+            Basis::Requests => "requests",
+        }
+    }
+}
+
 /// Measured demand, then forecast demand.
 #[derive(Clone, Debug)]
 pub struct Outlook {
@@ -130,7 +151,12 @@ pub struct Outlook {
     filled_start: i64,
     /// Hour index of the first forecast hour (the hour after the last sample).
     pub forecast_start: i64,
+    /// The forecast of the measured series alone (the trend).
     pub forecast: Forecast,
+    /// GPUs the approved requests add (positive) or remove (negative) at
+    /// each forecast hour, relative to the measured level.
+    pub approved: Vec<f64>,
+    pub basis: Basis,
 }
 
 /// Demand at one hour.
@@ -143,29 +169,108 @@ pub struct Quantiles {
     pub measured: bool,
 }
 
+impl Quantiles {
+    /// The quantiles moved by `delta` GPUs, never below zero (they keep their order).
+    fn shifted(self, delta: f64) -> Quantiles {
+        Quantiles {
+            p10: (self.p10 + delta).max(0.0),
+            p50: (self.p50 + delta).max(0.0),
+            p90: (self.p90 + delta).max(0.0),
+            measured: self.measured,
+        }
+    }
+}
+
 impl Outlook {
     /// Forecasts `history` up to (excluding) hour `until`, at least a day.
     /// `None` when the history has no value.
     pub fn new(history: Hourly, until: i64) -> Option<Outlook> {
+        Outlook::with_approved(history, until, |_| 0.0)
+    }
+
+    /// Like [`Outlook::new`], with `approved(hour)` GPUs added to each
+    /// forecast hour: what the approved requests change after the
+    /// measurements end.
+    pub fn with_approved(
+        history: Hourly,
+        until: i64,
+        approved: impl Fn(i64) -> f64,
+    ) -> Option<Outlook> {
         let last = history.last_observed()?;
         let forecast_start = last + 1;
         let horizon = (until - forecast_start).clamp(24, 40 * 365 * 24) as usize;
         let used = &history.values[..(forecast_start - history.start) as usize];
         let forecast = super::hourly(used, horizon);
         let (filled, offset) = super::fill(used);
+        let approved = (0..horizon as i64)
+            .map(|j| approved(forecast_start + j))
+            .collect();
         Some(Outlook {
             filled_start: history.start + offset as i64,
             filled,
             history,
             forecast_start,
             forecast,
+            approved,
+            basis: Basis::History,
         })
     }
 
+    /// A pool without history: demand over `[from, until)` is what the
+    /// approved requests hold, `level(hour)`, with no spread.
+    pub fn requests_only(from: i64, until: i64, level: impl Fn(i64) -> f64) -> Outlook {
+        let horizon = (until - from).clamp(24, 40 * 365 * 24) as usize;
+        let zeros = vec![0.0; horizon];
+        Outlook {
+            history: Hourly::default(),
+            filled: Vec::new(),
+            filled_start: from,
+            forecast_start: from,
+            forecast: Forecast {
+                p10: zeros.clone(),
+                p50: zeros.clone(),
+                p90: zeros,
+                method: "approved requests only (no usage history)".into(),
+                fallback: Some(
+                    "the pool has no usage history: its demand is the approved requests' timeline"
+                        .into(),
+                ),
+                validation_mae: None,
+            },
+            approved: (0..horizon as i64).map(|j| level(from + j)).collect(),
+            basis: Basis::Requests,
+        }
+    }
+
+    /// Hours of measured history, from the first value to the last.
+    pub fn history_hours(&self) -> i64 {
+        match self.history.values.iter().position(Option::is_some) {
+            Some(first) => self.forecast_start - (self.history.start + first as i64),
+            None => 0,
+        }
+    }
+
+    /// The first hour further from the last measurement than `multiple`
+    /// times the history's length (the forecast extrapolates beyond what the
+    /// history can support); the first forecast hour without history.
+    pub fn supported_until(&self, multiple: f64) -> i64 {
+        self.forecast_start + (multiple.max(0.0) * self.history_hours() as f64).floor() as i64
+    }
+
     /// Demand at `hour`: the measurement (gaps filled) before the forecast
-    /// starts, the forecast after. `None` before the first measurement and
-    /// beyond the forecast.
+    /// starts, the forecast plus the approved requests' change after.
+    /// `None` before the first measurement and beyond the forecast.
     pub fn at(&self, hour: i64) -> Option<Quantiles> {
+        let q = self.trend_at(hour)?;
+        if q.measured {
+            return Some(q);
+        }
+        let j = (hour - self.forecast_start) as usize;
+        Some(q.shifted(self.approved[j]))
+    }
+
+    /// Demand at `hour` from the measured history alone, without the approved requests.
+    pub fn trend_at(&self, hour: i64) -> Option<Quantiles> {
         if hour < self.forecast_start {
             let i = usize::try_from(hour - self.filled_start).ok()?;
             let v = *self.filled.get(i)?;

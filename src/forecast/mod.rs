@@ -2,38 +2,38 @@
 //!
 //! GPU demand moves in level shifts (big jobs start and stop), some series sit
 //! near zero, and daily and weekly cycles come and go: a forecaster tuned for
-//! smooth seasonality loses to the naive model here. So [`hourly`] anchors on
-//! naive (the last value) and lets challengers earn their place: seasonal
-//! naive at 24 h and 168 h, the means of the last 6, 12 and 24 hours, the last value moved
-//! along the recent daily shape, simple exponential smoothing and additive
-//! Holt-Winters with a daily and, where the history allows, a weekly season
-//! (parameters fitted by Nelder-Mead). Each runs over up to 14 rolling
-//! origins in the series' own recent history; the best challenger is mixed
-//! half and half with naive when it validates 10% better, and replaces it
-//! when it validates twice as good. P10 and P90 come from the same
-//! validation: per-lead quantiles of its errors, never narrowing with the
-//! lead. Quantiles are never negative and never cross. Short or patchy
-//! histories fall back to simpler methods, and the forecast says which method
-//! it used and why. Horizons longer than two weeks are forecast on daily
-//! means ([`long`]).
+//! smooth seasonality loses to the naive model here, and one tuned for level
+//! shifts loses on smooth, persistent fleets. So [`hourly`] runs candidates
+//! of both kinds over up to 14 rolling origins in the series' own recent
+//! history: naive, the means of the last 6, 12 and 24 hours, the medians of the
+//! last 6 and 24, seasonal naive at 24 h and 168 h, the last value moved
+//! along the recent daily shape, simple exponential smoothing, additive
+//! Holt-Winters with a daily and, where the history allows, a weekly season,
+//! and the same smoothing on the series less its daily and weekly shapes
+//! (parameters fitted by Nelder-Mead on the history before the first
+//! origin). [`select`] mixes the best of them per range of leads, anchored on
+//! naive. P10 and P90 come from the same validation: per-lead quantiles of
+//! the chosen forecast's errors, never narrowing with the lead. Quantiles
+//! are never negative and never cross. Short or patchy histories fall back
+//! to simpler methods, and the forecast says which method it used and why.
+//! Horizons longer than two weeks are forecast on daily means ([`long`]),
+//! with bands that keep widening beyond the validated four weeks.
 
 pub mod backtest;
 pub mod demand;
 pub mod models;
 pub mod optimize;
+pub mod select;
 
 use models::Method;
 
 /// Rolling validation origins (one season apart) used to choose the method
 /// and calibrate the quantiles.
 pub const VALIDATION_WINDOWS: usize = 14;
-/// A challenger whose validation error is at most this share of naive's is
-/// mixed half and half with naive.
-pub const JOIN_RATIO: f64 = 0.9;
-/// A challenger whose validation error is at most this share of naive's replaces it.
-pub const REPLACE_RATIO: f64 = 0.5;
 /// Horizons up to this many hours are forecast hour by hour.
 pub const HOURLY_LIMIT: usize = 14 * 24;
+/// Long horizons are validated this many days ahead; bands widen beyond.
+pub const LONG_VALIDATED_DAYS: usize = 28;
 
 /// A quantile forecast.
 #[derive(Debug, Clone, PartialEq)]
@@ -142,10 +142,17 @@ fn stepwise(
         Method::RecentMean(period),
         Method::SeasonalNaive(period),
     ];
-    // Means of the last quarter and half season: naive with the noise smoothed.
+    // Means of the last quarter and half season: naive with the noise
+    // smoothed; medians of the last quarter and whole season: the last level
+    // without its blips.
     for w in [period / 4, period / 2] {
         if w >= 2 && !candidates.contains(&Method::RecentMean(w)) {
             candidates.push(Method::RecentMean(w));
+        }
+    }
+    for w in [period / 4, period] {
+        if w >= 3 {
+            candidates.push(Method::RecentMedian(w));
         }
     }
     let seasons = n / period;
@@ -169,7 +176,11 @@ fn stepwise(
         candidates.push(Method::SeasonalNaive(long_period));
     }
     // Fitted models see only what precedes the first validation origin.
-    candidates.push(models::fit_ses(&y[..first_origin]));
+    // Smoothing with alpha near 1 is naive again: left out, not counted twice.
+    let ses = models::fit_ses(&y[..first_origin]);
+    if !matches!(ses, Method::Ses { alpha } if alpha > 0.98) {
+        candidates.push(ses);
+    }
     if first_origin >= 4 * period {
         let weekly = if first_origin >= 2 * long_period {
             long_period
@@ -177,53 +188,59 @@ fn stepwise(
             0
         };
         candidates.push(models::fit_holt_winters(&y[..first_origin], period, weekly));
+        let days = (first_origin / period - 1).min(7);
+        let weeks = if weekly > 0 {
+            (first_origin / long_period).min(4)
+        } else {
+            0
+        };
+        candidates.push(models::fit_deseasonal(
+            &y[..first_origin],
+            period,
+            days,
+            weekly,
+            weeks,
+        ));
     }
-    let mut scored: Vec<(Method, f64, Vec<Vec<f64>>)> = candidates
+    let scored: Vec<select::Scored> = candidates
         .iter()
         .map(|m| {
             let f = models::forecasts(*m, y, &origins, h);
-            (*m, mean_abs_error(y, observed, &origins, &f), f)
+            select::Scored {
+                method: *m,
+                mae: mean_abs_error(y, observed, &origins, &f),
+                validation: f,
+            }
         })
         .collect();
-    let naive = scored.remove(0);
-    let challenger = scored
-        .into_iter()
-        .filter(|s| s.1.is_finite())
-        .min_by(|a, b| a.1.total_cmp(&b.1));
-    // Naive is the anchor: demand moves in level shifts, and the last level is
-    // hard to beat. A challenger that validates clearly better joins it; one
-    // that validates far better replaces it.
-    let (weight, challenger) = match challenger {
-        Some(c) if c.1 <= REPLACE_RATIO * naive.1 => (1.0, Some(c)),
-        Some(c) if c.1 <= JOIN_RATIO * naive.1 => (0.5, Some(c)),
-        _ => (0.0, None),
-    };
-    let mix = |a: &[f64], b: Option<&[f64]>| -> Vec<f64> {
-        match b {
-            Some(b) => a
-                .iter()
-                .zip(b)
-                .map(|(x, y)| (1.0 - weight) * x + weight * y)
-                .collect(),
-            None => a.to_vec(),
+    let err = |f: &[Vec<f64>], leads: select::Leads| {
+        let (mut sum, mut count) = (0.0, 0usize);
+        for (o, f) in origins.iter().zip(f) {
+            for j in leads.clone() {
+                let t = o + j;
+                if t < y.len() && observed[t] {
+                    sum += (y[t] - f[j]).abs();
+                    count += 1;
+                }
+            }
+        }
+        if count == 0 {
+            f64::INFINITY
+        } else {
+            sum / count as f64
         }
     };
+    let plan = select::plan(&scored, h, origins.len(), &err);
     let validation: Vec<Vec<f64>> = (0..origins.len())
-        .map(|w| mix(&naive.2[w], challenger.as_ref().map(|c| c.2[w].as_slice())))
+        .map(|w| plan.apply(|i| scored[i].validation[w].clone(), h))
         .collect();
     let mae = mean_abs_error(y, observed, &origins, &validation);
-    let last = |m: Method| models::forecasts(m, y, &[n], h).remove(0);
-    let challenger_forecast = challenger.as_ref().map(|c| last(c.0));
-    let p50 = mix(&last(Method::Naive), challenger_forecast.as_deref());
-    let method = match &challenger {
-        None => Method::Naive.describe(),
-        Some(c) if weight >= 1.0 => c.0.describe(),
-        Some(c) => format!(
-            "equal mix of {} and {}",
-            Method::Naive.describe(),
-            c.0.describe()
-        ),
-    };
+    let mut finals: std::collections::HashMap<usize, Vec<f64>> = Default::default();
+    for i in plan.methods() {
+        finals.insert(i, models::forecasts(scored[i].method, y, &[n], h).remove(0));
+    }
+    let p50 = plan.apply(|i| finals[&i].clone(), h);
+    let method = plan.describe(&scored);
     let fallback = if n < 2 * long_period + h {
         Some(format!(
             "{n} steps of history: too short for a weekly season, daily only"
@@ -382,13 +399,23 @@ pub fn long(history: &[Option<f64>], horizon: usize) -> Forecast {
         .collect();
     let (y, offset) = fill(&daily);
     let observed: Vec<bool> = daily[offset..].iter().map(Option::is_some).collect();
-    let mut f = stepwise(&y, &observed, days_needed.min(28), 7, 28);
-    // Beyond four weeks, the last predicted week repeats.
-    while f.p50.len() < days_needed {
-        let k = f.p50.len() - 7.min(f.p50.len());
-        f.p10.push(f.p10[k]);
-        f.p50.push(f.p50[k]);
-        f.p90.push(f.p90[k]);
+    let validated = days_needed.min(LONG_VALIDATED_DAYS);
+    let mut f = stepwise(&y, &observed, validated, 7, 28);
+    // Beyond four weeks, the last predicted week repeats, and the bands keep
+    // widening: their offsets from the median grow with the square root of
+    // the lead over the four weeks the validation measured (as a random
+    // walk's spread does), so a year out is about 3.6 times as wide.
+    let mut d = f.p50.len();
+    while d < days_needed {
+        let k = d - 7.min(d);
+        let grow = ((d + 1) as f64 / validated.max(1) as f64).sqrt()
+            / ((k + 1) as f64 / validated.max(1) as f64).sqrt().max(1.0);
+        let mid = f.p50[k];
+        f.p10
+            .push((mid - (mid - f.p10[k]) * grow).max(0.0).min(mid));
+        f.p50.push(mid);
+        f.p90.push(mid + (f.p90[k] - mid) * grow);
+        d += 1;
     }
     let profile = intraday_shape(history);
     let mut out = Forecast {

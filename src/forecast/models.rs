@@ -17,6 +17,8 @@ pub enum Method {
     SeasonalNaive(usize),
     /// The mean of the last `window` steps.
     RecentMean(usize),
+    /// The median of the last `window` steps (the last level, robust to blips).
+    RecentMedian(usize),
     /// Simple exponential smoothing.
     Ses { alpha: f64 },
     /// Additive Holt-Winters without trend: a level, a season of `period`
@@ -30,6 +32,17 @@ pub enum Method {
     },
     /// The last value, moved along the average daily shape of the last `days` days.
     LevelProfile { period: usize, days: usize },
+    /// Seasonally adjusted exponential smoothing: the series less its
+    /// average daily shape (last `days` seasons) and, when `period2` is not
+    /// 0, its average weekly shape (last `weeks` of them), smoothed with
+    /// `alpha`; the shapes are added back to the smoothed level.
+    Deseasonal {
+        alpha: f64,
+        period: usize,
+        days: usize,
+        period2: usize,
+        weeks: usize,
+    },
 }
 
 impl Method {
@@ -38,6 +51,7 @@ impl Method {
             Method::Naive => "naive (last value)".into(),
             Method::SeasonalNaive(m) => format!("seasonal naive ({m} steps)"),
             Method::RecentMean(w) => format!("mean of the last {w} steps"),
+            Method::RecentMedian(w) => format!("median of the last {w} steps"),
             Method::Ses { alpha } => format!("exponential smoothing (alpha {alpha:.2})"),
             Method::HoltWinters {
                 alpha,
@@ -57,7 +71,21 @@ impl Method {
                 }
             }
             Method::LevelProfile { period, days } => {
-                format!("last value with the {period} h shape of the last {days} seasons")
+                format!("last value with the {period} step shape of the last {days} seasons")
+            }
+            Method::Deseasonal {
+                alpha,
+                period,
+                period2,
+                ..
+            } => {
+                if *period2 > 0 {
+                    format!(
+                        "seasonally adjusted smoothing, {period} and {period2} step shapes (alpha {alpha:.2})"
+                    )
+                } else {
+                    format!("seasonally adjusted smoothing, {period} step shape (alpha {alpha:.2})")
+                }
             }
         }
     }
@@ -67,12 +95,19 @@ impl Method {
         match self {
             Method::Naive => 1,
             Method::SeasonalNaive(m) => *m,
-            Method::RecentMean(w) => *w,
+            Method::RecentMean(w) | Method::RecentMedian(w) => *w,
             Method::Ses { .. } => 2,
             Method::HoltWinters {
                 period, period2, ..
             } => 2 * (*period).max(*period2),
             Method::LevelProfile { period, days } => period * days,
+            Method::Deseasonal {
+                period,
+                days,
+                period2,
+                weeks,
+                ..
+            } => (period * days).max(period2 * weeks),
         }
     }
 }
@@ -90,6 +125,14 @@ pub fn forecasts(method: Method, y: &[f64], origins: &[usize], h: usize) -> Vec<
             .map(|&o| {
                 let mean = y[o - w..o].iter().sum::<f64>() / w as f64;
                 vec![mean; h]
+            })
+            .collect(),
+        Method::RecentMedian(w) => origins
+            .iter()
+            .map(|&o| {
+                let mut last = y[o - w..o].to_vec();
+                last.sort_by(f64::total_cmp);
+                vec![super::quantile(&last, 0.5); h]
             })
             .collect(),
         Method::Ses { alpha } => {
@@ -136,6 +179,102 @@ pub fn forecasts(method: Method, y: &[f64], origins: &[usize], h: usize) -> Vec<
                 (0..h).map(|j| base + profile[(o + j) % period]).collect()
             })
             .collect(),
+        Method::Deseasonal {
+            alpha,
+            period,
+            days,
+            period2,
+            weeks,
+        } => origins
+            .iter()
+            .map(|&o| {
+                let s = Shapes::of(&y[..o], period, days, period2, weeks);
+                let level = s.level(&y[..o], alpha);
+                (0..h).map(|j| level + s.at(o + j)).collect()
+            })
+            .collect(),
+    }
+}
+
+/// A daily and a weekly shape, indexed by absolute step.
+struct Shapes {
+    daily: Vec<f64>,
+    weekly: Vec<f64>,
+    /// Steps of smoothing the level runs over (a few seasons).
+    span: usize,
+}
+
+impl Shapes {
+    fn of(y: &[f64], period: usize, days: usize, period2: usize, weeks: usize) -> Shapes {
+        let daily = shape(y, period, days);
+        let weekly = if period2 > 0 && weeks > 0 {
+            // The weekly shape of what the daily shape leaves.
+            let adjusted: Vec<f64> = y
+                .iter()
+                .enumerate()
+                .map(|(t, v)| v - daily[t % period])
+                .collect();
+            shape(&adjusted, period2, weeks)
+        } else {
+            Vec::new()
+        };
+        Shapes {
+            daily,
+            weekly,
+            span: 4 * period.max(period2),
+        }
+    }
+
+    fn at(&self, t: usize) -> f64 {
+        let w = if self.weekly.is_empty() {
+            0.0
+        } else {
+            self.weekly[t % self.weekly.len()]
+        };
+        self.daily[t % self.daily.len()] + w
+    }
+
+    /// The smoothed level of the adjusted series at the end of `y`.
+    fn level(&self, y: &[f64], alpha: f64) -> f64 {
+        let start = y.len().saturating_sub(self.span);
+        let mut level = y[start] - self.at(start);
+        for (t, v) in y.iter().enumerate().skip(start + 1) {
+            level += alpha * (v - self.at(t) - level);
+        }
+        level
+    }
+
+    /// Sum of squared one-step errors of the adjusted level over `y` (after the first span).
+    fn sse(&self, y: &[f64], alpha: f64) -> f64 {
+        let start = y.len().saturating_sub(self.span * 2);
+        let mut level = y[start] - self.at(start);
+        let mut sse = 0.0;
+        for (t, v) in y.iter().enumerate().skip(start + 1) {
+            let e = v - self.at(t) - level;
+            sse += e * e;
+            level += alpha * e;
+        }
+        sse
+    }
+}
+
+/// Fits the smoothing parameter of [`Method::Deseasonal`] on `y`.
+pub fn fit_deseasonal(
+    y: &[f64],
+    period: usize,
+    days: usize,
+    period2: usize,
+    weeks: usize,
+) -> Method {
+    let s = Shapes::of(y, period, days, period2, weeks);
+    let f = |p: &[f64]| s.sse(y, p[0].clamp(0.01, 1.0));
+    let best = nelder_mead(&f, &[0.5], &[0.2], 60);
+    Method::Deseasonal {
+        alpha: best[0].clamp(0.01, 1.0),
+        period,
+        days,
+        period2,
+        weeks,
     }
 }
 
@@ -369,5 +508,27 @@ mod tests {
         // The new level is kept, with the same shape.
         assert!((f[0][0] - 40.0).abs() < 1e-9, "{:?}", f[0]);
         assert!((f[0][12] - 50.0).abs() < 1e-9, "{:?}", f[0]);
+    }
+
+    #[test]
+    fn seasonally_adjusted_smoothing_keeps_both_shapes_after_a_level_shift() {
+        // A daily wave, weekends 5 lower, and a level that jumps by 20 three
+        // weeks before the end: from the last two weeks' shapes, the forecast
+        // keeps the new level and both shapes.
+        let truth = |t: usize| {
+            let daily = 10.0 * (2.0 * std::f64::consts::PI * (t % 24) as f64 / 24.0).sin();
+            let weekend = if (t / 24) % 7 >= 5 { -5.0 } else { 0.0 };
+            daily + weekend
+        };
+        let n = 24 * 35;
+        let y: Vec<f64> = (0..n)
+            .map(|t| truth(t) + if t >= n - 21 * 24 { 70.0 } else { 50.0 })
+            .collect();
+        let m = fit_deseasonal(&y, 24, 7, 168, 2);
+        let f = forecasts(m, &y, &[n], 48);
+        for (j, v) in f[0].iter().enumerate() {
+            let want = 70.0 + truth(n + j);
+            assert!((v - want).abs() < 1.5, "step {j}: {v} vs {want} ({m:?})");
+        }
     }
 }

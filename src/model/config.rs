@@ -2,7 +2,7 @@
 
 use super::{Money, Quantity, Ratio, Spanned};
 use schemars::JsonSchema;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// `spec` of the Config document.
@@ -38,6 +38,67 @@ pub struct ConfigSpec {
     /// Refreshing the usage history from Prometheus, and when it counts as stale.
     #[serde(default)]
     pub usage: super::usage_settings::UsageSettings,
+    /// How costs are shared, spot is priced and forecasts are trusted.
+    #[serde(default)]
+    pub costs: CostSettings,
+}
+
+/// How the unallocated cost of a pool is shared among its teams.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum Chargeback {
+    /// In proportion to each team's allocated GPU-hours in the pool (the default).
+    #[default]
+    Proportional,
+    /// Equally among the teams with allocations in the pool.
+    Even,
+    /// Not shared: it stays with the platform, as its own line.
+    NotShared,
+}
+
+impl Chargeback {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Chargeback::Proportional => "proportional",
+            Chargeback::Even => "even",
+            Chargeback::NotShared => "not-shared",
+        }
+    }
+}
+
+/// Settings of the cost report, the commitment mix and the forecasts' reach.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct CostSettings {
+    /// How a pool's unallocated cost (capacity no team is allocated) is charged back:
+    /// `proportional` to allocation (default), `even`, or `not-shared`.
+    #[serde(default)]
+    pub chargeback: Chargeback,
+    /// Extra spot GPU-hours to allow for work lost to interruptions, as a share (default 0.10):
+    /// spot is priced at its catalog price times one plus this.
+    #[serde(default = "d_interruption")]
+    pub spot_interruption_allowance: Ratio,
+    /// A forecast further ahead than this multiple of the measured history says so, and a
+    /// reservation whose term ends beyond it needs a business case or the top tier (default 2).
+    #[serde(default = "d_history_multiple")]
+    pub history_multiple: Ratio,
+}
+
+impl Default for CostSettings {
+    fn default() -> Self {
+        CostSettings {
+            chargeback: Chargeback::default(),
+            spot_interruption_allowance: d_interruption(),
+            history_multiple: d_history_multiple(),
+        }
+    }
+}
+
+fn d_interruption() -> Ratio {
+    Ratio::from_str_const("0.10")
+}
+fn d_history_multiple() -> Ratio {
+    Ratio::from_str_const("2")
 }
 
 /// Settings of `capops render`.
@@ -92,6 +153,7 @@ impl Default for ConfigSpec {
             severities: BTreeMap::new(),
             render: RenderSettings::default(),
             usage: Default::default(),
+            costs: CostSettings::default(),
         }
     }
 }
@@ -128,6 +190,9 @@ pub struct Thresholds {
     /// A reservation whose expected stranded spend exceeds this share of its cost is denied (default 0.20).
     #[serde(default = "d_stranded")]
     pub stranded_spend_share: Ratio,
+    /// A reservation whose expected idle spend (allocated but unused GPU-hours) exceeds this share of its cost is denied (default 0.50).
+    #[serde(default = "d_idle")]
+    pub idle_spend_share: Ratio,
     /// A request whose monthly cost exceeds this amount needs a capacity review (default 50000).
     #[serde(default = "d_cost_review")]
     pub monthly_cost_review: Money,
@@ -146,6 +211,7 @@ impl Default for Thresholds {
             low_utilization: d_low_util(),
             target_utilization: d_target_util(),
             stranded_spend_share: d_stranded(),
+            idle_spend_share: d_idle(),
             monthly_cost_review: d_cost_review(),
             budget_alerts: d_alerts(),
             auto_approval_gpus: d_auto_budget(),
@@ -161,6 +227,9 @@ fn d_target_util() -> Ratio {
 }
 fn d_stranded() -> Ratio {
     Ratio::from_str_const("0.20")
+}
+fn d_idle() -> Ratio {
+    Ratio::from_str_const("0.50")
 }
 fn d_cost_review() -> Money {
     Money(rust_decimal::Decimal::from(50_000))

@@ -28,7 +28,7 @@ pub use cluster::{
     ClusterSpec, Environment, KueueSpec, MigSpec, MigStrategy, NodePool, Provider, PurchaseMix,
     Taint, TaintEffect, TimeSlicing,
 };
-pub use config::{ConfigSpec, Role, Thresholds};
+pub use config::{Chargeback, ConfigSpec, CostSettings, Role, Thresholds};
 pub use kinds::{DocRef, Kind, KindVisitor, Spec, TypedDoc};
 pub use meta::{API_VERSION, Document, Fingerprint, Metadata, Origin};
 pub use money::{Money, Ratio};

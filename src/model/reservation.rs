@@ -35,6 +35,10 @@ pub struct ReservationSpec {
     /// GCP commitments: the plan length.
     #[serde(default)]
     pub commitment_plan: Option<Spanned<CommitmentPlan>>,
+    /// Why the commitment is worth its term (text or a link): what a reservation needs when its
+    /// term reaches beyond what the usage history can support.
+    #[serde(default)]
+    pub business_case: Option<Spanned<String>>,
 }
 
 /// A node pool of a cluster.

@@ -4,9 +4,12 @@
 
 use crate::cost::chart::{Day, PoolChart, thin};
 
-/// Colors of the series, in the order they are drawn: P50, P90, capacity,
-/// reserved, committed.
-pub const COLORS: [&str; 5] = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd"];
+/// Colors of the series, in the order they are drawn: demand (P50, with
+/// the approved requests), the day's peak hourly P90, the pool's GPUs,
+/// reserved, committed by requests, and demand from the history alone.
+pub const COLORS: [&str; 6] = [
+    "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b",
+];
 
 fn num(x: f64) -> String {
     let t = format!("{x:.1}");
@@ -14,22 +17,22 @@ fn num(x: f64) -> String {
 }
 
 /// A Mermaid `xychart-beta` block (fenced), with a caption naming the lines.
+/// The x axis is numeric, in days from the day of `--at`, so Mermaid picks
+/// a few readable ticks however many days there are (date labels for each
+/// day overlap at comment width).
 pub fn mermaid(full: &PoolChart) -> String {
     let chart = thin(full, 40);
     let top = chart
         .days
         .iter()
-        .map(|d| d.p90.max(d.committed).max(d.reserved))
+        .map(|d| d.peak.max(d.p90).max(d.committed).max(d.reserved))
         .fold(chart.capacity, f64::max);
-    let labels: Vec<String> = chart
-        .days
-        .iter()
-        .map(|d| format!("\"{}\"", &d.date[5..]))
-        .collect();
     let line = |f: fn(&Day) -> f64| -> String {
         let v: Vec<String> = chart.days.iter().map(|d| num(f(d))).collect();
         format!("    line [{}]\n", v.join(", "))
     };
+    let first = chart.days.first().map_or(0, |d| d.offset);
+    let last = full.days.last().map_or(0, |d| d.offset);
     let mut out = String::from("```mermaid\n");
     out.push_str(&format!(
         "%%{{init: {{\"themeVariables\": {{\"xyChart\": {{\"plotColorPalette\": \"{}\"}}}}}}}}%%\n",
@@ -40,13 +43,16 @@ pub fn mermaid(full: &PoolChart) -> String {
         "    title \"{}/{}: GPUs, demand against capacity\"\n",
         chart.cluster, chart.pool
     ));
-    out.push_str(&format!("    x-axis [{}]\n", labels.join(", ")));
+    out.push_str(&format!(
+        "    x-axis \"days from {}\" {first} --> {last}\n",
+        chart.at
+    ));
     out.push_str(&format!(
         "    y-axis \"GPUs\" 0 --> {}\n",
         (top * 1.1).ceil().max(1.0)
     ));
     out.push_str(&line(|d| d.p50));
-    out.push_str(&line(|d| d.p90));
+    out.push_str(&line(|d| d.peak));
     let cap = chart.capacity;
     out.push_str(&format!(
         "    line [{}]\n",
@@ -54,6 +60,7 @@ pub fn mermaid(full: &PoolChart) -> String {
     ));
     out.push_str(&line(|d| d.reserved));
     out.push_str(&line(|d| d.committed));
+    out.push_str(&line(|d| d.trend));
     out.push_str("```\n");
     let last_measured = full
         .days
@@ -61,9 +68,16 @@ pub fn mermaid(full: &PoolChart) -> String {
         .rev()
         .find(|d| d.measured)
         .map(|d| d.date.clone());
+    let over = full.days.iter().filter(|d| d.peak > cap + 1e-9).count();
     out.push_str(&format!(
-        "<sub>Blue: demand (daily mean; measured{}, P50 after); orange: P90; green: the pool's {} GPUs; red: reserved; purple: committed by requests. Forecast: {}.</sub>\n",
+        "<sub>Days from {} (day 0). Blue: demand (daily mean; measured{}, then P50 with the approved requests); orange: the day's peak hourly P90{}; green: the pool's {} GPUs; red: reserved; purple: committed by requests; brown: the forecast from the history alone. Forecast: {}.</sub>\n",
+        chart.at,
         last_measured.map(|d| format!(" through {d}")).unwrap_or_default(),
+        if over > 0 {
+            format!(" (above the pool's GPUs on {over} day{})", if over == 1 { "" } else { "s" })
+        } else {
+            String::new()
+        },
         num(cap),
         chart.method
     ));
@@ -115,14 +129,14 @@ pub fn svg(charts: &[PoolChart]) -> String {
 
 /// One chart as SVG elements in a `w` × `h` box.
 pub fn panel(c: &PoolChart, w: f64, h: f64) -> String {
-    let (left, right, top_m, bottom) = (60.0, 20.0, 30.0, 50.0);
+    let (left, right, top_m, bottom) = (60.0, 20.0, 30.0, 56.0);
     let pw = w - left - right;
     let ph = h - top_m - bottom;
     let n = c.days.len().max(1);
     let top = c
         .days
         .iter()
-        .map(|d| d.p90.max(d.committed).max(d.reserved))
+        .map(|d| d.peak.max(d.p90).max(d.committed).max(d.reserved))
         .fold(c.capacity, f64::max)
         .max(1.0)
         * 1.1;
@@ -152,13 +166,29 @@ pub fn panel(c: &PoolChart, w: f64, h: f64) -> String {
             num(v.round())
         ));
     }
-    let step = n.div_ceil(8).max(1);
-    for (i, d) in c.days.iter().enumerate().step_by(step) {
+    // Date labels at least 70 px apart (a label is about 40 px wide), and
+    // always on the day of `--at`, so they never overlap at any width.
+    let step = ((70.0 * n as f64 / pw).ceil() as usize).max(1);
+    let anchor = c.days.iter().position(|d| d.offset == 0).unwrap_or(0);
+    for (i, d) in c.days.iter().enumerate() {
+        if (i as i64 - anchor as i64).rem_euclid(step as i64) != 0 {
+            continue;
+        }
         s.push_str(&format!(
             "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>\n",
             x(i),
             top_m + ph + 16.0,
             escape(&d.date[5..])
+        ));
+    }
+    if c.days.iter().any(|d| d.offset == 0) {
+        s.push_str(&format!(
+            "<line x1=\"{0:.1}\" y1=\"{1}\" x2=\"{0:.1}\" y2=\"{2:.1}\" stroke=\"#333\" stroke-dasharray=\"1,2\"/>\n<text x=\"{0:.1}\" y=\"{3:.1}\" text-anchor=\"middle\" fill=\"#333\">{4}</text>\n",
+            x(anchor),
+            top_m,
+            top_m + ph,
+            top_m + ph + 30.0,
+            escape(&format!("--at {}", c.at))
         ));
     }
     // The P10-P90 band over forecast days.
@@ -214,18 +244,22 @@ pub fn panel(c: &PoolChart, w: f64, h: f64) -> String {
             " stroke-dasharray=\"2,3\"",
         ));
     }
-    s.push_str(&poly(&|d| d.p90, COLORS[1], " stroke-dasharray=\"4,2\""));
+    s.push_str(&poly(&|d| d.peak, COLORS[1], " stroke-dasharray=\"4,2\""));
+    if c.days.iter().any(|d| (d.trend - d.p50).abs() > 0.05) {
+        s.push_str(&poly(&|d| d.trend, COLORS[5], " stroke-dasharray=\"8,3\""));
+    }
     s.push_str(&poly(&|d| d.p50, COLORS[0], ""));
     // Legend.
     let items = [
         ("demand (P50)", COLORS[0]),
-        ("P90", COLORS[1]),
+        ("peak hourly P90", COLORS[1]),
         ("pool GPUs", COLORS[2]),
         ("reserved", COLORS[3]),
         ("committed", COLORS[4]),
+        ("history alone", COLORS[5]),
     ];
     for (k, (label, color)) in items.iter().enumerate() {
-        let lx = left + k as f64 * 140.0;
+        let lx = left + k as f64 * 135.0;
         let ly = h - 12.0;
         s.push_str(&format!(
             "<rect x=\"{lx}\" y=\"{:.1}\" width=\"12\" height=\"4\" fill=\"{color}\"/><text x=\"{:.1}\" y=\"{ly}\">{label}</text>\n",
@@ -246,12 +280,17 @@ mod tests {
             pool: "p".into(),
             capacity: 240.0,
             method: "naive".into(),
+            at: "2026-11-15".into(),
             days: (0..10)
                 .map(|i| Day {
                     date: format!("2026-11-{:02}", 10 + i),
+                    offset: i - 5,
                     p10: 70.0,
                     p50: 80.0 + i as f64,
                     p90: 95.0,
+                    // A few hours of day 7 go above the pool's 240 GPUs.
+                    peak: if i == 7 { 250.0 } else { 110.0 },
+                    trend: 80.0,
                     measured: i < 5,
                     committed: 100.0,
                     reserved: 200.0,
@@ -265,12 +304,19 @@ mod tests {
         let m = mermaid(&chart());
         assert!(m.starts_with("```mermaid\n"));
         assert!(m.contains("xychart-beta"));
-        assert!(m.contains("x-axis [\"11-10\", \"11-11\""));
+        // Days from --at on a numeric axis: Mermaid places a few readable ticks.
+        assert!(
+            m.contains("x-axis \"days from 2026-11-15\" -5 --> 4\n"),
+            "{m}"
+        );
         assert!(m.contains("line [80, 81, 82, 83, 84, 85, 86, 87, 88, 89]"));
         assert!(m.contains("line [240, 240, 240"));
-        assert_eq!(m.matches("    line [").count(), 5);
-        assert!(m.contains("y-axis \"GPUs\" 0 --> 264"));
+        // The peak line shows the hours above capacity the daily means hide.
+        assert!(m.contains("line [110, 110, 110, 110, 110, 110, 110, 250, 110, 110]"));
+        assert_eq!(m.matches("    line [").count(), 6);
+        assert!(m.contains("y-axis \"GPUs\" 0 --> 275"));
         assert!(m.contains("measured through 2026-11-14"));
+        assert!(m.contains("above the pool's GPUs on 1 day"));
     }
 
     #[test]
@@ -284,6 +330,8 @@ mod tests {
             .collect();
         let t = thin(&c, 40);
         assert_eq!(t.days.len(), 34);
+        // Peaks keep their highest value when days are grouped.
+        assert!(t.days.iter().all(|d| d.peak == 110.0));
         assert!(mermaid(&c).matches(", ").count() < 5 * 40 + 10);
     }
 
@@ -291,6 +339,32 @@ mod tests {
     fn sparkline_scales_to_the_top() {
         assert_eq!(sparkline(&[0.0, 50.0, 100.0, 200.0], 100.0), "▁▅██");
         assert_eq!(sparkline(&[1.0], 0.0), "▁");
+    }
+
+    #[test]
+    fn svg_labels_never_crowd_and_start_at_the_day_of_at() {
+        let mut c = chart();
+        c.days = (0..120)
+            .map(|i| Day {
+                date: format!("2026-{:02}-{:02}", 1 + i / 28, 1 + i % 28),
+                offset: i - 30,
+                ..c.days[0].clone()
+            })
+            .collect();
+        let p = panel(&c, 900.0, 300.0);
+        let xs: Vec<f64> = p
+            .lines()
+            .filter(|l| {
+                let label = l.split("text-anchor=\"middle\">").nth(1).unwrap_or("");
+                l.starts_with("<text") && label.len() == 12 && label.as_bytes()[2] == b'-'
+            })
+            .filter_map(|l| l.split("x=\"").nth(1)?.split('"').next()?.parse().ok())
+            .collect();
+        assert!(xs.len() >= 5, "{p}");
+        assert!(xs.windows(2).all(|w| w[1] - w[0] >= 60.0), "{xs:?}");
+        // The day of --at is labelled and marked.
+        assert!(p.contains(">02-03</text>"), "{p}");
+        assert!(p.contains("--at 2026-11-15"));
     }
 
     #[test]

@@ -84,6 +84,25 @@ pub fn text(f: &Forecasts, repo: &str, svg: Option<&str>) -> String {
         if let Some(fb) = &r.fallback {
             let _ = writeln!(out, "{:<name_w$}  fallback: {fb}", "");
         }
+        if let Some(from) = &r.beyond_history_from {
+            let _ = writeln!(
+                out,
+                "{:<name_w$}  beyond the history: from {from} the forecast reaches further than the {} days of history support; it extrapolates",
+                "", r.history_days
+            );
+        }
+        let added = r
+            .points
+            .iter()
+            .map(|p| p.approved.abs())
+            .fold(0.0, f64::max);
+        if added > 0.0 {
+            let _ = writeln!(
+                out,
+                "{:<name_w$}  approved requests change the demand by up to {added:.1} GPUs over the horizon",
+                ""
+            );
+        }
     }
     if !f.without_usage.is_empty() {
         let _ = writeln!(

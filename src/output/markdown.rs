@@ -196,10 +196,11 @@ fn key_facts(e: &Evaluated) -> String {
         if get("reservation.has_forecast").is_some_and(|v| v.is_true()) {
             let n = |p: &str| get(p).and_then(|v| f64::try_from(v).ok()).unwrap_or(0.0);
             parts.push(format!(
-                "{:.0}% used at P50, {} stranded ({} at P10)",
+                "{:.0}% used at P50, {} stranded ({} at P10), {} idle",
                 100.0 * n("reservation.expected_utilization"),
                 crate::model::money::format_f64(n("reservation.stranded_cost"), &currency),
-                crate::model::money::format_f64(n("reservation.stranded_cost_p10"), &currency)
+                crate::model::money::format_f64(n("reservation.stranded_cost_p10"), &currency),
+                crate::model::money::format_f64(n("reservation.idle_cost"), &currency)
             ));
         }
     }

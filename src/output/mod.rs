@@ -16,6 +16,7 @@ pub mod json;
 pub mod markdown;
 pub mod report;
 pub mod sarif;
+pub mod table;
 pub mod totals;
 
 use crate::diag::{FileId, SourceKind, SourceMap, Span};

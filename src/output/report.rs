@@ -2,6 +2,7 @@
 //! self-contained HTML file with its charts (JSON is the report serialized).
 
 use super::chart;
+use super::table::Table;
 use crate::cost::report::CostReport;
 use rust_decimal::Decimal;
 
@@ -15,95 +16,6 @@ fn opt_pct(x: Option<f64>) -> String {
 fn gpus(x: f64) -> String {
     let t = format!("{x:.1}");
     t.trim_end_matches('0').trim_end_matches('.').to_string()
-}
-
-/// A table: header and rows, rendered as aligned text or Markdown.
-struct Table {
-    head: Vec<String>,
-    rows: Vec<Vec<String>>,
-    /// Columns aligned right (numbers).
-    right: Vec<bool>,
-}
-
-impl Table {
-    fn new(head: &[(&str, bool)]) -> Table {
-        Table {
-            head: head.iter().map(|h| h.0.to_string()).collect(),
-            right: head.iter().map(|h| h.1).collect(),
-            rows: Vec::new(),
-        }
-    }
-
-    fn text(&self) -> String {
-        let widths: Vec<usize> = (0..self.head.len())
-            .map(|i| {
-                self.rows
-                    .iter()
-                    .map(|r| r[i].chars().count())
-                    .chain([self.head[i].chars().count()])
-                    .max()
-                    .unwrap_or(0)
-            })
-            .collect();
-        let line = |cells: Vec<&str>| -> String {
-            let parts: Vec<String> = cells
-                .iter()
-                .enumerate()
-                .map(|(i, c)| {
-                    let pad = widths[i].saturating_sub(c.chars().count());
-                    if self.right[i] {
-                        format!("{}{c}", " ".repeat(pad))
-                    } else {
-                        format!("{c}{}", " ".repeat(pad))
-                    }
-                })
-                .collect();
-            format!("  {}\n", parts.join("  ").trim_end())
-        };
-        let mut out = line(self.head.iter().map(String::as_str).collect());
-        for r in &self.rows {
-            out.push_str(&line(r.iter().map(String::as_str).collect()));
-        }
-        out
-    }
-
-    fn markdown(&self) -> String {
-        let mut out = format!("| {} |\n|", self.head.join(" | "));
-        for r in &self.right {
-            out.push_str(if *r { " ---: |" } else { " --- |" });
-        }
-        out.push('\n');
-        for r in &self.rows {
-            let cells: Vec<String> = r.iter().map(|c| c.replace('|', "\\|")).collect();
-            out.push_str(&format!("| {} |\n", cells.join(" | ")));
-        }
-        out
-    }
-
-    fn html(&self) -> String {
-        let mut out = String::from("<table>\n<thead><tr>");
-        for (h, r) in self.head.iter().zip(&self.right) {
-            out.push_str(&format!(
-                "<th{}>{}</th>",
-                if *r { " class=\"n\"" } else { "" },
-                chart::escape(h)
-            ));
-        }
-        out.push_str("</tr></thead>\n<tbody>\n");
-        for row in &self.rows {
-            out.push_str("<tr>");
-            for (c, r) in row.iter().zip(&self.right) {
-                out.push_str(&format!(
-                    "<td{}>{}</td>",
-                    if *r { " class=\"n\"" } else { "" },
-                    chart::escape(c)
-                ));
-            }
-            out.push_str("</tr>\n");
-        }
-        out.push_str("</tbody>\n</table>\n");
-        out
-    }
 }
 
 /// The report's sections, each a title, a note and a table.
@@ -154,12 +66,16 @@ fn sections(r: &CostReport) -> Vec<(&'static str, String, Table)> {
             p.mix
                 .as_ref()
                 .map(|x| {
-                    if x.baseline.is_none() && x.flexible.is_none() {
-                        return format!("all on demand: {}", m(x.monthly_on_demand));
+                    let mut parts = vec![x.phrase()];
+                    if x.spot_gpus > 0.0 {
+                        parts.push(format!("{} GPUs spot", gpus(x.spot_gpus)));
+                    }
+                    if x.block_gpus > 0.0 {
+                        parts.push(format!("{} GPUs capacity blocks", gpus(x.block_gpus)));
                     }
                     format!(
                         "{}: {} vs {} on demand",
-                        x.phrase(),
+                        parts.join(", "),
                         m(x.monthly_mix),
                         m(x.monthly_on_demand)
                     )
@@ -169,7 +85,44 @@ fn sections(r: &CostReport) -> Vec<(&'static str, String, Table)> {
     }
     out.push((
         "Pools",
-        "What each pool costs as provisioned (its GPUs at the purchase mix's blended price), its demand, and the commitment mix its forecast calls for (nodes).".to_string(),
+        "What each pool costs as provisioned (its GPUs at the purchase mix's blended price), its demand, and the commitment mix its forecast (with the approved requests) calls for, before rightsizing.".to_string(),
+        t,
+    ));
+
+    let mut t = Table::new(&[
+        ("pool", false),
+        ("capacity", true),
+        ("allocated", true),
+        ("used", true),
+        ("idle", true),
+        ("stranded", true),
+        ("unmeasured", true),
+        ("wasted", true),
+    ]);
+    for p in &r.pools {
+        let Some(a) = &p.account else { continue };
+        let wasted = a.idle + a.stranded;
+        t.rows.push(vec![
+            format!("{}/{}", p.cluster, p.pool),
+            m(a.capacity),
+            m(a.allocated),
+            m(a.used),
+            m(a.idle),
+            m(a.stranded),
+            m(a.unmeasured),
+            if a.capacity.is_zero() {
+                "–".into()
+            } else {
+                pct(prices::float(wasted / a.capacity))
+            },
+        ]);
+    }
+    out.push((
+        "Where the money went",
+        format!(
+            "The {} days before {}: each pool's GPUs at its price, used (allocated and busy), idle (allocated, not busy), stranded (provisioned, allocated to nobody) or unmeasured (no usage reported). Capacity = allocated + stranded + unmeasured; allocated = used + idle; wasted = idle + stranded.",
+            r.lookback_days, r.at
+        ),
         t,
     ));
 
@@ -182,10 +135,28 @@ fn sections(r: &CostReport) -> Vec<(&'static str, String, Table)> {
         ("used P50", true),
         ("stranded P50", true),
         ("stranded P10", true),
+        ("idle P50", true),
         ("shortfall h", true),
         ("suggested count", true),
+        ("notes", false),
     ]);
     for x in &r.reservations {
+        let mut notes = Vec::new();
+        if x.locked {
+            notes.push("locked (prepaid, started)".to_string());
+        }
+        if x.basis.as_deref() == Some("requests") {
+            notes.push("no usage history: judged on its requests".to_string());
+        }
+        if x.term_supported == Some(false) && x.basis.as_deref() == Some("history") {
+            notes.push(format!(
+                "history supports the forecast to {}",
+                x.supported_until
+                    .as_deref()
+                    .map(|d| &d[..10.min(d.len())])
+                    .unwrap_or("–")
+            ));
+        }
         t.rows.push(vec![
             x.name.clone(),
             format!("{}/{}", x.cluster, x.pool),
@@ -201,17 +172,21 @@ fn sections(r: &CostReport) -> Vec<(&'static str, String, Table)> {
                 .map(|s| format!("{} ({})", m(s), opt_pct(x.stranded_share)))
                 .unwrap_or_else(|| "no usage".into()),
             om(x.stranded_p10),
+            x.idle_p50
+                .map(|s| format!("{} ({})", m(s), opt_pct(x.idle_share)))
+                .unwrap_or_else(|| "–".into()),
             x.shortfall_hours
                 .map(|h| h.to_string())
                 .unwrap_or_else(|| "–".into()),
             x.suggested_count
                 .map(|c| format!("{c} of {}", x.count))
                 .unwrap_or_else(|| "–".into()),
+            notes.join("; "),
         ]);
     }
     out.push((
         "Reservations",
-        "Reserved GPU-hours against forecast demand over each term: utilization and stranded spend at P50 (expected) and P10 (the risk), hours where P90 demand exceeds the whole pool, and the most instances that keep within the stranded-spend threshold.".to_string(),
+        "Reserved GPU-hours against demand over each term (measured, then forecast plus the approved requests): utilization and stranded spend (allocated to nobody) at P50 (expected) and P10 (the risk), idle spend (allocated, not busy, at the pool's measured busy share), hours where P90 demand exceeds the whole pool, and the most instances that keep within the stranded-spend threshold.".to_string(),
         t,
     ));
 
@@ -222,6 +197,8 @@ fn sections(r: &CostReport) -> Vec<(&'static str, String, Table)> {
         ("allocated", true),
         ("used", true),
         ("rightsized", true),
+        ("allocation", true),
+        ("shared", true),
         ("chargeback", true),
         ("idle cost", true),
         ("this month", true),
@@ -243,6 +220,8 @@ fn sections(r: &CostReport) -> Vec<(&'static str, String, Table)> {
             } else {
                 "–".into()
             },
+            m(x.allocated_cost),
+            m(x.shared_cost),
             m(x.chargeback),
             m(x.idle_cost),
             om(x.projected_this_month),
@@ -252,8 +231,8 @@ fn sections(r: &CostReport) -> Vec<(&'static str, String, Table)> {
     out.push((
         "Teams",
         format!(
-            "Over the {} days before {}: used over allocated GPU-hours, mean GPUs allocated and used, the GPUs the work needs at the target utilization, allocated GPU-hours priced (chargeback) and the unused part (idle cost); then this month's projected spend.",
-            r.lookback_days, r.at
+            "Over the {} days before {}: used over allocated GPU-hours, mean GPUs allocated and used, the GPUs the work needs at the target utilization, allocated GPU-hours priced, the team's share of its pools' unallocated cost ({}), their sum (chargeback) and the unused part of the allocation (idle cost); then this month's projected spend.",
+            r.lookback_days, r.at, r.totals.chargeback_rule
         ),
         t,
     ));
@@ -272,9 +251,24 @@ fn sections(r: &CostReport) -> Vec<(&'static str, String, Table)> {
             m(c.idle_cost),
         ]);
     }
+    if !r.totals.unassigned.is_zero() {
+        t.rows.push(vec![
+            "(unassigned)".into(),
+            "the platform".into(),
+            m(r.totals.unassigned),
+            m(Decimal::ZERO),
+        ]);
+    }
     out.push((
         "Chargeback by cost center",
-        format!("The {} days before {}.", r.lookback_days, r.at),
+        format!(
+            "The {} days before {}. Teams {} + unassigned {} = the pools' capacity cost {}.",
+            r.lookback_days,
+            r.at,
+            m(r.totals.chargeback),
+            m(r.totals.unassigned),
+            m(r.totals.lookback.capacity)
+        ),
         t,
     ));
 
@@ -317,6 +311,8 @@ fn sections(r: &CostReport) -> Vec<(&'static str, String, Table)> {
         ("kind", false),
         ("subject", false),
         ("recommendation", false),
+        ("risk", false),
+        ("change", false),
         ("saves a month", true),
     ]);
     for x in &r.recommendations {
@@ -324,12 +320,17 @@ fn sections(r: &CostReport) -> Vec<(&'static str, String, Table)> {
             x.kind.as_str().to_string(),
             x.subject.clone(),
             x.text.clone(),
+            x.risk.clone(),
+            x.changes.join("; "),
             om(x.monthly_savings),
         ]);
     }
     out.push((
         "Recommendations",
-        "Largest monthly savings first.".into(),
+        format!(
+            "One plan, largest monthly saving first: rightsizing first, commitments sized on the rightsized demand; no saving is counted twice, so they add up to {} a month.",
+            m(r.totals.plan_savings)
+        ),
         t,
     ));
     out
@@ -338,23 +339,41 @@ fn sections(r: &CostReport) -> Vec<(&'static str, String, Table)> {
 fn headline(r: &CostReport) -> Vec<String> {
     let cur = r.currency.as_str();
     let t = &r.totals;
+    let m = |d: Decimal| crate::model::money::format(d, cur);
+    let l = &t.lookback;
     vec![
         format!(
             "{} GPUs cost {} a month as provisioned",
             t.gpus,
-            crate::model::money::format(t.monthly_cost, cur)
+            m(t.monthly_cost)
         ),
         format!(
-            "reservations commit {}; {} of it expected stranded (P50), {} at P10",
-            crate::model::money::format(t.reserved_commitments, cur),
-            crate::model::money::format(t.stranded_p50, cur),
-            crate::model::money::format(t.stranded_p10, cur)
-        ),
-        format!(
-            "last {} days: {} charged back, {} of it idle",
+            "last {} days: capacity {} = allocated {} (used {} + idle {}, allocated but not busy) + stranded {} (allocated to nobody) + unmeasured {}",
             r.lookback_days,
-            crate::model::money::format(t.chargeback, cur),
-            crate::model::money::format(t.idle_cost, cur)
+            m(l.capacity),
+            m(l.allocated),
+            m(l.used),
+            m(l.idle),
+            m(l.stranded),
+            m(l.unmeasured)
+        ),
+        format!(
+            "charged back: teams {} + unassigned {} = {} (unallocated cost shared: {})",
+            m(t.chargeback),
+            m(t.unassigned),
+            m(t.chargeback + t.unassigned),
+            t.chargeback_rule
+        ),
+        format!(
+            "reservations commit {}; over their terms {} expected stranded (P50; {} at P10) and {} idle",
+            m(t.reserved_commitments),
+            m(t.stranded_p50),
+            m(t.stranded_p10),
+            m(t.reserved_idle_p50)
+        ),
+        format!(
+            "the recommendations save {} a month together",
+            m(t.plan_savings)
         ),
         format!(
             "{} team{} below the utilization threshold; {} over budget this month",

@@ -217,6 +217,23 @@ pub fn money_lines(e: &Evaluated) -> Vec<String> {
                     money(num(e, "reservation.total_cost")),
                     pct(num(e, "reservation.stranded_share"))
                 ));
+                out.push(format!(
+                    "idle: {} of it allocated but not busy at P50 ({}; the pool keeps {} of its allocation busy)",
+                    money(num(e, "reservation.idle_cost")),
+                    pct(num(e, "reservation.idle_share")),
+                    pct(num(e, "reservation.busy_share"))
+                ));
+                if text(e, "reservation.forecast_basis") == "requests" {
+                    out.push(
+                        "basis: no usage history; judged on the approved requests alone".into(),
+                    );
+                } else if !flag(e, "reservation.term_supported") {
+                    out.push(format!(
+                        "history: {} days support a forecast to {}; the term runs beyond it",
+                        fmt_gpus(num(e, "reservation.history_days")),
+                        text(e, "reservation.supported_until")
+                    ));
+                }
                 let short = num(e, "reservation.shortfall_hours");
                 out.push(if short > 0.0 {
                     format!(

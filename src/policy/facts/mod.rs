@@ -363,9 +363,12 @@ pub(crate) fn config_facts(config: &ConfigSpec) -> ConfigFacts {
             low_utilization: t.low_utilization.as_f64(),
             target_utilization: t.target_utilization.as_f64(),
             stranded_spend_share: t.stranded_spend_share.as_f64(),
+            idle_spend_share: t.idle_spend_share.as_f64(),
             monthly_cost_review: crate::cost::prices::float(t.monthly_cost_review.0),
             auto_approval_gpus: t.auto_approval_gpus.0 as f64,
         },
+        history_multiple: config.costs.history_multiple.as_f64(),
+        chargeback: config.costs.chargeback.as_str().to_string(),
     }
 }
 
@@ -487,6 +490,7 @@ pub(crate) fn team_base(env: &Env<'_>, team: Option<&Document<TeamSpec>>, name: 
             rightsized_gpus: usage.map(|u| u.rightsized_gpus).unwrap_or(0),
             idle_cost: usage.map(|u| f(u.idle_cost)).unwrap_or(0.0),
             cost_30d: usage.map(|u| f(u.cost)).unwrap_or(0.0),
+            chargeback_30d: usage.map(|u| f(u.chargeback)).unwrap_or(0.0),
             projected_spend: now.map(|mo| f(mo.spend)).unwrap_or(0.0),
             budget_share: round(now.and_then(|mo| mo.share).unwrap_or(0.0)),
             budget_alert: now.and_then(|mo| mo.alert).map(f).unwrap_or(0.0),

@@ -16,6 +16,10 @@ pub struct ConfigFacts {
     /// Currency of every amount (ISO 4217).
     pub currency: String,
     pub thresholds: ThresholdFacts,
+    /// Config `costs.historyMultiple`: how many times the usage history's length a forecast may reach.
+    pub history_multiple: f64,
+    /// Config `costs.chargeback`: how unallocated cost is shared (`proportional`, `even`, `not-shared`).
+    pub chargeback: String,
 }
 
 #[derive(Debug, Clone, Default, Serialize, JsonSchema)]
@@ -26,6 +30,8 @@ pub struct ThresholdFacts {
     pub target_utilization: f64,
     /// Config threshold: stranded-spend share of a reservation's cost.
     pub stranded_spend_share: f64,
+    /// Config threshold: idle-spend share (allocated but unused) of a reservation's cost.
+    pub idle_spend_share: f64,
     /// Config threshold: monthly cost that needs a capacity review.
     pub monthly_cost_review: f64,
     /// Config threshold: GPUs a team may gain without approval over 30 days.
@@ -138,9 +144,9 @@ impl PoolFacts {
 /// Forecast demand of a pool over the subject's hours.
 #[derive(Debug, Clone, Default, Serialize, JsonSchema)]
 pub struct DemandFacts {
-    /// Whether the pool has usage history (the demand facts below are 0 without).
+    /// Whether the pool has a demand outlook: usage history, or else approved requests (the demand facts below are 0 without).
     pub has_usage: bool,
-    /// Mean demand (allocated GPUs) over the request's window or the reservation's term: measured hours as measured, later hours at the P50 forecast.
+    /// Mean demand (allocated GPUs) over the request's window or the reservation's term: measured hours as measured, later hours at the P50 forecast plus what the approved requests add or remove (a request that starts after the measurements end is in it).
     pub demand_p50: f64,
     /// Peak P90 demand over the same hours.
     pub demand_p90: f64,
@@ -184,8 +190,10 @@ pub struct TeamUsageFacts {
     pub rightsized_gpus: u32,
     /// Allocated but unused GPU-hours of those 30 days, priced.
     pub idle_cost: f64,
-    /// Allocated GPU-hours of those 30 days, priced (chargeback).
+    /// Allocated GPU-hours of those 30 days, priced (the allocation part of its chargeback).
     pub cost_30d: f64,
+    /// Its chargeback for those 30 days: `team.cost_30d` plus its share of its pools' unallocated cost (`config.chargeback`).
+    pub chargeback_30d: f64,
     /// Projected spend in the calendar month of `now` (measured hours, then forecast and requests).
     pub projected_spend: f64,
     /// `team.projected_spend` over the monthly budget (0 without a budget).

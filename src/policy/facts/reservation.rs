@@ -76,8 +76,20 @@ pub struct ReservationFacts {
     pub total_cost: f64,
     /// `reservation.total_cost` over the reserved GPU-hours.
     pub gpu_hour_price: f64,
-    /// Whether the covered pool has usage history to forecast (the facts below are 0 without).
+    /// Whether the covered pool has a demand outlook: usage history, or else approved requests (the facts below are 0 without).
     pub has_forecast: bool,
+    /// What the demand rests on: `history` (usage history, forecast, plus what approved requests change), `requests` (no usage history: the approved requests alone) or `none`.
+    pub forecast_basis: String,
+    /// Days of usage history behind the forecast (usage history of the base revision when checking a change).
+    pub history_days: f64,
+    /// Whether the term ends within `config.history_multiple` times the history's length after the last measurement (false without history).
+    pub term_supported: bool,
+    /// The last day the history supports, RFC 3339 (empty without history).
+    pub supported_until: String,
+    /// Whether a non-blank `businessCase` is given.
+    pub has_business_case: bool,
+    /// Whether the reservation is prepaid or cannot be cancelled (capacity block, GCP commitment, upfront fee) and its term has started.
+    pub locked: bool,
     /// Share of the reserved GPU-hours the P50 demand uses (measured hours as measured).
     pub expected_utilization: f64,
     /// The same at P10 demand (the low case).
@@ -88,6 +100,12 @@ pub struct ReservationFacts {
     pub stranded_cost_p10: f64,
     /// `reservation.stranded_cost` over `reservation.total_cost`.
     pub stranded_share: f64,
+    /// Expected idle spend: reserved GPU-hours allocated to work but not busy, at P50 demand and the pool's measured busy share (used over allocated GPU-hours in the 30 days before `now`), priced.
+    pub idle_cost: f64,
+    /// `reservation.idle_cost` over `reservation.total_cost`.
+    pub idle_share: f64,
+    /// The pool's measured busy share (0 without usage).
+    pub busy_share: f64,
     /// The most instances whose expected stranded share stays within `config.thresholds.stranded_spend_share`.
     pub suggested_count: u32,
     /// Hours of the term where P90 demand exceeds all the pool's GPUs (reserved, on-demand and spot).
@@ -134,11 +152,30 @@ pub fn reservation(
             .unwrap_or(0.0),
         gpu_hour_price: round(cost.as_ref().map(|c| float(c.per_gpu_hour)).unwrap_or(0.0)),
         has_forecast: outlook.is_some(),
+        forecast_basis: outlook
+            .map(|r| r.basis.as_str())
+            .unwrap_or("none")
+            .to_string(),
+        history_days: round(o(|r| r.history_hours as f64 / 24.0)),
+        term_supported: outlook.is_some_and(|r| r.term_supported),
+        supported_until: outlook
+            .filter(|r| r.basis == crate::forecast::demand::Basis::History)
+            .and_then(|r| Timestamp::from_second(r.supported_until * 3600))
+            .map(|t| t.to_string())
+            .unwrap_or_default(),
+        has_business_case: s
+            .business_case
+            .as_ref()
+            .is_some_and(|b| !b.value.trim().is_empty()),
+        locked: crate::cost::reservation::locked(s, env.at.hour_index()),
         expected_utilization: round(o(|r| r.utilization_p50)),
         utilization_p10: round(o(|r| r.utilization_p10)),
         stranded_cost: o(|r| float(r.stranded_p50)),
         stranded_cost_p10: o(|r| float(r.stranded_p10)),
         stranded_share: round(o(|r| r.stranded_share)),
+        idle_cost: o(|r| float(r.idle_p50)),
+        idle_share: round(o(|r| r.idle_share)),
+        busy_share: round(outlook.and_then(|r| r.busy).unwrap_or(0.0)),
         suggested_count: outlook
             .map(|r| r.suggested_count)
             .unwrap_or(s.count.value.0),

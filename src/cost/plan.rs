@@ -1,0 +1,522 @@
+//! One consistent plan of recommendations, pool by pool: rightsizing first,
+//! then commitments sized on the rightsized demand; savings never counted
+//! twice; nothing for commitments that are locked.
+//!
+//! For each pool with a price, `today` is what it costs a month as
+//! provisioned (its GPUs at the blended price). The commitment mix is worked
+//! out twice: on the forecast demand (`mix0`) and on the demand after the
+//! low-utilization teams release what they do not use (`mix1`). Then
+//!
+//! - each **rightsize-team** recommendation saves its share (by GPUs
+//!   released) of `mix0 - mix1`: what the released GPUs would have cost under
+//!   the recommended purchase, locked commitments included (a pool whose
+//!   GPUs are all locked saves nothing by rightsizing until they end);
+//! - the pool's **commitment-mix** recommendation buys `mix1` and saves
+//!   `today - mix0`, the rest of the difference to today's bill;
+//!
+//! so a pool's savings add up to `today - mix1` and no saving is counted
+//! twice. A commitment mix is recommended when it saves at least 10% of
+//! today's cost. A reservation that is oversized and can still be changed
+//! (not locked) is resized inside its pool's commitment plan; on its own
+//! (with its own saving) only when the pool has no plan. Pools without a
+//! catalog price credit rightsizing at the blended price. Every
+//! recommendation carries its saving, its risk and the document change that
+//! would apply it.
+
+use super::usage::rightsize;
+use super::{Analysis, LOOKBACK_HOURS, prices};
+use crate::model::money::{format as money, percent as pct};
+use crate::model::*;
+use rust_decimal::Decimal;
+use serde::Serialize;
+
+/// The smallest saving, as a share of a pool's cost, worth a commitment plan.
+pub const MIN_PLAN_SAVING: f64 = 0.10;
+
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Recommendation {
+    pub kind: RecommendationKind,
+    pub subject: String,
+    pub text: String,
+    /// What following it saves a month, where that can be priced.
+    pub monthly_savings: Option<Decimal>,
+    /// What could go wrong.
+    pub risk: String,
+    /// The document changes that apply it.
+    pub changes: Vec<String>,
+}
+
+/// What a recommendation is about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RecommendationKind {
+    /// Hold fewer GPUs: a team uses far less than it is allocated.
+    RightsizeTeam,
+    /// Reserve fewer instances than a reservation holds.
+    ResizeReservation,
+    /// Buy a pool's demand the way the field does: commitments, spot, on demand.
+    CommitmentMix,
+    /// A team's projected spend passes its budget.
+    Budget,
+}
+
+impl RecommendationKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RecommendationKind::RightsizeTeam => "rightsize-team",
+            RecommendationKind::ResizeReservation => "resize-reservation",
+            RecommendationKind::CommitmentMix => "commitment-mix",
+            RecommendationKind::Budget => "budget",
+        }
+    }
+}
+
+/// A team's rightsizing across pools: its saving, per-pool texts, document changes and risks.
+#[derive(Default)]
+struct TeamPlan {
+    saving: Decimal,
+    texts: Vec<String>,
+    changes: Vec<String>,
+    risks: Vec<String>,
+}
+
+/// A team's release in one pool.
+struct Release {
+    team: String,
+    gpus: f64,
+    rightsized: u32,
+    allocated: f64,
+    used_p95: f64,
+}
+
+/// The GPUs each low-utilization team can release in a pool: its mean
+/// allocation there minus what its mean use needs at the target utilization.
+fn releases(a: &Analysis<'_>, cluster: &str, pool: &str) -> Vec<Release> {
+    let target = a.config.thresholds.target_utilization.as_f64();
+    let at = a.at.hour_index();
+    let mut out = Vec::new();
+    for t in a.usage().values().filter(|t| t.low) {
+        for p in t
+            .pools
+            .iter()
+            .filter(|p| p.cluster == cluster && p.pool == pool)
+        {
+            let rightsized = rightsize(p.mean_used(), target);
+            let gpus = p.mean_allocated() - rightsized as f64;
+            if gpus <= 0.0 {
+                continue;
+            }
+            let series = a
+                .team_series
+                .get(&t.team)
+                .and_then(|v| v.iter().find(|s| s.cluster == cluster && s.pool == pool));
+            let mut used: Vec<f64> = series
+                .map(|s| {
+                    let u = &a.series.used[s.id];
+                    ((at - LOOKBACK_HOURS)..at)
+                        .filter_map(|h| u.get(h))
+                        .collect()
+                })
+                .unwrap_or_default();
+            used.sort_by(f64::total_cmp);
+            out.push(Release {
+                team: t.team.clone(),
+                gpus,
+                rightsized,
+                allocated: p.mean_allocated(),
+                used_p95: crate::forecast::quantile(&used, 0.95),
+            });
+        }
+    }
+    out
+}
+
+/// The recommendations of every pool, and the budget alerts, largest saving first.
+pub fn recommendations(a: &Analysis<'_>) -> Vec<Recommendation> {
+    let cur = a.config.currency.clone();
+    let month = Decimal::from(prices::HOURS_PER_MONTH);
+    let mut out = Vec::new();
+    let mut teams: std::collections::BTreeMap<String, TeamPlan> = Default::default();
+    for ((cluster, pool), entry) in &a.pools {
+        let Some(blended) = entry.price.blended else {
+            continue;
+        };
+        let pool_gpus = crate::capacity::pool_gpus(entry.pool);
+        let today = (blended * Decimal::from(pool_gpus) * month).round_dp(2);
+        let rel = releases(a, cluster, pool);
+        let released: f64 = rel.iter().map(|r| r.gpus).sum();
+        let mix0 = a.mix(cluster, pool, 0.0);
+        let mix1 = if released > 0.0 {
+            a.mix(cluster, pool, released)
+        } else {
+            mix0.clone()
+        };
+        let rightsizing = match (&mix0, &mix1) {
+            (Some(m0), Some(m1)) => (m0.monthly_plan() - m1.monthly_plan()).max(Decimal::ZERO),
+            _ => (prices::decimal(released) * blended * month).round_dp(2),
+        };
+        let mut given = Decimal::ZERO;
+        for (k, r) in rel.iter().enumerate() {
+            let part = if k + 1 == rel.len() {
+                rightsizing - given
+            } else {
+                (rightsizing * prices::decimal(r.gpus / released)).round_dp(2)
+            };
+            given += part;
+            let e = teams.entry(r.team.clone()).or_default();
+            e.saving += part;
+            e.texts.push(format!(
+                "{cluster}/{pool}: {} → {} GPUs",
+                gpus(r.allocated),
+                r.rightsized
+            ));
+            e.changes
+                .extend(request_changes(a, &r.team, cluster, pool, r.gpus));
+            e.risks.push(if r.used_p95 > r.rightsized as f64 + 1e-9 {
+                format!(
+                    "in {cluster}/{pool} its busiest hours (P95) used {} GPUs, above {}: that work would queue",
+                    gpus(r.used_p95),
+                    r.rightsized
+                )
+            } else {
+                format!(
+                    "in {cluster}/{pool} its busiest hours (P95) used {} GPUs, within {}",
+                    gpus(r.used_p95),
+                    r.rightsized
+                )
+            });
+        }
+        let mut planned = false;
+        if let (Some(m0), Some(m1)) = (&mix0, &mix1) {
+            let saving = today - m0.monthly_plan();
+            if !today.is_zero() && prices::float(saving / today) >= MIN_PLAN_SAVING {
+                planned = true;
+                out.push(commitment(a, cluster, pool, entry, m1, today, saving, &cur));
+            }
+        }
+        if !planned {
+            out.extend(resizes(a, cluster, pool, &cur));
+        }
+    }
+    for (
+        team,
+        TeamPlan {
+            saving,
+            texts,
+            changes,
+            risks,
+        },
+    ) in teams
+    {
+        let u = &a.usage()[&team];
+        let target = a.config.thresholds.target_utilization.as_f64();
+        out.push(Recommendation {
+            kind: RecommendationKind::RightsizeTeam,
+            subject: team.clone(),
+            text: format!(
+                "used {} of its GPUs over {} days ({:.1} of {:.1} on average): at {:.0}% it needs {} ({})",
+                pct(u.utilization.unwrap_or(0.0)),
+                LOOKBACK_HOURS / 24,
+                u.mean_used,
+                u.mean_allocated,
+                100.0 * target,
+                u.rightsized_gpus,
+                texts.join("; ")
+            ),
+            monthly_savings: Some(saving),
+            risk: risks.join("; "),
+            changes,
+        });
+    }
+    out.extend(budgets(a, &cur));
+    out.sort_by(|x, y| {
+        y.monthly_savings
+            .unwrap_or_default()
+            .cmp(&x.monthly_savings.unwrap_or_default())
+            .then(x.subject.cmp(&y.subject))
+    });
+    out
+}
+
+/// The request changes that release `gpus` of a team's GPUs in a pool:
+/// its requests in force at `--at` that ask for whole GPUs, largest first.
+fn request_changes(
+    a: &Analysis<'_>,
+    team: &str,
+    cluster: &str,
+    pool: &str,
+    gpus: f64,
+) -> Vec<String> {
+    let at = a.at.hour_index();
+    let mut left = gpus.floor() as u32;
+    let mut reqs: Vec<&Document<RequestSpec>> = a
+        .repo
+        .requests
+        .values()
+        .filter(|r| {
+            r.spec.team.value == team
+                && r.spec.cluster.value == cluster
+                && r.spec.pool.value == pool
+                && crate::capacity::Hours::of_request(&r.spec).start <= at
+                && at < crate::capacity::Hours::of_request(&r.spec).end
+        })
+        .collect();
+    let whole = |r: &Document<RequestSpec>| {
+        r.spec
+            .resources
+            .iter()
+            .find(|(k, _)| k.value == "nvidia.com/gpu")
+            .map(|(_, v)| v.value.0)
+            .unwrap_or(0)
+    };
+    reqs.sort_by_key(|r| std::cmp::Reverse(whole(r)));
+    let mut out = Vec::new();
+    for r in reqs {
+        let n = whole(r);
+        if left == 0 || n == 0 {
+            continue;
+        }
+        let cut = left.min(n);
+        left -= cut;
+        out.push(format!(
+            "CapacityRequest `{}`: nvidia.com/gpu {n} → {}",
+            r.name(),
+            n - cut
+        ));
+    }
+    if left > 0 {
+        out.push(format!(
+            "Team `{team}`: hold {left} fewer GPUs in {cluster}/{pool} (no request in force asks for them)"
+        ));
+    }
+    out
+}
+
+#[allow(clippy::too_many_arguments)]
+fn commitment(
+    a: &Analysis<'_>,
+    cluster: &str,
+    pool: &str,
+    entry: &super::PoolEntry<'_>,
+    m: &super::mix::Mix,
+    today: Decimal,
+    saving: Decimal,
+    cur: &str,
+) -> Recommendation {
+    let itype = entry
+        .pool
+        .instance_type
+        .as_ref()
+        .map(|t| t.value.clone())
+        .unwrap_or_else(|| "instances".into());
+    let mut parts = Vec::new();
+    let mut changes = Vec::new();
+    let mut risks = Vec::new();
+    let outlook = a.outlook(cluster, pool);
+    let history_days = outlook.map_or(0, |o| o.history_hours() / 24);
+    let multiple = a.history_multiple();
+    for t in [&m.baseline, &m.flexible].into_iter().flatten() {
+        parts.push(format!("{} GPUs {}", t.gpus, t.kind));
+        changes.push(format!(
+            "Reservation (new): {} × {itype} covering {cluster}/{pool}, {}",
+            t.nodes, t.kind
+        ));
+        let term_days = if t.kind.starts_with('3') {
+            3 * 365
+        } else {
+            365
+        };
+        if (history_days as f64) * multiple < term_days as f64 {
+            risks.push(format!(
+                "the {} term ({term_days} days) is more than {multiple}× the {history_days} days of history: it needs a business case",
+                t.kind
+            ));
+        } else {
+            risks.push(format!(
+                "{} GPUs are paid for {} whether used or not",
+                t.gpus, t.kind
+            ));
+        }
+    }
+    if m.block_gpus > 0.0 {
+        parts.push(format!(
+            "{} GPUs on capacity blocks for the approved bursts",
+            gpus(m.block_gpus)
+        ));
+    }
+    if m.spot_gpus > 0.0 {
+        parts.push(format!(
+            "{} GPUs of preemptible work on spot",
+            gpus(m.spot_gpus)
+        ));
+        risks.push(format!(
+            "spot can be reclaimed at any time: priced with a {} allowance for interrupted work",
+            pct(a.config.costs.spot_interruption_allowance.as_f64())
+        ));
+    }
+    if m.on_demand_gpus > 0.0 {
+        parts.push(format!("{} GPUs on demand", gpus(m.on_demand_gpus)));
+    }
+    if m.released_gpus > 0.0 {
+        parts.push(format!(
+            "sized after rightsizing releases {} GPUs",
+            gpus(m.released_gpus)
+        ));
+    }
+    for r in a.repo.reservations.values().filter(|r| {
+        r.spec.covers.cluster.value == cluster
+            && r.spec.covers.pool.value == pool
+            && !super::reservation::locked(&r.spec, a.at.hour_index())
+    }) {
+        if let Some(x) = a.reservation(r.name())
+            && x.suggested_count < r.spec.count.value.0
+        {
+            changes.push(format!(
+                "Reservation `{}`: count {} → {}",
+                r.name(),
+                r.spec.count.value.0,
+                x.suggested_count
+            ));
+        }
+    }
+    let committed: u32 = [&m.baseline, &m.flexible]
+        .into_iter()
+        .flatten()
+        .map(|t| t.nodes)
+        .sum();
+    changes.push(format!(
+        "Cluster `{cluster}` pool `{pool}`: purchase {{reserved: {committed}}}, the rest on demand{} as demand needs",
+        if m.spot_gpus > 0.0 { " and spot" } else { "" }
+    ));
+    if m.monthly_locked > Decimal::ZERO {
+        risks.push(format!(
+            "{} a month of locked commitments is paid whatever happens",
+            money(m.monthly_locked, cur)
+        ));
+    }
+    let buy = if parts.iter().all(|p| p.starts_with("sized after")) {
+        let mut keep = "keep only the locked commitments, which cover the demand".to_string();
+        if let Some(p) = parts.first() {
+            keep.push_str(&format!(" ({p})"));
+        }
+        keep
+    } else {
+        format!("buy {}", parts.join(", "))
+    };
+    let against_on_demand = if m.savings_share > 0.005 {
+        format!("; {:.0}% less than all on demand", 100.0 * m.savings_share)
+    } else {
+        String::new()
+    };
+    Recommendation {
+        kind: RecommendationKind::CommitmentMix,
+        subject: format!("{cluster}/{pool}"),
+        text: format!(
+            "{buy}: {} a month against {} as provisioned today ({:.0}% less{against_on_demand})",
+            money(m.monthly_plan(), cur),
+            money(today, cur),
+            100.0 * prices::float(saving / today),
+        ),
+        monthly_savings: Some(saving.round_dp(2)),
+        risk: if risks.is_empty() {
+            "none beyond the forecast's".into()
+        } else {
+            risks.join("; ")
+        },
+        changes,
+    }
+}
+
+/// Oversized reservations that can still be changed, in a pool without a commitment plan.
+fn resizes(a: &Analysis<'_>, cluster: &str, pool: &str, cur: &str) -> Vec<Recommendation> {
+    let month = Decimal::from(prices::HOURS_PER_MONTH);
+    let threshold = a.config.thresholds.stranded_spend_share.as_f64();
+    let mut out = Vec::new();
+    for (name, doc) in
+        a.repo.reservations.iter().filter(|(_, r)| {
+            r.spec.covers.cluster.value == cluster && r.spec.covers.pool.value == pool
+        })
+    {
+        let s = &doc.spec;
+        let Some(r) = a.reservation(name) else {
+            continue;
+        };
+        if r.locked || r.stranded_share <= threshold {
+            continue;
+        }
+        let per = r.cost.total / Decimal::from(s.count.value.0.max(1));
+        out.push(Recommendation {
+            kind: RecommendationKind::ResizeReservation,
+            subject: name.clone(),
+            text: format!(
+                "{} of {} GPUs used at P50: {} stranded ({} at P10); {} × {} would keep the stranded share within {:.0}%",
+                pct(r.utilization_p50),
+                r.cost.gpus,
+                money(r.stranded_p50, cur),
+                money(r.stranded_p10, cur),
+                r.suggested_count,
+                s.instance_type.value,
+                100.0 * threshold
+            ),
+            monthly_savings: Some(
+                (per * Decimal::from(s.count.value.0.saturating_sub(r.suggested_count)) * month
+                    / Decimal::from(r.cost.hours.max(1)))
+                .round_dp(2),
+            ),
+            risk: format!(
+                "P90 demand would exceed the smaller reservation; the pool's on-demand nodes take it ({} shortfall hours over the whole pool)",
+                r.shortfall_hours
+            ),
+            changes: vec![format!(
+                "Reservation `{name}`: count {} → {}",
+                s.count.value.0, r.suggested_count
+            )],
+        });
+    }
+    out
+}
+
+fn budgets(a: &Analysis<'_>, cur: &str) -> Vec<Recommendation> {
+    let mut out = Vec::new();
+    for (name, team) in &a.repo.teams {
+        let months = a.budget(name);
+        if team.spec.monthly_budget.is_none() {
+            continue;
+        }
+        let Some(first) = months.iter().find(|m| m.alert.is_some()) else {
+            continue;
+        };
+        let Some((share, m)) = months
+            .iter()
+            .filter_map(|m| m.share.map(|s| (s, m)))
+            .max_by(|x, y| x.0.total_cmp(&y.0))
+        else {
+            continue;
+        };
+        out.push(Recommendation {
+            kind: RecommendationKind::Budget,
+            subject: name.clone(),
+            text: format!(
+                "projected spend reaches the {} alert in {} and peaks at {:.0}% of the budget in {} ({})",
+                pct(first.alert.map(prices::float).unwrap_or(0.0)),
+                first.label(),
+                100.0 * share,
+                m.label(),
+                money(m.spend, cur)
+            ),
+            monthly_savings: None,
+            risk: "the projection follows the allocation forecast and the approved requests".into(),
+            changes: vec![format!(
+                "Team `{name}`: raise monthlyBudget, or shorten or shrink its requests"
+            )],
+        });
+    }
+    out
+}
+
+/// GPUs to one decimal, without a trailing `.0`.
+fn gpus(x: f64) -> String {
+    let t = format!("{x:.1}");
+    t.trim_end_matches('0').trim_end_matches('.').to_string()
+}

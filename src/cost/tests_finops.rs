@@ -1,0 +1,371 @@
+//! The numbers a FinOps lead signs, on the seeds' scenarios, each worked out
+//! by hand in the comments: the waste buckets and chargeback add up, the
+//! approved future counts, the commitment mix reaches the field's savings,
+//! and the recommendations form one plan.
+
+use super::tests::{CONFIG, at, cluster, repo_of, team, usage, wobble};
+use super::*;
+use crate::forecast::demand::Basis;
+use rust_decimal::Decimal;
+
+pub(super) fn d(cents: i64) -> Decimal {
+    Decimal::new(cents, 2)
+}
+
+pub(super) fn catalog(rows: &str) -> String {
+    format!(
+        "apiVersion: capops.dev/v1alpha1\nkind: PriceCatalog\nmetadata: {{name: test}}\nspec:\n  prices:\n{rows}"
+    )
+}
+
+/// A standing (or windowed) request.
+pub(super) fn request(name: &str, team: &str, pool: &str, gpus: u32, extra: &str) -> String {
+    format!(
+        "apiVersion: capops.dev/v1alpha1\nkind: CapacityRequest\nmetadata: {{name: {name}}}\nspec:\n  team: {team}\n  cluster: c\n  pool: {pool}\n  resources: {{nvidia.com/gpu: {gpus}}}\n  workloadClass: training\n{extra}---\n"
+    )
+}
+
+/// Two usage CSVs joined (the second without its header).
+pub(super) fn join(a: String, b: String) -> String {
+    let rest: String = b.lines().skip(1).map(|l| format!("{l}\n")).collect();
+    a + &rest
+}
+
+#[test]
+fn an_agency_fleet_shows_its_stranded_spend_and_a_plan_to_stop_paying_for_it() {
+    // 16 GPUs (4 x gpu4x at 16.096/h = 4.024 a GPU-hour) cost 16 x 4.024 x 730
+    // = 47,000.32 a month. The agency holds 4 and keeps 3.68 busy (23% of the fleet).
+    let now = at("2026-11-22T00:00:00Z");
+    let repo = repo_of(&[
+        ("capops.yaml", CONFIG.into()),
+        (
+            "prices.yaml",
+            catalog(
+                "    - {provider: aws, region: us-east-2, instanceType: gpu4x, gpusPerInstance: 4, onDemand: 16.096, source: test}\n",
+            ),
+        ),
+        (
+            "cluster.yaml",
+            cluster(
+                "    - {name: p, gpuModel: a10g, instanceType: gpu4x, gpusPerNode: 4, nodes: 4}\n",
+            ),
+        ),
+        ("team.yaml", team("agency", None)),
+        (
+            "usage/c.csv",
+            usage(now, 60, "p", "agency", |_| 4.0, |_| 3.68),
+        ),
+    ]);
+    let a = Analysis::new(&repo, now);
+    let w = a.pool_waste("c", "p").unwrap();
+    let c = w.costs.as_ref().unwrap();
+    // Over 720 hours: capacity 16 x 720 x 4.024 = 46,356.48; allocated 4 x 720 x 4.024
+    // = 11,589.12; idle 0.32 x 720 x 4.024 = 927.13; used the rest, 10,661.99;
+    // stranded 12 x 720 x 4.024 = 34,767.36.
+    assert_eq!(c.capacity, d(4_635_648));
+    assert_eq!(c.allocated, d(1_158_912));
+    assert_eq!(c.idle, d(92_713));
+    assert_eq!(c.used, d(1_066_199));
+    assert_eq!(c.stranded, d(3_476_736));
+    assert_eq!(c.unmeasured, Decimal::ZERO);
+    assert_eq!(c.used + c.idle + c.stranded + c.unmeasured, c.capacity);
+    // Chargeback: the only team pays its allocation and the stranded GPUs.
+    let u = &a.usage()["agency"];
+    assert_eq!(u.chargeback, c.capacity);
+    assert_eq!(u.idle_cost, d(92_713));
+    // The plan: buy the 4 GPUs of demand on demand, 4 x 4.024 x 730 = 11,750.08,
+    // instead of 47,000.32: 35,250.24 a month (75%).
+    let recs = plan::recommendations(&a);
+    let mix = recs
+        .iter()
+        .find(|r| r.kind == plan::RecommendationKind::CommitmentMix)
+        .expect("a plan for the fleet");
+    assert_eq!(mix.monthly_savings, Some(d(3_525_024)));
+    assert!(
+        mix.changes.iter().any(|c| c.contains("pool `p`")),
+        "{mix:?}"
+    );
+    // The team keeps 92% of its allocation busy: nothing to rightsize.
+    assert!(
+        !recs
+            .iter()
+            .any(|r| r.kind == plan::RecommendationKind::RightsizeTeam)
+    );
+}
+
+#[test]
+fn chargeback_shares_unallocated_cost_as_the_config_says_and_adds_up() {
+    // 32 H100s on demand at 6.88: team a holds 16, team b 8; 8 are allocated to nobody.
+    // Over 720 h: capacity 158,515.20; a 79,257.60; b 39,628.80; stranded 39,628.80.
+    let now = at("2026-11-22T00:00:00Z");
+    let run = |rule: &str| {
+        let config = format!(
+            "apiVersion: capops.dev/v1alpha1\nkind: Config\nmetadata: {{name: t}}\nspec:\n  costs: {{chargeback: {rule}}}\n"
+        );
+        let repo = repo_of(&[
+            ("capops.yaml", config),
+            (
+                "prices.yaml",
+                catalog(
+                    "    - {provider: aws, region: us-east-2, instanceType: p5.48xlarge, gpusPerInstance: 8, onDemand: 55.04, source: test}\n",
+                ),
+            ),
+            (
+                "cluster.yaml",
+                cluster(
+                    "    - {name: h100, gpuModel: h100-80gb-sxm, instanceType: p5.48xlarge, gpusPerNode: 8, nodes: 4}\n",
+                ),
+            ),
+            (
+                "teams.yaml",
+                format!("{}---\n{}", team("a", None), team("b", None)),
+            ),
+            (
+                "usage/c.csv",
+                join(
+                    usage(now, 40, "h100", "a", |_| 16.0, |_| 8.0),
+                    usage(now, 40, "h100", "b", |_| 8.0, |_| 4.0),
+                ),
+            ),
+        ]);
+        let a = Analysis::new(&repo, now);
+        let u = a.usage();
+        let w = a.pool_waste("c", "h100").unwrap().clone();
+        (u["a"].chargeback, u["b"].chargeback, w)
+    };
+    let (a, b, w) = run("proportional");
+    assert_eq!(w.costs.as_ref().unwrap().stranded, d(3_962_880));
+    // Proportional: a takes 2/3 of the stranded 39,628.80 (26,419.20), b 1/3 (13,209.60).
+    assert_eq!((a, b), (d(10_567_680), d(5_283_840)));
+    assert_eq!(a + b + w.unassigned, w.costs.as_ref().unwrap().capacity);
+    // Even: 19,814.40 each.
+    let (a, b, w) = run("even");
+    assert_eq!((a, b), (d(9_907_200), d(5_944_320)));
+    assert_eq!(a + b + w.unassigned, d(15_851_520));
+    // Not shared: the platform keeps the stranded 39,628.80.
+    let (a, b, w) = run("not-shared");
+    assert_eq!((a, b), (d(7_925_760), d(3_962_880)));
+    assert_eq!(w.unassigned, d(3_962_880));
+    assert_eq!(a + b + w.unassigned, d(15_851_520));
+}
+
+#[test]
+fn a_reservation_for_an_approved_256_gpu_run_is_used_and_ending_requests_leave() {
+    // 40 p4d (320 A100s); training runs 64 GPUs; a merged 256-GPU run starts in a
+    // week for two weeks, and a 48-GPU request running now ends in ten days.
+    let now = at("2026-11-22T00:00:00Z");
+    let pool = "    - {name: a100, gpuModel: a100-40gb, instanceType: p4d.24xlarge, gpusPerNode: 8, nodes: 40}\n";
+    let requests = [
+        request(
+            "big-run",
+            "training",
+            "a100",
+            256,
+            "  window: {start: \"2026-11-29T00:00:00Z\", end: \"2026-12-13T00:00:00Z\"}\n",
+        ),
+        request(
+            "ending",
+            "training",
+            "a100",
+            48,
+            "  window: {start: \"2026-11-01T00:00:00Z\", end: \"2026-12-02T00:00:00Z\"}\n",
+        ),
+    ]
+    .concat();
+    let reservation = r#"apiVersion: capops.dev/v1alpha1
+kind: Reservation
+metadata: {name: for-the-run}
+spec:
+  provider: aws
+  type: aws-capacity-block
+  region: us-east-2
+  instanceType: p4d.24xlarge
+  count: 32
+  term: {start: "2026-11-29T00:00:00Z", end: "2026-12-13T00:00:00Z"}
+  hourlyPrice: 14.75
+  covers: {cluster: c, pool: a100}
+"#;
+    let repo = repo_of(&[
+        ("capops.yaml", CONFIG.into()),
+        ("prices.yaml", super::tests::prices()),
+        ("cluster.yaml", cluster(pool)),
+        ("team.yaml", team("training", None)),
+        ("requests.yaml", requests),
+        ("reservation.yaml", reservation.into()),
+        (
+            "usage/c.csv",
+            usage(now, 30, "a100", "training", |_| 64.0, |_| 50.0),
+        ),
+    ]);
+    let a = Analysis::new(&repo, now);
+    let o = a.outlook("c", "a100").unwrap();
+    let hour = |s: &str| at(s).hour_index();
+    // Before the run: the measured 64. During it: 64 + 256 = 320. After the 48-GPU
+    // request ends (Dec 2) its GPUs leave: 320 - 48 = 272; after the run: 16.
+    assert_eq!(o.at(hour("2026-11-25T12:00:00Z")).unwrap().p50, 64.0);
+    assert_eq!(o.at(hour("2026-11-30T12:00:00Z")).unwrap().p50, 320.0);
+    assert_eq!(o.at(hour("2026-12-05T12:00:00Z")).unwrap().p50, 272.0);
+    assert_eq!(o.at(hour("2026-12-20T12:00:00Z")).unwrap().p50, 16.0);
+    // The history alone knows nothing of them.
+    assert_eq!(o.trend_at(hour("2026-11-30T12:00:00Z")).unwrap().p50, 64.0);
+    // The 256 reserved GPUs are used in full (272 or more demanded): nothing stranded.
+    // From the history alone, 64 of 256 would be used: 75% stranded.
+    let r = a.reservation("for-the-run").unwrap();
+    assert!((r.utilization_p50 - 1.0).abs() < 1e-9, "{r:?}");
+    assert_eq!(r.stranded_p50, Decimal::ZERO);
+    // Busy share 50/64: idle = 1.0 x (1 - 0.78125) = 21.875% of 32 x 336 x 14.75 = 158,592.
+    assert_eq!(r.cost.total, Decimal::from(158_592));
+    assert!((r.idle_share - 0.21875).abs() < 1e-6, "{}", r.idle_share);
+    assert_eq!(r.basis, Basis::History);
+}
+
+#[test]
+fn rightsizing_comes_first_and_commitments_are_sized_on_what_is_left() {
+    // The team at 18%: 20 H100s held, 3.6 used: at 70% it needs 6, so it releases 14.
+    // p5.48xlarge: on demand 6.88 a GPU, 1-year 4.472 (65% of it).
+    let now = at("2026-11-22T00:00:00Z");
+    let repo = repo_of(&[
+        ("capops.yaml", CONFIG.into()),
+        (
+            "prices.yaml",
+            catalog(
+                "    - {provider: aws, region: us-east-2, instanceType: p5.48xlarge, gpusPerInstance: 8, onDemand: 55.04, reserved1y: 35.776, source: test}\n",
+            ),
+        ),
+        (
+            "cluster.yaml",
+            cluster(
+                "    - {name: h100, gpuModel: h100-80gb-sxm, instanceType: p5.48xlarge, gpusPerNode: 8, nodes: 4}\n",
+            ),
+        ),
+        ("team.yaml", team("vision", None)),
+        (
+            "requests.yaml",
+            request("vision-serving", "vision", "h100", 20, ""),
+        ),
+        (
+            "usage/c.csv",
+            usage(now, 45, "h100", "vision", |_| 20.0, |_| 3.6),
+        ),
+    ]);
+    let a = Analysis::new(&repo, now);
+    let recs = plan::recommendations(&a);
+    let rightsize = recs
+        .iter()
+        .find(|r| r.kind == plan::RecommendationKind::RightsizeTeam)
+        .unwrap();
+    let mix = recs
+        .iter()
+        .find(|r| r.kind == plan::RecommendationKind::CommitmentMix)
+        .unwrap();
+    // On 20 GPUs the mix would commit 2 nodes (16 GPUs) for a year and run 4 on demand:
+    // (16 x 4.472 + 4 x 6.88) x 730 = 72,322.56. On the rightsized 6 (under one node):
+    // all on demand, 6 x 6.88 x 730 = 30,134.40. Rightsizing saves the difference,
+    // 42,188.16; the plan the rest of today's 32 x 6.88 x 730 = 160,716.80: 88,394.24.
+    assert_eq!(rightsize.monthly_savings, Some(d(4_218_816)));
+    assert_eq!(mix.monthly_savings, Some(d(8_839_424)));
+    // Together exactly today minus the plan's cost: nothing counted twice.
+    let m1 = a.mix("c", "h100", 14.0).unwrap();
+    assert_eq!(m1.monthly_plan(), d(3_013_440));
+    assert_eq!(
+        rightsize.monthly_savings.unwrap() + mix.monthly_savings.unwrap(),
+        d(16_071_680) - m1.monthly_plan()
+    );
+    // The commitments are sized on the rightsized 6 GPUs: nothing reserved, not 20.
+    assert!(m1.baseline.is_none() && m1.flexible.is_none());
+    assert!(
+        !mix.changes.iter().any(|c| c.contains("Reservation (new)")),
+        "{mix:?}"
+    );
+    assert!(mix.text.contains("releases 14 GPUs"), "{}", mix.text);
+    // The document change that applies the rightsizing, and its risk.
+    assert_eq!(
+        rightsize.changes,
+        vec!["CapacityRequest `vision-serving`: nvidia.com/gpu 20 → 6".to_string()]
+    );
+    assert!(
+        rightsize.risk.contains("3.6 GPUs, within 6"),
+        "{}",
+        rightsize.risk
+    );
+}
+
+#[test]
+fn nothing_is_recommended_for_a_running_prepaid_block_and_an_unstarted_one_is_resized_in_the_plan()
+{
+    // 25 p4d (200 A100s) for a pool whose demand runs at 80: 60% stranded either way.
+    let now = at("2026-11-22T00:00:00Z");
+    let block = |name: &str, start: &str, end: &str| {
+        format!(
+            "apiVersion: capops.dev/v1alpha1\nkind: Reservation\nmetadata: {{name: {name}}}\nspec:\n  provider: aws\n  type: aws-capacity-block\n  region: us-east-2\n  instanceType: p4d.24xlarge\n  count: 25\n  term: {{start: \"{start}\", end: \"{end}\"}}\n  hourlyPrice: 14.75\n  covers: {{cluster: c, pool: a100}}\n"
+        )
+    };
+    let pool = "    - {name: a100, gpuModel: a100-40gb, instanceType: p4d.24xlarge, gpusPerNode: 8, nodes: 30}\n";
+    for (name, start, end, locked) in [
+        (
+            "running",
+            "2026-10-23T00:00:00Z",
+            "2027-04-23T00:00:00Z",
+            true,
+        ),
+        (
+            "next",
+            "2027-01-01T00:00:00Z",
+            "2027-01-29T00:00:00Z",
+            false,
+        ),
+    ] {
+        let repo = repo_of(&[
+            ("capops.yaml", CONFIG.into()),
+            (
+                "prices.yaml",
+                catalog(
+                    "    - {provider: aws, region: us-east-2, instanceType: p4d.24xlarge, gpusPerInstance: 8, onDemand: 21.96, source: test}\n",
+                ),
+            ),
+            ("cluster.yaml", cluster(pool)),
+            ("team.yaml", team("research", None)),
+            ("reservation.yaml", block(name, start, end)),
+            (
+                "usage/c.csv",
+                usage(
+                    now,
+                    60,
+                    "a100",
+                    "research",
+                    |h| 80.0 + 2.0 * wobble(h),
+                    |_| 60.0,
+                ),
+            ),
+        ]);
+        let a = Analysis::new(&repo, now);
+        let r = a.reservation(name).unwrap();
+        assert_eq!(r.locked, locked);
+        assert!(r.stranded_share > 0.5, "{r:?}");
+        let recs = plan::recommendations(&a);
+        let mentions: Vec<&String> = recs
+            .iter()
+            .flat_map(|x| &x.changes)
+            .filter(|c| c.contains(&format!("Reservation `{name}`")))
+            .collect();
+        if locked {
+            assert!(mentions.is_empty(), "prepaid and running: {mentions:?}");
+            assert!(!recs.iter().any(|x| x.subject == name));
+        } else {
+            // Not started yet: resized within the pool's plan (which re-buys the
+            // pool's demand), not as a saving of its own on top of it.
+            assert_eq!(
+                mentions,
+                vec![&format!(
+                    "Reservation `next`: count 25 → {}",
+                    r.suggested_count
+                )]
+            );
+            assert!(
+                !recs
+                    .iter()
+                    .any(|x| x.kind == plan::RecommendationKind::ResizeReservation)
+            );
+        }
+    }
+}

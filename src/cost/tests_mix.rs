@@ -1,0 +1,350 @@
+//! The commitment mix on the seeds' shapes (the agency, the research lab),
+//! honest uncertainty over long terms, and charts that show the peaks; every
+//! number worked out by hand in the comments.
+
+use super::tests::{CONFIG, at, cluster, repo_of, team, usage, wobble};
+use super::tests_finops::{catalog, d, join, request};
+use super::*;
+use crate::forecast::demand::Outlook;
+use rust_decimal::Decimal;
+
+#[test]
+fn the_agency_mix_puts_bursts_on_spot_and_saves_about_half() {
+    // The seed's agency: 20 GPUs of steady inference, 30 more for 10 hours a day
+    // (preemptible batch). One-GPU instances: on demand 6.88, 1-year 4.128 (40% off),
+    // 3-year 2.752, spot 2.064 (70% off; 2.2704 with the 10% interruption allowance).
+    let now = at("2026-11-22T00:00:00Z");
+    let burst = |h: i64| (8..18).contains(&(h.rem_euclid(24)));
+    let repo = repo_of(&[
+        ("capops.yaml", CONFIG.into()),
+        (
+            "prices.yaml",
+            catalog(
+                "    - {provider: aws, region: us-east-2, instanceType: gpu1, gpusPerInstance: 1, onDemand: 6.88, spot: 2.064, reserved1y: 4.128, reserved3y: 2.752, source: test}\n",
+            ),
+        ),
+        (
+            "cluster.yaml",
+            cluster(
+                "    - {name: p, gpuModel: h100-80gb-sxm, instanceType: gpu1, gpusPerNode: 1, nodes: 50}\n",
+            ),
+        ),
+        (
+            "teams.yaml",
+            format!("{}---\n{}", team("serving", None), team("batch", None)),
+        ),
+        (
+            "requests.yaml",
+            [
+                request("serving", "serving", "p", 20, ""),
+                request("batch", "batch", "p", 30, "  preemptible: true\n"),
+            ]
+            .concat(),
+        ),
+        (
+            "usage/c.csv",
+            join(
+                usage(now, 90, "p", "serving", |_| 20.0, |_| 18.0),
+                usage(
+                    now,
+                    90,
+                    "p",
+                    "batch",
+                    move |h| if burst(h) { 30.0 } else { 0.0 },
+                    move |h| if burst(h) { 24.0 } else { 0.0 },
+                ),
+            ),
+        ),
+    ]);
+    let a = Analysis::new(&repo, now);
+    let m = a.mix("c", "p", 0.0).unwrap();
+    // 90 days of history support a forecast for 180 days: a 3-year term is not
+    // supported, so the baseline is committed for a year.
+    assert!(m.three_year_unsupported);
+    let base = m.baseline.as_ref().unwrap();
+    assert_eq!((base.kind, base.gpus), ("1-year reserved", 20));
+    assert!(m.flexible.is_none());
+    // Bursts: 30 GPUs x 10/24 = 12.5 on average, all on spot; nothing on demand.
+    assert!((m.spot_gpus - 12.5).abs() < 0.05, "{m:?}");
+    assert!(m.on_demand_gpus < 0.05, "{m:?}");
+    // (20 x 4.128 + 12.5 x 2.2704) x 730 = 80,986.20 against 32.5 x 6.88 x 730 =
+    // 163,228.00 all on demand: 50.4% saved, in the field's 45-55%.
+    assert!(
+        (prices::float(m.monthly_mix) - 80_986.20).abs() < 100.0,
+        "{m:?}"
+    );
+    assert!((prices::float(m.monthly_on_demand) - 163_228.0).abs() < 100.0);
+    assert!(
+        (m.savings_share - 0.5039).abs() < 0.005,
+        "{}",
+        m.savings_share
+    );
+    assert!((0.45..=0.55).contains(&m.savings_share));
+}
+
+#[test]
+fn the_research_lab_mix_commits_its_floor_long_its_day_for_a_year_and_spots_research() {
+    // 24/7 training (30 GPUs), inference at 52 GPUs for 16 hours a day and 13 (a
+    // quarter) at night, research bursting to 90 GPUs one day in three
+    // (preemptible). Mean 30 + 39 + 30 = 99 GPUs. One-GPU prices as the agency's.
+    let price = prices::GpuHour {
+        on_demand: d(688),
+        spot: Some(Decimal::new(2064, 3)),
+        reserved1y: Some(Decimal::new(4128, 3)),
+        reserved3y: Some(Decimal::new(2752, 3)),
+        capacity_block: Some(Decimal::new(4916, 3)),
+        source: "test".into(),
+    };
+    let inference = |h: i64| {
+        if (6..22).contains(&h.rem_euclid(24)) {
+            52.0
+        } else {
+            13.0
+        }
+    };
+    let research = |h: i64| if (h / 24) % 3 == 0 { 90.0 } else { 0.0 };
+    let hours = 90 * 24;
+    let demand = Outlook::requests_only(0, hours, move |h| 30.0 + inference(h) + research(h));
+    let pre = Outlook::requests_only(0, hours, research);
+    let none = crate::capacity::Timeline::default();
+    let inputs = |bursts| mix::Inputs {
+        demand: &demand,
+        preemptible: Some(&pre),
+        from: 0,
+        hours: hours as usize,
+        gpus_per_node: 1,
+        price: &price,
+        spot_allowance: 0.10,
+        release: 0.0,
+        locked: &none,
+        locked_monthly: Decimal::ZERO,
+        bursts,
+        three_years_supported: true,
+    };
+    let m = mix::recommend(&inputs(&none)).unwrap();
+    // Steady demand is 82 for 2/3 of hours, 43 (30 + 13) for 1/3. Baseline: its
+    // floor, 43 GPUs, for 3 years. A 1-year GPU costs 60% of on demand, so it pays
+    // above the level demand exceeds 60% of hours: 82 (2/3 of hours): 39 more for a year.
+    assert_eq!(
+        m.baseline.as_ref().map(|t| (t.kind, t.gpus)),
+        Some(("3-year reserved", 43))
+    );
+    assert_eq!(
+        m.flexible.as_ref().map(|t| (t.kind, t.gpus)),
+        Some(("1-year reserved", 39))
+    );
+    assert!((m.spot_gpus - 30.0).abs() < 1e-9);
+    assert!(m.on_demand_gpus < 1e-9);
+    // GPU-hours served: 43/99 long, 39 x 2/3 = 26/99 for a year, 30/99 on spot.
+    assert!((m.shares.long - 43.0 / 99.0).abs() < 1e-9);
+    assert!((m.shares.flexible - 26.0 / 99.0).abs() < 1e-9);
+    assert!((m.shares.spot - 30.0 / 99.0).abs() < 1e-9);
+    // Capacity bought: 43 / 39 / 30 of 112 = 38% / 35% / 27%, near the seed's 30/40/30
+    // (its split counts inference's always-on night level as inference; the mix commits
+    // it long, being the floor).
+    let bought: [(f64, f64); 3] = [
+        (43.0 / 112.0, 0.30),
+        (39.0 / 112.0, 0.40),
+        (30.0 / 112.0, 0.30),
+    ];
+    for (got, want) in bought {
+        assert!((got - want).abs() <= 0.10, "{got} vs {want}");
+    }
+    // (43 x 2.752 + 39 x 4.128 + 30 x 2.2704) x 730 = 253,631.20 against
+    // 99 x 6.88 x 730 = 497,217.60 on demand: 49.0% saved.
+    assert_eq!(m.monthly_mix, d(25_363_120));
+    assert_eq!(m.monthly_on_demand, d(49_721_760));
+    assert!(
+        (m.savings_share - 0.4899).abs() < 0.0005,
+        "{}",
+        m.savings_share
+    );
+    // A known, bounded burst (64 GPUs for 14 days) goes on capacity blocks (4.916),
+    // not into the commitments: 64 x 14 / 90 = 9.96 GPUs on average.
+    let burst = crate::capacity::Timeline::build([(
+        crate::capacity::Hours {
+            start: 240,
+            end: 240 + 14 * 24,
+        },
+        64.0,
+    )]);
+    let demand2 = Outlook::requests_only(0, hours, move |h| {
+        30.0 + inference(h)
+            + research(h)
+            + if (240..240 + 14 * 24).contains(&h) {
+                64.0
+            } else {
+                0.0
+            }
+    });
+    let mut i2 = inputs(&burst);
+    i2.demand = &demand2;
+    let m2 = mix::recommend(&i2).unwrap();
+    assert!((m2.block_gpus - 64.0 * 14.0 / 90.0).abs() < 1e-9, "{m2:?}");
+    assert_eq!(m2.baseline, m.baseline);
+    assert_eq!(m2.flexible, m.flexible);
+}
+
+#[test]
+fn a_three_year_term_on_ninety_days_of_history_is_flagged_and_its_bands_widen() {
+    let now = at("2026-11-22T00:00:00Z");
+    let pool = "    - {name: a100, gpuModel: a100-40gb, instanceType: p4d.24xlarge, gpusPerNode: 8, nodes: 30}\n";
+    let reservation = r#"apiVersion: capops.dev/v1alpha1
+kind: Reservation
+metadata: {name: three-years}
+spec:
+  provider: aws
+  type: gcp-commitment
+  region: us-east-2
+  instanceType: p4d.24xlarge
+  count: 10
+  term: {start: "2026-11-22T00:00:00Z", end: "2029-11-21T00:00:00Z"}
+  hourlyPrice: 9.60
+  covers: {cluster: c, pool: a100}
+"#
+    .replace(
+        "type: gcp-commitment",
+        "type: aws-capacity-reservation\n  zone: us-east-2a",
+    );
+    let repo = repo_of(&[
+        ("capops.yaml", CONFIG.into()),
+        ("prices.yaml", super::tests::prices()),
+        ("cluster.yaml", cluster(pool)),
+        ("team.yaml", team("steady", None)),
+        ("reservation.yaml", reservation),
+        (
+            "usage/c.csv",
+            usage(
+                now,
+                90,
+                "a100",
+                "steady",
+                |h| 80.0 + 4.0 * wobble(h),
+                |_| 60.0,
+            ),
+        ),
+    ]);
+    let a = Analysis::new(&repo, now);
+    let r = a.reservation("three-years").unwrap();
+    // 90 days of history support 180 days after the last hour measured.
+    assert_eq!(r.history_hours, 90 * 24);
+    assert_eq!(r.supported_until, now.hour_index() + 180 * 24);
+    assert!(!r.term_supported);
+    // At P50 the 80 GPUs look used in full; the P10 case is what three years risk.
+    assert!(r.utilization_p50 > 0.97, "{r:?}");
+    assert!(r.utilization_p10 < r.utilization_p50 - 0.02, "{r:?}");
+    // The bands keep widening: two years out they are wider than in a month.
+    let o = a.outlook("c", "a100").unwrap();
+    let width = |days: i64| {
+        let q = o.at(o.forecast_start + days * 24 + 12).unwrap();
+        q.p90 - q.p10
+    };
+    assert!(
+        width(730) > 2.0 * width(30),
+        "{} vs {}",
+        width(730),
+        width(30)
+    );
+}
+
+#[test]
+fn charts_show_the_hours_at_capacity_that_daily_means_hide() {
+    // A 10-GPU pool at 6 GPUs, full for two hours a day: the daily mean (6.33)
+    // stays well under the pool, the hourly peak reaches it. (Usage above the
+    // pool's size is refused: usage-exceeds-capacity.)
+    let now = at("2026-11-22T00:00:00Z");
+    let pool = "    - {name: small, gpuModel: a100-40gb, instanceType: p4d.24xlarge, gpusPerNode: 2, nodes: 5}\n";
+    let repo = repo_of(&[
+        ("capops.yaml", CONFIG.into()),
+        ("prices.yaml", super::tests::prices()),
+        ("cluster.yaml", cluster(pool)),
+        ("team.yaml", team("t", None)),
+        (
+            "usage/c.csv",
+            usage(
+                now,
+                30,
+                "small",
+                "t",
+                |h| if h.rem_euclid(24) >= 22 { 10.0 } else { 6.0 },
+                |_| 4.0,
+            ),
+        ),
+    ]);
+    let a = Analysis::new(&repo, now);
+    let c = chart::pool_chart(
+        &a,
+        "c",
+        "small",
+        now.hour_index() - 7 * 24,
+        now.hour_index() + 7 * 24,
+    )
+    .unwrap();
+    assert_eq!(c.days.len(), 14);
+    // Calendar days, the day of --at is day 0.
+    assert_eq!(c.days[7].date, "2026-11-22");
+    assert_eq!(c.days[7].offset, 0);
+    for day in &c.days {
+        assert!(day.p50 < 8.0, "{day:?}");
+        assert!(day.peak >= 10.0 - 1e-9, "{day:?}");
+    }
+    assert!(
+        c.days
+            .iter()
+            .filter(|d| d.measured)
+            .all(|d| (d.p50 - 6.33).abs() < 0.05)
+    );
+}
+
+#[test]
+fn chart_days_are_calendar_days_whatever_the_hour_of_at() {
+    // `--at` defaults to now: at 16:00, the day of --at is still labelled by its own
+    // date (not the previous one), and every point covers one calendar day.
+    let now = at("2026-11-22T16:00:00Z");
+    let pool = "    - {name: small, gpuModel: a100-40gb, instanceType: p4d.24xlarge, gpusPerNode: 2, nodes: 5}\n";
+    let repo = repo_of(&[
+        ("capops.yaml", CONFIG.into()),
+        ("prices.yaml", super::tests::prices()),
+        ("cluster.yaml", cluster(pool)),
+        ("team.yaml", team("t", None)),
+        // Demand is the day of the month: each calendar day has its own level.
+        (
+            "usage/c.csv",
+            usage(
+                now,
+                20,
+                "small",
+                "t",
+                |h| ((h.div_euclid(24) % 5) + 1) as f64,
+                |_| 1.0,
+            ),
+        ),
+    ]);
+    let a = Analysis::new(&repo, now);
+    let c = chart::pool_chart(
+        &a,
+        "c",
+        "small",
+        now.hour_index() - 3 * 24,
+        now.hour_index() + 24,
+    )
+    .unwrap();
+    let dates: Vec<(&str, i64)> = c.days.iter().map(|d| (d.date.as_str(), d.offset)).collect();
+    assert_eq!(
+        dates,
+        vec![
+            ("2026-11-19", -3),
+            ("2026-11-20", -2),
+            ("2026-11-21", -1),
+            ("2026-11-22", 0),
+            ("2026-11-23", 1)
+        ]
+    );
+    assert_eq!(c.at, "2026-11-22");
+    // A measured calendar day has one level: the mean is exactly it (not a blend of two days).
+    for d in c.days.iter().filter(|d| d.measured) {
+        assert_eq!(d.p50.fract(), 0.0, "{d:?}");
+    }
+    // The day of --at is part measured, part forecast.
+    assert!(!c.days[3].measured);
+}

@@ -1,0 +1,298 @@
+//! Where a pool's money went over the 30 days before `--at`: used, idle,
+//! stranded or unmeasured, and who pays for it.
+//!
+//! Every hour of the lookback, a pool's GPUs (its nodes as the Cluster
+//! declares them now) cost its blended GPU-hour price, and each of them is in
+//! exactly one bucket:
+//!
+//! - **used**: allocated to a team and busy (`used_gpus`, capped at the allocation);
+//! - **idle**: allocated to a team and not busy;
+//! - **stranded**: provisioned (or reserved) but allocated to nobody;
+//! - **unmeasured**: the hour's allocation is not known: no team of the pool
+//!   reported yet (or any more), or a team that was reporting has a gap
+//!   (a gap is never a zero). The teams that did report are still counted.
+//!
+//! So capacity cost = used + idle + stranded + unmeasured, to the cent. An
+//! hour where the teams' allocations add up to more than the pool's GPUs is
+//! scaled down to them (the pool cannot cost more than its GPUs); such
+//! GPU-hours are reported as `over_capacity`.
+//!
+//! Chargeback: each team pays its allocated GPU-hours at the pool's price,
+//! plus a share of the pool's unallocated cost (stranded and unmeasured), as
+//! the Config's `costs.chargeback` says: `proportional` to allocated
+//! GPU-hours, `even` among the teams with an allocation, or `not-shared` (the
+//! platform keeps it, as `unassigned`). Teams plus unassigned equal the
+//! pools' capacity cost, to the cent.
+
+use super::{Analysis, LOOKBACK_HOURS, prices};
+use crate::model::Chargeback;
+use rust_decimal::Decimal;
+
+/// GPU-hours of a pool by bucket.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct GpuHours {
+    pub capacity: f64,
+    pub allocated: f64,
+    pub used: f64,
+    pub idle: f64,
+    pub stranded: f64,
+    pub unmeasured: f64,
+    /// Allocated GPU-hours beyond the pool's GPUs (scaled away).
+    pub over_capacity: f64,
+}
+
+/// The same in money. `allocated = used + idle`;
+/// `capacity = allocated + stranded + unmeasured`.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Costs {
+    pub capacity: Decimal,
+    pub allocated: Decimal,
+    pub used: Decimal,
+    pub idle: Decimal,
+    pub stranded: Decimal,
+    pub unmeasured: Decimal,
+}
+
+impl Costs {
+    /// Stranded plus unmeasured: the cost no team's allocation accounts for.
+    pub fn unallocated(&self) -> Decimal {
+        self.stranded + self.unmeasured
+    }
+
+    pub fn add(&mut self, o: &Costs) {
+        self.capacity += o.capacity;
+        self.allocated += o.allocated;
+        self.used += o.used;
+        self.idle += o.idle;
+        self.stranded += o.stranded;
+        self.unmeasured += o.unmeasured;
+    }
+}
+
+/// One team's part of a pool.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TeamPart {
+    pub team: String,
+    /// Hours with both allocated and used measured.
+    pub hours: usize,
+    pub allocated_gpu_hours: f64,
+    pub used_gpu_hours: f64,
+    /// Allocated GPU-hours at the pool's price.
+    pub allocated_cost: Decimal,
+    /// The unused part of `allocated_cost`.
+    pub idle_cost: Decimal,
+    /// Its share of the pool's unallocated cost.
+    pub shared_cost: Decimal,
+}
+
+/// A pool's lookback, by bucket and by team.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PoolWaste {
+    pub cluster: String,
+    pub pool: String,
+    pub gpus: f64,
+    pub gpu_hours: GpuHours,
+    /// `None` when the pool has no price.
+    pub costs: Option<Costs>,
+    pub teams: Vec<TeamPart>,
+    /// Unallocated cost no team was charged (`not-shared`, or no team allocated).
+    pub unassigned: Decimal,
+}
+
+impl PoolWaste {
+    /// Used over allocated GPU-hours (`None` when nothing was allocated).
+    pub fn busy(&self) -> Option<f64> {
+        (self.gpu_hours.allocated > 0.0).then(|| self.gpu_hours.used / self.gpu_hours.allocated)
+    }
+}
+
+fn round(d: Decimal) -> Decimal {
+    d.round_dp(2)
+}
+
+/// Measures every pool of the analysis over the lookback.
+pub fn measure(a: &Analysis<'_>) -> Vec<PoolWaste> {
+    let at = a.at.hour_index();
+    let from = at - LOOKBACK_HOURS;
+    let rule = a.config.costs.chargeback;
+    let mut out = Vec::with_capacity(a.pools.len());
+    for ((cluster, pool), entry) in &a.pools {
+        let gpus = crate::capacity::pool_gpus(entry.pool) as f64;
+        // The teams' series, with the span between their first and last sample.
+        let series: Vec<(usize, i64, i64)> = entry
+            .series
+            .iter()
+            .filter_map(|&id| {
+                let s = &a.series.allocated[id];
+                Some((id, s.start, s.last_observed()?))
+            })
+            .collect();
+        let mut teams: Vec<TeamPart> = series
+            .iter()
+            .map(|(id, _, _)| TeamPart {
+                team: a.repo.usage.series[*id].team.clone(),
+                ..TeamPart::default()
+            })
+            .collect();
+        let mut gh = GpuHours::default();
+        let mut measured: Vec<(usize, f64, f64)> = Vec::new();
+        for h in from..at {
+            gh.capacity += gpus;
+            measured.clear();
+            let mut complete = true;
+            let mut spanned = false;
+            for (k, (id, first, last)) in series.iter().enumerate() {
+                if h < *first || h > *last {
+                    continue;
+                }
+                spanned = true;
+                match (a.series.allocated[*id].get(h), a.series.used[*id].get(h)) {
+                    (Some(x), Some(u)) => measured.push((k, x.max(0.0), u.clamp(0.0, x.max(0.0)))),
+                    _ => complete = false,
+                }
+            }
+            if !spanned {
+                gh.unmeasured += gpus;
+                continue;
+            }
+            let total: f64 = measured.iter().map(|m| m.1).sum();
+            let scale = if total > gpus && total > 0.0 {
+                gh.over_capacity += total - gpus;
+                gpus / total
+            } else {
+                1.0
+            };
+            for &(k, x, u) in &measured {
+                let t = &mut teams[k];
+                t.hours += 1;
+                t.allocated_gpu_hours += x * scale;
+                t.used_gpu_hours += u * scale;
+                gh.allocated += x * scale;
+                gh.used += u * scale;
+                gh.idle += (x - u) * scale;
+            }
+            let rest = gpus - total * scale;
+            if complete {
+                gh.stranded += rest;
+            } else {
+                gh.unmeasured += rest;
+            }
+        }
+        // One row per team (a team has one series per pool; merge to be safe).
+        let mut merged: Vec<TeamPart> = Vec::new();
+        for t in teams {
+            match merged.iter_mut().find(|m| m.team == t.team) {
+                Some(m) => {
+                    m.hours = m.hours.max(t.hours);
+                    m.allocated_gpu_hours += t.allocated_gpu_hours;
+                    m.used_gpu_hours += t.used_gpu_hours;
+                }
+                None => merged.push(t),
+            }
+        }
+        let mut teams = merged;
+        let mut unassigned = Decimal::ZERO;
+        let costs = entry.price.blended.map(|price| {
+            let mut c = Costs {
+                capacity: round(prices::decimal(gh.capacity) * price),
+                ..Costs::default()
+            };
+            for t in &mut teams {
+                t.allocated_cost = round(prices::decimal(t.allocated_gpu_hours) * price);
+                t.idle_cost = round(
+                    prices::decimal(t.allocated_gpu_hours - t.used_gpu_hours).max(Decimal::ZERO)
+                        * price,
+                );
+                c.allocated += t.allocated_cost;
+                c.idle += t.idle_cost;
+            }
+            c.used = c.allocated - c.idle;
+            let unallocated = c.capacity - c.allocated;
+            c.stranded = round(prices::decimal(gh.stranded) * price).min(unallocated);
+            c.unmeasured = unallocated - c.stranded;
+            unassigned = share(&mut teams, unallocated, rule);
+            c
+        });
+        out.push(PoolWaste {
+            cluster: cluster.clone(),
+            pool: pool.clone(),
+            gpus,
+            gpu_hours: gh,
+            costs,
+            teams,
+            unassigned,
+        });
+    }
+    out
+}
+
+/// Shares `amount` among the teams with an allocation as `rule` says;
+/// returns what is left unassigned. The last team takes the rounding, so the
+/// shares add up to the amount exactly.
+fn share(teams: &mut [TeamPart], amount: Decimal, rule: Chargeback) -> Decimal {
+    let takers: Vec<usize> = (0..teams.len())
+        .filter(|&i| teams[i].allocated_gpu_hours > 0.0)
+        .collect();
+    if rule == Chargeback::NotShared || takers.is_empty() || amount.is_zero() {
+        return amount;
+    }
+    let total: f64 = takers.iter().map(|&i| teams[i].allocated_gpu_hours).sum();
+    let mut given = Decimal::ZERO;
+    for (n, &i) in takers.iter().enumerate() {
+        let part = if n + 1 == takers.len() {
+            amount - given
+        } else {
+            let weight = match rule {
+                Chargeback::Even => 1.0 / takers.len() as f64,
+                _ => teams[i].allocated_gpu_hours / total,
+            };
+            round(amount * prices::decimal(weight))
+        };
+        teams[i].shared_cost = part;
+        given += part;
+    }
+    Decimal::ZERO
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn part(team: &str, gpu_hours: f64) -> TeamPart {
+        TeamPart {
+            team: team.into(),
+            allocated_gpu_hours: gpu_hours,
+            ..TeamPart::default()
+        }
+    }
+
+    #[test]
+    fn unallocated_cost_is_shared_as_the_config_says_and_adds_up() {
+        // 100.00 unallocated; teams with 300 and 100 allocated GPU-hours, one with none.
+        let teams = || vec![part("a", 300.0), part("b", 100.0), part("c", 0.0)];
+        let amount = Decimal::new(10000, 2);
+        let mut t = teams();
+        assert_eq!(
+            share(&mut t, amount, Chargeback::Proportional),
+            Decimal::ZERO
+        );
+        let got: Vec<Decimal> = t.iter().map(|x| x.shared_cost).collect();
+        assert_eq!(
+            got,
+            vec![Decimal::new(7500, 2), Decimal::new(2500, 2), Decimal::ZERO]
+        );
+        let mut t = teams();
+        share(&mut t, amount, Chargeback::Even);
+        assert_eq!(t[0].shared_cost, Decimal::new(5000, 2));
+        assert_eq!(t[1].shared_cost, Decimal::new(5000, 2));
+        let mut t = teams();
+        assert_eq!(share(&mut t, amount, Chargeback::NotShared), amount);
+        assert!(t.iter().all(|x| x.shared_cost.is_zero()));
+        // Thirds: the last taker takes the rounding, so the shares add up.
+        let mut t = vec![part("a", 1.0), part("b", 1.0), part("c", 1.0)];
+        share(&mut t, amount, Chargeback::Even);
+        let sum: Decimal = t.iter().map(|x| x.shared_cost).sum();
+        assert_eq!(sum, amount);
+        assert_eq!(t[2].shared_cost, Decimal::new(3334, 2));
+    }
+}
