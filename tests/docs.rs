@@ -119,3 +119,33 @@ fn the_fact_table_is_generated_from_the_fact_structs() {
         "docs/policy.md's fact table is stale; run `CAPOPS_BLESS=1 cargo test --test docs`"
     );
 }
+
+#[test]
+fn every_rule_of_the_default_pack_is_in_the_policy_docs() {
+    let pack: serde_json::Value =
+        serde_saphyr::from_str(&read("policies/default.yaml")).expect("the default pack");
+    let doc = read("docs/policy.md");
+    let table: BTreeSet<String> = doc
+        .lines()
+        .filter_map(|l| l.strip_prefix("| `"))
+        .filter_map(|l| l.split_once("` |").map(|(name, _)| name.to_string()))
+        .collect();
+    let rules: BTreeSet<String> = pack["spec"]["rules"]
+        .as_array()
+        .expect("rules")
+        .iter()
+        .map(|r| r["name"].as_str().expect("a rule's name").to_string())
+        .collect();
+    let tiers: BTreeSet<String> = pack["spec"]["tiers"]
+        .as_array()
+        .expect("tiers")
+        .iter()
+        .map(|r| r["name"].as_str().expect("a tier's name").to_string())
+        .collect();
+    for name in rules.iter().chain(&tiers) {
+        assert!(
+            table.contains(name),
+            "docs/policy.md's default-pack tables lack `{name}`"
+        );
+    }
+}
