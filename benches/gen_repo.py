@@ -7,6 +7,13 @@ check-jsonschema can validate the very same files.
 
     python3 benches/gen_repo.py OUT [--requests 10000] [--teams 500] [--clusters 50]
                                     [--commits 0] [--layout file-per-document|file-per-team]
+                                    [--usage-days 0] [--usage-teams 500]
+
+The repository is valid and renders: pools are sized for the requests in
+force, the production-inference pool has no spot capacity, every pool is
+priced. With --usage-days D it also holds D days of hourly usage history
+(usage/cluster-NNN.csv) for the first --usage-teams teams in one pool each,
+ending at 2026-11-01.
 
 With --commits N (N >= 1) the folder becomes a git repository whose history
 has N commits: the first adds everything, each later one edits one request.
@@ -44,27 +51,30 @@ spec:
       gpuModel: h100-80gb-sxm
       instanceType: p5.48xlarge
       gpusPerNode: 8
-      nodes: 64
-      purchase: {{reserved: 32, onDemand: 24, spot: 8}}
+      nodes: 768
+      purchase: {{reserved: 480, onDemand: 288}}
       nodeLabels: {{acme.ai/pool: h100}}
     - name: a100
       gpuModel: a100-80gb
       instanceType: p4de.24xlarge
       gpusPerNode: 8
-      nodes: 64
-      purchase: {{reserved: 40, onDemand: 24}}
+      nodes: 768
+      purchase: {{reserved: 480, onDemand: 192, spot: 96}}
+      nodeLabels: {{acme.ai/pool: a100}}
     - name: h100-mig
       gpuModel: h100-80gb-sxm
       instanceType: p5.48xlarge
       gpusPerNode: 8
-      nodes: 8
+      nodes: 32
+      nodeLabels: {{acme.ai/pool: h100-mig}}
       mig:
         layout: {{3g.40gb: 1, 2g.20gb: 1, 1g.10gb: 2}}
     - name: l4
       gpuModel: l4
       instanceType: g6.xlarge
       gpusPerNode: 1
-      nodes: 128
+      nodes: 256
+      nodeLabels: {{acme.ai/pool: l4}}
       timeSlicing: {{replicas: 4}}
 """
 
@@ -89,9 +99,9 @@ spec:
         lines.append(f"""    cluster-{c:03d}:
       namespace: {name}
       quota:
-        nvidia.com/gpu: 400
-        nvidia.com/mig-1g.10gb: 32
-        nvidia.com/mig-2g.20gb: 16
+        nvidia.com/gpu: 1000
+        nvidia.com/mig-1g.10gb: 128
+        nvidia.com/mig-2g.20gb: 64
 """)
     return name, "".join(lines)
 
@@ -101,7 +111,7 @@ def request_doc(i, teams, clusters):
     team = f"team-{t:04d}"
     c = team_clusters(t, clusters)[i % 3]
     kind = i % 10
-    sizes = [1, 2, 4, 8, 8, 16, 24, 32, 64, 256]
+    sizes = [1, 2, 4, 8, 8, 16, 24, 32, 48, 64]
     start_month = 1 + (i * 7) % 12
     end_month = 1 + (start_month + 2 + i % 6) % 12
     end_year = 2027 if end_month > start_month else 2028
@@ -132,6 +142,29 @@ spec:
 """
 
 
+def write_usage(a):
+    """Hourly usage, one series per team (in its first cluster's a100 pool),
+    one CSV per cluster, ending at 2026-11-01T00:00:00Z."""
+    import datetime
+    end = datetime.datetime(2026, 11, 1, tzinfo=datetime.timezone.utc)
+    hours = a.usage_days * 24
+    start = end - datetime.timedelta(hours=hours)
+    by_cluster = {}
+    for t in range(min(a.usage_teams, a.teams)):
+        c = team_clusters(t, a.clusters)[0]
+        by_cluster.setdefault(c, []).append(t)
+    os.makedirs(os.path.join(a.out, "usage"), exist_ok=True)
+    for c, teams in sorted(by_cluster.items()):
+        with open(os.path.join(a.out, "usage", f"cluster-{c:03d}.csv"), "w", encoding="utf-8") as f:
+            f.write("timestamp,cluster,pool,team,allocated_gpus,used_gpus\n")
+            for h in range(hours):
+                ts = (start + datetime.timedelta(hours=h)).strftime("%Y-%m-%dT%H:%M:%SZ")
+                for t in teams:
+                    alloc = 16 + (t % 7) * 4 + (h % 24) // 6
+                    used = round(alloc * (0.45 + 0.4 * ((h * 7 + t) % 24) / 24), 2)
+                    f.write(f"{ts},cluster-{c:03d},a100,team-{t:04d},{alloc},{used}\n")
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("out")
@@ -140,6 +173,8 @@ def main():
     p.add_argument("--clusters", type=int, default=50)
     p.add_argument("--commits", type=int, default=0)
     p.add_argument("--layout", choices=["file-per-document", "file-per-team"], default="file-per-document")
+    p.add_argument("--usage-days", type=int, default=0)
+    p.add_argument("--usage-teams", type=int, default=500)
     a = p.parse_args()
     if os.path.exists(a.out):
         shutil.rmtree(a.out)
@@ -151,12 +186,30 @@ spec:
     director: {teams: [acme/directors]}
     capacity-review: {teams: [acme/capacity-review]}
     vp: {users: [vp-eng]}
+    platform-owner: {teams: [acme/gpu-platform]}
+    finance: {teams: [acme/finops]}
   defaults:
     priorityClass: development
 """)
     for name, value in [("production-inference", 1000000), ("scheduled-training", 100000), ("development", 1000), ("research", 100)]:
         write(os.path.join(a.out, "priorityclasses", f"{name}.yaml"),
               H + f"kind: PriorityClass\nmetadata:\n  name: {name}\nspec:\n  value: {value}\n")
+    write(os.path.join(a.out, "prices", "aws.yaml"), H + """kind: PriceCatalog
+metadata:
+  name: synthetic-prices
+spec:
+  effective: 2026-01-01
+  prices:
+""" + "".join(f"""    - provider: aws
+      region: us-east-{r}
+      instanceType: {it}
+      gpusPerInstance: {g}
+      onDemand: {od}
+      spot: {sp}
+      reserved1y: {r1}
+      reserved3y: {r3}
+      source: synthetic benchmark price
+""" for r in (1, 2) for it, g, od, sp, r1, r3 in [("p5.48xlarge", 8, 55.04, 25.75, 38.5, 27.5), ("p4de.24xlarge", 8, 27.45, 11.0, 19.2, 13.7), ("g6.xlarge", 1, 0.80, 0.32, 0.50, 0.34)]))
     for c in range(a.clusters):
         name, text = cluster_doc(c)
         write(os.path.join(a.out, "clusters", f"{name}.yaml"), text)
@@ -172,6 +225,8 @@ spec:
             write(os.path.join(a.out, "requests", f"{name}.yaml"), text)
     for team, texts in grouped.items():
         write(os.path.join(a.out, "requests", f"{team}.yaml"), "---\n".join(texts))
+    if a.usage_days > 0:
+        write_usage(a)
     if a.commits >= 1:
         git = lambda *args: subprocess.run(["git", "-C", a.out, *args], check=True, capture_output=True)
         git("init", "-q", "-b", "main")

@@ -82,7 +82,7 @@ fn main() {
                 &env,
                 &compiled,
                 capops::model::Subject::CapacityRequest,
-                f.clone(),
+                capops::policy::facts::Kept::Value(f.clone()),
                 &roles,
                 false,
                 &mut diags,

@@ -34,13 +34,14 @@ pub struct PoolRequest {
     pub class: WorkloadClass,
 }
 
-/// The requests of a pool, sized against it.
-pub fn requests(repo: &Repo, cluster: &Document<ClusterSpec>, pool: &NodePool) -> Vec<PoolRequest> {
-    repo.requests
-        .values()
-        .filter(|r| {
-            r.spec.cluster.value == cluster.name() && r.spec.pool.value == pool.name.value.as_str()
-        })
+/// The requests of a pool (`of_pool`: those that name it), sized against it.
+pub fn requests(
+    of_pool: &[&Document<RequestSpec>],
+    cluster: &Document<ClusterSpec>,
+    pool: &NodePool,
+) -> Vec<PoolRequest> {
+    of_pool
+        .iter()
         .map(|r| PoolRequest {
             name: r.name().to_string(),
             team: r.spec.team.value.clone(),

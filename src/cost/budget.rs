@@ -104,13 +104,8 @@ pub fn project(a: &Analysis<'_>, team: &str) -> Vec<MonthSpend> {
                 .collect()
         })
         .unwrap_or_default();
-    let requests: Vec<&Document<RequestSpec>> = a
-        .repo
-        .requests
-        .values()
-        .filter(|r| r.spec.team.value == team)
-        .collect();
-    for r in &requests {
+    let requests = a.team_requests(team);
+    for r in requests {
         let key = (r.spec.cluster.value.clone(), r.spec.pool.value.clone());
         if !pools.contains(&key) {
             pools.push(key);

@@ -151,17 +151,9 @@ fn committed_line(
     cluster: &str,
     pool: &str,
 ) -> Option<crate::capacity::Timeline> {
-    use crate::capacity::{self, Hours, Timeline};
     let entry = a.pool(cluster, pool)?;
-    Some(Timeline::build(
-        a.repo
-            .requests
-            .values()
-            .filter(|r| r.spec.cluster.value == cluster && r.spec.pool.value == pool)
-            .map(|r| {
-                let sized = capacity::size(&r.spec, Some((entry.pool, &entry.cluster.spec)));
-                (Hours::of_request(&r.spec), sized.gpus)
-            }),
+    Some(crate::capacity::Timeline::build(
+        entry.requests.iter().map(|r| (r.hours, r.gpus)),
     ))
 }
 

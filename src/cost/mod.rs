@@ -73,6 +73,9 @@ pub struct Analysis<'r> {
     pub pools: BTreeMap<(String, String), PoolEntry<'r>>,
     /// By team name.
     pub team_series: BTreeMap<String, Vec<TeamSeries>>,
+    /// Each team's requests, by team name (built once: per-team
+    /// computations read it instead of scanning every request).
+    team_requests: std::collections::HashMap<&'r str, Vec<&'r Document<RequestSpec>>>,
     /// Hour the budget projections end (exclusive).
     pub budget_end: i64,
     usage: OnceLock<BTreeMap<String, usage::TeamUsage>>,
@@ -116,6 +119,23 @@ impl<'r> Analysis<'r> {
                 *e = (*e).max(end);
             }
         }
+        // The requests, indexed once by pool and by team.
+        let mut pool_requests: std::collections::HashMap<
+            (&str, &str),
+            Vec<&Document<RequestSpec>>,
+        > = std::collections::HashMap::new();
+        let mut team_requests: std::collections::HashMap<&str, Vec<&Document<RequestSpec>>> =
+            std::collections::HashMap::new();
+        for q in repo.requests.values() {
+            pool_requests
+                .entry((q.spec.cluster.value.as_str(), q.spec.pool.value.as_str()))
+                .or_default()
+                .push(q);
+            team_requests
+                .entry(q.spec.team.value.as_str())
+                .or_default()
+                .push(q);
+        }
         let mut ids_of: std::collections::HashMap<(&str, &str), Vec<usize>> =
             std::collections::HashMap::new();
         for (i, k) in repo.usage.series.iter().enumerate() {
@@ -139,7 +159,14 @@ impl<'r> Analysis<'r> {
                         pool,
                         price: prices::pool(repo, cluster, pool),
                         series: ids_of.remove(&key).unwrap_or_default(),
-                        requests: approved::requests(repo, cluster, pool),
+                        requests: approved::requests(
+                            pool_requests
+                                .get(&key)
+                                .map(Vec::as_slice)
+                                .unwrap_or_default(),
+                            cluster,
+                            pool,
+                        ),
                         from: (at_hour - LOOKBACK_HOURS)
                             .min(earliest.get(&key).copied().unwrap_or(i64::MAX)),
                         until,
@@ -178,12 +205,21 @@ impl<'r> Analysis<'r> {
             series,
             pools,
             team_series,
+            team_requests,
             budget_end,
             usage: OnceLock::new(),
             waste: OnceLock::new(),
             budgets,
             reservations,
         }
+    }
+
+    /// The team's requests (none for an unknown team).
+    pub fn team_requests(&self, team: &str) -> &[&'r Document<RequestSpec>] {
+        self.team_requests
+            .get(team)
+            .map(Vec::as_slice)
+            .unwrap_or_default()
     }
 
     pub fn pool(&self, cluster: &str, pool: &str) -> Option<&PoolEntry<'r>> {

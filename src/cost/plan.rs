@@ -251,12 +251,11 @@ fn request_changes(
     let at = a.at.hour_index();
     let mut left = gpus.floor() as u32;
     let mut reqs: Vec<&Document<RequestSpec>> = a
-        .repo
-        .requests
-        .values()
+        .team_requests(team)
+        .iter()
+        .copied()
         .filter(|r| {
-            r.spec.team.value == team
-                && r.spec.cluster.value == cluster
+            r.spec.cluster.value == cluster
                 && r.spec.pool.value == pool
                 && crate::capacity::Hours::of_request(&r.spec).start <= at
                 && at < crate::capacity::Hours::of_request(&r.spec).end

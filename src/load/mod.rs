@@ -92,8 +92,12 @@ pub fn load_with(sources: SourceMap, inputs: Vec<Input>, source_kind: SourceKind
         loaded.document_count += count;
     }
     for id in csv_files {
-        let text = loaded.sources.get(id).text.clone();
-        usage::read_csv(&text, id, &mut loaded.usage, &mut loaded.diagnostics);
+        usage::read_csv(
+            &loaded.sources.get(id).text,
+            id,
+            &mut loaded.usage,
+            &mut loaded.diagnostics,
+        );
     }
     loaded
 }

@@ -50,12 +50,14 @@ pub fn read_csv(text: &str, file: FileId, usage: &mut Usage, diags: &mut Vec<Dia
     if !header_ok {
         return;
     }
-    let mut ids: HashMap<SeriesKey, u32> = usage
-        .series
-        .iter()
-        .enumerate()
-        .map(|(i, k)| (k.clone(), i as u32))
-        .collect();
+    // Series ids by the hash of their key, so that a row finds its series
+    // without allocating the key's three texts.
+    let mut ids: HashMap<u64, Vec<u32>> = HashMap::new();
+    for (i, k) in usage.series.iter().enumerate() {
+        ids.entry(key_hash(&k.cluster, &k.pool, &k.team))
+            .or_default()
+            .push(i as u32);
+    }
     let mut record = csv::StringRecord::new();
     loop {
         match reader.read_record(&mut record) {
@@ -151,18 +153,25 @@ pub fn read_csv(text: &str, file: FileId, usage: &mut Usage, diags: &mut Vec<Dia
                 .at(field_span(5), "more than allocated"),
             );
         }
-        let key = SeriesKey {
-            cluster: record[1].trim().to_string(),
-            pool: record[2].trim().to_string(),
-            team: record[3].trim().to_string(),
-        };
-        let series = match ids.get(&key) {
-            Some(&id) => id,
+        let (cluster, pool, team) = (record[1].trim(), record[2].trim(), record[3].trim());
+        let hash = key_hash(cluster, pool, team);
+        let known = ids.get(&hash).and_then(|c| {
+            c.iter().copied().find(|&id| {
+                let k = &usage.series[id as usize];
+                k.cluster == cluster && k.pool == pool && k.team == team
+            })
+        });
+        let series = match known {
+            Some(id) => id,
             None => {
                 let id = usage.series.len() as u32;
-                usage.series.push(key.clone());
+                usage.series.push(SeriesKey {
+                    cluster: cluster.to_string(),
+                    pool: pool.to_string(),
+                    team: team.to_string(),
+                });
                 usage.series_spans.push(field_span(1));
-                ids.insert(key, id);
+                ids.entry(hash).or_default().push(id);
                 id
             }
         };
@@ -173,6 +182,13 @@ pub fn read_csv(text: &str, file: FileId, usage: &mut Usage, diags: &mut Vec<Dia
             used: values[1],
         });
     }
+}
+
+fn key_hash(cluster: &str, pool: &str, team: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::hash::DefaultHasher::new();
+    (cluster, pool, team).hash(&mut h);
+    h.finish()
 }
 
 #[cfg(test)]

@@ -68,7 +68,9 @@ fn gpus_of(e: &Evaluated) -> String {
         Subject::Team => "team.quota_gpus",
         _ => return "–".into(),
     };
-    crate::policy::facts::lookup(&e.decision.facts, path)
+    e.decision
+        .facts
+        .lookup(path)
         .and_then(|v| f64::try_from(v).ok())
         .map(fmt_gpus)
         .unwrap_or_else(|| "–".into())
@@ -105,7 +107,7 @@ fn approvers(e: &Evaluated) -> String {
 
 fn key_facts(e: &Evaluated) -> String {
     let f = &e.decision.facts;
-    let get = |p: &str| crate::policy::facts::lookup(f, p);
+    let get = |p: &str| f.lookup(p);
     let mut parts = Vec::new();
     if e.subject == Subject::CapacityRequest {
         if let Some(w) =

@@ -47,7 +47,9 @@ pub fn totals(result: &CheckResult) -> Totals {
     };
     for e in &result.evaluated {
         let num = |p: &str| {
-            crate::policy::facts::lookup(&e.decision.facts, p)
+            e.decision
+                .facts
+                .lookup(p)
                 .and_then(|v| f64::try_from(v).ok())
                 .unwrap_or(0.0)
         };
@@ -56,14 +58,17 @@ pub fn totals(result: &CheckResult) -> Totals {
             continue;
         }
         if t.currency.is_empty()
-            && let Some(c) = crate::policy::facts::lookup(&e.decision.facts, "config.currency")
+            && let Some(c) = e.decision.facts.lookup("config.currency")
         {
             t.currency = c.as_str().unwrap_or_default().to_string();
         }
         match e.subject {
             Subject::CapacityRequest => {
                 t.request_gpus += num(gpus);
-                let priced = crate::policy::facts::lookup(&e.decision.facts, "request.has_price")
+                let priced = e
+                    .decision
+                    .facts
+                    .lookup("request.has_price")
                     .is_some_and(|v| v.is_true());
                 if priced {
                     t.monthly_cost += num(monthly);

@@ -377,7 +377,7 @@ fn decision(outcome: Outcome, missing_fields: Vec<&'static str>) -> Decision {
         missing_fields,
         findings: Vec::new(),
         trace: Vec::new(),
-        facts: minijinja::Value::UNDEFINED,
+        facts: Default::default(),
         error: false,
     }
 }

@@ -45,11 +45,12 @@ pub fn evaluate(
     env: &Environment<'static>,
     policy: &Compiled<'_>,
     subject: Subject,
-    facts_value: Value,
+    facts: facts::Kept,
     roles: &Members<'_>,
     record: bool,
     diags: &mut Vec<Diagnostic>,
 ) -> Decision {
+    let facts_value = facts.to_value();
     let kind = SubjectKind::of(subject);
     let mut trace = Vec::new();
     let mut failed = false;
@@ -304,7 +305,7 @@ pub fn evaluate(
         missing_fields: missing,
         findings,
         trace,
-        facts: facts_value,
+        facts,
         error: failed,
     }
 }

@@ -91,7 +91,7 @@ pub struct Decision {
     pub missing_fields: Vec<&'static str>,
     pub findings: Vec<Finding>,
     pub trace: Vec<TraceStep>,
-    pub facts: minijinja::Value,
+    pub facts: facts::Kept,
     /// A condition or message could not be evaluated.
     pub error: bool,
 }
@@ -311,7 +311,7 @@ fn evaluate_one(
         env,
         compiled,
         subject,
-        judged.facts.to_value(),
+        facts::Kept::Typed(std::sync::Arc::new(judged.facts)),
         &roles,
         trace,
         &mut diags,

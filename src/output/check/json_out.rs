@@ -129,7 +129,7 @@ pub fn decision_json(
                 message: f.message.clone(),
             })
             .collect(),
-        facts: crate::policy::facts::to_json(&e.decision.facts),
+        facts: crate::policy::facts::to_json(&e.decision.facts.to_value()),
         trace: if with_trace {
             e.decision
                 .trace

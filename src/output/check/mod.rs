@@ -128,7 +128,10 @@ pub(super) fn gpus(e: &Evaluated) -> Option<f64> {
         Subject::Team => "team.quota_gpus",
         _ => return None,
     };
-    crate::policy::facts::lookup(&e.decision.facts, path).and_then(|v| f64::try_from(v).ok())
+    e.decision
+        .facts
+        .lookup(path)
+        .and_then(|v| f64::try_from(v).ok())
 }
 
 pub fn fmt_gpus(x: f64) -> String {
@@ -141,13 +144,17 @@ pub fn fmt_gpus(x: f64) -> String {
 
 /// A fact as a number (0 when absent).
 pub(super) fn num(e: &Evaluated, path: &str) -> f64 {
-    crate::policy::facts::lookup(&e.decision.facts, path)
+    e.decision
+        .facts
+        .lookup(path)
         .and_then(|v| f64::try_from(v).ok())
         .unwrap_or(0.0)
 }
 
 pub(super) fn text(e: &Evaluated, path: &str) -> String {
-    crate::policy::facts::lookup(&e.decision.facts, path)
+    e.decision
+        .facts
+        .lookup(path)
         .map(|v| {
             v.as_str()
                 .map(str::to_string)
@@ -157,7 +164,7 @@ pub(super) fn text(e: &Evaluated, path: &str) -> String {
 }
 
 pub(super) fn flag(e: &Evaluated, path: &str) -> bool {
-    crate::policy::facts::lookup(&e.decision.facts, path).is_some_and(|v| v.is_true())
+    e.decision.facts.lookup(path).is_some_and(|v| v.is_true())
 }
 
 fn pct(x: f64) -> String {

@@ -14,6 +14,7 @@ pub mod model;
 pub mod platform;
 pub mod request;
 pub mod reservation;
+pub mod seek;
 pub mod team;
 pub mod values;
 
@@ -306,6 +307,54 @@ impl Facts {
             Facts::Document(f) => values::value_of(f),
             Facts::UsageHistory(f) => values::value_of(f),
             Facts::Templates(f) => values::value_of(f),
+        }
+    }
+
+    /// One fact by its dotted path, read from the typed facts ([`seek`]).
+    pub fn lookup(&self, path: &str) -> Option<Value> {
+        match self {
+            Facts::Request(f) => seek::seek(f, path),
+            Facts::Reservation(f) => seek::seek(f, path),
+            Facts::Team(f) => seek::seek(f, path),
+            Facts::Cluster(f) => seek::seek(f, path),
+            Facts::PriorityClass(f) => seek::seek(f, path),
+            Facts::PriceCatalog(f) => seek::seek(f, path),
+            Facts::Document(f) => seek::seek(f, path),
+            Facts::UsageHistory(f) => seek::seek(f, path),
+            Facts::Templates(f) => seek::seek(f, path),
+        }
+    }
+}
+
+/// A subject's facts as kept with its decision: the typed facts (a value tree
+/// per decision would cost about ten times the memory), or a value tree
+/// where there are no typed facts.
+#[derive(Debug, Clone)]
+pub enum Kept {
+    Typed(std::sync::Arc<Facts>),
+    Value(Value),
+}
+
+impl Default for Kept {
+    fn default() -> Self {
+        Kept::Value(Value::UNDEFINED)
+    }
+}
+
+impl Kept {
+    /// The facts as one value tree (built anew from typed facts).
+    pub fn to_value(&self) -> Value {
+        match self {
+            Kept::Typed(f) => f.to_value(),
+            Kept::Value(v) => v.clone(),
+        }
+    }
+
+    /// One fact by its dotted path (`None` when there is none).
+    pub fn lookup(&self, path: &str) -> Option<Value> {
+        match self {
+            Kept::Typed(f) => f.lookup(path),
+            Kept::Value(v) => values::lookup(v, path),
         }
     }
 }

@@ -174,3 +174,91 @@ fn request_facts_have_the_right_numbers() {
         25.0 * 14.75 * 182.0 * 24.0
     );
 }
+
+/// Every path of every subject's value tree (maps and their entries too).
+fn all_paths(v: &Value, prefix: &str, out: &mut Vec<String>) {
+    use minijinja::value::ValueKind;
+    if !prefix.is_empty() {
+        out.push(prefix.to_string());
+    }
+    if v.kind() == ValueKind::Map {
+        for key in v.try_iter().unwrap() {
+            let k = key.as_str().unwrap().to_string();
+            let child = v.get_attr(&k).unwrap();
+            let p = if prefix.is_empty() {
+                k
+            } else {
+                format!("{prefix}.{k}")
+            };
+            all_paths(&child, &p, out);
+        }
+    }
+}
+
+/// A decision keeps typed facts and reads them by path: every path gives
+/// what the value tree conditions see gives, and paths that lead nowhere
+/// give nothing in both.
+#[test]
+fn typed_lookup_reads_what_the_value_tree_holds() {
+    let repo = example();
+    let ledger = Ledger::build(&repo);
+    let config = repo.config_spec();
+    let at = "2026-11-22".parse().unwrap();
+    let analysis = crate::cost::Analysis::new(&repo, at);
+    let env = Env {
+        world: &repo,
+        base: None,
+        config: &config,
+        ledger: &ledger,
+        at,
+        analysis: &analysis,
+        aggregates: &Aggregates::default(),
+        effects: &EffectFacts::default(),
+    };
+    let change = Change::unchanged();
+    let mut subjects: Vec<Facts> = Vec::new();
+    for r in repo.requests.values() {
+        subjects.push(Facts::Request(Box::new(request(&env, r, &change))));
+    }
+    for r in repo.reservations.values() {
+        subjects.push(Facts::Reservation(Box::new(reservation(&env, r, &change))));
+    }
+    for t in repo.teams.values() {
+        subjects.push(Facts::Team(Box::new(team(&env, t, &change))));
+    }
+    subjects.push(Facts::Document(Box::new(document(
+        &env,
+        Kind::Config,
+        "acme",
+        &change,
+    ))));
+    let mut compared = 0;
+    for facts in subjects {
+        let tree = facts.to_value();
+        let kept = Kept::Typed(std::sync::Arc::new(facts));
+        let mut paths = Vec::new();
+        all_paths(&tree, "", &mut paths);
+        paths.extend(
+            [
+                "nope",
+                "request.nope",
+                "request.name.more",
+                "team.leads.0",
+                "",
+            ]
+            .map(String::from),
+        );
+        for p in &paths {
+            let want = values::lookup(&tree, p).map(|v| values::to_json(&v));
+            let got = kept.lookup(p).map(|v| values::to_json(&v));
+            assert_eq!(got, want, "path {p}");
+            compared += 1;
+        }
+        assert_eq!(
+            values::to_json(&kept.to_value()),
+            values::to_json(&tree),
+            "the kept facts rebuild the same tree"
+        );
+    }
+    assert!(compared > 1000, "compared {compared} paths");
+}

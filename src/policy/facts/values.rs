@@ -86,6 +86,6 @@ pub fn show(v: &Value) -> String {
 
 /// A fact struct as the value conditions are evaluated against (struct
 /// fields become static-keyed maps).
-pub fn value_of<T: serde::Serialize>(facts: &T) -> Value {
+pub fn value_of<T: serde::Serialize + ?Sized>(facts: &T) -> Value {
     Value::from(minijinja::value::Serde(facts))
 }
