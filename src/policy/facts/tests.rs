@@ -45,9 +45,8 @@ fn built(v: &Value) -> BTreeSet<String> {
     out.into_iter().collect()
 }
 
-/// The builders produce exactly the documented facts, for every subject.
-#[test]
-fn builders_match_the_documented_fact_model() {
+/// Runs `f` with the example repository and its facts environment at 2026-11-22.
+fn with_example_env(f: impl FnOnce(&Repo, &Env<'_>)) {
     let repo = example();
     let ledger = Ledger::build(&repo);
     let config = repo.config_spec();
@@ -63,116 +62,111 @@ fn builders_match_the_documented_fact_model() {
         aggregates: &Aggregates::default(),
         effects: &EffectFacts::default(),
     };
-    let change = Change::unchanged();
-    let req = &repo.requests["inference-llm-serving"];
-    assert_eq!(
-        built(&values::value_of(&request(&env, req, &change))),
-        documented(SubjectKind::Request)
-    );
-    let res = &repo.reservations["a100-research-6mo"];
-    assert_eq!(
-        built(&values::value_of(&reservation(&env, res, &change))),
-        documented(SubjectKind::Reservation)
-    );
-    let t = &repo.teams["inference"];
-    assert_eq!(
-        built(&values::value_of(&team(&env, t, &change))),
-        documented(SubjectKind::Team)
-    );
-    assert_eq!(
-        built(&values::value_of(&document(
-            &env,
-            Kind::Config,
-            "acme",
-            &change
-        ))),
-        documented(SubjectKind::Document)
-    );
+    f(&repo, &env);
+}
+
+/// The builders produce exactly the documented facts, for every subject.
+#[test]
+fn builders_match_the_documented_fact_model() {
+    with_example_env(|repo, env| {
+        let change = Change::unchanged();
+        let req = &repo.requests["inference-llm-serving"];
+        assert_eq!(
+            built(&values::value_of(&request(env, req, &change))),
+            documented(SubjectKind::Request)
+        );
+        let res = &repo.reservations["a100-research-6mo"];
+        assert_eq!(
+            built(&values::value_of(&reservation(env, res, &change))),
+            documented(SubjectKind::Reservation)
+        );
+        let t = &repo.teams["inference"];
+        assert_eq!(
+            built(&values::value_of(&team(env, t, &change))),
+            documented(SubjectKind::Team)
+        );
+        assert_eq!(
+            built(&values::value_of(&document(
+                env,
+                Kind::Config,
+                "acme",
+                &change
+            ))),
+            documented(SubjectKind::Document)
+        );
+    });
 }
 
 #[test]
 fn request_facts_have_the_right_numbers() {
-    let repo = example();
-    let ledger = Ledger::build(&repo);
-    let config = repo.config_spec();
-    let at = "2026-11-22".parse().unwrap();
-    let analysis = crate::cost::Analysis::new(&repo, at);
-    let env = Env {
-        world: &repo,
-        base: None,
-        config: &config,
-        ledger: &ledger,
-        at,
-        analysis: &analysis,
-        aggregates: &Aggregates::default(),
-        effects: &EffectFacts::default(),
-    };
-    let change = Change::unchanged();
-    let get = |v: &Value, p: &str| lookup(v, p).unwrap();
-    // 14 x 1g.10gb + 4 x 2g.20gb on an H100: (14 + 8) / 7 GPUs.
-    let mig = values::value_of(&request(
-        &env,
-        &repo.requests["inference-small-models-mig"],
-        &change,
-    ));
-    assert_eq!(f64::try_from(get(&mig, "request.gpus")).unwrap(), 3.1429);
-    assert_eq!(i64::try_from(get(&mig, "request.units")).unwrap(), 18);
-    // 6 time-sliced T4 replicas, 4 per GPU.
-    let ts = values::value_of(&request(
-        &env,
-        &repo.requests["inference-batch-embeddings"],
-        &change,
-    ));
-    assert_eq!(f64::try_from(get(&ts, "request.gpus")).unwrap(), 1.5);
-    assert!(get(&ts, "pool.spot").is_true());
-    assert_eq!(i64::try_from(get(&ts, "pool.replicas")).unwrap(), 4);
-    // The holiday peak brings inference to its 48-GPU quota in prod-h100, not over it;
-    // in GPU-equivalents the team also holds its MIG slices there (3.14).
-    let peak = values::value_of(&request(
-        &env,
-        &repo.requests["inference-holiday-peak"],
-        &change,
-    ));
-    assert_eq!(
-        f64::try_from(get(&peak, "team.peak_gpus")).unwrap(),
-        51.1429
-    );
-    assert_eq!(
-        f64::try_from(get(&peak, "team.held_gpus")).unwrap(),
-        35.1429
-    );
-    assert!(get(&peak, "team.within_quota").is_true());
-    assert!(!get(&peak, "pool.overcommitted").is_true());
-    // 32 GPUs for a year (2026-01-01 to 2027-01-01): 8760 hours.
-    let base = values::value_of(&request(
-        &env,
-        &repo.requests["inference-llm-serving"],
-        &change,
-    ));
-    assert_eq!(
-        i64::try_from(get(&base, "request.window.hours")).unwrap(),
-        8760
-    );
-    assert_eq!(
-        f64::try_from(get(&base, "request.gpu_hours")).unwrap(),
-        32.0 * 8760.0
-    );
-    assert!(get(&base, "request.window.active").is_true());
-    // The capacity block: 25 x p4d.24xlarge (8 GPUs) for 182 days at 14.75/h.
-    let res = values::value_of(&reservation(
-        &env,
-        &repo.reservations["a100-research-6mo"],
-        &change,
-    ));
-    assert_eq!(f64::try_from(get(&res, "reservation.gpus")).unwrap(), 200.0);
-    assert_eq!(
-        i64::try_from(get(&res, "reservation.hours")).unwrap(),
-        182 * 24
-    );
-    assert_eq!(
-        f64::try_from(get(&res, "reservation.total_cost")).unwrap(),
-        25.0 * 14.75 * 182.0 * 24.0
-    );
+    with_example_env(|repo, env| {
+        let change = Change::unchanged();
+        let get = |v: &Value, p: &str| lookup(v, p).unwrap();
+        // 14 x 1g.10gb + 4 x 2g.20gb on an H100: (14 + 8) / 7 GPUs.
+        let mig = values::value_of(&request(
+            env,
+            &repo.requests["inference-small-models-mig"],
+            &change,
+        ));
+        assert_eq!(f64::try_from(get(&mig, "request.gpus")).unwrap(), 3.1429);
+        assert_eq!(i64::try_from(get(&mig, "request.units")).unwrap(), 18);
+        // 6 time-sliced T4 replicas, 4 per GPU.
+        let ts = values::value_of(&request(
+            env,
+            &repo.requests["inference-batch-embeddings"],
+            &change,
+        ));
+        assert_eq!(f64::try_from(get(&ts, "request.gpus")).unwrap(), 1.5);
+        assert!(get(&ts, "pool.spot").is_true());
+        assert_eq!(i64::try_from(get(&ts, "pool.replicas")).unwrap(), 4);
+        // The holiday peak brings inference to its 48-GPU quota in prod-h100, not over it;
+        // in GPU-equivalents the team also holds its MIG slices there (3.14).
+        let peak = values::value_of(&request(
+            env,
+            &repo.requests["inference-holiday-peak"],
+            &change,
+        ));
+        assert_eq!(
+            f64::try_from(get(&peak, "team.peak_gpus")).unwrap(),
+            51.1429
+        );
+        assert_eq!(
+            f64::try_from(get(&peak, "team.held_gpus")).unwrap(),
+            35.1429
+        );
+        assert!(get(&peak, "team.within_quota").is_true());
+        assert!(!get(&peak, "pool.overcommitted").is_true());
+        // 32 GPUs for a year (2026-01-01 to 2027-01-01): 8760 hours.
+        let base = values::value_of(&request(
+            env,
+            &repo.requests["inference-llm-serving"],
+            &change,
+        ));
+        assert_eq!(
+            i64::try_from(get(&base, "request.window.hours")).unwrap(),
+            8760
+        );
+        assert_eq!(
+            f64::try_from(get(&base, "request.gpu_hours")).unwrap(),
+            32.0 * 8760.0
+        );
+        assert!(get(&base, "request.window.active").is_true());
+        // The capacity block: 25 x p4d.24xlarge (8 GPUs) for 182 days at 14.75/h.
+        let res = values::value_of(&reservation(
+            env,
+            &repo.reservations["a100-research-6mo"],
+            &change,
+        ));
+        assert_eq!(f64::try_from(get(&res, "reservation.gpus")).unwrap(), 200.0);
+        assert_eq!(
+            i64::try_from(get(&res, "reservation.hours")).unwrap(),
+            182 * 24
+        );
+        assert_eq!(
+            f64::try_from(get(&res, "reservation.total_cost")).unwrap(),
+            25.0 * 14.75 * 182.0 * 24.0
+        );
+    });
 }
 
 /// Every path of every subject's value tree (maps and their entries too).
@@ -200,65 +194,52 @@ fn all_paths(v: &Value, prefix: &str, out: &mut Vec<String>) {
 /// give nothing in both.
 #[test]
 fn typed_lookup_reads_what_the_value_tree_holds() {
-    let repo = example();
-    let ledger = Ledger::build(&repo);
-    let config = repo.config_spec();
-    let at = "2026-11-22".parse().unwrap();
-    let analysis = crate::cost::Analysis::new(&repo, at);
-    let env = Env {
-        world: &repo,
-        base: None,
-        config: &config,
-        ledger: &ledger,
-        at,
-        analysis: &analysis,
-        aggregates: &Aggregates::default(),
-        effects: &EffectFacts::default(),
-    };
-    let change = Change::unchanged();
-    let mut subjects: Vec<Facts> = Vec::new();
-    for r in repo.requests.values() {
-        subjects.push(Facts::Request(Box::new(request(&env, r, &change))));
-    }
-    for r in repo.reservations.values() {
-        subjects.push(Facts::Reservation(Box::new(reservation(&env, r, &change))));
-    }
-    for t in repo.teams.values() {
-        subjects.push(Facts::Team(Box::new(team(&env, t, &change))));
-    }
-    subjects.push(Facts::Document(Box::new(document(
-        &env,
-        Kind::Config,
-        "acme",
-        &change,
-    ))));
-    let mut compared = 0;
-    for facts in subjects {
-        let tree = facts.to_value();
-        let kept = Kept::Typed(std::sync::Arc::new(facts));
-        let mut paths = Vec::new();
-        all_paths(&tree, "", &mut paths);
-        paths.extend(
-            [
-                "nope",
-                "request.nope",
-                "request.name.more",
-                "team.leads.0",
-                "",
-            ]
-            .map(String::from),
-        );
-        for p in &paths {
-            let want = values::lookup(&tree, p).map(|v| values::to_json(&v));
-            let got = kept.lookup(p).map(|v| values::to_json(&v));
-            assert_eq!(got, want, "path {p}");
-            compared += 1;
+    with_example_env(|repo, env| {
+        let change = Change::unchanged();
+        let mut subjects: Vec<Facts> = Vec::new();
+        for r in repo.requests.values() {
+            subjects.push(Facts::Request(Box::new(request(env, r, &change))));
         }
-        assert_eq!(
-            values::to_json(&kept.to_value()),
-            values::to_json(&tree),
-            "the kept facts rebuild the same tree"
-        );
-    }
-    assert!(compared > 1000, "compared {compared} paths");
+        for r in repo.reservations.values() {
+            subjects.push(Facts::Reservation(Box::new(reservation(env, r, &change))));
+        }
+        for t in repo.teams.values() {
+            subjects.push(Facts::Team(Box::new(team(env, t, &change))));
+        }
+        subjects.push(Facts::Document(Box::new(document(
+            env,
+            Kind::Config,
+            "acme",
+            &change,
+        ))));
+        let mut compared = 0;
+        for facts in subjects {
+            let tree = facts.to_value();
+            let kept = Kept::Typed(std::sync::Arc::new(facts));
+            let mut paths = Vec::new();
+            all_paths(&tree, "", &mut paths);
+            paths.extend(
+                [
+                    "nope",
+                    "request.nope",
+                    "request.name.more",
+                    "team.leads.0",
+                    "",
+                ]
+                .map(String::from),
+            );
+            for p in &paths {
+                let want = values::lookup(&tree, p).map(|v| values::to_json(&v));
+                let got = kept.lookup(p).map(|v| values::to_json(&v));
+                assert_eq!(got, want, "path {p}");
+                compared += 1;
+            }
+            assert_eq!(
+                values::to_json(&kept.to_value()),
+                values::to_json(&tree),
+                "the kept facts rebuild the same tree"
+            );
+        }
+        assert!(compared > 1000, "compared {compared} paths");
+    });
 }
