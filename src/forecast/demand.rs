@@ -13,7 +13,7 @@
 //! outlook made of its request timeline alone, and says so ([`Basis`]).
 
 use super::Forecast;
-use crate::model::{Usage, UsageSample};
+use crate::model::Usage;
 
 /// An hourly series on a regular grid of hours since the Unix epoch.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -63,7 +63,7 @@ impl SeriesSet {
         let n = usage.series.len();
         let mut bounds: Vec<Option<(i64, i64)>> = vec![None; n];
         for s in &usage.samples {
-            let h = s.at.hour_index();
+            let h = s.hour();
             let b = &mut bounds[s.series as usize];
             *b = Some(match *b {
                 None => (h, h),
@@ -79,17 +79,11 @@ impl SeriesSet {
         };
         let mut allocated: Vec<Hourly> = bounds.iter().map(|b| grid(*b)).collect();
         let mut used: Vec<Hourly> = bounds.iter().map(|b| grid(*b)).collect();
-        for UsageSample {
-            series,
-            at,
-            allocated: a,
-            used: u,
-        } in &usage.samples
-        {
-            let i = *series as usize;
-            let at = (at.hour_index() - allocated[i].start) as usize;
-            allocated[i].values[at] = *a;
-            used[i].values[at] = *u;
+        for s in &usage.samples {
+            let i = s.series as usize;
+            let at = (s.hour() - allocated[i].start) as usize;
+            allocated[i].values[at] = s.allocated();
+            used[i].values[at] = s.used();
         }
         SeriesSet { allocated, used }
     }
@@ -220,16 +214,16 @@ impl Outlook {
     /// approved requests hold, `level(hour)`, with no spread.
     pub fn requests_only(from: i64, until: i64, level: impl Fn(i64) -> f64) -> Outlook {
         let horizon = (until - from).clamp(24, 40 * 365 * 24) as usize;
-        let zeros = vec![0.0; horizon];
+        // The trend is zero at every hour: it is not stored (see `trend_at`).
         Outlook {
             history: Hourly::default(),
             filled: Vec::new(),
             filled_start: from,
             forecast_start: from,
             forecast: Forecast {
-                p10: zeros.clone(),
-                p50: zeros.clone(),
-                p90: zeros,
+                p10: Vec::new(),
+                p50: Vec::new(),
+                p90: Vec::new(),
                 method: "approved requests only (no usage history)".into(),
                 fallback: Some(
                     "the pool has no usage history: its demand is the approved requests' timeline"
@@ -282,6 +276,15 @@ impl Outlook {
             });
         }
         let j = (hour - self.forecast_start) as usize;
+        if self.basis == Basis::Requests {
+            // No history: no trend, zero over the approved requests' span.
+            return (j < self.approved.len()).then_some(Quantiles {
+                p10: 0.0,
+                p50: 0.0,
+                p90: 0.0,
+                measured: false,
+            });
+        }
         Some(Quantiles {
             p10: *self.forecast.p10.get(j)?,
             p50: self.forecast.p50[j],
@@ -292,7 +295,11 @@ impl Outlook {
 
     /// The hour after the last forecast hour.
     pub fn end(&self) -> i64 {
-        self.forecast_start + self.forecast.p50.len() as i64
+        let hours = match self.basis {
+            Basis::Requests => self.approved.len(),
+            Basis::History => self.forecast.p50.len(),
+        };
+        self.forecast_start + hours as i64
     }
 
     /// A summary over `[from, to)`.
@@ -364,7 +371,7 @@ pub struct Summary {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{SeriesKey, Timestamp};
+    use crate::model::{SeriesKey, Timestamp, UsageSample};
 
     /// (pool, team, hour, allocated, used)
     type Row<'a> = (&'a str, &'a str, i64, Option<f64>, Option<f64>);
@@ -384,12 +391,12 @@ mod tests {
                     (u.series.len() - 1) as u32
                 }
             };
-            u.samples.push(UsageSample {
-                series: id,
-                at: Timestamp::from_second(hour * 3600).unwrap(),
-                allocated: *a,
-                used: *used,
-            });
+            u.samples.push(UsageSample::new(
+                id,
+                Timestamp::from_second(hour * 3600).unwrap(),
+                *a,
+                *used,
+            ));
         }
         u
     }

@@ -16,14 +16,14 @@ pub fn check(repo: &Repo, at: Timestamp) -> Vec<Diagnostic> {
     // Last measured hour per cluster, and the series (for the file) it came from.
     let mut last: BTreeMap<&str, (i64, u32)> = BTreeMap::new();
     for s in &repo.usage.samples {
-        if s.allocated.is_none() && s.used.is_none() {
+        if s.allocated().is_none() && s.used().is_none() {
             continue;
         }
         let key = &repo.usage.series[s.series as usize];
         if !repo.clusters.contains_key(&key.cluster) {
             continue;
         }
-        let h = s.at.hour_index();
+        let h = s.hour();
         let slot = last.entry(key.cluster.as_str()).or_insert((h, s.series));
         if h > slot.0 {
             *slot = (h, s.series);

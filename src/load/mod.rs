@@ -91,13 +91,24 @@ pub fn load_with(sources: SourceMap, inputs: Vec<Input>, source_kind: SourceKind
         loaded.diagnostics.extend(diags);
         loaded.document_count += count;
     }
-    for id in csv_files {
-        usage::read_csv(
-            &loaded.sources.get(id).text,
-            id,
-            &mut loaded.usage,
-            &mut loaded.diagnostics,
-        );
+    // Usage files are read in parallel, then joined in file order (the
+    // same series ids, samples and diagnostics as reading them one by one).
+    let parts: Vec<(Usage, Vec<Diagnostic>)> = csv_files
+        .par_iter()
+        .map(|&id| {
+            let (mut part, mut diags) = (Usage::default(), Vec::new());
+            usage::read_csv(&sources.get(id).text, id, &mut part, &mut diags);
+            (part, diags)
+        })
+        .collect();
+    let mut ids = std::collections::HashMap::new();
+    loaded
+        .usage
+        .samples
+        .reserve_exact(parts.iter().map(|(p, _)| p.samples.len()).sum());
+    for (part, diags) in parts {
+        usage::join(&mut loaded.usage, part, &mut ids);
+        loaded.diagnostics.extend(diags);
     }
     loaded
 }

@@ -175,13 +175,36 @@ pub fn read_csv(text: &str, file: FileId, usage: &mut Usage, diags: &mut Vec<Dia
                 id
             }
         };
-        usage.samples.push(UsageSample {
-            series,
-            at,
-            allocated: values[0],
-            used: values[1],
-        });
+        usage
+            .samples
+            .push(UsageSample::new(series, at, values[0], values[1]));
     }
+}
+
+/// Appends `part` (one file's usage) to `usage`, renumbering its series:
+/// a series already known keeps its id, a new one gets the next. `ids` is
+/// kept by the caller across parts.
+pub fn join(usage: &mut Usage, part: Usage, ids: &mut HashMap<SeriesKey, u32>) {
+    let mut map = Vec::with_capacity(part.series.len());
+    for (key, span) in part.series.into_iter().zip(part.series_spans) {
+        let id = match ids.get(&key) {
+            Some(&id) => id,
+            None => {
+                let id = usage.series.len() as u32;
+                usage.series.push(key.clone());
+                usage.series_spans.push(span);
+                ids.insert(key, id);
+                id
+            }
+        };
+        map.push(id);
+    }
+    usage.samples.reserve(part.samples.len());
+    usage.samples.extend(
+        part.samples
+            .into_iter()
+            .map(|s| s.with_series(map[s.series as usize])),
+    );
 }
 
 fn key_hash(cluster: &str, pool: &str, team: &str) -> u64 {
@@ -208,9 +231,9 @@ mod tests {
         read_csv(text, FileId(0), &mut usage, &mut diags);
         assert_eq!(usage.series.len(), 2);
         assert_eq!(usage.samples.len(), 3);
-        assert_eq!(usage.samples[0].used, Some(4.5));
-        assert_eq!(usage.samples[1].allocated, None);
-        assert_eq!(usage.samples[1].at.to_string(), "2026-11-01T01:00:00Z");
+        assert_eq!(usage.samples[0].used(), Some(4.5));
+        assert_eq!(usage.samples[1].allocated(), None);
+        assert_eq!(usage.samples[1].at().to_string(), "2026-11-01T01:00:00Z");
         let codes: Vec<_> = diags.iter().map(|d| d.code.as_str()).collect();
         assert_eq!(
             codes,
@@ -232,5 +255,41 @@ mod tests {
         read_csv("time,gpus\n1,2\n", FileId(0), &mut usage, &mut diags);
         assert_eq!(diags[0].code, Code::UsageBadHeader);
         assert!(usage.samples.is_empty());
+    }
+
+    /// Files read apart and joined give what reading them one after the
+    /// other gives: the same series ids, first spans and samples.
+    #[test]
+    fn joined_parts_equal_one_sequential_read() {
+        let files = [
+            "timestamp,cluster,pool,team,allocated_gpus,used_gpus\n\
+             2026-11-01T00:00:00Z,c,p,a,8,4\n\
+             2026-11-01T00:00:00Z,c,p,b,2,1\n",
+            "timestamp,cluster,pool,team,allocated_gpus,used_gpus\n\
+             2026-11-01T01:00:00Z,c,p,c,3,3\n\
+             2026-11-01T01:00:00Z,c,p,a,8,5\n\
+             2026-11-01T02:00:00Z,d,p,b,1,\n",
+        ];
+        let mut sequential = Usage::default();
+        let mut diags = Vec::new();
+        for (i, text) in files.iter().enumerate() {
+            read_csv(text, FileId(i as u32), &mut sequential, &mut diags);
+        }
+        let mut joined = Usage::default();
+        let mut ids = HashMap::new();
+        for (i, text) in files.iter().enumerate() {
+            let mut part = Usage::default();
+            read_csv(text, FileId(i as u32), &mut part, &mut diags);
+            join(&mut joined, part, &mut ids);
+        }
+        assert!(diags.is_empty());
+        assert_eq!(joined.series, sequential.series);
+        assert_eq!(joined.series_spans, sequential.series_spans);
+        assert_eq!(joined.samples, sequential.samples);
+        assert_eq!(joined.series.len(), 4);
+        assert_eq!(
+            joined.samples[3].series, 0,
+            "team a in the second file keeps id 0"
+        );
     }
 }

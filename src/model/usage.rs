@@ -25,16 +25,67 @@ pub struct SeriesKey {
     pub team: String,
 }
 
-/// One hourly sample.
-#[derive(Clone, Copy, Debug, PartialEq)]
+/// One hourly sample: 24 bytes (years of hourly history for thousands of
+/// teams are tens of millions of samples).
+#[derive(Clone, Copy, Debug)]
 pub struct UsageSample {
     /// Index into [`Usage::series`].
     pub series: u32,
-    pub at: Timestamp,
-    /// GPUs allocated to the team's workloads (None: gap).
-    pub allocated: Option<f64>,
+    /// Whole hours since the Unix epoch (every [`Timestamp`] fits).
+    hour: i32,
+    /// GPUs allocated to the team's workloads (NaN: gap).
+    allocated: f64,
+    /// GPUs busy (NaN: gap).
+    used: f64,
+}
+
+impl UsageSample {
+    /// A sample of `series` in the hour of `at` (`None`: a gap).
+    pub fn new(series: u32, at: Timestamp, allocated: Option<f64>, used: Option<f64>) -> Self {
+        let hour = at
+            .hour_index()
+            .clamp(i64::from(i32::MIN), i64::from(i32::MAX)) as i32;
+        UsageSample {
+            series,
+            hour,
+            allocated: allocated.unwrap_or(f64::NAN),
+            used: used.unwrap_or(f64::NAN),
+        }
+    }
+
+    /// The hour, as an index (whole hours since the Unix epoch).
+    pub fn hour(&self) -> i64 {
+        i64::from(self.hour)
+    }
+
+    /// The start of the hour.
+    pub fn at(&self) -> Timestamp {
+        Timestamp::from_second(self.hour() * 3600).unwrap_or(Timestamp(jiff::Timestamp::UNIX_EPOCH))
+    }
+
+    /// GPUs allocated (None: gap).
+    pub fn allocated(&self) -> Option<f64> {
+        Some(self.allocated).filter(|v| !v.is_nan())
+    }
+
     /// GPUs busy (None: gap).
-    pub used: Option<f64>,
+    pub fn used(&self) -> Option<f64> {
+        Some(self.used).filter(|v| !v.is_nan())
+    }
+
+    /// The same sample, of another series.
+    pub fn with_series(self, series: u32) -> Self {
+        UsageSample { series, ..self }
+    }
+}
+
+impl PartialEq for UsageSample {
+    fn eq(&self, other: &Self) -> bool {
+        self.series == other.series
+            && self.hour == other.hour
+            && self.allocated() == other.allocated()
+            && self.used() == other.used()
+    }
 }
 
 /// All usage history of a repository.

@@ -475,7 +475,7 @@ fn check_usage_rows(repo: &Repo, diags: &mut Vec<Diagnostic>) {
     let mut order: Vec<u32> = (0..usage.samples.len() as u32).collect();
     order.sort_by_key(|&i| {
         let s = &usage.samples[i as usize];
-        (s.series, s.at)
+        (s.series, s.hour())
     });
     let mut conflicts: BTreeMap<u32, (usize, Timestamp)> = BTreeMap::new();
     for pair in order.windows(2) {
@@ -489,10 +489,10 @@ fn check_usage_rows(repo: &Repo, diags: &mut Vec<Diagnostic>) {
             _ => false,
         };
         if a.series == b.series
-            && a.at == b.at
-            && !(same(a.allocated, b.allocated) && same(a.used, b.used))
+            && a.hour() == b.hour()
+            && !(same(a.allocated(), b.allocated()) && same(a.used(), b.used()))
         {
-            let e = conflicts.entry(a.series).or_insert((0, a.at));
+            let e = conflicts.entry(a.series).or_insert((0, a.at()));
             e.0 += 1;
         }
     }
@@ -518,11 +518,11 @@ fn check_usage_rows(repo: &Repo, diags: &mut Vec<Diagnostic>) {
         let Some(Some(cap)) = capacity.get(s.series as usize) else {
             continue;
         };
-        let most = s.allocated.unwrap_or(0.0).max(s.used.unwrap_or(0.0));
+        let most = s.allocated().unwrap_or(0.0).max(s.used().unwrap_or(0.0));
         if most > cap + 1e-9 {
-            let e = over.entry(s.series).or_insert((most, s.at));
+            let e = over.entry(s.series).or_insert((most, s.at()));
             if most > e.0 {
-                *e = (most, s.at);
+                *e = (most, s.at());
             }
         }
     }

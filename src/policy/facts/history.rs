@@ -40,7 +40,7 @@ fn rows(u: &Usage) -> HashMap<&SeriesKey, Vec<(i64, Row)>> {
         if let Some(key) = u.series.get(s.series as usize) {
             out.entry(key)
                 .or_default()
-                .push((s.at.hour_index(), (s.allocated, s.used)));
+                .push((s.hour(), (s.allocated(), s.used())));
         }
     }
     for v in out.values_mut() {
