@@ -132,6 +132,7 @@ pub fn project(a: &Analysis<'_>, team: &str) -> Vec<MonthSpend> {
             .get(team)
             .and_then(|v| v.iter().find(|s| s.cluster == cluster && s.pool == pool));
         let outlook = series.and_then(|s| a.team_outlook(s));
+        let outlook = outlook.as_ref();
         for m in &mut months {
             let month = (m.start, m.end);
             let (mut measured, mut total) = (0.0, 0.0);

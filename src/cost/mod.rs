@@ -60,7 +60,6 @@ pub struct TeamSeries {
     pub cluster: String,
     pub pool: String,
     pub id: usize,
-    outlook: OnceLock<Option<Outlook>>,
 }
 
 /// The cost and forecast view of a repository at a time.
@@ -185,7 +184,6 @@ impl<'r> Analysis<'r> {
                     cluster: k.cluster.clone(),
                     pool: k.pool.clone(),
                     id: i,
-                    outlook: OnceLock::new(),
                 });
         }
         let budgets = repo
@@ -353,11 +351,11 @@ impl<'r> Analysis<'r> {
         self.config.costs.history_multiple.as_f64()
     }
 
-    /// A team's allocation outlook in one pool, up to the end of the budget projection.
-    pub fn team_outlook<'a>(&'a self, s: &'a TeamSeries) -> Option<&'a Outlook> {
-        s.outlook
-            .get_or_init(|| Outlook::new(self.series.allocated[s.id].clone(), self.budget_end))
-            .as_ref()
+    /// A team's allocation outlook in one pool, up to the end of the budget
+    /// projection. Built anew on each call and not kept: only the team's
+    /// budget projection reads it, and that is kept.
+    pub fn team_outlook(&self, s: &TeamSeries) -> Option<Outlook> {
+        Outlook::new(self.series.allocated[s.id].clone(), self.budget_end)
     }
 
     /// Measured utilization of every team with usage, over the 30 days before `at`.
