@@ -48,7 +48,9 @@ fn main() {
         .values()
         .map(|r| {
             let change = Change {
-                previous: Some(capops::model::TypedDoc::CapacityRequest(r.clone())),
+                previous: Some(Box::new(capops::model::TypedDoc::CapacityRequest(
+                    r.clone(),
+                ))),
                 ..Change::unchanged()
             };
             (

@@ -215,6 +215,52 @@ fn fallback_equivalent(resource: &str) -> f64 {
 }
 
 /// Capacity of a pool per resource, in units.
+/// The largest rise and the largest fall of a signed sum of holdings over
+/// the hours from `from` on: `(gain, loss)`, both at least 0. A change is
+/// the new holdings added and the old ones subtracted, so a request moved
+/// later in time, or an expired one revived, gains what it holds in hours
+/// it did not hold before, whatever its size did.
+pub fn swing(changes: impl IntoIterator<Item = (Hours, f64)>, from: i64) -> (f64, f64) {
+    let mut events: Vec<(i64, f64)> = Vec::new();
+    for (h, amount) in changes {
+        let start = h.start.max(from);
+        if start >= h.end || amount == 0.0 {
+            continue;
+        }
+        events.push((start, amount));
+        if h.end != i64::MAX {
+            events.push((h.end, -amount));
+        }
+    }
+    events.sort_by_key(|e| e.0);
+    let (mut level, mut gain, mut loss) = (0.0f64, 0.0f64, 0.0f64);
+    let mut i = 0;
+    while i < events.len() {
+        let hour = events[i].0;
+        while i < events.len() && events[i].0 == hour {
+            level += events[i].1;
+            i += 1;
+        }
+        gain = gain.max(level);
+        loss = loss.max(-level);
+    }
+    // Rounding noise of sums that cancel is no change.
+    let clean = |x: f64| if x < 1e-9 { 0.0 } else { x };
+    (clean(gain), clean(loss))
+}
+
+/// A signed change from `(gain, loss)`: the gain when there is one (an ask),
+/// else minus the loss (a release).
+pub fn signed((gain, loss): (f64, f64)) -> f64 {
+    if gain > 0.0 {
+        gain
+    } else if loss > 0.0 {
+        -loss
+    } else {
+        0.0
+    }
+}
+
 pub fn pool_capacity(pool: &NodePool, cluster: &ClusterSpec) -> BTreeMap<String, f64> {
     let gpus = pool.nodes.value.0 as f64 * pool.gpus_per_node.value.0 as f64;
     resources::provided(pool, cluster.mig_strategy.value)
@@ -409,5 +455,40 @@ mod tests {
         let third = 1.0 / 7.0 * 3.0;
         let t = Timeline::build([(h(0, 10), third), (h(0, 5), third), (h(5, 10), third)]);
         assert_eq!(t.at(10), 0.0);
+    }
+
+    /// A change's swing: growth in size, in time, revival, release, transfer.
+    #[test]
+    fn swing_counts_what_is_held_in_hours_not_held_before() {
+        let h = |start, end| Hours { start, end };
+        let now = 100;
+        // 40 -> 60 GPUs over the same future window: +20.
+        assert_eq!(
+            swing([(h(200, 300), 60.0), (h(200, 300), -40.0)], now),
+            (20.0, 0.0)
+        );
+        // The same 24 GPUs moved later: gains 24 in the new hours, loses 24 in the old.
+        assert_eq!(
+            swing([(h(300, 400), 24.0), (h(200, 300), -24.0)], now),
+            (24.0, 24.0)
+        );
+        // An expired request revived: the past window counts for nothing.
+        assert_eq!(
+            swing([(h(500, 600), 34.0), (h(0, 50), -34.0)], now),
+            (34.0, 0.0)
+        );
+        // Shortened: only a loss, from the old end back to the new one.
+        assert_eq!(
+            swing([(h(150, 200), 8.0), (h(150, 400), -8.0)], now),
+            (0.0, 8.0)
+        );
+        // Open-ended, now and before: nothing changes.
+        assert_eq!(
+            swing([(Hours::ALWAYS, 4.0), (Hours::ALWAYS, -4.0)], now),
+            (0.0, 0.0)
+        );
+        assert_eq!(signed((24.0, 24.0)), 24.0);
+        assert_eq!(signed((0.0, 8.0)), -8.0);
+        assert_eq!(signed((0.0, 0.0)), 0.0);
     }
 }

@@ -25,7 +25,7 @@ pub struct Change {
     pub fields: Vec<String>,
     /// The document as the base revision had it (modified and removed
     /// documents; without a base, the document as it stands).
-    pub previous: Option<TypedDoc>,
+    pub previous: Option<Box<TypedDoc>>,
 }
 
 impl Change {
@@ -39,7 +39,7 @@ impl Change {
 
     /// The previous document as its spec type, when it is of that kind.
     pub fn previous<S: Spec>(&self) -> Option<&Document<S>> {
-        self.previous.as_ref().and_then(TypedDoc::get)
+        self.previous.as_deref().and_then(TypedDoc::get)
     }
 }
 
@@ -115,7 +115,7 @@ fn changed(
             kind: change,
             fields,
             previous: keep
-                .then(|| base.find(kind, name).map(|d| d.to_owned()))
+                .then(|| base.find(kind, name).map(|d| Box::new(d.to_owned())))
                 .flatten(),
         },
     }

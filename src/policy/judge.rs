@@ -60,7 +60,7 @@ pub fn with_previous_as_current(change: &Change, current: impl FnOnce() -> Typed
         return change.clone();
     }
     Change {
-        previous: Some(current()),
+        previous: Some(Box::new(current())),
         ..change.clone()
     }
 }
@@ -100,9 +100,15 @@ pub fn facts_of(env: &facts::Env<'_>, head: &Repo, target: &Target) -> Option<Ju
             let doc = document::<RequestSpec>(head, c)?;
             let change =
                 with_previous_as_current(&c.change, || TypedDoc::CapacityRequest(doc.clone()));
+            // The team that holds the request in the base answers for it:
+            // handing it to another team is that team's release.
+            let owner = c
+                .change
+                .previous::<RequestSpec>()
+                .map_or(doc.spec.team.value.as_str(), |p| p.spec.team.value.as_str());
             Judged {
                 facts: Facts::Request(Box::new(facts::request(env, doc, &change))),
-                team_leads: leads(env, &doc.spec.team.value),
+                team_leads: leads(env, owner),
                 location: Some(doc.name_span()),
             }
         }
@@ -165,8 +171,12 @@ pub fn facts_of(env: &facts::Env<'_>, head: &Repo, target: &Target) -> Option<Ju
     Some(judged)
 }
 
-/// What the change adds up to per team: each changed request's GPUs and costs
-/// now minus before, summed per (team, cluster, pool) and per team. (Without
+/// What the change adds up to per team: each changed request's holdings
+/// now added and before subtracted, per (team, cluster, pool) and per team.
+/// GPUs are the largest rise of that sum at any hour from `--at` on (or, for
+/// a pure release, minus its largest fall): moving a request later in time,
+/// or reviving an expired one, asks for what it holds in hours it did not
+/// hold before. Costs count the part of each window from `--at` on. (Without
 /// a base each request stands alone and its facts use its own size.)
 pub fn aggregates(
     world: &Repo,
@@ -178,22 +188,30 @@ pub fn aggregates(
         recent_growth: recent_growth.clone(),
         ..Aggregates::default()
     };
-    let f = |d: Option<rust_decimal::Decimal>| d.map(crate::cost::prices::float).unwrap_or(0.0);
+    let at = analysis.at.hour_index();
+    type Key = (String, String, String);
+    let mut held: std::collections::HashMap<Key, Vec<(capacity::Hours, f64)>> =
+        std::collections::HashMap::new();
+    let mut costs: std::collections::HashMap<Key, Totals> = std::collections::HashMap::new();
     let mut add = |spec: &RequestSpec, sign: f64| {
         let gpus = capacity::size(spec, capacity::pool_of(world, spec)).gpus;
-        let cost = analysis.request_cost(spec);
-        let t = Totals {
-            gpus: sign * gpus,
-            monthly_cost: sign * f(cost.as_ref().map(|c| c.monthly)),
-            total_cost: sign * f(cost.as_ref().map(|c| c.total)),
-        };
+        let (monthly, total) = future_cost(analysis, spec, at);
         let key = (
             spec.team.value.clone(),
             spec.cluster.value.clone(),
             spec.pool.value.clone(),
         );
-        bump(out.by_pool.entry(key).or_default(), t);
-        bump(out.by_team.entry(spec.team.value.clone()).or_default(), t);
+        held.entry(key.clone())
+            .or_default()
+            .push((capacity::Hours::of_request(spec), sign * gpus));
+        bump(
+            costs.entry(key).or_default(),
+            Totals {
+                gpus: 0.0,
+                monthly_cost: sign * monthly,
+                total_cost: sign * total,
+            },
+        );
     };
     for c in changes.iter().filter(|c| c.kind == Kind::CapacityRequest) {
         if c.change.kind == ChangeKind::Unchanged {
@@ -206,7 +224,37 @@ pub fn aggregates(
             add(&prev.spec, -1.0);
         }
     }
+    for (key, mut t) in costs {
+        t.gpus = capacity::signed(capacity::swing(held.remove(&key).unwrap_or_default(), at));
+        bump(out.by_team.entry(key.0.clone()).or_default(), t);
+        out.by_pool.insert(key, t);
+    }
     out
+}
+
+/// A request's monthly cost and the cost of the part of its window from hour
+/// `at` on (0 when unpriced).
+pub fn future_cost(
+    analysis: &crate::cost::Analysis<'_>,
+    spec: &RequestSpec,
+    at: i64,
+) -> (f64, f64) {
+    let f = |d: rust_decimal::Decimal| crate::cost::prices::float(d);
+    let Some(cost) = analysis.request_cost(spec) else {
+        return (0.0, 0.0);
+    };
+    let hours = capacity::Hours::of_request(spec);
+    if !hours.is_open() && hours.end <= at {
+        return (0.0, 0.0);
+    }
+    let share = if hours.is_open() || hours.start >= at {
+        1.0
+    } else if hours.end <= at {
+        0.0
+    } else {
+        (hours.end - at) as f64 / hours.len().max(1) as f64
+    };
+    (f(cost.monthly), f(cost.total) * share)
 }
 
 fn bump(slot: &mut Totals, t: Totals) {

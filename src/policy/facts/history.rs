@@ -16,7 +16,9 @@ use std::collections::HashMap;
 pub struct UsageDelta {
     /// Hourly rows after the last hour the base had for their series (new series included).
     pub appended_rows: u64,
-    /// Hours the base had (or that fall inside its history, gaps included) whose values differ.
+    /// Hours the base had (or that fall inside its history, gaps included) whose values differ;
+    /// hours of a series the base lacks up to the last hour the base measured in that cluster
+    /// (a backfill); hours after `now` (not measured yet).
     pub rewritten_rows: u64,
     /// Hours the base had that are gone.
     pub removed_rows: u64,
@@ -57,10 +59,23 @@ fn same(a: Option<f64>, b: Option<f64>) -> bool {
     }
 }
 
-/// Compares the base's usage history with the head's, hour by hour.
-pub fn usage_delta(base: &Usage, head: &Usage) -> UsageDelta {
+/// Compares the base's usage history with the head's, hour by hour. Only
+/// hours after what the base measured, and not after `now_hour`, are
+/// appended: the base's last hour of the series, or, for a series it
+/// lacks, the last hour it measured in that cluster (or anywhere, for a new
+/// cluster).
+pub fn usage_delta(base: &Usage, head: &Usage, now_hour: i64) -> UsageDelta {
     let before = rows(base);
     let after = rows(head);
+    let mut cluster_last: HashMap<&str, i64> = HashMap::new();
+    let mut base_last = i64::MIN;
+    for (key, old) in &before {
+        if let Some(last) = old.last().map(|r| r.0) {
+            let e = cluster_last.entry(key.cluster.as_str()).or_insert(last);
+            *e = (*e).max(last);
+            base_last = base_last.max(last);
+        }
+    }
     let mut d = UsageDelta::default();
     let mut first: Option<i64> = None;
     let mut touched = std::collections::BTreeSet::new();
@@ -70,13 +85,22 @@ pub fn usage_delta(base: &Usage, head: &Usage) -> UsageDelta {
         let _ = d;
     };
     for (key, now) in &after {
-        let Some(old) = before.get(key) else {
-            d.appended_rows += now.len() as u64;
-            continue;
+        let empty = Vec::new();
+        let old = before.get(key).unwrap_or(&empty);
+        let last = match old.last() {
+            Some(r) => r.0,
+            None => cluster_last
+                .get(key.cluster.as_str())
+                .copied()
+                .unwrap_or(base_last),
         };
-        let last = old.last().map_or(i64::MIN, |r| r.0);
         let old_at: HashMap<i64, Row> = old.iter().copied().collect();
         for (hour, row) in now {
+            if *hour > now_hour {
+                d.rewritten_rows += 1;
+                mark(&mut d, key, *hour);
+                continue;
+            }
             if *hour > last {
                 d.appended_rows += 1;
                 continue;

@@ -30,18 +30,27 @@ pub struct RequestSubject {
 pub struct RequestChange {
     #[serde(flatten)]
     pub base: ChangeFacts,
-    /// GPUs now minus GPUs before (requests, reservations) or quota GPUs now minus before (teams); the whole size when added.
+    /// The most GPU-equivalents the request holds at any hour from `now` on beyond what it held
+    /// before (the whole size when added; a window moved later or an expired request revived
+    /// counts the hours it newly holds); minus what it gives up when it only releases.
     pub delta_gpus: f64,
+    /// The most GPU-equivalents the team that held the request before gives up at any hour
+    /// from `now` on: what it releases by shrinking, shortening, moving or removing it, or by
+    /// handing it to another team (0 when added).
+    pub released_gpus: f64,
     /// Monthly cost now minus before.
     pub delta_monthly_cost: f64,
     /// Cost over the window now minus before.
     pub delta_total_cost: f64,
     /// GPU-equivalents the change adds to the team in this request's pool, over all its
-    /// requests (negative: released); without a base, this request's own size. Tiers read this.
+    /// requests: the largest rise, at any hour from `now` on, of what they hold (negative: the
+    /// largest fall, when they only release); without a base, this request's own size. Tiers
+    /// read this.
     pub team_delta_gpus: f64,
     /// Monthly cost the change adds to the team in this pool, over all its requests.
     pub team_delta_monthly_cost: f64,
-    /// Cost over the windows the change adds to the team in this pool, over all its requests.
+    /// Cost over the windows (from `now` on) the change adds to the team in this pool, over all
+    /// its requests.
     pub team_delta_total_cost: f64,
     /// GPU-equivalents the change adds to the team across every pool.
     pub team_pr_delta_gpus: f64,
@@ -52,6 +61,10 @@ pub struct RequestChange {
 pub struct PreviousRequest {
     /// GPU-equivalents before the change (0 when added).
     pub gpus: f64,
+    /// The team that held the request before the change (the team now when added).
+    pub team: String,
+    /// Value of its priority class before the change (the value now when added).
+    pub priority: i64,
     /// Resources before the change (empty when added).
     pub resources: BTreeMap<String, u32>,
     pub window: PreviousWindow,
@@ -187,6 +200,30 @@ pub struct RequestPoolFacts {
     pub first_overcommit: String,
 }
 
+/// A request's priority class, or the Config's default (empty when neither).
+fn priority_class_of(env: &Env<'_>, spec: &RequestSpec) -> String {
+    spec.priority_class
+        .as_ref()
+        .map(|c| c.value.clone())
+        .or_else(|| {
+            env.config
+                .defaults
+                .priority_class
+                .as_ref()
+                .map(|c| c.value.clone())
+        })
+        .unwrap_or_default()
+}
+
+/// The value of a request's priority class (0 when none).
+fn priority_of(env: &Env<'_>, spec: &RequestSpec) -> i64 {
+    env.world
+        .priority_classes
+        .get(&priority_class_of(env, spec))
+        .map(|p| p.spec.value.value)
+        .unwrap_or(0)
+}
+
 /// Builds the facts of a CapacityRequest.
 pub fn request(env: &Env<'_>, req: &Document<RequestSpec>, change: &Change) -> RequestSubject {
     let spec = &req.spec;
@@ -287,9 +324,31 @@ pub fn request(env: &Env<'_>, req: &Document<RequestSpec>, change: &Change) -> R
             .copied()
             .unwrap_or_default()
     };
+    // Holdings now added, before subtracted, from `now` on.
+    let mut held = Vec::new();
+    if !removed {
+        held.push((hours, now_gpus));
+    }
+    if let Some(p) = previous {
+        held.push((Hours::of_request(&p.spec), -prev_gpus));
+    }
+    let swing = capacity::swing(held, at_hour);
+    let previous_team = previous
+        .map(|p| p.spec.team.value.as_str())
+        .unwrap_or(&spec.team.value);
+    let released = match previous {
+        // Handed to another team: the old team gives up all it held.
+        Some(p) if !removed && p.spec.team.value != spec.team.value => {
+            capacity::swing([(Hours::of_request(&p.spec), prev_gpus)], at_hour).0
+        }
+        Some(_) => swing.1,
+        None => 0.0,
+    };
+    let now_priority = priority_of(env, spec);
     let change = RequestChange {
         base: super::change_facts(change),
-        delta_gpus: round(now_gpus - prev_gpus),
+        delta_gpus: round(capacity::signed(swing)),
+        released_gpus: round(released),
         delta_monthly_cost: now_cost(|c| c.monthly) - f(prev_cost.as_ref().map(|c| c.monthly)),
         delta_total_cost: now_cost(|c| c.total) - f(prev_cost.as_ref().map(|c| c.total)),
         team_delta_gpus: round(team_totals.gpus),
@@ -298,6 +357,8 @@ pub fn request(env: &Env<'_>, req: &Document<RequestSpec>, change: &Change) -> R
         team_pr_delta_gpus: round(pr_totals.gpus),
         previous: PreviousRequest {
             gpus: round(prev_gpus),
+            team: previous_team.to_string(),
+            priority: previous.map_or(now_priority, |p| priority_of(env, &p.spec)),
             resources: previous
                 .iter()
                 .flat_map(|p| {
@@ -349,24 +410,8 @@ fn request_facts(
         Some(w) => (w.start.value.to_string(), w.end.value.to_string()),
         None => (String::new(), String::new()),
     };
-    let class = spec
-        .priority_class
-        .as_ref()
-        .map(|c| c.value.clone())
-        .or_else(|| {
-            env.config
-                .defaults
-                .priority_class
-                .as_ref()
-                .map(|c| c.value.clone())
-        })
-        .unwrap_or_default();
-    let priority = env
-        .world
-        .priority_classes
-        .get(&class)
-        .map(|p| p.spec.value.value)
-        .unwrap_or(0);
+    let class = priority_class_of(env, spec);
+    let priority = priority_of(env, spec);
     let text =
         |o: &Option<Spanned<String>>| o.as_ref().map(|s| s.value.clone()).unwrap_or_default();
     let justification = text(&spec.justification);

@@ -123,9 +123,14 @@ pub fn team(env: &Env<'_>, team: &Document<TeamSpec>, change: &Change) -> TeamSu
     let mut facts = super::team_base(env, Some(team), team.name());
     facts.quota_gpus = round(quota);
     let previous = change.previous::<TeamSpec>();
-    let prev = previous
-        .map(|t| team_quota_gpus(env.base.unwrap_or(env.world), t))
-        .unwrap_or(0.0);
+    let now_quota = if removed {
+        BTreeMap::new()
+    } else {
+        team_quota_by(env.world, team)
+    };
+    let before_quota = previous
+        .map(|t| team_quota_by(env.base.unwrap_or(env.world), t))
+        .unwrap_or_default();
     let now_leads = if removed {
         BTreeSet::new()
     } else {
@@ -174,7 +179,7 @@ pub fn team(env: &Env<'_>, team: &Document<TeamSpec>, change: &Change) -> TeamSu
         effects: env.effects.clone(),
         change: TeamChange {
             base: super::change_facts(change),
-            delta_gpus: round(quota - prev),
+            delta_gpus: round(quota_delta(&now_quota, &before_quota)),
             leads_added: now_leads.difference(&before_leads).cloned().collect(),
             leads_removed: before_leads.difference(&now_leads).cloned().collect(),
             borrowing_unlocked_gpus: round(unlocked),
@@ -187,7 +192,7 @@ pub fn team(env: &Env<'_>, team: &Document<TeamSpec>, change: &Change) -> TeamSu
                 .map(|(c, _)| c.clone())
                 .collect(),
             previous: PreviousTeam {
-                gpus: round(prev),
+                gpus: round(before_quota.values().sum()),
                 leads: before_leads.into_iter().collect(),
             },
         },
@@ -197,7 +202,12 @@ pub fn team(env: &Env<'_>, team: &Document<TeamSpec>, change: &Change) -> TeamSu
 
 /// A team's quota across clusters, in GPU-equivalents.
 pub fn team_quota_gpus(repo: &Repo, team: &Document<TeamSpec>) -> f64 {
-    let mut total = 0.0;
+    team_quota_by(repo, team).values().sum()
+}
+
+/// A team's quota in GPU-equivalents per (cluster, resource).
+pub fn team_quota_by(repo: &Repo, team: &Document<TeamSpec>) -> BTreeMap<(String, String), f64> {
+    let mut out = BTreeMap::new();
     for (cluster, presence) in &team.spec.clusters {
         let provided: Vec<_> = repo
             .clusters
@@ -216,10 +226,34 @@ pub fn team_quota_gpus(repo: &Repo, team: &Document<TeamSpec>) -> f64 {
                 .find(|p: &&crate::gpu::resources::Provided| p.resource == resource.value)
                 .map(|p| p.gpu_equivalent)
                 .unwrap_or(1.0);
-            total += n.value.0 as f64 * eq;
+            *out.entry((cluster.value.clone(), resource.value.clone()))
+                .or_insert(0.0) += n.value.0 as f64 * eq;
         }
     }
-    total
+    out
+}
+
+/// The quota a change adds, cluster by cluster and resource by resource
+/// (quota taken off one cluster does not pay for quota added on another);
+/// minus what it removes when it only removes.
+fn quota_delta(
+    now: &BTreeMap<(String, String), f64>,
+    before: &BTreeMap<(String, String), f64>,
+) -> f64 {
+    let (mut gain, mut loss) = (0.0, 0.0);
+    let keys: BTreeSet<&(String, String)> = now.keys().chain(before.keys()).collect();
+    for key in keys {
+        let d = now.get(key).copied().unwrap_or(0.0) - before.get(key).copied().unwrap_or(0.0);
+        if d > 0.0 {
+            gain += d;
+        } else {
+            loss -= d;
+        }
+    }
+    crate::capacity::signed((
+        if gain > 1e-9 { gain } else { 0.0 },
+        if loss > 1e-9 { loss } else { 0.0 },
+    ))
 }
 
 /// Builds the facts of a changed ApprovalPolicy or Config.
