@@ -371,6 +371,10 @@ pub struct Aggregates {
     pub by_team: std::collections::HashMap<String, Totals>,
     /// team -> GPU-equivalents its requests grew by in the 30 days before the base.
     pub recent_growth: std::collections::BTreeMap<String, f64>,
+    /// What the change's reservations commit together: each one's term cost
+    /// now minus before, summed (so splitting one commitment into many
+    /// small reservations is judged as the whole).
+    pub reservations_total_cost: f64,
 }
 
 /// GPUs and costs added (negative: released).

@@ -34,6 +34,10 @@ pub struct ReservationChange {
     /// The term's whole cost now minus before: what the change commits (judged
     /// without a base, the whole cost).
     pub delta_total_cost: f64,
+    /// What all the change's reservations commit together (term cost now minus before,
+    /// summed; without a base, this reservation's own `delta_total_cost`). Tiers read this,
+    /// so a commitment split into many reservations is judged as the whole.
+    pub pr_delta_total_cost: f64,
     pub previous: PreviousReservation,
 }
 
@@ -232,6 +236,11 @@ pub fn reservation(
             base: super::change_facts(change),
             delta_gpus: round(now_gpus - prev),
             delta_total_cost: round(now_total - prev_total),
+            pr_delta_total_cost: if unchanged {
+                round(now_total - prev_total)
+            } else {
+                round(env.aggregates.reservations_total_cost)
+            },
             previous: PreviousReservation {
                 gpus: prev,
                 total_cost: prev_total,
