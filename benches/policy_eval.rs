@@ -75,6 +75,7 @@ fn main() {
     let roles = capops::policy::roles::Members {
         config: &config,
         team_leads: Vec::new(),
+        receiving_leads: Vec::new(),
     };
     let t = Instant::now();
     let ours: Vec<policy::Decision> = all

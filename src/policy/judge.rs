@@ -43,6 +43,9 @@ pub struct Judged {
     pub facts: Facts,
     /// The base's leads of the subject's team (the `team-lead` role).
     pub team_leads: Vec<String>,
+    /// For a request handed to another team, the base's leads of the team
+    /// that receives it (the `receiving-team-lead` role).
+    pub receiving_leads: Vec<String>,
     pub location: Option<Span>,
 }
 
@@ -83,6 +86,7 @@ pub fn facts_of(env: &facts::Env<'_>, head: &Repo, target: &Target) -> Option<Ju
             return Some(Judged {
                 facts: Facts::UsageHistory(Box::new(facts::history::usage(env, d))),
                 team_leads: Vec::new(),
+                receiving_leads: Vec::new(),
                 location: None,
             });
         }
@@ -90,6 +94,7 @@ pub fn facts_of(env: &facts::Env<'_>, head: &Repo, target: &Target) -> Option<Ju
             return Some(Judged {
                 facts: Facts::Templates(Box::new(facts::history::templates(env, d))),
                 team_leads: Vec::new(),
+                receiving_leads: Vec::new(),
                 location: None,
             });
         }
@@ -106,9 +111,15 @@ pub fn facts_of(env: &facts::Env<'_>, head: &Repo, target: &Target) -> Option<Ju
                 .change
                 .previous::<RequestSpec>()
                 .map_or(doc.spec.team.value.as_str(), |p| p.spec.team.value.as_str());
+            let receiving = if owner == doc.spec.team.value {
+                Vec::new()
+            } else {
+                leads(env, &doc.spec.team.value)
+            };
             Judged {
                 facts: Facts::Request(Box::new(facts::request(env, doc, &change))),
                 team_leads: leads(env, owner),
+                receiving_leads: receiving,
                 location: Some(doc.name_span()),
             }
         }
@@ -118,6 +129,7 @@ pub fn facts_of(env: &facts::Env<'_>, head: &Repo, target: &Target) -> Option<Ju
             Judged {
                 facts: Facts::Reservation(Box::new(facts::reservation(env, doc, &change))),
                 team_leads: Vec::new(),
+                receiving_leads: Vec::new(),
                 location: Some(doc.name_span()),
             }
         }
@@ -127,6 +139,7 @@ pub fn facts_of(env: &facts::Env<'_>, head: &Repo, target: &Target) -> Option<Ju
             Judged {
                 facts: Facts::Team(Box::new(facts::team(env, doc, &change))),
                 team_leads: leads(env, doc.name()),
+                receiving_leads: Vec::new(),
                 location: Some(doc.name_span()),
             }
         }
@@ -135,6 +148,7 @@ pub fn facts_of(env: &facts::Env<'_>, head: &Repo, target: &Target) -> Option<Ju
             Judged {
                 facts: Facts::Cluster(Box::new(facts::platform::cluster(env, doc, &c.change))),
                 team_leads: Vec::new(),
+                receiving_leads: Vec::new(),
                 location: Some(doc.name_span()),
             }
         }
@@ -145,6 +159,7 @@ pub fn facts_of(env: &facts::Env<'_>, head: &Repo, target: &Target) -> Option<Ju
                     env, doc, &c.change,
                 ))),
                 team_leads: Vec::new(),
+                receiving_leads: Vec::new(),
                 location: Some(doc.name_span()),
             }
         }
@@ -153,6 +168,7 @@ pub fn facts_of(env: &facts::Env<'_>, head: &Repo, target: &Target) -> Option<Ju
             Judged {
                 facts: Facts::PriceCatalog(Box::new(facts::platform::catalog(env, doc, &c.change))),
                 team_leads: Vec::new(),
+                receiving_leads: Vec::new(),
                 location: Some(doc.name_span()),
             }
         }
@@ -164,6 +180,7 @@ pub fn facts_of(env: &facts::Env<'_>, head: &Repo, target: &Target) -> Option<Ju
             Judged {
                 facts: Facts::Document(Box::new(facts::document(env, c.kind, &c.name, &c.change))),
                 team_leads: Vec::new(),
+                receiving_leads: Vec::new(),
                 location,
             }
         }

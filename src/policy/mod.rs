@@ -306,6 +306,7 @@ fn evaluate_one(
     let roles = roles::Members {
         config: fenv.config,
         team_leads: judged.team_leads,
+        receiving_leads: judged.receiving_leads,
     };
     let subject = target.subject();
     let decision = eval::evaluate(
