@@ -453,7 +453,9 @@ spec:
         &head.repo,
         &t,
         &render::Options {
-            at: AT.parse().unwrap(),
+            // Within every term: capacity reservations and commitments are
+            // rendered from the start of their term.
+            at: "2026-12-15".parse().unwrap(),
             revision: "r".into(),
             cluster: None,
         },
@@ -534,6 +536,29 @@ spec:
     // The checker itself rejects a missing argument and an unknown one.
     let bad = serde_json::json!({"resource": {"aws_ec2_capacity_reservation": {"x": {"instance_count": 1, "instance_type": "p5", "instance_platform": "Linux/UNIX", "size": 2}}}});
     assert_eq!(check_terraform("bad", &bad, &args).len(), 2);
+    // Before their terms start, the capacity reservations and commitments
+    // (created and billed on apply, with no start date) are not rendered.
+    let before = render::render(
+        &head.repo,
+        &t,
+        &render::Options {
+            at: AT.parse().unwrap(),
+            revision: "r".into(),
+            cluster: None,
+        },
+    );
+    let early: Vec<&str> = before
+        .files
+        .iter()
+        .map(|f| f.path.as_str())
+        .filter(|p| p.starts_with("cloud/") && !p.ends_with("/main.tf.json"))
+        .collect();
+    for name in ["h100-odcr", "azure-h100", "l4-commit"] {
+        assert!(
+            !early.iter().any(|p| p.contains(name)),
+            "{name} rendered before its term: {early:?}"
+        );
+    }
 }
 
 fn copy_dir(from: &Path, to: &Path) {

@@ -177,32 +177,54 @@ pub struct ReservationCost {
 pub fn reservation(repo: &Repo, s: &ReservationSpec) -> Option<ReservationCost> {
     let (hourly, price_source) = match &s.hourly_price {
         Some(p) => (p.value.0, "reservation"),
-        None => {
-            let e = entry(
-                repo,
-                s.provider.value,
-                Some(&s.region.value),
-                &s.instance_type.value,
-            )?;
-            let committed = match s.kind.value {
-                ReservationType::AwsCapacityBlock => e
-                    .capacity_block
-                    .as_ref()
-                    .map(|p| (p, "catalog capacity-block price")),
-                ReservationType::GcpCommitment => match s.commitment_plan.as_ref().map(|p| p.value)
-                {
-                    Some(CommitmentPlan::ThirtySixMonth) => {
-                        e.reserved3y.as_ref().map(|p| (p, "catalog 3-year price"))
-                    }
-                    _ => e.reserved1y.as_ref().map(|p| (p, "catalog 1-year price")),
-                },
-                // Capacity reservations bill at the on-demand rate.
-                _ => None,
-            };
-            let (p, src) = committed.unwrap_or((&e.on_demand, "catalog on-demand price"));
-            (p.value.0, src)
-        }
+        None => catalog_hourly(repo, s)?,
     };
+    costed(repo, s, hourly, price_source)
+}
+
+/// Costs a reservation as the gate judges it: at its stated price, but
+/// never below the catalog's (a price written into the reservation itself
+/// cannot make a commitment look smaller than the catalog says it is).
+pub fn reservation_judged(repo: &Repo, s: &ReservationSpec) -> Option<ReservationCost> {
+    match (&s.hourly_price, catalog_hourly(repo, s)) {
+        (Some(p), Some((c, src))) if c > p.value.0 => costed(repo, s, c, src),
+        _ => reservation(repo, s),
+    }
+}
+
+/// The catalog's hourly price for a reservation's type and term, and which
+/// column it is.
+pub fn catalog_hourly(repo: &Repo, s: &ReservationSpec) -> Option<(Decimal, &'static str)> {
+    let e = entry(
+        repo,
+        s.provider.value,
+        Some(&s.region.value),
+        &s.instance_type.value,
+    )?;
+    let committed = match s.kind.value {
+        ReservationType::AwsCapacityBlock => e
+            .capacity_block
+            .as_ref()
+            .map(|p| (p, "catalog capacity-block price")),
+        ReservationType::GcpCommitment => match s.commitment_plan.as_ref().map(|p| p.value) {
+            Some(CommitmentPlan::ThirtySixMonth) => {
+                e.reserved3y.as_ref().map(|p| (p, "catalog 3-year price"))
+            }
+            _ => e.reserved1y.as_ref().map(|p| (p, "catalog 1-year price")),
+        },
+        // Capacity reservations bill at the on-demand rate.
+        _ => None,
+    };
+    let (p, src) = committed.unwrap_or((&e.on_demand, "catalog on-demand price"));
+    Some((p.value.0, src))
+}
+
+fn costed(
+    repo: &Repo,
+    s: &ReservationSpec,
+    hourly: Decimal,
+    price_source: &'static str,
+) -> Option<ReservationCost> {
     let gpus = reservation_gpus(repo, s);
     let hours = s.term.hours();
     let upfront = s

@@ -242,7 +242,7 @@ pub fn aggregates(
         }
     }
     let term_cost = |spec: &ReservationSpec| {
-        crate::cost::prices::reservation(world, spec)
+        crate::cost::prices::reservation_judged(world, spec)
             .map_or(0.0, |c| crate::cost::prices::float(c.total.round_dp(2)))
     };
     for c in changes.iter().filter(|c| c.kind == Kind::Reservation) {

@@ -11,7 +11,12 @@
 //! | `gcp-commitment` | `google_compute_reservation` and `google_compute_region_commitment` attached to it |
 //! | `azure-capacity-reservation` | `azurerm_capacity_reservation_group` and `azurerm_capacity_reservation` |
 //!
-//! Reservations whose term has ended at `--at` are not rendered. The
+//! Reservations whose term has ended at `--at` are not rendered. Nor are
+//! capacity reservations and commitments whose term has not started: their
+//! resources have no start date, so applying one creates it, and bills it,
+//! at once; they are rendered from the start of their term (capacity blocks,
+//! bought ahead for a start date, are rendered as soon as they are asked
+//! for). The
 //! providers' own rules (capacity-block durations and sizes, zones, names)
 //! are checked with validation (`validate::cloud`). A capacity block cannot
 //! be cancelled, so its purchase ignores later changes of the offering id,
@@ -96,10 +101,11 @@ pub fn reservations(repo: &Repo, opts: &Options, jobs: &mut Vec<Job>, files: &mu
     let mut modules: BTreeSet<(&str, String)> = BTreeSet::new();
     for r in repo.reservations.values() {
         let s = &r.spec;
-        if s.term.end.value <= opts.at {
+        let kind = s.kind.value;
+        let starts_on_apply = kind != ReservationType::AwsCapacityBlock;
+        if s.term.end.value <= opts.at || (starts_on_apply && s.term.start.value > opts.at) {
             continue;
         }
-        let kind = s.kind.value;
         let (template, folder) = match kind {
             ReservationType::AwsCapacityReservation => {
                 ("terraform/aws-capacity-reservation.tf.json.j2", "aws")

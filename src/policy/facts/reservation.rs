@@ -76,6 +76,11 @@ pub struct ReservationFacts {
     pub end: String,
     /// Price per instance-hour (the reservation's own, else the catalog's; 0 when unknown).
     pub hourly_price: f64,
+    /// The catalog's price per instance-hour for its type and term (0 when the catalog has none).
+    pub catalog_hourly_price: f64,
+    /// Whether the reservation states an hourly price below the catalog's. Its commitment is
+    /// judged at the catalog's price either way (`change.delta_total_cost`).
+    pub price_below_catalog: bool,
     /// Cost of the whole term: instances times hours times the hourly price, plus any upfront fee.
     pub total_cost: f64,
     /// `reservation.total_cost` over the reserved GPU-hours.
@@ -135,6 +140,7 @@ pub fn reservation(
     let gpus = prices::reservation_gpus(env.world, s) as f64;
     let hours = s.term.hours();
     let cost = prices::reservation(env.world, s);
+    let catalog = prices::catalog_hourly(env.world, s);
     let outlook = env.analysis.reservation(res.name());
     let o = |g: fn(&ReservationOutlook) -> f64| outlook.map(g).unwrap_or(0.0);
     let reservation = ReservationFacts {
@@ -150,6 +156,11 @@ pub fn reservation(
         start: s.term.start.value.to_string(),
         end: s.term.end.value.to_string(),
         hourly_price: round(cost.as_ref().map(|c| float(c.hourly)).unwrap_or(0.0)),
+        catalog_hourly_price: round(catalog.map(|c| float(c.0)).unwrap_or(0.0)),
+        price_below_catalog: match (&s.hourly_price, catalog) {
+            (Some(p), Some((c, _))) => p.value.0 < c,
+            _ => false,
+        },
         total_cost: cost
             .as_ref()
             .map(|c| float(c.total.round_dp(2)))
@@ -212,14 +223,18 @@ pub fn reservation(
     let prev = previous
         .map(|p| prices::reservation_gpus(env.world, &p.spec) as f64)
         .unwrap_or(0.0);
-    let prev_total = previous
-        .and_then(|p| prices::reservation(env.world, &p.spec))
-        .map(|c| float(c.total.round_dp(2)))
-        .unwrap_or(0.0);
+    // Commitments are judged at the catalog's price at least (a price
+    // written into the reservation cannot shrink them).
+    let judged_total = |spec: &ReservationSpec| {
+        prices::reservation_judged(env.world, spec)
+            .map(|c| float(c.total.round_dp(2)))
+            .unwrap_or(0.0)
+    };
+    let prev_total = previous.map(|p| judged_total(&p.spec)).unwrap_or(0.0);
     let (now_gpus, now_total) = if removed {
         (0.0, 0.0)
     } else {
-        (gpus, reservation.total_cost)
+        (gpus, judged_total(s))
     };
     // Judged as it stands (no base), a reservation is asked for whole.
     let unchanged = change.kind == crate::policy::change::ChangeKind::Unchanged;
