@@ -100,7 +100,7 @@ codes! {
     ResourceNotInPool = "resource-not-in-pool", Error, "a request asks for a resource its pool does not provide";
     TeamNotInCluster = "team-not-in-cluster", Error, "a request's team has no namespace in the request's cluster";
     PurchaseMixMismatch = "purchase-mix-mismatch", Error, "a pool's reserved, on-demand and spot nodes do not add up to its node count";
-    InvalidNamespace = "invalid-namespace", Error, "a namespace is not a valid DNS label";
+    InvalidNamespace = "invalid-namespace", Error, "a namespace is not a valid DNS label, or is reserved (kube-*, the GPU operator's)";
     DuplicateNamespace = "duplicate-namespace", Error, "two teams use the same namespace in one cluster";
     NameInvalid = "name-invalid", Error, "a name that becomes a file path or an object name is not one the cluster, cloud or file system accepts";
     ApproverInvalid = "approver-invalid", Error, "a lead or approver is not a GitHub login or an `org/team` slug";

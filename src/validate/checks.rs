@@ -130,10 +130,26 @@ fn resource_name(name: &Spanned<String>, diags: &mut Vec<Diagnostic>) -> Option<
 fn check_teams(repo: &Repo, diags: &mut Vec<Diagnostic>) {
     // (cluster, namespace) -> first team span
     let mut namespaces: HashMap<(String, String), (String, Span)> = HashMap::new();
+    let operator = repo
+        .config_spec()
+        .render
+        .gpu_operator_namespace
+        .value
+        .clone();
     for team in repo.teams.values() {
         for (cluster_name, presence) in &team.spec.clusters {
             let cluster = cluster_ref(repo, cluster_name, diags);
             let ns = &presence.namespace;
+            if let Some(owner) = super::names::reserved_namespace(&ns.value, &operator) {
+                diags.push(
+                    Diagnostic::new(
+                        Code::InvalidNamespace,
+                        format!("namespace `{}` belongs to {owner}, not to a team", ns.value),
+                    )
+                    .at(ns.span, "reserved namespace")
+                    .help("give the team a namespace of its own"),
+                );
+            }
             if !is_dns_label(&ns.value) {
                 diags.push(
                     Diagnostic::new(

@@ -149,6 +149,18 @@ pub fn check_names(repo: &Repo, diags: &mut Vec<Diagnostic>) {
     }
 }
 
+/// Who a namespace a team cannot have belongs to: Kubernetes (the `kube-`
+/// prefix) or the GPU operator (its namespace, from the Config).
+pub fn reserved_namespace(namespace: &str, operator: &str) -> Option<&'static str> {
+    if namespace == operator {
+        Some("the GPU operator (the Config's render.gpuOperatorNamespace)")
+    } else if namespace.starts_with("kube-") {
+        Some("Kubernetes (the kube- prefix is reserved)")
+    } else {
+        None
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

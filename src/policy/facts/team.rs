@@ -40,7 +40,8 @@ pub struct TeamChange {
     pub borrowing_unbounded: bool,
     /// Whether a lending limit changed.
     pub lending_changed: bool,
-    /// Clusters where the team's namespace changed.
+    /// Clusters where the team's namespace changed, or where a team the base has claims a
+    /// namespace for the first time.
     pub namespaces_changed: Vec<String>,
     pub previous: PreviousTeam,
 }
@@ -186,9 +187,14 @@ pub fn team(env: &Env<'_>, team: &Document<TeamSpec>, change: &Change) -> TeamSu
             borrowing_unbounded: unbounded,
             lending_changed: previous.is_some()
                 && lending((!removed).then_some(team)) != lending(previous),
-            namespaces_changed: ns_before
+            // A namespace moved, or (for a team the base has) a namespace
+            // claimed in a cluster the team was not in.
+            namespaces_changed: ns_now
                 .iter()
-                .filter(|(c, ns)| ns_now.get(*c).is_some_and(|n| n != *ns))
+                .filter(|(c, ns)| match ns_before.get(*c) {
+                    Some(before) => before != *ns,
+                    None => previous.is_some(),
+                })
                 .map(|(c, _)| c.clone())
                 .collect(),
             previous: PreviousTeam {
