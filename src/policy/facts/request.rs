@@ -54,6 +54,10 @@ pub struct RequestChange {
     pub team_delta_total_cost: f64,
     /// GPU-equivalents the change adds to the team across every pool.
     pub team_pr_delta_gpus: f64,
+    /// For an added request, the highest priority among the team's requests in the base (the
+    /// request's own when the team has none there: a team's first asks are judged by size);
+    /// the request's own priority otherwise.
+    pub team_priority_before: i64,
     pub previous: PreviousRequest,
 }
 
@@ -345,6 +349,18 @@ pub fn request(env: &Env<'_>, req: &Document<RequestSpec>, change: &Change) -> R
         None => 0.0,
     };
     let now_priority = priority_of(env, spec);
+    let team_priority_before = if change.kind == crate::policy::change::ChangeKind::Added {
+        env.base
+            .unwrap_or(env.world)
+            .requests
+            .values()
+            .filter(|r| r.spec.team.value == spec.team.value)
+            .map(|r| priority_of(env, &r.spec))
+            .max()
+            .unwrap_or(now_priority)
+    } else {
+        now_priority
+    };
     let change = RequestChange {
         base: super::change_facts(change),
         delta_gpus: round(capacity::signed(swing)),
@@ -355,6 +371,7 @@ pub fn request(env: &Env<'_>, req: &Document<RequestSpec>, change: &Change) -> R
         team_delta_monthly_cost: round(team_totals.monthly_cost),
         team_delta_total_cost: round(team_totals.total_cost),
         team_pr_delta_gpus: round(pr_totals.gpus),
+        team_priority_before,
         previous: PreviousRequest {
             gpus: round(prev_gpus),
             team: previous_team.to_string(),
