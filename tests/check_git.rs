@@ -264,3 +264,62 @@ fn a_shallow_clone_without_the_base_says_how_to_fetch_it() {
     assert!(out.stderr.contains("rolling budget"), "{}", out.stderr);
     assert!(out.stderr.contains("fetch-depth: 0"), "{}", out.stderr);
 }
+
+/// A committed `rendered/` folder: output re-rendered with the change is
+/// what the documents render, and is not judged; the same file edited by
+/// hand is judged (the top tier and the platform owner).
+#[test]
+fn committed_output_is_judged_only_when_it_differs_from_what_renders() {
+    let r = repo_at("");
+    let render = |root: &Path| {
+        let out = common::run_os(
+            vec![
+                "render".into(),
+                root.as_os_str().into(),
+                "--at".into(),
+                "2026-11-22".into(),
+            ],
+            &[],
+        );
+        assert_eq!(out.code, 0, "{}", out.stderr);
+    };
+    render(&r.root);
+    commit_all(&r.git, "rendered");
+    // The change, re-rendered: nothing beyond the request is judged.
+    std::fs::write(r.root.join("requests.yaml"), request("grow", 44)).unwrap();
+    render(&r.root);
+    let out = check(&r.root, &["--base", "HEAD", "--format", "json"]);
+    assert_eq!(judged(&out), vec!["grow"], "{}", out.stdout);
+    // A rendered quota raised by hand is judged.
+    let quota = walk(&r.root.join("rendered"))
+        .into_iter()
+        .find(|p| p.to_string_lossy().contains("resourcequota-"))
+        .expect("a rendered ResourceQuota");
+    let text = std::fs::read_to_string(&quota).unwrap();
+    let edited = text.replace(
+        "requests.nvidia.com/gpu: \"",
+        "requests.nvidia.com/gpu: \"9",
+    );
+    assert_ne!(text, edited);
+    std::fs::write(&quota, edited).unwrap();
+    let out = check(&r.root, &["--base", "HEAD", "--format", "json"]);
+    let t = decision(&out, "templates");
+    assert_eq!(t["decision"], "needs-approval");
+    assert_eq!(t["tier"], "vp");
+    let edited = t["facts"]["change"]["output_edited"].as_array().unwrap();
+    assert_eq!(edited.len(), 1, "{edited:?}");
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out.sort();
+    out
+}

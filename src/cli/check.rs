@@ -161,6 +161,8 @@ pub(super) fn load(
             );
             template_problems.append(&mut effects.template_problems);
             delta.rendered_files_changed = effects.template_caused.clone();
+            delta.output_edited = output_edited(path, &b.commit, &b.repo, &head.repo, &th, at)
+                .map_err(|e| git_failed(io, e))?;
             templates = Some(delta);
             let world = policy::world_of(&head.repo, Some(&b.repo)).into_owned();
             recent_growth = growth(&head, b, &world, path, at).map_err(|e| git_failed(io, e))?;
@@ -177,6 +179,57 @@ pub(super) fn load(
         effects,
         template_problems,
     })
+}
+
+/// Files of the committed output folder (the base Config's) that the change
+/// makes differ from what `capops render` writes for the head at `at`,
+/// stamped with the revision the changed files carry: re-rendered output
+/// matches, a hand edit does not.
+fn output_edited(
+    path: &Path,
+    base_commit: &str,
+    base: &crate::model::Repo,
+    head: &crate::model::Repo,
+    templates: &crate::render::templates::Templates,
+    at: Timestamp,
+) -> Result<Vec<String>, crate::load::git::GitError> {
+    use crate::load::output;
+    let folder = base.config_spec().render.output_folder.value.clone();
+    let before = output::read_revision(path, base_commit, &folder)?;
+    let now = output::read_worktree(path, &folder);
+    let changed: Vec<String> = output::changed(&before, &now)
+        .into_iter()
+        .filter(|p| p != super::render_out::MANIFEST)
+        .collect();
+    if changed.is_empty() {
+        return Ok(Vec::new());
+    }
+    let revision = changed
+        .iter()
+        .filter_map(|p| now.get(p).cloned().flatten())
+        .find_map(|b| output::stamped_revision(&String::from_utf8_lossy(&b)))
+        .unwrap_or_default();
+    let rendered = crate::render::render(
+        head,
+        templates,
+        &crate::render::Options {
+            at,
+            revision,
+            cluster: None,
+        },
+    );
+    let expected: std::collections::HashMap<&str, String> = rendered
+        .files
+        .iter()
+        .map(|f| (f.path.as_str(), f.text()))
+        .collect();
+    Ok(changed
+        .into_iter()
+        .filter(|p| {
+            expected.get(p.as_str()).map(|t| t.as_bytes()) != now.get(p).and_then(|b| b.as_deref())
+        })
+        .map(|p| format!("{folder}/{p}"))
+        .collect())
 }
 
 /// What each team's requests grew by in the 30 days before the base: the base

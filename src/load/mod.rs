@@ -11,6 +11,7 @@ pub mod de;
 pub mod files;
 pub mod git;
 pub mod json;
+pub mod output;
 pub mod shape;
 pub mod templates;
 pub mod typed;

@@ -186,11 +186,18 @@ pub struct TemplateDelta {
     pub removed: Vec<String>,
     /// Rendered files whose content the template change alone changes.
     pub rendered_files_changed: Vec<String>,
+    /// Files of the committed output folder the change adds, edits or removes so that they
+    /// differ from what `capops render` writes for the head (hand edits to what Argo CD, Flux
+    /// or Terraform apply).
+    pub output_edited: Vec<String>,
 }
 
 impl TemplateDelta {
     pub fn is_empty(&self) -> bool {
-        self.added.is_empty() && self.modified.is_empty() && self.removed.is_empty()
+        self.added.is_empty()
+            && self.modified.is_empty()
+            && self.removed.is_empty()
+            && self.output_edited.is_empty()
     }
 }
 
@@ -220,6 +227,7 @@ pub fn template_delta(
             .map(|k| k.to_string())
             .collect(),
         rendered_files_changed: Vec::new(),
+        output_edited: Vec::new(),
     }
 }
 
