@@ -246,8 +246,14 @@ pub fn check(input: &CheckInput<'_>) -> CheckResult {
     if let Some(base) = input.base
         && !std::sync::Arc::ptr_eq(&base.usage, &input.head.usage)
     {
-        let delta =
-            facts::history::usage_delta(&base.usage, &input.head.usage, input.at.hour_index());
+        let ceiling =
+            |k: &crate::model::SeriesKey| facts::team::holding_ceiling(base, &k.team, &k.cluster);
+        let delta = facts::history::usage_delta(
+            &base.usage,
+            &input.head.usage,
+            input.at.hour_index(),
+            &ceiling,
+        );
         if !delta.is_empty() {
             targets.push(judge::Target::Usage(delta));
         }

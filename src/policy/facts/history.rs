@@ -18,7 +18,8 @@ pub struct UsageDelta {
     pub appended_rows: u64,
     /// Hours the base had (or that fall inside its history, gaps included) whose values differ;
     /// hours of a series the base lacks up to the last hour the base measured in that cluster
-    /// (a backfill); hours after `now` (not measured yet).
+    /// (a backfill); hours after `now` (not measured yet); new hours with more GPUs than the
+    /// team can hold in the cluster (its quota and borrowing in the base).
     pub rewritten_rows: u64,
     /// Hours the base had that are gone.
     pub removed_rows: u64,
@@ -64,7 +65,12 @@ fn same(a: Option<f64>, b: Option<f64>) -> bool {
 /// appended: the base's last hour of the series, or, for a series it
 /// lacks, the last hour it measured in that cluster (or anywhere, for a new
 /// cluster).
-pub fn usage_delta(base: &Usage, head: &Usage, now_hour: i64) -> UsageDelta {
+pub fn usage_delta(
+    base: &Usage,
+    head: &Usage,
+    now_hour: i64,
+    ceiling: &dyn Fn(&SeriesKey) -> f64,
+) -> UsageDelta {
     let before = rows(base);
     let after = rows(head);
     let mut cluster_last: HashMap<&str, i64> = HashMap::new();
@@ -102,7 +108,14 @@ pub fn usage_delta(base: &Usage, head: &Usage, now_hour: i64) -> UsageDelta {
                 continue;
             }
             if *hour > last {
-                d.appended_rows += 1;
+                // More than the team could hold there is not a measurement.
+                let limit = ceiling(key) + 1e-9;
+                if row.0.unwrap_or(0.0) > limit || row.1.unwrap_or(0.0) > limit {
+                    d.rewritten_rows += 1;
+                    mark(&mut d, key, *hour);
+                } else {
+                    d.appended_rows += 1;
+                }
                 continue;
             }
             match old_at.get(hour) {

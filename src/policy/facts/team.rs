@@ -89,6 +89,47 @@ fn cluster_capacity(repo: &Repo, cluster: &str) -> BTreeMap<String, (f64, f64)> 
     out
 }
 
+/// The most GPU-equivalents a team can hold in a cluster: its quota and, on
+/// a cluster that runs Kueue, what it may borrow (up to the cluster's
+/// capacity; the cluster's capacity when the team states no quota there); 0
+/// for a team, or a cluster, the repository does not have it in.
+pub fn holding_ceiling(repo: &Repo, team: &str, cluster: &str) -> f64 {
+    let Some(t) = repo.teams.get(team) else {
+        return 0.0;
+    };
+    let Some((_, presence)) = t.spec.clusters.iter().find(|(c, _)| c.value == cluster) else {
+        return 0.0;
+    };
+    let kueue = repo
+        .clusters
+        .get(cluster)
+        .and_then(|c| c.spec.kueue.as_ref())
+        .is_some_and(|k| k.enabled);
+    let units_of = |m: &BTreeMap<Spanned<String>, Spanned<Quantity>>, resource: &str| {
+        m.iter()
+            .find(|(k, _)| k.value == resource)
+            .map(|(_, v)| v.value.0 as f64)
+    };
+    // A presence without any quota is bounded by the cluster alone.
+    let unbounded = presence.quota.is_empty();
+    cluster_capacity(repo, cluster)
+        .iter()
+        .map(|(resource, (units, eq))| {
+            let quota = if unbounded {
+                *units
+            } else {
+                units_of(&presence.quota, resource).unwrap_or(0.0)
+            };
+            let borrow = if kueue {
+                units_of(&presence.borrowing_limit, resource).unwrap_or(*units)
+            } else {
+                0.0
+            };
+            (quota + borrow).min(*units) * eq
+        })
+        .sum()
+}
+
 /// Borrowing the team may do in each cluster and resource: its limit, or the
 /// cluster's whole capacity when it sets none; absent clusters borrow nothing.
 fn borrowing(
