@@ -29,6 +29,9 @@ pub struct TeamChange {
     pub base: ChangeFacts,
     /// GPUs now minus GPUs before (requests, reservations) or quota GPUs now minus before (teams); the whole size when added.
     pub delta_gpus: f64,
+    /// Quota the change takes away, cluster by cluster and resource by resource (GPU-equivalents;
+    /// a raise elsewhere does not offset it).
+    pub quota_cut_gpus: f64,
     /// Leads the change adds (they would approve the team's requests).
     pub leads_added: Vec<String>,
     /// Leads the change removes.
@@ -40,8 +43,8 @@ pub struct TeamChange {
     pub borrowing_unbounded: bool,
     /// Whether a lending limit changed.
     pub lending_changed: bool,
-    /// Clusters where the team's namespace changed, or where a team the base has claims a
-    /// namespace for the first time.
+    /// Clusters where the team's namespace changed, where a team the base has claims a
+    /// namespace for the first time, or that it leaves (its quota object there is removed).
     pub namespaces_changed: Vec<String>,
     pub previous: PreviousTeam,
 }
@@ -173,6 +176,7 @@ pub fn team(env: &Env<'_>, team: &Document<TeamSpec>, change: &Change) -> TeamSu
     let before_quota = previous
         .map(|t| team_quota_by(env.base.unwrap_or(env.world), t))
         .unwrap_or_default();
+    let quota_change = quota_delta(&now_quota, &before_quota);
     let now_leads = if removed {
         BTreeSet::new()
     } else {
@@ -221,7 +225,8 @@ pub fn team(env: &Env<'_>, team: &Document<TeamSpec>, change: &Change) -> TeamSu
         effects: env.effects.clone(),
         change: TeamChange {
             base: super::change_facts(change),
-            delta_gpus: round(quota_delta(&now_quota, &before_quota)),
+            delta_gpus: round(crate::capacity::signed(quota_change)),
+            quota_cut_gpus: round(quota_change.1),
             leads_added: now_leads.difference(&before_leads).cloned().collect(),
             leads_removed: before_leads.difference(&now_leads).cloned().collect(),
             borrowing_unlocked_gpus: round(unlocked),
@@ -237,6 +242,12 @@ pub fn team(env: &Env<'_>, team: &Document<TeamSpec>, change: &Change) -> TeamSu
                     None => previous.is_some(),
                 })
                 .map(|(c, _)| c.clone())
+                .chain(
+                    ns_before
+                        .keys()
+                        .filter(|c| !removed && !ns_now.contains_key(*c))
+                        .cloned(),
+                )
                 .collect(),
             previous: PreviousTeam {
                 gpus: round(before_quota.values().sum()),
@@ -286,7 +297,7 @@ pub fn team_quota_by(repo: &Repo, team: &Document<TeamSpec>) -> BTreeMap<(String
 fn quota_delta(
     now: &BTreeMap<(String, String), f64>,
     before: &BTreeMap<(String, String), f64>,
-) -> f64 {
+) -> (f64, f64) {
     let (mut gain, mut loss) = (0.0, 0.0);
     let keys: BTreeSet<&(String, String)> = now.keys().chain(before.keys()).collect();
     for key in keys {
@@ -297,10 +308,10 @@ fn quota_delta(
             loss -= d;
         }
     }
-    crate::capacity::signed((
+    (
         if gain > 1e-9 { gain } else { 0.0 },
         if loss > 1e-9 { loss } else { 0.0 },
-    ))
+    )
 }
 
 /// Builds the facts of a changed ApprovalPolicy or Config.
