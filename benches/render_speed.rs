@@ -22,7 +22,7 @@ fn main() {
     let opts = render::Options {
         at: "2026-11-22".parse().unwrap(),
         revision: "bench".into(),
-        cluster: None,
+        clusters: None,
     };
     let mut times = Vec::new();
     let mut files = 0;

@@ -86,7 +86,7 @@ fn main() {
         &render::Options {
             at: "2027-03-15".parse().unwrap(),
             revision: "bench".into(),
-            cluster: None,
+            clusters: None,
         },
     );
     let repository = "bench";

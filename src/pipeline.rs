@@ -37,7 +37,13 @@ impl Validated {
 
 /// Runs the front half of the pipeline over a set of inputs.
 pub fn run(inputs: Vec<Input>) -> Validated {
-    let outcome = crate::validate::validate(load::load(inputs));
+    run_cached(inputs, None)
+}
+
+/// [`run`], taking the YAML trees of files read before from a parse cache
+/// (the result is the same: [`load::cache`]).
+pub fn run_cached(inputs: Vec<Input>, cache: Option<&load::cache::Cache>) -> Validated {
+    let outcome = crate::validate::validate(load::load(inputs, cache));
     let mut diagnostics = outcome.diagnostics;
     crate::policy::lint::lint(&outcome.repo, &mut diagnostics);
     crate::render::lint::lint(&outcome.repo, &mut diagnostics);
@@ -54,5 +60,13 @@ pub fn run(inputs: Vec<Input>) -> Validated {
 /// Reads the capacity repository rooted at `root` (the folder holding
 /// `capops.yaml`) and runs the front half of the pipeline over it.
 pub fn validate_dir(root: &Path) -> Result<Validated, load::files::RootError> {
-    Ok(run(load::files::collect(root)?))
+    validate_dir_cached(root, None)
+}
+
+/// [`validate_dir`] with a parse cache.
+pub fn validate_dir_cached(
+    root: &Path,
+    cache: Option<&load::cache::Cache>,
+) -> Result<Validated, load::files::RootError> {
+    Ok(run_cached(load::files::collect(root)?, cache))
 }

@@ -21,7 +21,7 @@ fn render_example() -> render::Rendered {
     let opts = render::Options {
         at: AT.parse().unwrap(),
         revision: "golden".into(),
-        cluster: None,
+        clusters: None,
     };
     render::render(&head.repo, &t, &opts)
 }
@@ -457,7 +457,7 @@ spec:
             // rendered from the start of their term.
             at: "2026-12-15".parse().unwrap(),
             revision: "r".into(),
-            cluster: None,
+            clusters: None,
         },
     );
     let tf: Vec<_> = r
@@ -544,7 +544,7 @@ spec:
         &render::Options {
             at: AT.parse().unwrap(),
             revision: "r".into(),
-            cluster: None,
+            clusters: None,
         },
     );
     let early: Vec<&str> = before

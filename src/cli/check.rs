@@ -2,7 +2,8 @@
 //! since a base revision, against the approval policy.
 
 use super::common::{
-    Exit, Outcome, Stop, invalid, load_valid, stop, write_diagnostics, write_json, write_pretty,
+    Exit, Outcome, Stop, invalid, load_valid_with, stop, write_diagnostics, write_json,
+    write_pretty,
 };
 use super::{Cli, Io};
 use crate::diag::{Diagnostic, Severity};
@@ -96,13 +97,19 @@ pub(super) fn load(
     at: Timestamp,
     io: &mut Io<'_>,
 ) -> Result<Loaded, Stop> {
-    let mut head = load_valid(cli, path, "the policy can judge the repository", io)?;
+    let opened = super::common::open_cache(cli, path, io)?;
+    let cache = opened.as_ref().map(|c| &c.cache);
+    let head = load_valid_with(cli, path, "the policy can judge the repository", cache, io);
+    if head.is_err() {
+        super::common::save_cache(opened.as_ref());
+    }
+    let mut head = head?;
     let git_failed = |io: &mut Io<'_>, e: crate::load::git::GitError| {
         stop(io, Exit::External, &e.to_string(), None)
     };
     let base = match base_rev {
         None => None,
-        Some(rev) => match base::load_base(&mut head.sources, &head.repo, path, rev) {
+        Some(rev) => match base::load_base(&mut head.sources, &head.repo, path, rev, cache) {
             Ok(b) => Some(b),
             Err(e) => return Err(git_failed(io, e)),
         },
@@ -137,7 +144,7 @@ pub(super) fn load(
                     &crate::render::Options {
                         at,
                         revision: String::new(),
-                        cluster: None,
+                        clusters: None,
                     },
                 );
                 template_problems.extend(super::effects::template_problems(&rendered));
@@ -165,10 +172,12 @@ pub(super) fn load(
                 .map_err(|e| git_failed(io, e))?;
             templates = Some(delta);
             let world = policy::world_of(&head.repo, Some(&b.repo)).into_owned();
-            recent_growth = growth(&head, b, &world, path, at).map_err(|e| git_failed(io, e))?;
+            recent_growth =
+                growth(&head, b, &world, path, at, cache).map_err(|e| git_failed(io, e))?;
             Some(world)
         }
     };
+    super::common::save_cache(opened.as_ref());
     Ok(Loaded {
         head,
         base,
@@ -215,7 +224,7 @@ fn output_edited(
         &crate::render::Options {
             at,
             revision,
-            cluster: None,
+            clusters: None,
         },
     );
     let expected: std::collections::HashMap<&str, String> = rendered
@@ -241,12 +250,20 @@ fn growth(
     world: &crate::model::Repo,
     path: &Path,
     at: Timestamp,
+    cache: Option<&crate::load::cache::Cache>,
 ) -> Result<std::collections::BTreeMap<String, f64>, crate::load::git::GitError> {
     let cutoff = at.as_second() - 30 * 86_400;
     // A history younger than 30 days counts from its first commit.
     let (crate::load::git::Past::Commit(past) | crate::load::git::Past::Root(past)) =
         crate::load::git::commit_before(path, &base.commit, cutoff)?;
-    let then = base::requests_at(&head.sources, &head.repo, path, &past)?;
+    let then = base::requests_at(
+        &head.sources,
+        &head.repo,
+        &base.worktree_blobs,
+        path,
+        &past,
+        cache,
+    )?;
     // Requests of files the change touched are the base's own (or new); the
     // others are the head's, identical in the base.
     let mut changed: std::collections::HashSet<&str> =

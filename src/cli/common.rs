@@ -102,11 +102,62 @@ pub fn horizon_arg(text: &str) -> Result<i64, String> {
     Ok(hours)
 }
 
+/// The parse cache for the repository at `root` (`--cache-dir`,
+/// `CAPOPS_CACHE_DIR`, or the default in its git directory); `None` with
+/// `--no-cache`, outside git without a folder named, or when the folder is
+/// refused (a warning says why).
+pub fn open_cache(
+    cli: &Cli,
+    root: &Path,
+    io: &mut Io<'_>,
+) -> std::io::Result<Option<crate::load::cache_dir::Opened>> {
+    use crate::load::cache_dir;
+    let off = (io.env)("CAPOPS_NO_CACHE").is_some_and(|v| !v.is_empty() && v != "0");
+    if cli.no_cache || off {
+        return Ok(None);
+    }
+    let named = cli.cache_dir.clone().or_else(|| {
+        (io.env)("CAPOPS_CACHE_DIR")
+            .filter(|v| !v.is_empty())
+            .map(std::path::PathBuf::from)
+    });
+    let Some(dir) = named.or_else(|| cache_dir::default_dir(root)) else {
+        return Ok(None);
+    };
+    if let Some(why) = cache_dir::refusal(&dir, root) {
+        writeln!(io.stderr, "warning: {why}")?;
+        return Ok(None);
+    }
+    Ok(Some(cache_dir::open(&dir)))
+}
+
+/// Saves what a run added to the parse cache. A cache that cannot be
+/// written costs the next run a parse, nothing else: the error is dropped.
+pub fn save_cache(cache: Option<&crate::load::cache_dir::Opened>) {
+    if let Some(c) = cache {
+        let _ = c.save();
+    }
+}
+
 /// Loads, validates and lints the repository at `path`; on errors, prints
 /// them and stops with exit 2. `what` ends the message: "fix them before WHAT".
 pub fn load_valid(cli: &Cli, path: &Path, what: &str, io: &mut Io<'_>) -> Result<Validated, Stop> {
+    let cache = open_cache(cli, path, io)?;
+    let head = load_valid_with(cli, path, what, cache.as_ref().map(|c| &c.cache), io);
+    save_cache(cache.as_ref());
+    head
+}
+
+/// [`load_valid`] with a parse cache the caller opened (and saves).
+pub fn load_valid_with(
+    cli: &Cli,
+    path: &Path,
+    what: &str,
+    cache: Option<&crate::load::cache::Cache>,
+    io: &mut Io<'_>,
+) -> Result<Validated, Stop> {
     let paths = Paths::new(path);
-    let head = match pipeline::validate_dir(path) {
+    let head = match pipeline::validate_dir_cached(path, cache) {
         Ok(o) => o,
         Err(e) => {
             root_error(cli, &e, path, io)?;

@@ -137,23 +137,15 @@ fn render_all(
     at: Timestamp,
     clusters: &Option<BTreeSet<String>>,
 ) -> render::Rendered {
-    let opts = |cluster: Option<String>| render::Options {
-        at,
-        revision: String::new(),
-        cluster,
-    };
-    match clusters {
-        None => render::render(repo, t, &opts(None)),
-        Some(set) => {
-            let mut all = render::Rendered::default();
-            for c in set.iter().filter(|c| repo.clusters.contains_key(*c)) {
-                let one = render::render(repo, t, &opts(Some(c.clone())));
-                all.files.extend(one.files);
-                all.diagnostics.extend(one.diagnostics);
-            }
-            all
-        }
-    }
+    render::objects(
+        repo,
+        t,
+        &render::Options {
+            at,
+            revision: String::new(),
+            clusters: clusters.clone(),
+        },
+    )
 }
 
 /// Renders the base and the head and compares them. `th` is the head's

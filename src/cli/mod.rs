@@ -48,6 +48,12 @@ pub struct Cli {
     /// Colour in human output: auto (when stderr is a terminal and NO_COLOR is unset), always, never.
     #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto)]
     pub color: ColorChoice,
+    /// Folder of the parse cache (env CAPOPS_CACHE_DIR; default capops/parse-cache in the repository's git directory).
+    #[arg(long, global = true, value_name = "DIR")]
+    pub cache_dir: Option<PathBuf>,
+    /// Parse every file; neither read nor write the parse cache (env CAPOPS_NO_CACHE=1).
+    #[arg(long, global = true)]
+    pub no_cache: bool,
     #[command(subcommand)]
     pub command: Command,
 }

@@ -62,7 +62,7 @@ pub fn run(cli: &Cli, a: &RenderArgs, io: &mut Io<'_>) -> Outcome {
     let opts = render::Options {
         at,
         revision,
-        cluster: a.cluster.clone(),
+        clusters: a.cluster.clone().map(|c| [c].into()),
     };
     let mut rendered = render::render(&head.repo, &templates, &opts);
     diags.append(&mut rendered.diagnostics);

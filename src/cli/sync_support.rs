@@ -86,7 +86,7 @@ pub fn load(cli: &Cli, c: &Common, io: &mut Io<'_>) -> Result<Loaded, Stop> {
     let opts = render::Options {
         at,
         revision: revision.clone(),
-        cluster: c.cluster.clone(),
+        clusters: c.cluster.clone().map(|c| [c].into()),
     };
     let mut rendered = render::render(&head.repo, &templates, &opts);
     diags.append(&mut rendered.diagnostics);

@@ -9,7 +9,10 @@ use std::path::Path;
 
 pub fn run(cli: &Cli, path: &Path, io: &mut Io<'_>) -> Outcome {
     let paths = Paths::new(path);
-    let outcome = match pipeline::validate_dir(path) {
+    let cache = super::common::open_cache(cli, path, io)?;
+    let outcome = pipeline::validate_dir_cached(path, cache.as_ref().map(|c| &c.cache));
+    super::common::save_cache(cache.as_ref());
+    let outcome = match outcome {
         Ok(o) => o,
         Err(e) => {
             root_error(cli, &e, path, io)?;

@@ -78,33 +78,49 @@ pub struct SourceFile {
     pub kind: SourceKind,
     /// The text (lossily decoded when the file was not UTF-8; empty when it was not read).
     pub text: Arc<str>,
-    line_starts: Vec<u32>,
+    /// Where each line starts, found when a position is first asked for.
+    line_starts: std::sync::OnceLock<Vec<u32>>,
+    /// The git blob id of the text, computed when first asked for.
+    blob: std::sync::OnceLock<Option<[u8; 20]>>,
 }
 
 impl SourceFile {
     fn new(path: String, text: Arc<str>, kind: SourceKind) -> Self {
-        let mut line_starts = vec![0u32];
-        for (i, b) in text.bytes().enumerate() {
-            if b == b'\n' {
-                line_starts.push(u32::try_from(i + 1).unwrap_or(u32::MAX));
-            }
-        }
         SourceFile {
             path,
             kind,
             text,
-            line_starts,
+            line_starts: std::sync::OnceLock::new(),
+            blob: std::sync::OnceLock::new(),
         }
+    }
+
+    fn line_starts(&self) -> &[u32] {
+        self.line_starts.get_or_init(|| {
+            let mut starts = vec![0u32];
+            for (i, b) in self.text.bytes().enumerate() {
+                if b == b'\n' {
+                    starts.push(u32::try_from(i + 1).unwrap_or(u32::MAX));
+                }
+            }
+            starts
+        })
+    }
+
+    /// The text's content id, computed once by `id` (the git blob id, see
+    /// `load::cache::key_of`) and kept.
+    pub fn content_id(&self, id: impl FnOnce(&str) -> Option<[u8; 20]>) -> Option<[u8; 20]> {
+        *self.blob.get_or_init(|| id(&self.text))
     }
 
     /// Line and column of a byte offset (clamped to the text).
     pub fn line_col(&self, offset: u32) -> LineCol {
         let offset = (offset as usize).min(self.text.len());
-        let line_idx = match self.line_starts.binary_search(&(offset as u32)) {
+        let line_idx = match self.line_starts().binary_search(&(offset as u32)) {
             Ok(i) => i,
             Err(i) => i - 1,
         };
-        let line_start = self.line_starts[line_idx] as usize;
+        let line_start = self.line_starts()[line_idx] as usize;
         let mut end = offset;
         while end > line_start && !self.text.is_char_boundary(end) {
             end -= 1;
@@ -118,8 +134,8 @@ impl SourceFile {
 
     /// Byte offset of a 1-based line and column (clamped).
     pub fn offset_of(&self, line: usize, column: usize) -> usize {
-        let idx = line.saturating_sub(1).min(self.line_starts.len() - 1);
-        let start = self.line_starts[idx] as usize;
+        let idx = line.saturating_sub(1).min(self.line_starts().len() - 1);
+        let start = self.line_starts()[idx] as usize;
         let rest = &self.text[start..];
         let mut off = start;
         for (n, (i, ch)) in rest.char_indices().enumerate() {

@@ -20,7 +20,7 @@ fn pool(yaml_pool: &str) -> (Repo, NodePool) {
             content: Content::Bytes(cluster.into_bytes()),
         },
     ];
-    let out = crate::validate::validate(crate::load::load(inputs));
+    let out = crate::validate::validate(crate::load::load(inputs, None));
     assert!(out.is_valid(), "{:#?}", out.diagnostics);
     let p = out.repo.clusters["c"].spec.node_pools[0].clone();
     (out.repo, p)

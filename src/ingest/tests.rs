@@ -16,7 +16,7 @@ pub(super) fn repo_of(files: &[(&str, &str)]) -> Repo {
             content: Content::Bytes(t.as_bytes().to_vec()),
         })
         .collect();
-    let out = crate::validate::validate(crate::load::load(inputs));
+    let out = crate::validate::validate(crate::load::load(inputs, None));
     let errors: Vec<_> = out.diagnostics.iter().filter(|d| d.is_error()).collect();
     assert!(errors.is_empty(), "{errors:#?}");
     out.repo

@@ -25,6 +25,9 @@ pub struct Base {
     /// Working-tree files identical in the base. Their requests and
     /// reservations are not copied into `repo`: they are unchanged.
     pub same_files: HashSet<FileId>,
+    /// The git blob id of every working-tree file, by path (to compare
+    /// other revisions with the working tree without hashing it again).
+    pub worktree_blobs: BTreeMap<String, git2::Oid>,
 }
 
 /// A repository from documents, without checks: the first document of a name
@@ -46,6 +49,7 @@ pub fn load_base(
     head: &Repo,
     root: &Path,
     rev: &str,
+    cache: Option<&super::cache::Cache>,
 ) -> Result<Base, GitError> {
     let known: BTreeMap<String, git2::Oid> = {
         use rayon::prelude::*;
@@ -56,7 +60,10 @@ pub fn load_base(
             .collect();
         files
             .par_iter()
-            .filter_map(|f| Some((f.path.clone(), git::blob_id(f.text.as_bytes())?)))
+            .filter_map(|f| {
+                let id = f.content_id(super::cache::key_of)?;
+                Some((f.path.clone(), git2::Oid::from_bytes(&id).ok()?))
+            })
             .collect()
     };
     let revision = git::read_revision(root, rev, &known)?;
@@ -105,6 +112,7 @@ pub fn load_base(
         std::mem::take(sources),
         inputs,
         SourceKind::Revision(rev.to_string()),
+        cache,
     );
     *sources = loaded.sources;
     docs.extend(loaded.docs);
@@ -120,6 +128,7 @@ pub fn load_base(
         commit: revision.commit,
         files_read,
         same_files: unchanged,
+        worktree_blobs: known,
     })
 }
 
@@ -136,19 +145,17 @@ fn documents_in(repo: &Repo, files: &HashSet<FileId>) -> Vec<TypedDoc> {
 
 /// The CapacityRequests of the repository at `rev` (for the rolling budget of
 /// automatic approvals): files unchanged since are the head's documents, the
-/// others are read from git.
+/// others are read from git. `known` is the working tree's blob ids
+/// ([`Base::worktree_blobs`]).
 pub fn requests_at(
     sources: &SourceMap,
     head: &Repo,
+    known: &BTreeMap<String, git2::Oid>,
     root: &Path,
     rev: &str,
+    cache: Option<&super::cache::Cache>,
 ) -> Result<BTreeMap<String, crate::model::Document<crate::model::RequestSpec>>, GitError> {
-    let known: BTreeMap<String, git2::Oid> = sources
-        .files()
-        .filter(|(_, f)| f.kind == SourceKind::WorkTree)
-        .filter_map(|(_, f)| Some((f.path.clone(), git::blob_id(f.text.as_bytes())?)))
-        .collect();
-    let revision = git::read_revision(root, rev, &known)?;
+    let revision = git::read_revision(root, rev, known)?;
     let unchanged: HashSet<&str> = revision.unchanged.iter().map(String::as_str).collect();
     let mut out: BTreeMap<String, _> = head
         .requests
@@ -160,6 +167,7 @@ pub fn requests_at(
         SourceMap::new(),
         revision.inputs,
         SourceKind::Revision(rev.to_string()),
+        cache,
     );
     for doc in loaded.docs {
         if let TypedDoc::CapacityRequest(d) = doc {

@@ -240,8 +240,12 @@ pub fn read(path: &Path) -> Content {
         Ok(f) => f,
         Err(e) => return Content::Unreadable(e.to_string()),
     };
-    let mut bytes = Vec::new();
-    // `take` bounds memory whatever the file's size, without asking for it first.
+    // Room for the whole file when its size is known (one read, not a
+    // series of growing ones); `take` bounds memory whatever the size.
+    let hint = file
+        .metadata()
+        .map_or(0, |m| m.len().min(MAX_FILE_BYTES) as usize);
+    let mut bytes = Vec::with_capacity(hint + 1);
     match file.take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes) {
         Ok(_) if bytes.len() as u64 > MAX_FILE_BYTES => {
             // Report the real size when it can be had.

@@ -359,3 +359,11 @@ pub fn commit_before(root: &Path, rev: &str, cutoff: i64) -> Result<Past, GitErr
         "more than 100,000 commits in the 30 days before {rev}; capops cannot count the rolling budget"
     )))
 }
+
+/// The working tree and the git directory of the repository holding `root`
+/// (for the parse cache, kept in the git directory), when there is one.
+pub fn dirs(root: &Path) -> Option<(PathBuf, PathBuf)> {
+    let repo = Repository::discover(root).ok()?;
+    let workdir = repo.workdir()?.to_path_buf();
+    Some((workdir, repo.path().to_path_buf()))
+}

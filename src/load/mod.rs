@@ -7,6 +7,8 @@
 //! the documents that pass. Problems become diagnostics; nothing stops early.
 
 pub mod base;
+pub mod cache;
+pub mod cache_dir;
 pub mod de;
 pub mod files;
 pub mod git;
@@ -41,14 +43,20 @@ pub struct Loaded {
 }
 
 /// Reads and parses a set of inputs from the working tree.
-pub fn load(inputs: Vec<Input>) -> Loaded {
-    load_with(SourceMap::new(), inputs, SourceKind::WorkTree)
+pub fn load(inputs: Vec<Input>, cache: Option<&cache::Cache>) -> Loaded {
+    load_with(SourceMap::new(), inputs, SourceKind::WorkTree, cache)
 }
 
 /// Reads and parses inputs, adding their files to an existing source map
 /// (so that documents of a base revision and of the working tree can be
-/// shown side by side).
-pub fn load_with(sources: SourceMap, inputs: Vec<Input>, source_kind: SourceKind) -> Loaded {
+/// shown side by side). YAML trees of files the cache holds are taken from
+/// it ([`cache::Cache::parse`]).
+pub fn load_with(
+    sources: SourceMap,
+    inputs: Vec<Input>,
+    source_kind: SourceKind,
+    cache: Option<&cache::Cache>,
+) -> Loaded {
     let mut loaded = Loaded {
         sources,
         ..Loaded::default()
@@ -85,7 +93,7 @@ pub fn load_with(sources: SourceMap, inputs: Vec<Input>, source_kind: SourceKind
     let sources = &loaded.sources;
     let results: Vec<(Vec<TypedDoc>, Vec<Diagnostic>, usize)> = yaml_files
         .par_iter()
-        .map(|&id| load_yaml_file(&sources.get(id).text, id))
+        .map(|&id| load_yaml_file(sources.get(id), id, cache))
         .collect();
     for (docs, diags, count) in results {
         loaded.docs.extend(docs);
@@ -115,8 +123,16 @@ pub fn load_with(sources: SourceMap, inputs: Vec<Input>, source_kind: SourceKind
 }
 
 /// Parses, checks and types every document of one YAML file.
-fn load_yaml_file(text: &str, file: FileId) -> (Vec<TypedDoc>, Vec<Diagnostic>, usize) {
-    let parsed = yaml::parse(text, file);
+fn load_yaml_file(
+    source: &crate::diag::SourceFile,
+    file: FileId,
+    cache: Option<&cache::Cache>,
+) -> (Vec<TypedDoc>, Vec<Diagnostic>, usize) {
+    let text: &str = &source.text;
+    let parsed = match cache {
+        Some(c) => c.parse(text, file, source.content_id(cache::key_of)),
+        None => yaml::parse(text, file),
+    };
     let mut diags = parsed.diagnostics;
     let mut docs = Vec::new();
     let count = parsed.documents.len();

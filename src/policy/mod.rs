@@ -159,7 +159,7 @@ pub fn default_pack(sources: &mut crate::diag::SourceMap) -> Option<Document<Pol
         content: crate::load::Content::Bytes(DEFAULT_PACK.as_bytes().to_vec()),
     };
     let taken = std::mem::take(sources);
-    let loaded = crate::load::load_with(taken, vec![input], crate::diag::SourceKind::BuiltIn);
+    let loaded = crate::load::load_with(taken, vec![input], crate::diag::SourceKind::BuiltIn, None);
     *sources = loaded.sources;
     loaded.docs.into_iter().find_map(|d| match d {
         crate::load::TypedDoc::ApprovalPolicy(p) => Some(p),

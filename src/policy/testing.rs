@@ -168,7 +168,7 @@ fn evaluate_case(
 ) -> Result<(CheckResult, Vec<Diagnostic>, i32), String> {
     let at: Timestamp = case.at.parse().map_err(|e: String| format!("at: {e}"))?;
     inputs.extend(stream("case-base.yaml", &case.base));
-    let mut base_loaded = load::load(inputs);
+    let mut base_loaded = load::load(inputs, None);
     let pack = super::default_pack(&mut base_loaded.sources)
         .ok_or("the built-in policy pack could not be read")?;
     let Some(change) = &case.change else {
@@ -217,6 +217,7 @@ fn overlay(
         std::mem::take(&mut base.sources),
         stream(path, text).into_iter().collect(),
         Default::default(),
+        None,
     );
     let replaced: BTreeSet<(Kind, String)> = added.docs.iter().map(identity).collect();
     // A Config in the case stands for the repository's capops.yaml.

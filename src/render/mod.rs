@@ -41,8 +41,8 @@ pub struct Options {
     pub at: Timestamp,
     /// The revision stamped on every object.
     pub revision: String,
-    /// Only this cluster (and no cloud files).
-    pub cluster: Option<String>,
+    /// Only these clusters (and no cloud files).
+    pub clusters: Option<std::collections::BTreeSet<String>>,
 }
 
 /// How a file is written.
@@ -128,19 +128,30 @@ pub struct Job {
     pub file_name: Option<String>,
 }
 
-/// Renders the repository.
+/// Renders the repository, after checking that the state it renders keeps
+/// the invariants (its problems are among the diagnostics).
 pub fn render(repo: &Repo, templates: &Templates, opts: &Options) -> Rendered {
-    let mut out = Rendered::default();
     // No quota above a team's standing quota is ever written, and no pool
     // committed beyond what it has: the state must keep the invariants.
-    out.diagnostics.extend(crate::validate::invariants::check(
-        repo,
-        &crate::capacity::Ledger::build(repo),
-        opts.at,
-    ));
+    let invariants =
+        crate::validate::invariants::check(repo, &crate::capacity::Ledger::build(repo), opts.at);
+    let mut out = objects(repo, templates, opts);
+    out.diagnostics.extend(invariants);
+    crate::diag::normalize(&mut out.diagnostics);
+    out
+}
+
+/// The objects the repository renders to, without the invariant check (for
+/// comparing two states, where [`render`] has judged or will judge each).
+pub fn objects(repo: &Repo, templates: &Templates, opts: &Options) -> Rendered {
+    let mut out = Rendered::default();
     let mut jobs = Vec::new();
     for cluster in repo.clusters.values() {
-        if opts.cluster.as_deref().is_some_and(|c| c != cluster.name()) {
+        if opts
+            .clusters
+            .as_ref()
+            .is_some_and(|set| !set.contains(cluster.name()))
+        {
             continue;
         }
         let plan = kube::cluster(repo, cluster, opts.at, &mut jobs, &mut out.diagnostics);
@@ -148,7 +159,7 @@ pub fn render(repo: &Repo, templates: &Templates, opts: &Options) -> Rendered {
             out.files.push(plan);
         }
     }
-    if opts.cluster.is_none() {
+    if opts.clusters.is_none() {
         cloud::reservations(repo, opts, &mut jobs, &mut out.files);
     }
     for job in jobs {

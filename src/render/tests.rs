@@ -24,7 +24,7 @@ fn repo(docs: &str) -> Rendered {
         &Options {
             at: "2026-06-15".parse().unwrap(),
             revision: "r".into(),
-            cluster: None,
+            clusters: None,
         },
     );
     rendered.diagnostics.splice(0..0, head.diagnostics);
