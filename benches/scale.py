@@ -7,11 +7,14 @@ teams, requests / 200 clusters: 10k -> 500 teams and 50 clusters, 100k ->
 validate`, `check`, `render` and `report` on each, several times, and prints
 the median wall time, CPU time (user + system) and peak RSS of each, with the
 growth factor from the smallest size to the largest (linear growth is the
-size ratio: 10). It also times `check --base HEAD` for a one-request change
-(the repository is a git repository of two commits and one request is edited
-in the working tree), and, with --history-days, `check` and `report` on the
-smallest repository with that many days of hourly usage for --history-teams
-teams.
+size ratio: 10). These runs use no parse cache (`--no-cache`): every file
+is read and parsed, as on a cold CI runner. It also times `check --base
+HEAD` for a one-request change (the repository is a git repository of two
+commits and one request is edited in the working tree) cold (an empty cache
+folder each run: every file parsed, and the cache written) and warm (the
+cache filled by one earlier run), and, with --history-days, `check` and
+`report` on the smallest repository with that many days of hourly usage for
+--history-teams teams.
 
     python3 benches/scale.py [--sizes 10000,100000] [--runs 3]
                              [--history-days 730] [--history-teams 500]
@@ -86,10 +89,10 @@ def main():
         teams, clusters = generate(repo, n, ["--commits", "2"])
         out = os.path.join(work, f"render-{n}")
         cmds = {
-            "validate": [a.binary, "validate", repo],
-            "check": [a.binary, "check", repo],
-            "render": [a.binary, "render", repo, "--out", out],
-            "report": [a.binary, "report", repo],
+            "validate": [a.binary, "validate", repo, "--no-cache"],
+            "check": [a.binary, "check", repo, "--no-cache"],
+            "render": [a.binary, "render", repo, "--out", out, "--no-cache"],
+            "report": [a.binary, "report", repo, "--no-cache"],
         }
         for name, cmd in cmds.items():
             shutil.rmtree(out, ignore_errors=True)
@@ -100,11 +103,22 @@ def main():
             text = f.read()
         with open(path, "w", encoding="utf-8") as f:
             f.write(text.replace("nvidia.com/gpu: 8\n", "nvidia.com/gpu: 12\n", 1))
-        table[("check --base, one change", n)] = median_run(
-            [a.binary, "check", repo, "--base", "HEAD"], a.runs)
+        base_cmd = [a.binary, "check", repo, "--base", "HEAD", "--cache-dir"]
+        cold = []
+        for i in range(a.runs):
+            fresh = os.path.join(work, f"cache-cold-{n}-{i}")
+            shutil.rmtree(fresh, ignore_errors=True)
+            cold.append(run(base_cmd + [fresh]))
+        cold.sort(key=lambda r: r[0])
+        table[("check --base, one change, cold", n)] = cold[len(cold) // 2]
+        warm = os.path.join(work, f"cache-warm-{n}")
+        shutil.rmtree(warm, ignore_errors=True)
+        run(base_cmd + [warm])
+        table[("check --base, one change, warm", n)] = median_run(base_cmd + [warm], a.runs)
         print(f"{n} requests, {teams} teams, {clusters} clusters: done", file=sys.stderr)
 
-    names = ["validate", "check", "render", "report", "check --base, one change"]
+    names = ["validate", "check", "render", "report", "check --base, one change, cold",
+             "check --base, one change, warm"]
     head = "| command | " + " | ".join(f"{n:,} requests" for n in sizes)
     if len(sizes) > 1:
         head += f" | growth {sizes[0]:,} -> {sizes[-1]:,}"
@@ -134,7 +148,7 @@ def main():
         print("| command | wall | CPU | peak RSS |")
         print("| --- | --- | --- | --- |")
         for name in ["validate", "check", "report"]:
-            wall, cpu, rss, _ = median_run([a.binary, name, repo], a.runs)
+            wall, cpu, rss, _ = median_run([a.binary, name, repo, "--no-cache"], a.runs)
             print(f"| `{name}` | {wall:.2f} s | {cpu:.2f} s | {rss:.0f} MiB |")
 
 

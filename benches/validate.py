@@ -1,20 +1,25 @@
 #!/usr/bin/env python3
-"""Benchmark: `capops validate` on a synthetic repository, against check-jsonschema.
+"""Benchmark: `capops validate` on a synthetic repository, against check-jsonschema and Ajv.
 
 Generates the repository with benches/gen_repo.py (10,000 requests, 500 teams,
-50 clusters by default), runs a fresh `capops validate` process several times
-(wall time and peak RSS of each run), then validates the very same files with
-check-jsonschema (PyPI) against capops' own schemas under schemas/, and prints
-both with their ratio.
+50 clusters by default), runs a fresh `capops validate --no-cache` process
+several times (wall time and peak RSS of each run; every file parsed), then
+validates the very same files against capops' own schemas under schemas/ with
+check-jsonschema (PyPI; one process per schema) and with Ajv 8 (npm; draft
+2020-12, schemas compiled once, YAML parsed by the `yaml` package, one Node
+process: benches/ajv_validate.mjs), and prints them with their ratios. The
+peers check shape only.
 
     python3 benches/validate.py [--requests N] [--teams N] [--clusters N]
-                                [--runs 5] [--skip-peer] [--keep DIR]
+                                [--runs 5] [--peers check-jsonschema,ajv] [--keep DIR]
 
 check-jsonschema is installed into a virtual environment under
-target/bench-venv on first use (needs PyPI).
+target/bench-venv on first use (needs PyPI); Ajv and yaml under
+target/bench-node (needs npm).
 """
 
 import argparse
+import json
 import os
 import platform
 import shutil
@@ -25,6 +30,7 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PEER = "check-jsonschema==0.39.0"
+AJV = ["ajv@8.17.1", "yaml@2.8.1"]
 
 
 def timed(cmd, cwd=None):
@@ -65,7 +71,9 @@ def main():
     p.add_argument("--teams", type=int, default=500)
     p.add_argument("--clusters", type=int, default=50)
     p.add_argument("--runs", type=int, default=5)
-    p.add_argument("--skip-peer", action="store_true")
+    p.add_argument("--peers", default="check-jsonschema,ajv",
+                   help="comma-separated: check-jsonschema, ajv; empty for none")
+    p.add_argument("--skip-peer", action="store_true", help="same as --peers ''")
     p.add_argument("--keep", help="generate into this folder and keep it")
     a = p.parse_args()
 
@@ -84,7 +92,7 @@ def main():
 
     runs = []
     for i in range(a.runs):
-        t, rss, code, err = timed([capops, "validate", repo])
+        t, rss, code, err = timed([capops, "validate", repo, "--no-cache"])
         if code != 0:
             print(err, file=sys.stderr)
             sys.exit(f"capops validate exited {code}")
@@ -95,24 +103,52 @@ def main():
     peak = max(r for _, r in runs)
     print(f"capops validate: first {runs[0][0]:.3f} s, median {median:.3f} s, best {times[0]:.3f} s, peak RSS {peak:.0f} MiB")
 
-    if not a.skip_peer:
+    peers = [] if a.skip_peer else [x for x in a.peers.split(",") if x]
+    groups = [
+        ("config.schema.json", [os.path.join(repo, "capops.yaml")]),
+        ("priorityclass.schema.json", "priorityclasses"),
+        ("cluster.schema.json", "clusters"),
+        ("team.schema.json", "teams"),
+        ("capacityrequest.schema.json", "requests"),
+        ("pricecatalog.schema.json", "prices"),
+    ]
+    groups = [(schema, target if isinstance(target, list) else sorted(
+        os.path.join(repo, target, f) for f in os.listdir(os.path.join(repo, target))))
+        for schema, target in groups if isinstance(target, list) or os.path.isdir(os.path.join(repo, target))]
+
+    if "ajv" in peers:
+        node_dir = os.path.join(ROOT, "target", "bench-node")
+        if not os.path.exists(os.path.join(node_dir, "node_modules", "ajv")):
+            os.makedirs(node_dir, exist_ok=True)
+            with open(os.path.join(node_dir, "package.json"), "w") as f:
+                f.write('{"private": true}\n')
+            subprocess.run(["npm", "install", "--silent", *AJV], cwd=node_dir, check=True)
+        listing = os.path.join(work, "ajv-groups.json")
+        with open(listing, "w") as f:
+            json.dump(groups, f)
+        env = dict(os.environ, NODE_PATH=os.path.join(node_dir, "node_modules"))
+        start = time.perf_counter()
+        proc = subprocess.Popen(["node", os.path.join(ROOT, "benches", "ajv_validate.mjs"),
+                                 os.path.join(ROOT, "schemas"), listing],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - start
+        out = proc.stdout.read().decode()
+        err = proc.stderr.read().decode(errors="replace")
+        if os.waitstatus_to_exitcode(status) != 0:
+            sys.exit(f"ajv exited {os.waitstatus_to_exitcode(status)}: {out} {err[-2000:]}")
+        print(f"Ajv ({', '.join(AJV)}): {wall:.2f} s wall (process), {usage.ru_maxrss / 1024:.0f} MiB peak RSS; {out.strip()}")
+        print(f"ratio: capops is {wall / median:.1f}x faster than Ajv (median run)")
+
+    if "check-jsonschema" in peers:
         venv = os.path.join(ROOT, "target", "bench-venv")
         py = os.path.join(venv, "bin", "python")
         if not os.path.exists(os.path.join(venv, "bin", "check-jsonschema")):
             subprocess.run([sys.executable, "-m", "venv", venv], check=True)
             subprocess.run([py, "-m", "pip", "install", "--quiet", PEER], check=True)
         peer = os.path.join(venv, "bin", "check-jsonschema")
-        groups = [
-            ("config.schema.json", [os.path.join(repo, "capops.yaml")]),
-            ("priorityclass.schema.json", "priorityclasses"),
-            ("cluster.schema.json", "clusters"),
-            ("team.schema.json", "teams"),
-            ("capacityrequest.schema.json", "requests"),
-        ]
         total_t, total_rss = 0.0, 0.0
-        for schema, target in groups:
-            paths = target if isinstance(target, list) else sorted(
-                os.path.join(repo, target, f) for f in os.listdir(os.path.join(repo, target)))
+        for schema, paths in groups:
             cmd = [peer, "--schemafile", os.path.join(ROOT, "schemas", schema), *paths]
             t, rss, code, err = timed(cmd)
             if code != 0:

@@ -40,11 +40,43 @@ struct Holding {
     requests: Vec<String>,
 }
 
-/// Adds the jobs of one cluster; returns its node-label plan, if any.
+/// The teams present in each cluster (with their namespaces) and the
+/// requests in force at `--at`, by cluster, in the repository's order: built
+/// once, so rendering many clusters reads each team and request once.
+#[derive(Default)]
+pub struct ByCluster<'r> {
+    teams: std::collections::HashMap<&'r str, Vec<(&'r Document<TeamSpec>, &'r TeamCluster)>>,
+    requests: std::collections::HashMap<&'r str, Vec<&'r Document<RequestSpec>>>,
+}
+
+impl<'r> ByCluster<'r> {
+    pub fn new(repo: &'r Repo, at: Timestamp) -> Self {
+        let mut out = ByCluster::default();
+        for t in repo.teams.values() {
+            let mut seen = BTreeSet::new();
+            for (c, tc) in &t.spec.clusters {
+                // The first entry of a cluster stands, as a search would find it.
+                if seen.insert(c.value.as_str()) {
+                    out.teams.entry(c.value.as_str()).or_default().push((t, tc));
+                }
+            }
+        }
+        for r in capacity::active_at(repo, at) {
+            out.requests
+                .entry(r.spec.cluster.value.as_str())
+                .or_default()
+                .push(r);
+        }
+        out
+    }
+}
+
+/// Adds the jobs of one cluster at the time `index` was built for; returns
+/// its node-label plan, if any.
 pub fn cluster(
     repo: &Repo,
+    index: &ByCluster<'_>,
     cluster: &Document<ClusterSpec>,
-    at: Timestamp,
     jobs: &mut Vec<Job>,
     diags: &mut Vec<Diagnostic>,
 ) -> Option<File> {
@@ -74,24 +106,12 @@ pub fn cluster(
         .into_iter()
         .collect();
     // Teams present in the cluster, with their namespaces.
-    let teams: Vec<(&Document<TeamSpec>, &TeamCluster)> = repo
-        .teams
-        .values()
-        .filter_map(|t| {
-            t.spec
-                .clusters
-                .iter()
-                .find(|(c, _)| c.value == name)
-                .map(|(_, tc)| (t, tc))
-        })
-        .collect();
+    let teams: &[(&Document<TeamSpec>, &TeamCluster)] =
+        index.teams.get(name).map_or(&[], Vec::as_slice);
     // What each team holds at `at`.
     let mut holdings: BTreeMap<&str, Holding> = BTreeMap::new();
-    for r in capacity::active_at(repo, at) {
+    for r in index.requests.get(name).map_or(&[][..], Vec::as_slice) {
         let s = &r.spec;
-        if s.cluster.value != name {
-            continue;
-        }
         let Some((pool, provided)) = provided
             .iter()
             .find(|(p, _)| p.name.value.as_str() == s.pool.value)
@@ -124,7 +144,7 @@ pub fn cluster(
     }
     let empty = Holding::default();
     // ResourceQuotas.
-    for (team, tc) in &teams {
+    for (team, tc) in teams {
         let h = holdings.get(team.name()).unwrap_or(&empty);
         let mut hard = BTreeMap::new();
         for res in &covered {
@@ -237,7 +257,7 @@ pub fn cluster(
     }
     if kueue_on {
         kueue_objects(
-            repo, cluster, &provided, &covered, &teams, &holdings, &settings, jobs, diags,
+            repo, cluster, &provided, &covered, teams, &holdings, &settings, jobs, diags,
         );
     }
     super::operator::gpu_operator(cluster, &provided, &settings, kueue_on, jobs, diags)

@@ -146,6 +146,7 @@ pub fn render(repo: &Repo, templates: &Templates, opts: &Options) -> Rendered {
 pub fn objects(repo: &Repo, templates: &Templates, opts: &Options) -> Rendered {
     let mut out = Rendered::default();
     let mut jobs = Vec::new();
+    let index = kube::ByCluster::new(repo, opts.at);
     for cluster in repo.clusters.values() {
         if opts
             .clusters
@@ -154,7 +155,7 @@ pub fn objects(repo: &Repo, templates: &Templates, opts: &Options) -> Rendered {
         {
             continue;
         }
-        let plan = kube::cluster(repo, cluster, opts.at, &mut jobs, &mut out.diagnostics);
+        let plan = kube::cluster(repo, &index, cluster, &mut jobs, &mut out.diagnostics);
         if let Some(plan) = plan {
             out.files.push(plan);
         }
