@@ -149,8 +149,59 @@ pub struct Outlook {
     pub forecast: Forecast,
     /// GPUs the approved requests add (positive) or remove (negative) at
     /// each forecast hour, relative to the measured level.
-    pub approved: Vec<f64>,
+    pub approved: Steps,
     pub basis: Basis,
+}
+
+/// An hourly series kept as runs of equal values: the approved requests'
+/// timeline changes only where a window starts or ends, so a pool's years
+/// of hours take a few runs instead of eight bytes an hour.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Steps {
+    len: usize,
+    /// Index of the first hour of each run, ascending, the first 0.
+    starts: Vec<usize>,
+    values: Vec<f64>,
+}
+
+impl Steps {
+    /// The series `f(0), f(1), ... f(len - 1)`.
+    pub fn from_fn(len: usize, f: impl Fn(usize) -> f64) -> Steps {
+        let mut out = Steps {
+            len,
+            ..Steps::default()
+        };
+        for j in 0..len {
+            let v = f(j);
+            // Bit equality: a NaN run stays one run, -0.0 and 0.0 stay apart.
+            if out
+                .values
+                .last()
+                .is_none_or(|last| last.to_bits() != v.to_bits())
+            {
+                out.starts.push(j);
+                out.values.push(v);
+            }
+        }
+        out
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The value at hour `j`; `None` past the end.
+    pub fn get(&self, j: usize) -> Option<f64> {
+        if j >= self.len {
+            return None;
+        }
+        let run = self.starts.partition_point(|&s| s <= j);
+        self.values.get(run.checked_sub(1)?).copied()
+    }
 }
 
 /// Demand at one hour.
@@ -196,9 +247,7 @@ impl Outlook {
         let used = &history.values[..(forecast_start - history.start) as usize];
         let forecast = super::hourly(used, horizon);
         let (filled, offset) = super::fill(used);
-        let approved = (0..horizon as i64)
-            .map(|j| approved(forecast_start + j))
-            .collect();
+        let approved = Steps::from_fn(horizon, |j| approved(forecast_start + j as i64));
         Some(Outlook {
             filled_start: history.start + offset as i64,
             filled,
@@ -231,7 +280,7 @@ impl Outlook {
                 ),
                 validation_mae: None,
             },
-            approved: (0..horizon as i64).map(|j| level(from + j)).collect(),
+            approved: Steps::from_fn(horizon, |j| level(from + j as i64)),
             basis: Basis::Requests,
         }
     }
@@ -260,7 +309,7 @@ impl Outlook {
             return Some(q);
         }
         let j = (hour - self.forecast_start) as usize;
-        Some(q.shifted(self.approved[j]))
+        Some(q.shifted(self.approved.get(j)?))
     }
 
     /// Demand at `hour` from the measured history alone, without the approved requests.

@@ -194,3 +194,24 @@ fn fill_interpolates_gaps() {
     assert_eq!(offset, 1);
     assert_eq!(y, vec![1.0, 2.0, 3.0, 4.0, 4.0]);
 }
+
+#[test]
+fn steps_keep_every_hour_of_a_series() {
+    use super::demand::Steps;
+    let series = |j: usize| match j {
+        0..=9 => 4.0,
+        10..=29 => 12.5,
+        30..=30 => -3.0,
+        _ => 0.0,
+    };
+    let s = Steps::from_fn(50, series);
+    assert_eq!(s.len(), 50);
+    for j in 0..50 {
+        assert_eq!(s.get(j), Some(series(j)), "hour {j}");
+    }
+    assert_eq!(s.get(50), None);
+    assert_eq!(Steps::from_fn(0, series).get(0), None);
+    // A NaN run is one run and reads back as NaN.
+    let n = Steps::from_fn(3, |_| f64::NAN);
+    assert!(n.get(2).unwrap().is_nan());
+}
