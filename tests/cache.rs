@@ -175,6 +175,17 @@ fn segments(dir: &Path) -> Vec<String> {
     out
 }
 
+/// A git repository (`repo/` in a temporary folder) holding the bundled
+/// example, committed.
+fn example_repo() -> (tempfile::TempDir, git2::Repository) {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("repo");
+    let git = git2::Repository::init(&root).unwrap();
+    copy_dir(&common::root().join("examples/acme"), &root);
+    commit_all(&git, "base");
+    (tmp, git)
+}
+
 fn same(a: &Out, b: &Out, what: &str) {
     assert_eq!(a.code, b.code, "{what}: exit codes differ\n{}", a.stderr);
     assert_eq!(a.stdout, b.stdout, "{what}: outputs differ");
@@ -183,12 +194,8 @@ fn same(a: &Out, b: &Out, what: &str) {
 
 #[test]
 fn cached_and_uncached_checks_decide_the_same_on_random_changes() {
-    let tmp = tempfile::tempdir().unwrap();
-    let root = tmp.path().join("repo");
-    let cache = tmp.path().join("cache");
-    let git = git2::Repository::init(&root).unwrap();
-    copy_dir(&common::root().join("examples/acme"), &root);
-    commit_all(&git, "base");
+    let (tmp, git) = example_repo();
+    let (root, cache) = (tmp.path().join("repo"), tmp.path().join("cache"));
     let mut rng = Rng(0x5eed_cafe_f00d_0001);
     let mut judged = 0;
     let mut invalid = 0;
@@ -238,12 +245,8 @@ fn cached_and_uncached_checks_decide_the_same_on_random_changes() {
 
 #[test]
 fn a_damaged_cache_costs_a_parse_not_a_result() {
-    let tmp = tempfile::tempdir().unwrap();
-    let root = tmp.path().join("repo");
-    let cache = tmp.path().join("cache");
-    let git = git2::Repository::init(&root).unwrap();
-    copy_dir(&common::root().join("examples/acme"), &root);
-    commit_all(&git, "base");
+    let (tmp, _git) = example_repo();
+    let (root, cache) = (tmp.path().join("repo"), tmp.path().join("cache"));
     let text = std::fs::read_to_string(root.join("requests/training.yaml")).unwrap();
     std::fs::write(
         root.join("requests/training.yaml"),
@@ -273,11 +276,8 @@ fn a_damaged_cache_costs_a_parse_not_a_result() {
 
 #[test]
 fn a_cache_inside_the_working_tree_is_refused() {
-    let tmp = tempfile::tempdir().unwrap();
+    let (tmp, _git) = example_repo();
     let root = tmp.path().join("repo");
-    let git = git2::Repository::init(&root).unwrap();
-    copy_dir(&common::root().join("examples/acme"), &root);
-    commit_all(&git, "base");
     let planted = root.join("cache");
     let out = check(&root, Some(&planted));
     assert_eq!(out.code, 0, "{}", out.stderr);
