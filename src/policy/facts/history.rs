@@ -18,8 +18,9 @@ pub struct UsageDelta {
     pub appended_rows: u64,
     /// Hours the base had (or that fall inside its history, gaps included) whose values differ;
     /// hours of a series the base lacks up to the last hour the base measured in that cluster
-    /// (a backfill); hours after `now` (not measured yet); new hours with more GPUs than the
-    /// team can hold in the cluster (its quota and borrowing in the base).
+    /// (a backfill); hours after `now` (not measured yet); new hours at which the team holds,
+    /// all its pools in the cluster together, more GPUs (allocated or used) than it can hold
+    /// there (its quota and borrowing in the base).
     pub rewritten_rows: u64,
     /// Hours the base had that are gone.
     pub removed_rows: u64,
@@ -64,7 +65,9 @@ fn same(a: Option<f64>, b: Option<f64>) -> bool {
 /// hours after what the base measured, and not after `now_hour`, are
 /// appended: the base's last hour of the series, or, for a series it
 /// lacks, the last hour it measured in that cluster (or anywhere, for a new
-/// cluster).
+/// cluster). An appended hour is a measurement only when what the team holds
+/// in the cluster at that hour, all its pools together in the head, is no
+/// more than `ceiling` (what it can hold there); otherwise it is a rewrite.
 pub fn usage_delta(
     base: &Usage,
     head: &Usage,
@@ -90,6 +93,9 @@ pub fn usage_delta(
         touched.insert(format!("{}/{}/{}", key.cluster, key.pool, key.team));
         let _ = d;
     };
+    // Rows after what the base measured, judged once the team's whole
+    // holding in the cluster at their hour is known.
+    let mut appended: Vec<(&SeriesKey, i64)> = Vec::new();
     for (key, now) in &after {
         let empty = Vec::new();
         let old = before.get(key).unwrap_or(&empty);
@@ -108,14 +114,7 @@ pub fn usage_delta(
                 continue;
             }
             if *hour > last {
-                // More than the team could hold there is not a measurement.
-                let limit = ceiling(key) + 1e-9;
-                if row.0.unwrap_or(0.0) > limit || row.1.unwrap_or(0.0) > limit {
-                    d.rewritten_rows += 1;
-                    mark(&mut d, key, *hour);
-                } else {
-                    d.appended_rows += 1;
-                }
+                appended.push((key, *hour));
                 continue;
             }
             match old_at.get(hour) {
@@ -132,6 +131,38 @@ pub fn usage_delta(
                 d.removed_rows += 1;
                 mark(&mut d, key, *hour);
             }
+        }
+    }
+    // What each team holds in a cluster at an appended hour, every pool of
+    // the head counted: rows of two pools cannot each stay under the team's
+    // ceiling and together exceed it.
+    let hours: std::collections::HashSet<(&str, &str, i64)> = appended
+        .iter()
+        .map(|(k, h)| (k.team.as_str(), k.cluster.as_str(), *h))
+        .collect();
+    let mut held: HashMap<(&str, &str, i64), (f64, f64)> = HashMap::new();
+    for (key, now) in &after {
+        for (hour, row) in now {
+            let at = (key.team.as_str(), key.cluster.as_str(), *hour);
+            if hours.contains(&at) {
+                let e = held.entry(at).or_default();
+                e.0 += row.0.unwrap_or(0.0).max(0.0);
+                e.1 += row.1.unwrap_or(0.0).max(0.0);
+            }
+        }
+    }
+    for (key, hour) in appended {
+        let limit = ceiling(key) + 1e-9;
+        let (allocated, used) = held
+            .get(&(key.team.as_str(), key.cluster.as_str(), hour))
+            .copied()
+            .unwrap_or_default();
+        // More than the team could hold there is not a measurement.
+        if allocated > limit || used > limit {
+            d.rewritten_rows += 1;
+            mark(&mut d, key, hour);
+        } else {
+            d.appended_rows += 1;
         }
     }
     for (key, old) in &before {
