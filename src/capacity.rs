@@ -180,7 +180,7 @@ pub fn overcommit(timeline: &Timeline, capacity: f64, range: Hours, at_hour: i64
 #[derive(Debug, Clone, Default)]
 pub struct Sized {
     /// Units per resource, keyed by the pool's resource name.
-    pub units: BTreeMap<String, u32>,
+    pub units: crate::model::SmallMap<u32>,
     /// GPU-equivalents.
     pub gpus: f64,
 }
@@ -199,7 +199,7 @@ pub fn size(spec: &RequestSpec, pool: Option<(&NodePool, &ClusterSpec)>) -> Size
             Some(p) => (p.resource.clone(), p.gpu_equivalent),
             None => (name.value.clone(), fallback_equivalent(&name.value)),
         };
-        *out.units.entry(key).or_default() += n;
+        *out.units.entry_or_default(key) += n;
         out.gpus += n as f64 * eq;
     }
     out

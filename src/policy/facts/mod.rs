@@ -489,7 +489,7 @@ pub(crate) fn pool_facts(pool: &NodePool, cluster: &ClusterSpec, demand: DemandF
         on_demand_nodes: on_demand,
         spot_nodes: spot,
         spot: spot > 0,
-        capacity: capacity::pool_capacity(pool, cluster),
+        capacity: capacity::pool_capacity(pool, cluster).into(),
         demand,
     }
 }

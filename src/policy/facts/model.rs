@@ -6,7 +6,6 @@
 
 use schemars::JsonSchema;
 use serde::Serialize;
-use std::collections::BTreeMap;
 
 /// The Config that judges (the base revision's when checking a change).
 #[derive(Debug, Clone, Default, Serialize, JsonSchema)]
@@ -98,7 +97,7 @@ pub struct PoolFacts {
     /// Whether the pool's GPUs are MIG-partitioned.
     pub mig: bool,
     /// MIG profile to instances per GPU (empty when not MIG).
-    pub mig_layout: BTreeMap<String, u32>,
+    pub mig_layout: crate::model::SmallMap<u32>,
     /// Whether the pool is time-sliced.
     pub time_slicing: bool,
     /// Time-slicing replicas (1 when not time-sliced).
@@ -112,7 +111,7 @@ pub struct PoolFacts {
     /// Whether any node of the pool is spot.
     pub spot: bool,
     /// Resource to units the pool provides.
-    pub capacity: BTreeMap<String, f64>,
+    pub capacity: crate::model::SmallMap<f64>,
     #[serde(flatten)]
     pub demand: DemandFacts,
 }
@@ -128,14 +127,14 @@ impl PoolFacts {
             gpus_per_node: 0,
             gpus: 0,
             mig: false,
-            mig_layout: BTreeMap::new(),
+            mig_layout: Default::default(),
             time_slicing: false,
             replicas: 1,
             reserved_nodes: 0,
             on_demand_nodes: 0,
             spot_nodes: 0,
             spot: false,
-            capacity: BTreeMap::new(),
+            capacity: Default::default(),
             demand: DemandFacts::default(),
         }
     }

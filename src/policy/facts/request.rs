@@ -70,7 +70,7 @@ pub struct PreviousRequest {
     /// Value of its priority class before the change (the value now when added).
     pub priority: i64,
     /// Resources before the change (empty when added).
-    pub resources: BTreeMap<String, u32>,
+    pub resources: SmallMap<u32>,
     pub window: PreviousWindow,
     /// Pool before the change (empty when added).
     pub pool: String,
@@ -101,7 +101,7 @@ pub struct RequestFacts {
     /// The node pool.
     pub pool: String,
     /// Resource name to count, as written.
-    pub resources: BTreeMap<String, u32>,
+    pub resources: SmallMap<u32>,
     /// Sum of the counts (GPUs, MIG instances, time-sliced replicas).
     pub units: u32,
     /// GPU-equivalents: a whole GPU is 1, a MIG instance its compute slices over the GPU's total (7, or 4 on A30), a time-sliced replica 1 / replicas.
@@ -171,7 +171,7 @@ pub struct RequestTeamFacts {
     /// The team's namespace in the request's cluster (empty when none).
     pub namespace: String,
     /// Standing quota in the request's cluster: resource to ceiling (from the base revision when checking a change).
-    pub quota: BTreeMap<String, u32>,
+    pub quota: SmallMap<u32>,
     /// Peak GPU-equivalents the team's other requests in the cluster hold during the window.
     pub held_gpus: f64,
     /// Peak GPU-equivalents held during the window, this request included.
@@ -179,7 +179,7 @@ pub struct RequestTeamFacts {
     /// Whether, for every resource of the request, the team stays within its quota at every hour of the window.
     pub within_quota: bool,
     /// Resources over quota: resource to the most units over, at the worst hour.
-    pub over_quota: BTreeMap<String, i64>,
+    pub over_quota: SmallMap<i64>,
     /// GPU-equivalents over quota at the worst hour (0 when within).
     pub over_quota_gpus: f64,
     /// GPU-equivalents the team's requests grew by in the 30 days before the base
@@ -494,7 +494,7 @@ fn team_facts(
         .base
         .and_then(|b| b.teams.get(&spec.team.value))
         .or(team_doc);
-    let quota: BTreeMap<String, u32> = quota_doc
+    let quota: SmallMap<u32> = quota_doc
         .and_then(|t| t.spec.clusters.get(spec.cluster.value.as_str()))
         .map(|c| {
             c.quota
@@ -534,7 +534,7 @@ fn team_facts(
         held_gpus: round((peak - sized.gpus).max(0.0)),
         peak_gpus: round(peak),
         within_quota: over.is_empty(),
-        over_quota: over,
+        over_quota: over.into(),
         over_quota_gpus: round(over_gpus),
         recent_growth_gpus: round(
             env.aggregates
