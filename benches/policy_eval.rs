@@ -41,6 +41,7 @@ fn main() {
         analysis: &analysis,
         aggregates: &Default::default(),
         effects: &Default::default(),
+        shared: &facts::Shared::new(repo, &config),
     };
     let t = Instant::now();
     let all: Vec<(String, minijinja::Value)> = repo

@@ -424,9 +424,23 @@ pub(super) fn check_to(
                 output::markdown::comment(&result, &ctx, sources, &paths, &links).as_bytes(),
             )?;
         }
-        _ => io
-            .stdout
-            .write_all(output::check::human(&result, &ctx, sources, &paths).as_bytes())?,
+        _ => {
+            // Written as it is made: a hundred thousand decisions are tens
+            // of megabytes of text.
+            let mut buffered = std::io::BufWriter::with_capacity(1 << 16, &mut *io.stdout);
+            let mut failed: Option<std::io::Error> = None;
+            output::check::human_each(&result, &ctx, sources, &paths, &mut |s| {
+                if failed.is_none()
+                    && let Err(e) = std::io::Write::write_all(&mut buffered, s.as_bytes())
+                {
+                    failed = Some(e);
+                }
+            });
+            if let Some(e) = failed {
+                return Err(e.into());
+            }
+            std::io::Write::flush(&mut buffered)?;
+        }
     }
     // Freeing ten thousand decisions one by one takes longer than the process
     // exit that follows; the memory is the operating system's to reclaim.

@@ -228,6 +228,7 @@ pub fn check(input: &CheckInput<'_>) -> CheckResult {
         input.at,
     ));
     let aggregates = judge::aggregates(world, analysis, &changes, input.recent_growth);
+    let shared = facts::Shared::new(world, &config);
     let fenv = facts::Env {
         world,
         base: input.base,
@@ -237,6 +238,7 @@ pub fn check(input: &CheckInput<'_>) -> CheckResult {
         analysis,
         aggregates: &aggregates,
         effects: input.effects,
+        shared: &shared,
     };
     let mut targets: Vec<judge::Target> = changes
         .iter()

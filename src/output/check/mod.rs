@@ -325,7 +325,20 @@ pub(super) fn outcome_word(o: Outcome) -> &'static str {
 
 /// The human report (written to stdout: it is the command's result).
 pub fn human(result: &CheckResult, ctx: &Context, sources: &SourceMap, paths: &Paths) -> String {
-    let mut out = String::new();
+    let mut text = String::new();
+    human_each(result, ctx, sources, paths, &mut |s| text.push_str(s));
+    text
+}
+
+/// [`human`], handed to `out` a piece at a time (a line or a few), so that
+/// a hundred thousand decisions are written without being held as one text.
+pub fn human_each(
+    result: &CheckResult,
+    ctx: &Context,
+    sources: &SourceMap,
+    paths: &Paths,
+    out: &mut dyn FnMut(&str),
+) {
     let scope = match &ctx.base {
         Some(b) => format!(
             "changes since {} ({})",
@@ -334,7 +347,7 @@ pub fn human(result: &CheckResult, ctx: &Context, sources: &SourceMap, paths: &P
         ),
         None => "every request, reservation and team".into(),
     };
-    out.push_str(&format!(
+    out(&format!(
         "capops check: {scope}\npolicy: {} · at {}\n\n",
         ctx.policy, ctx.at
     ));
@@ -348,11 +361,11 @@ pub fn human(result: &CheckResult, ctx: &Context, sources: &SourceMap, paths: &P
                 ChangeKind::Unchanged => {}
             }
         }
-        out.push_str(&format!(
+        out(&format!(
             "changed documents: {a} added, {m} modified, {r} removed\n"
         ));
         for c in &result.changes {
-            out.push_str(&format!(
+            out(&format!(
                 "  {} {}/{}{}\n",
                 match c.change.kind {
                     ChangeKind::Added => "+",
@@ -369,11 +382,11 @@ pub fn human(result: &CheckResult, ctx: &Context, sources: &SourceMap, paths: &P
                 }
             ));
         }
-        out.push('\n');
+        out("\n");
     }
     if let Some(effects) = &ctx.effects {
-        out.push_str(&effects_text(effects));
-        out.push('\n');
+        out(&effects_text(effects));
+        out("\n");
     }
     for e in &result.evaluated {
         let mark = match e.decision.outcome {
@@ -390,29 +403,29 @@ pub fn human(result: &CheckResult, ctx: &Context, sources: &SourceMap, paths: &P
         } else {
             format!(" [{}]", e.change.as_str())
         };
-        out.push_str(&format!(
+        out(&format!(
             "{mark} {}/{}{change}  {size}  tier {tier}: {}\n",
             e.subject.as_str(),
             e.name,
             outcome_word(e.decision.outcome)
         ));
         if let Some(span) = e.location {
-            out.push_str(&format!("       at {}\n", paths.describe(sources, span)));
+            out(&format!("       at {}\n", paths.describe(sources, span)));
         }
         if !e.decision.approvals.is_empty() {
-            out.push_str(&format!("       approvals: {}\n", approvals_text(e)));
+            out(&format!("       approvals: {}\n", approvals_text(e)));
         }
         if !e.decision.missing_fields.is_empty() {
-            out.push_str(&format!(
+            out(&format!(
                 "       missing: {}\n",
                 e.decision.missing_fields.join(", ")
             ));
         }
         for line in money_lines(e) {
-            out.push_str(&format!("       {line}\n"));
+            out(&format!("       {line}\n"));
         }
         for f in &e.decision.findings {
-            out.push_str(&format!(
+            out(&format!(
                 "       {} {}: {}\n",
                 f.effect.as_str(),
                 f.rule,
@@ -421,11 +434,10 @@ pub fn human(result: &CheckResult, ctx: &Context, sources: &SourceMap, paths: &P
         }
     }
     let c = counts(result);
-    out.push_str(&format!(
+    out(&format!(
         "\n{} evaluated: {} approved automatically, {} need approval, {} denied\n",
         c.evaluated, c.approved, c.needs_approval, c.denied
     ));
-    out
 }
 
 mod annotate;

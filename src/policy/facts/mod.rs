@@ -387,6 +387,37 @@ pub struct Totals {
 
 // ------------------------------------------------------------------ building
 
+/// Facts every subject of a check shares, built once (a request's subject
+/// holds them behind an `Arc` instead of a copy each).
+#[derive(Debug, Default)]
+pub struct Shared {
+    pub config: std::sync::Arc<ConfigFacts>,
+    clusters: std::collections::HashMap<String, std::sync::Arc<ClusterFacts>>,
+}
+
+impl Shared {
+    pub fn new(world: &Repo, config: &ConfigSpec) -> Shared {
+        Shared {
+            config: std::sync::Arc::new(config_facts(config)),
+            clusters: world
+                .clusters
+                .iter()
+                .map(|(n, c)| (n.clone(), std::sync::Arc::new(cluster_facts(c))))
+                .collect(),
+        }
+    }
+
+    /// The facts of cluster `name`; only its name when the world lacks it.
+    pub fn cluster(&self, name: &str) -> std::sync::Arc<ClusterFacts> {
+        self.clusters.get(name).cloned().unwrap_or_else(|| {
+            std::sync::Arc::new(ClusterFacts {
+                name: name.to_string(),
+                ..ClusterFacts::default()
+            })
+        })
+    }
+}
+
 /// Everything the builders read.
 pub struct Env<'a> {
     /// The world the change is judged in (`policy::world`): the base's
@@ -405,6 +436,8 @@ pub struct Env<'a> {
     pub aggregates: &'a Aggregates,
     /// What the change does to the rendered objects and files.
     pub effects: &'a EffectFacts,
+    /// The Config's and the clusters' facts, built once.
+    pub shared: &'a Shared,
 }
 
 pub(crate) fn config_facts(config: &ConfigSpec) -> ConfigFacts {

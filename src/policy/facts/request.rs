@@ -16,13 +16,13 @@ use std::collections::BTreeMap;
 pub struct RequestSubject {
     /// The evaluation time (`--at`, default now), RFC 3339.
     pub now: String,
-    pub config: ConfigFacts,
+    pub config: std::sync::Arc<ConfigFacts>,
     /// What the change does to the rendered objects and files (zero without a base).
     pub effects: EffectFacts,
     pub change: RequestChange,
     pub request: RequestFacts,
     pub team: RequestTeamFacts,
-    pub cluster: ClusterFacts,
+    pub cluster: std::sync::Arc<ClusterFacts>,
     pub pool: RequestPoolFacts,
 }
 
@@ -258,13 +258,7 @@ pub fn request(env: &Env<'_>, req: &Document<RequestSpec>, change: &Change) -> R
     let request = request_facts(env, req, sized, bounded, &cost, f);
 
     let team = team_facts(env, spec, hours, sized, &eq_of);
-    let cluster = match env.world.clusters.get(&spec.cluster.value) {
-        Some(c) => super::cluster_facts(c),
-        None => ClusterFacts {
-            name: spec.cluster.value.clone(),
-            ..ClusterFacts::default()
-        },
-    };
+    let cluster = env.shared.cluster(&spec.cluster.value);
     let demand = super::demand_facts(
         env,
         &spec.cluster.value,
@@ -404,7 +398,7 @@ pub fn request(env: &Env<'_>, req: &Document<RequestSpec>, change: &Change) -> R
     };
     RequestSubject {
         now: env.at.to_string(),
-        config: super::config_facts(env.config),
+        config: env.shared.config.clone(),
         effects: env.effects.clone(),
         change,
         request,

@@ -61,6 +61,7 @@ fn with_example_env(f: impl FnOnce(&Repo, &Env<'_>)) {
         analysis: &analysis,
         aggregates: &Aggregates::default(),
         effects: &EffectFacts::default(),
+        shared: &super::Shared::new(&repo, &config),
     };
     f(&repo, &env);
 }
