@@ -95,8 +95,33 @@ pub struct Provided {
     pub profile: Option<&'static MigProfile>,
     /// Units per physical GPU (MIG instances, or time-slicing replicas).
     pub per_gpu: u32,
-    /// Fraction of a GPU one unit is worth: MIG compute slices / total, or 1 / replicas.
+    /// Fraction of a GPU one unit is worth: its MIG compute slices over
+    /// those the pool's layout uses (at most the model's), or 1 / replicas.
     pub gpu_equivalent: f64,
+}
+
+/// The compute slices a MIG pool's layout shares out, at most the model's.
+///
+/// The instances of a layout share out their GPU: one is worth its compute
+/// slices over those the layout uses, so that a GPU's instances add up to
+/// the GPU. A layout that leaves slices unused (four `1g.20gb` on a 7-slice
+/// H100, bound by memory) makes each instance a quarter of a GPU, not a
+/// seventh. A layout over the model's slices is impossible (reported by
+/// validation) and is not allowed to make instances cheaper. `None` for a
+/// pool without a MIG layout on a MIG-capable model.
+pub fn mig_share(pool: &NodePool) -> Option<u32> {
+    let model = catalog::model(&pool.gpu_model.value)?.mig.as_ref()?;
+    let layout = pool.mig.as_ref()?;
+    let used: u32 = layout
+        .layout
+        .value
+        .iter()
+        .filter_map(|(name, count)| {
+            let r = mig::resolve(model, &name.value).ok()?;
+            Some(r.profile.compute_slices.saturating_mul(count.value.0))
+        })
+        .fold(0u32, u32::saturating_add);
+    Some(used.clamp(1, model.compute_slices.max(1)))
 }
 
 /// What a pool provides, given its cluster's MIG strategy. Unknown models or
@@ -111,6 +136,7 @@ pub fn provided(pool: &NodePool, strategy: MigStrategy) -> Vec<Provided> {
     let mig_model = model.and_then(|m| m.mig.as_ref());
     match (&pool.mig, mig_model) {
         (Some(layout), Some(mig_model)) => {
+            let share = mig_share(pool).unwrap_or(mig_model.compute_slices).max(1);
             let mut out: Vec<Provided> = Vec::new();
             for (name, count) in &layout.layout.value {
                 let Ok(resolved) = mig::resolve(mig_model, &name.value) else {
@@ -118,8 +144,7 @@ pub fn provided(pool: &NodePool, strategy: MigStrategy) -> Vec<Provided> {
                 };
                 let p = resolved.profile;
                 let per_gpu = count.value.0 * replicas;
-                let eq =
-                    p.compute_slices as f64 / mig_model.compute_slices as f64 / replicas as f64;
+                let eq = p.compute_slices as f64 / share as f64 / replicas as f64;
                 let resource = match strategy {
                     MigStrategy::Mixed => mig::resource_name(&name.value),
                     MigStrategy::Single => GPU.to_string(),
@@ -192,5 +217,72 @@ mod tests {
         assert!(parse("nvidia.com/mig-big").is_err());
         assert!(parse("amd.com/gpu").is_err());
         assert!(parse("nvidia.com/gpu.shared").is_err());
+    }
+
+    fn mig_pool(layout: &str) -> NodePool {
+        use crate::load::{Content, Input};
+        let cluster = format!(
+            "apiVersion: capops.dev/v1alpha1\nkind: Cluster\nmetadata: {{name: c}}\nspec:\n  environment: research\n  provider: onprem\n  migStrategy: mixed\n  nodePools:\n    - name: p\n      gpuModel: h100-80gb-sxm\n      gpusPerNode: 8\n      nodes: 2\n      mig: {{layout: {layout}}}\n"
+        );
+        let inputs = vec![
+            Input {
+                path: "capops.yaml".into(),
+                content: Content::Bytes(
+                    b"apiVersion: capops.dev/v1alpha1\nkind: Config\nmetadata: {name: t}\nspec: {}\n"
+                        .to_vec(),
+                ),
+            },
+            Input {
+                path: "c.yaml".into(),
+                content: Content::Bytes(cluster.into_bytes()),
+            },
+        ];
+        let out = crate::validate::validate(crate::load::load(inputs, None));
+        assert!(out.is_valid(), "{:#?}", out.diagnostics);
+        out.repo.clusters["c"].spec.node_pools[0].clone()
+    }
+
+    /// A GPU's instances add up to the GPU: a layout that leaves compute
+    /// slices unused makes each instance worth more than its slices over 7.
+    #[test]
+    fn mig_instances_share_out_their_gpu() {
+        let eq = |layout: &str| -> Vec<(String, f64)> {
+            provided(&mig_pool(layout), MigStrategy::Mixed)
+                .into_iter()
+                .map(|p| (p.resource, p.gpu_equivalent))
+                .collect()
+        };
+        // Seven slices used: a slice is a seventh.
+        assert_eq!(
+            eq("{3g.40gb: 1, 2g.20gb: 1, 1g.10gb: 2}"),
+            vec![
+                ("nvidia.com/mig-1g.10gb".to_string(), 1.0 / 7.0),
+                ("nvidia.com/mig-2g.20gb".to_string(), 2.0 / 7.0),
+                ("nvidia.com/mig-3g.40gb".to_string(), 3.0 / 7.0),
+            ]
+        );
+        // Four 1g.20gb use all the memory and four of seven slices: a quarter each.
+        assert_eq!(
+            eq("{1g.20gb: 4}"),
+            vec![("nvidia.com/mig-1g.20gb".to_string(), 0.25)]
+        );
+        // Two 3g.40gb: half a GPU each, not three sevenths.
+        assert_eq!(
+            eq("{3g.40gb: 2}"),
+            vec![("nvidia.com/mig-3g.40gb".to_string(), 0.5)]
+        );
+        // Whatever the layout, a GPU's units are worth one GPU.
+        for layout in [
+            "{1g.20gb: 4}",
+            "{2g.20gb: 3}",
+            "{1g.10gb: 3, 2g.20gb: 1}",
+            "{7g.80gb: 1}",
+        ] {
+            let total: f64 = provided(&mig_pool(layout), MigStrategy::Mixed)
+                .iter()
+                .map(|p| p.per_gpu as f64 * p.gpu_equivalent)
+                .sum();
+            assert!((total - 1.0).abs() < 1e-12, "{layout}: {total}");
+        }
     }
 }

@@ -38,6 +38,8 @@ struct PoolMatch<'a> {
     selector: Vec<(String, &'a str)>,
     provided: Vec<Provided>,
     mig: Option<&'static MigModel>,
+    /// Compute slices the pool's MIG layout shares out (`resources::mig_share`).
+    share: Option<u32>,
 }
 
 /// The label kube-state-metrics gives a node label in `kube_node_labels`.
@@ -78,6 +80,7 @@ impl<'a> Attribution<'a> {
                     .collect(),
                 provided: resources::provided(p, spec.mig_strategy.value),
                 mig: catalog::model(&p.gpu_model.value).and_then(|m| m.mig.as_ref()),
+                share: resources::mig_share(p),
             })
             .collect();
         let namespaces = repo
@@ -133,7 +136,7 @@ impl<'a> Attribution<'a> {
         {
             return (found.gpu_equivalent, true);
         }
-        let slices = p.mig.map(|m| m.compute_slices).unwrap_or(7) as f64;
+        let slices = p.share.or(p.mig.map(|m| m.compute_slices)).unwrap_or(7) as f64;
         let eq = resource
             .strip_prefix("nvidia_com_mig_")
             .and_then(|rest| rest.split('g').next())
@@ -150,7 +153,7 @@ impl<'a> Attribution<'a> {
             return 1.0;
         }
         let p = &self.pools[pool];
-        let slices = p.mig.map(|m| m.compute_slices).unwrap_or(7) as f64;
+        let slices = p.share.or(p.mig.map(|m| m.compute_slices)).unwrap_or(7) as f64;
         match p.mig.and_then(|m| mig::resolve(m, profile).ok()) {
             Some(r) => r.profile.compute_slices as f64 / slices,
             None => mig::parse_name(profile)
