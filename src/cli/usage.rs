@@ -142,14 +142,32 @@ fn pull(cli: &Cli, args: &PullArgs, io: &mut Io<'_>) -> Outcome {
         Ok(t) => t,
         Err(e) => return Err(plan_error(&e, io)),
     };
-    let files: Vec<UsageFile<'_>> = head
+    // A usage file that read cleanly keeps a few rows in memory: its whole
+    // text is read again here, and a file that changed meanwhile stops the
+    // pull (rows are appended to what was read, never to a guess).
+    let mut texts = Vec::new();
+    for (_, f) in head
         .sources
         .files()
         .filter(|(_, f)| f.path.starts_with("usage/") && f.path.ends_with(".csv"))
-        .map(|(_, f)| UsageFile {
-            path: &f.path,
-            text: &f.text,
-        })
+    {
+        match f.read_text() {
+            Some(text) => texts.push((f.path.as_str(), text)),
+            None => {
+                return Err(invalid(
+                    io,
+                    &format!(
+                        "{} changed or became unreadable while capops read it",
+                        f.path
+                    ),
+                    Some("run `capops usage pull` again once nothing else writes the usage files"),
+                ));
+            }
+        }
+    }
+    let files: Vec<UsageFile<'_>> = texts
+        .iter()
+        .map(|(path, text)| UsageFile { path, text })
         .collect();
 
     // Plan every cluster before asking anything.

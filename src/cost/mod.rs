@@ -67,7 +67,7 @@ pub struct Analysis<'r> {
     pub repo: &'r Repo,
     pub at: Timestamp,
     pub config: std::borrow::Cow<'r, ConfigSpec>,
-    pub series: SeriesSet,
+    pub series: SeriesSet<'r>,
     /// By (cluster, pool).
     pub pools: BTreeMap<(String, String), PoolEntry<'r>>,
     /// By team name.
@@ -288,17 +288,14 @@ impl<'r> Analysis<'r> {
             .series
             .iter()
             .map(|&id| {
-                let s = &self.series.allocated[id];
+                let s = self.series.allocated(id);
                 let team = team_of(id);
-                crate::forecast::demand::Hourly {
-                    start: s.start,
-                    values: s
-                        .values
-                        .iter()
+                crate::forecast::demand::Hourly::new(
+                    s.start,
+                    s.values()
                         .enumerate()
-                        .map(|(i, v)| v.map(|x| x * weight(team, s.start + i as i64)))
-                        .collect(),
-                }
+                        .map(|(i, v)| v.map(|x| x * weight(team, s.start + i as i64))),
+                )
             })
             .collect();
         let history = crate::forecast::demand::sum(weighted.iter());
@@ -355,7 +352,7 @@ impl<'r> Analysis<'r> {
     /// projection. Built anew on each call and not kept: only the team's
     /// budget projection reads it, and that is kept.
     pub fn team_outlook(&self, s: &TeamSeries) -> Option<Outlook> {
-        Outlook::new(self.series.allocated[s.id].clone(), self.budget_end)
+        Outlook::new(self.series.allocated(s.id).clone(), self.budget_end)
     }
 
     /// Measured utilization of every team with usage, over the 30 days before `at`.

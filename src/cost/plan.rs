@@ -113,7 +113,7 @@ fn releases(a: &Analysis<'_>, cluster: &str, pool: &str) -> Vec<Release> {
                 .and_then(|v| v.iter().find(|s| s.cluster == cluster && s.pool == pool));
             let mut used: Vec<f64> = series
                 .map(|s| {
-                    let u = &a.series.used[s.id];
+                    let u = a.series.used(s.id);
                     ((at - LOOKBACK_HOURS)..at)
                         .filter_map(|h| u.get(h))
                         .collect()

@@ -92,8 +92,8 @@ pub fn measure(a: &Analysis<'_>) -> BTreeMap<String, TeamUsage> {
             ..TeamUsage::default()
         };
         for s in series {
-            let alloc = &a.series.allocated[s.id];
-            let used = &a.series.used[s.id];
+            let alloc = a.series.allocated(s.id);
+            let used = a.series.used(s.id);
             let mut p = PoolUsage {
                 cluster: s.cluster.clone(),
                 pool: s.pool.clone(),

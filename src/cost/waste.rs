@@ -123,7 +123,7 @@ pub fn measure(a: &Analysis<'_>) -> Vec<PoolWaste> {
             .series
             .iter()
             .filter_map(|&id| {
-                let s = &a.series.allocated[id];
+                let s = a.series.allocated(id);
                 Some((id, s.start, s.last_observed()?))
             })
             .collect();
@@ -146,7 +146,7 @@ pub fn measure(a: &Analysis<'_>) -> Vec<PoolWaste> {
                     continue;
                 }
                 spanned = true;
-                match (a.series.allocated[*id].get(h), a.series.used[*id].get(h)) {
+                match (a.series.allocated(*id).get(h), a.series.used(*id).get(h)) {
                     (Some(x), Some(u)) => measured.push((k, x.max(0.0), u.clamp(0.0, x.max(0.0)))),
                     _ => complete = false,
                 }

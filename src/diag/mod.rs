@@ -9,7 +9,9 @@ pub mod codes;
 pub mod source;
 
 pub use codes::Code;
-pub use source::{FileId, LineCol, SourceFile, SourceKind, SourceMap, Span};
+pub use source::{
+    FileId, LineCol, Reread, Row, Rows, SourceFile, SourceKind, SourceMap, Span, Text,
+};
 
 use serde::Serialize;
 use std::fmt;

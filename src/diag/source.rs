@@ -70,14 +70,124 @@ pub enum SourceKind {
     BuiltIn,
 }
 
+/// What is kept of a file's text.
+#[derive(Debug, Clone)]
+pub enum Text {
+    /// The whole text (lossily decoded when the file was not UTF-8; empty
+    /// when it was not read).
+    Full(Arc<str>),
+    /// Only the rows that spans point into: a usage CSV that read without a
+    /// problem keeps its header and the first row of each series (hundreds
+    /// of megabytes of history are not held for a few diagnostics).
+    Rows(Arc<Rows>),
+}
+
+/// Some rows of a text, with where they sit in it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rows {
+    /// The whole text's length in bytes.
+    pub len: u32,
+    /// Rows by byte offset.
+    pub rows: Vec<Row>,
+    /// How the whole text can be read again (a working-tree file), for its
+    /// content id and for what needs every row.
+    pub origin: Option<Reread>,
+}
+
+/// Reads a file's whole text again (the loader gives it: I/O stays at the edge).
+#[derive(Clone)]
+pub struct Reread(pub Arc<dyn Fn() -> Option<String> + Send + Sync>);
+
+impl fmt::Debug for Reread {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Reread")
+    }
+}
+
+impl PartialEq for Reread {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Eq for Reread {}
+
+/// One kept row.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Row {
+    /// Byte offset of the row's start in the whole text.
+    pub start: u32,
+    /// 0-based line number.
+    pub line: u32,
+    /// The row, without its line break.
+    pub text: Box<str>,
+}
+
+impl Rows {
+    /// Keeps the rows of `text` that hold any of `offsets` (and the first row).
+    pub fn keep(
+        text: &str,
+        offsets: impl IntoIterator<Item = u32>,
+        origin: Option<Reread>,
+    ) -> Rows {
+        let mut offsets: Vec<usize> = offsets
+            .into_iter()
+            .map(|o| (o as usize).min(text.len()))
+            .chain([0])
+            .collect();
+        offsets.sort_unstable();
+        offsets.dedup();
+        let bytes = text.as_bytes();
+        let mut rows: Vec<Row> = Vec::new();
+        // Lines counted once, from one kept offset to the next.
+        let (mut line, mut counted_to) = (0usize, 0usize);
+        for off in offsets {
+            if rows
+                .last()
+                .is_some_and(|r| off <= r.start as usize + r.text.len())
+            {
+                continue;
+            }
+            let start = bytes[..off]
+                .iter()
+                .rposition(|&b| b == b'\n')
+                .map_or(0, |i| i + 1);
+            line += bytes[counted_to..start]
+                .iter()
+                .filter(|&&b| b == b'\n')
+                .count();
+            counted_to = start;
+            let end = bytes[off..]
+                .iter()
+                .position(|&b| b == b'\n')
+                .map_or(text.len(), |i| off + i);
+            rows.push(Row {
+                start: start as u32,
+                line: line as u32,
+                text: text[start..end].into(),
+            });
+        }
+        Rows {
+            len: u32::try_from(text.len()).unwrap_or(u32::MAX),
+            rows,
+            origin,
+        }
+    }
+
+    /// The kept row that holds `offset` (or the last one before it).
+    pub fn row_at(&self, offset: u32) -> Option<&Row> {
+        let i = self.rows.partition_point(|r| r.start <= offset);
+        self.rows.get(i.checked_sub(1)?)
+    }
+}
+
 /// One file as loaded: its repository-relative path and its text.
 #[derive(Debug)]
 pub struct SourceFile {
     /// Path relative to the capacity repository root, with `/` separators.
     pub path: String,
     pub kind: SourceKind,
-    /// The text (lossily decoded when the file was not UTF-8; empty when it was not read).
-    pub text: Arc<str>,
+    text: Text,
     /// Where each line starts, found when a position is first asked for.
     line_starts: std::sync::OnceLock<Vec<u32>>,
     /// The git blob id of the text, computed when first asked for.
@@ -85,7 +195,7 @@ pub struct SourceFile {
 }
 
 impl SourceFile {
-    fn new(path: String, text: Arc<str>, kind: SourceKind) -> Self {
+    fn new(path: String, text: Text, kind: SourceKind) -> Self {
         SourceFile {
             path,
             kind,
@@ -95,10 +205,37 @@ impl SourceFile {
         }
     }
 
+    /// The whole text, when it is kept (always, but for usage CSVs that
+    /// read cleanly: [`Text::Rows`]).
+    pub fn full_text(&self) -> Option<&Arc<str>> {
+        match &self.text {
+            Text::Full(t) => Some(t),
+            Text::Rows(_) => None,
+        }
+    }
+
+    /// What is kept of the text.
+    pub fn text(&self) -> &Text {
+        &self.text
+    }
+
+    /// The whole text's length in bytes.
+    pub fn len(&self) -> usize {
+        match &self.text {
+            Text::Full(t) => t.len(),
+            Text::Rows(r) => r.len as usize,
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
     fn line_starts(&self) -> &[u32] {
         self.line_starts.get_or_init(|| {
             let mut starts = vec![0u32];
-            for (i, b) in self.text.bytes().enumerate() {
+            let text = self.full_text().map_or("", |t| t);
+            for (i, b) in text.bytes().enumerate() {
                 if b == b'\n' {
                     starts.push(u32::try_from(i + 1).unwrap_or(u32::MAX));
                 }
@@ -109,23 +246,56 @@ impl SourceFile {
 
     /// The text's content id, computed once by `id` (the git blob id, see
     /// `load::cache::key_of`) and kept.
+    /// A file kept as [`Text::Rows`] is read again from its origin; a text
+    /// that is gone or changed size since has no id (so it counts as
+    /// changed, never as the same).
     pub fn content_id(&self, id: impl FnOnce(&str) -> Option<[u8; 20]>) -> Option<[u8; 20]> {
-        *self.blob.get_or_init(|| id(&self.text))
+        *self.blob.get_or_init(|| id(&self.read_text()?))
+    }
+
+    /// The whole text: the kept one, or for a file kept as [`Text::Rows`]
+    /// the file read again from its origin (`None` when it is gone, no
+    /// longer UTF-8 or no longer of the same length).
+    pub fn read_text(&self) -> Option<std::borrow::Cow<'_, str>> {
+        match &self.text {
+            Text::Full(t) => Some(std::borrow::Cow::Borrowed(t)),
+            Text::Rows(rows) => {
+                let text = (rows.origin.as_ref()?.0)()?;
+                (text.len() == rows.len as usize).then_some(std::borrow::Cow::Owned(text))
+            }
+        }
     }
 
     /// Line and column of a byte offset (clamped to the text).
     pub fn line_col(&self, offset: u32) -> LineCol {
-        let offset = (offset as usize).min(self.text.len());
+        let text = match &self.text {
+            Text::Full(t) => t,
+            Text::Rows(rows) => {
+                let Some(row) = rows.row_at(offset) else {
+                    return LineCol { line: 1, column: 1 };
+                };
+                let mut end = (offset - row.start) as usize;
+                end = end.min(row.text.len());
+                while end > 0 && !row.text.is_char_boundary(end) {
+                    end -= 1;
+                }
+                return LineCol {
+                    line: row.line as usize + 1,
+                    column: row.text[..end].chars().count() + 1,
+                };
+            }
+        };
+        let offset = (offset as usize).min(text.len());
         let line_idx = match self.line_starts().binary_search(&(offset as u32)) {
             Ok(i) => i,
             Err(i) => i - 1,
         };
         let line_start = self.line_starts()[line_idx] as usize;
         let mut end = offset;
-        while end > line_start && !self.text.is_char_boundary(end) {
+        while end > line_start && !text.is_char_boundary(end) {
             end -= 1;
         }
-        let column = self.text[line_start..end].chars().count() + 1;
+        let column = text[line_start..end].chars().count() + 1;
         LineCol {
             line: line_idx + 1,
             column,
@@ -134,9 +304,17 @@ impl SourceFile {
 
     /// Byte offset of a 1-based line and column (clamped).
     pub fn offset_of(&self, line: usize, column: usize) -> usize {
-        let idx = line.saturating_sub(1).min(self.line_starts().len() - 1);
-        let start = self.line_starts()[idx] as usize;
-        let rest = &self.text[start..];
+        let (start, rest) = match &self.text {
+            Text::Full(text) => {
+                let idx = line.saturating_sub(1).min(self.line_starts().len() - 1);
+                let start = self.line_starts()[idx] as usize;
+                (start, &text[start..])
+            }
+            Text::Rows(rows) => match rows.rows.iter().find(|r| r.line as usize + 1 == line) {
+                Some(r) => (r.start as usize, &r.text[..]),
+                None => return 0,
+            },
+        };
         let mut off = start;
         for (n, (i, ch)) in rest.char_indices().enumerate() {
             if n + 1 >= column || ch == '\n' {
@@ -169,10 +347,29 @@ impl SourceMap {
         text: impl Into<Arc<str>>,
         kind: SourceKind,
     ) -> FileId {
-        let id = FileId(u32::try_from(self.files.len()).expect("fewer than 2^32 files"));
-        self.files
-            .push(SourceFile::new(path.into(), text.into(), kind));
+        self.add_text(path, Text::Full(text.into()), kind)
+    }
+
+    /// Adds a file with what is kept of its text.
+    pub fn add_text(&mut self, path: impl Into<String>, text: Text, kind: SourceKind) -> FileId {
+        let id = self.next_id();
+        self.files.push(SourceFile::new(path.into(), text, kind));
         id
+    }
+
+    /// The id the next file added will have.
+    pub fn next_id(&self) -> FileId {
+        FileId(u32::try_from(self.files.len()).expect("fewer than 2^32 files"))
+    }
+
+    /// Replaces what is kept of a file's text (a file added before it was read).
+    pub fn set_text(&mut self, id: FileId, text: Text) {
+        let f = &mut self.files[id.0 as usize];
+        *f = SourceFile::new(
+            std::mem::take(&mut f.path),
+            text,
+            std::mem::take(&mut f.kind),
+        );
     }
 
     pub fn get(&self, id: FileId) -> &SourceFile {
@@ -193,9 +390,18 @@ impl SourceMap {
 
     /// The text a span covers.
     pub fn snippet(&self, span: Span) -> &str {
-        let text = &self.get(span.file).text;
-        text.get(span.start as usize..span.end as usize)
-            .unwrap_or("")
+        match &self.get(span.file).text {
+            Text::Full(text) => text
+                .get(span.start as usize..span.end as usize)
+                .unwrap_or(""),
+            Text::Rows(rows) => rows
+                .row_at(span.start)
+                .and_then(|r| {
+                    r.text
+                        .get((span.start - r.start) as usize..(span.end - r.start) as usize)
+                })
+                .unwrap_or(""),
+        }
     }
 
     pub fn files(&self) -> impl Iterator<Item = (FileId, &SourceFile)> {
@@ -234,5 +440,46 @@ mod tests {
         assert_eq!(f.line_col(5), LineCol { line: 2, column: 2 });
         assert_eq!(f.offset_of(2, 2), 5);
         assert_eq!(f.line_col(1000), LineCol { line: 3, column: 1 });
+    }
+
+    /// A file kept as some of its rows answers for those rows what the
+    /// whole text answers: lines, columns (characters) and snippets.
+    #[test]
+    fn kept_rows_answer_as_the_whole_text() {
+        let text = "ts,team\nr1,a\nça,bé\nr3,c\n";
+        let b = text.find('b').unwrap() as u32;
+        let rows = Rows::keep(text, [b, 9, b + 1], None);
+        assert_eq!(
+            rows.rows
+                .iter()
+                .map(|r| (r.line, &*r.text))
+                .collect::<Vec<_>>(),
+            vec![(0, "ts,team"), (1, "r1,a"), (2, "ça,bé")]
+        );
+        let mut map = SourceMap::new();
+        let full = map.add("a.csv", text);
+        let kept = map.add_text("b.csv", Text::Rows(Arc::new(rows)), SourceKind::WorkTree);
+        assert_eq!(map.get(kept).len(), text.len());
+        assert!(map.get(kept).full_text().is_none());
+        let third = text.find("ça").unwrap();
+        for off in (0..13).chain(third..third + "ça,bé".len()) {
+            if !text.is_char_boundary(off) {
+                continue;
+            }
+            let off = off as u32;
+            assert_eq!(
+                map.get(kept).line_col(off),
+                map.get(full).line_col(off),
+                "{off}"
+            );
+        }
+        let span = |f: FileId| Span::new(f, b as usize, b as usize + "bé".len());
+        assert_eq!(map.snippet(span(kept)), "bé");
+        assert_eq!(map.snippet(span(kept)), map.snippet(span(full)));
+        assert_eq!(map.describe(span(kept)), "b.csv:3:4");
+        assert_eq!(map.get(kept).offset_of(3, 4), b as usize);
+        // A file with no origin cannot be read again.
+        assert!(map.get(kept).read_text().is_none());
+        assert_eq!(map.get(full).read_text().as_deref(), Some(text));
     }
 }

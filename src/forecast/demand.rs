@@ -15,90 +15,43 @@
 use super::Forecast;
 use crate::model::Usage;
 
-/// An hourly series on a regular grid of hours since the Unix epoch.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Hourly {
-    /// Hour index of `values[0]`.
-    pub start: i64,
-    /// `None` is a gap.
-    pub values: Vec<Option<f64>>,
+pub use crate::model::usage::Hourly;
+
+/// The allocated and used series of every usage series, by series id: a
+/// view of the usage grids (nothing is copied).
+#[derive(Clone, Copy, Debug)]
+pub struct SeriesSet<'u> {
+    usage: &'u Usage,
 }
 
-impl Hourly {
-    /// The hour after the last value.
-    pub fn end(&self) -> i64 {
-        self.start + self.values.len() as i64
+impl<'u> SeriesSet<'u> {
+    /// The series of `usage` (each on its hourly grid; a later row of the
+    /// same hour replaced an earlier one when the usage was read).
+    pub fn build(usage: &'u Usage) -> SeriesSet<'u> {
+        SeriesSet { usage }
     }
 
-    pub fn get(&self, hour: i64) -> Option<f64> {
-        let i = usize::try_from(hour - self.start).ok()?;
-        self.values.get(i).copied().flatten()
+    /// GPUs allocated, hour by hour, of series `id`.
+    pub fn allocated(&self, id: usize) -> &'u Hourly {
+        &self.usage.grids[id].allocated
     }
 
-    /// Whether the series has no value at all.
-    pub fn is_empty(&self) -> bool {
-        self.values.iter().all(Option::is_none)
-    }
-
-    /// The hour of the last value (not a gap).
-    pub fn last_observed(&self) -> Option<i64> {
-        self.values
-            .iter()
-            .rposition(Option::is_some)
-            .map(|i| self.start + i as i64)
-    }
-}
-
-/// The allocated and used series of every usage series, by series id.
-#[derive(Clone, Debug, Default)]
-pub struct SeriesSet {
-    pub allocated: Vec<Hourly>,
-    pub used: Vec<Hourly>,
-}
-
-impl SeriesSet {
-    /// Puts every usage series on an hourly grid. A later sample of the same
-    /// hour replaces an earlier one.
-    pub fn build(usage: &Usage) -> SeriesSet {
-        let n = usage.series.len();
-        let mut bounds: Vec<Option<(i64, i64)>> = vec![None; n];
-        for s in &usage.samples {
-            let h = s.hour();
-            let b = &mut bounds[s.series as usize];
-            *b = Some(match *b {
-                None => (h, h),
-                Some((lo, hi)) => (lo.min(h), hi.max(h)),
-            });
-        }
-        let grid = |b: Option<(i64, i64)>| match b {
-            Some((lo, hi)) => Hourly {
-                start: lo,
-                values: vec![None; (hi - lo + 1) as usize],
-            },
-            None => Hourly::default(),
-        };
-        let mut allocated: Vec<Hourly> = bounds.iter().map(|b| grid(*b)).collect();
-        let mut used: Vec<Hourly> = bounds.iter().map(|b| grid(*b)).collect();
-        for s in &usage.samples {
-            let i = s.series as usize;
-            let at = (s.hour() - allocated[i].start) as usize;
-            allocated[i].values[at] = s.allocated();
-            used[i].values[at] = s.used();
-        }
-        SeriesSet { allocated, used }
+    /// GPUs busy, hour by hour, of series `id`.
+    pub fn used(&self, id: usize) -> &'u Hourly {
+        &self.usage.grids[id].used
     }
 
     /// The sum of the allocated series `ids` (gap where any series that spans
     /// the hour has a gap). Empty when none of them has a sample.
     pub fn sum(&self, ids: &[usize]) -> Hourly {
-        sum(ids.iter().map(|&i| &self.allocated[i]))
+        sum(ids.iter().map(|&i| self.allocated(i)))
     }
 }
 
 /// The sum of series on the union of their spans; an hour is a gap when a
 /// series whose span covers it has a gap there.
 pub fn sum<'a>(series: impl Iterator<Item = &'a Hourly>) -> Hourly {
-    let spans: Vec<&Hourly> = series.filter(|s| !s.values.is_empty()).collect();
+    let spans: Vec<&Hourly> = series.filter(|s| s.hours() > 0).collect();
     let Some(start) = spans.iter().map(|s| s.start).min() else {
         return Hourly::default();
     };
@@ -106,7 +59,7 @@ pub fn sum<'a>(series: impl Iterator<Item = &'a Hourly>) -> Hourly {
     let mut values: Vec<Option<f64>> = vec![Some(0.0); (end - start) as usize];
     for s in spans {
         let offset = (s.start - start) as usize;
-        for (i, v) in s.values.iter().enumerate() {
+        for (i, v) in s.values().enumerate() {
             let slot = &mut values[offset + i];
             *slot = match (*slot, v) {
                 (Some(acc), Some(x)) => Some(acc + x),
@@ -114,7 +67,7 @@ pub fn sum<'a>(series: impl Iterator<Item = &'a Hourly>) -> Hourly {
             };
         }
     }
-    Hourly { start, values }
+    Hourly::new(start, values)
 }
 
 /// What an outlook's forecast hours rest on.
@@ -244,9 +197,9 @@ impl Outlook {
         let last = history.last_observed()?;
         let forecast_start = last + 1;
         let horizon = (until - forecast_start).clamp(24, 40 * 365 * 24) as usize;
-        let used = &history.values[..(forecast_start - history.start) as usize];
-        let forecast = super::hourly(used, horizon);
-        let (filled, offset) = super::fill(used);
+        let used = history.head((forecast_start - history.start) as usize);
+        let forecast = super::hourly(&used, horizon);
+        let (filled, offset) = super::fill(&used);
         let approved = Steps::from_fn(horizon, |j| approved(forecast_start + j as i64));
         Some(Outlook {
             filled_start: history.start + offset as i64,
@@ -287,8 +240,8 @@ impl Outlook {
 
     /// Hours of measured history, from the first value to the last.
     pub fn history_hours(&self) -> i64 {
-        match self.history.values.iter().position(Option::is_some) {
-            Some(first) => self.forecast_start - (self.history.start + first as i64),
+        match self.history.first_observed() {
+            Some(first) => self.forecast_start - first,
             None => 0,
         }
     }
@@ -420,6 +373,7 @@ pub struct Summary {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::diag::Span;
     use crate::model::{SeriesKey, Timestamp, UsageSample};
 
     /// (pool, team, hour, allocated, used)
@@ -433,19 +387,13 @@ mod tests {
                 pool: pool.to_string(),
                 team: team.to_string(),
             };
-            let id = match u.series_id(&key) {
-                Some(i) => i,
-                None => {
-                    u.series.push(key);
-                    (u.series.len() - 1) as u32
-                }
-            };
-            u.samples.push(UsageSample::new(
+            let id = u.series_for(key, Span::default());
+            u.add(&[UsageSample::new(
                 id,
                 Timestamp::from_second(hour * 3600).unwrap(),
                 *a,
                 *used,
-            ));
+            )]);
         }
         u
     }
@@ -465,18 +413,19 @@ mod tests {
         assert_eq!(d.start, 100);
         // Team b starts at 101 (not there before); team a's gap at 101 is the pool's gap;
         // team a has stopped reporting after 102.
-        assert_eq!(d.values, vec![Some(4.0), None, Some(8.0), Some(3.0)]);
+        assert_eq!(
+            d.values().collect::<Vec<_>>(),
+            vec![Some(4.0), None, Some(8.0), Some(3.0)]
+        );
         assert_eq!(d.last_observed(), Some(103));
     }
 
     #[test]
     fn outlook_joins_measurement_and_forecast() {
-        let history = Hourly {
-            start: 1000,
-            values: (0..24 * 20)
-                .map(|i| if i == 30 { None } else { Some(10.0) })
-                .collect(),
-        };
+        let history = Hourly::new(
+            1000,
+            (0..24 * 20).map(|i| if i == 30 { None } else { Some(10.0) }),
+        );
         let o = Outlook::new(history, 1000 + 24 * 20 + 48).unwrap();
         assert_eq!(o.forecast_start, 1000 + 480);
         // The gap is filled for arithmetic; measured hours have no spread.

@@ -10,6 +10,7 @@
 use super::history::records;
 use crate::diag::{Code, Diagnostic, SourceKind, SourceMap, Span};
 use crate::model::{Repo, Timestamp};
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 type Key<'a> = (&'a str, &'a str, &'a str, i64);
@@ -18,10 +19,12 @@ type Key<'a> = (&'a str, &'a str, &'a str, i64);
 /// `sources` holds the working tree and the base files read from git.
 pub fn check(repo: &Repo, sources: &SourceMap) -> Vec<Diagnostic> {
     let is_usage = |p: &str| p.starts_with("usage/") && p.ends_with(".csv");
-    let head: HashMap<&str, (crate::diag::FileId, &str)> = sources
+    // Usage files of the working tree that read cleanly keep a few rows:
+    // their whole text is read again here.
+    let head: HashMap<&str, (crate::diag::FileId, Cow<'_, str>)> = sources
         .files()
         .filter(|(_, f)| f.kind == SourceKind::WorkTree && is_usage(&f.path))
-        .map(|(id, f)| (f.path.as_str(), (id, &*f.text)))
+        .map(|(id, f)| (f.path.as_str(), (id, f.read_text().unwrap_or_default())))
         .collect();
     let mut out = Vec::new();
     for (base_id, base) in sources.files() {
@@ -32,9 +35,10 @@ pub fn check(repo: &Repo, sources: &SourceMap) -> Vec<Diagnostic> {
             SourceKind::Revision(r) => r.as_str(),
             _ => "",
         };
-        let (_, old) = records(&base.text);
+        let base_text = base.read_text().unwrap_or_default();
+        let (_, old) = records(&base_text);
         let (now, now_text) = match head.get(base.path.as_str()) {
-            Some((id, text)) => (Some(*id), *text),
+            Some((id, text)) => (Some(*id), &**text),
             None => (None, ""),
         };
         let (_, new) = records(now_text);

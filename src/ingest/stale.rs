@@ -15,7 +15,7 @@ pub fn check(repo: &Repo, at: Timestamp) -> Vec<Diagnostic> {
     let limit = i64::from(config.usage.stale_after_hours);
     // Last measured hour per cluster, and the series (for the file) it came from.
     let mut last: BTreeMap<&str, (i64, u32)> = BTreeMap::new();
-    for s in &repo.usage.samples {
+    for s in repo.usage.samples() {
         if s.allocated().is_none() && s.used().is_none() {
             continue;
         }

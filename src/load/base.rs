@@ -102,7 +102,10 @@ pub fn load_base(
             .filter(|(id, f)| unchanged.contains(id) && is_usage(&f.path))
             .map(|(_, f)| Input {
                 path: f.path.clone(),
-                content: super::Content::Bytes(f.text.as_bytes().to_vec()),
+                content: match f.full_text() {
+                    Some(text) => super::Content::Bytes(text.as_bytes().to_vec()),
+                    None => super::Content::Deferred(root.join(&f.path)),
+                },
             })
             .collect();
         inputs.extend(unchanged_usage);

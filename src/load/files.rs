@@ -40,6 +40,9 @@ pub enum Content {
     Symlink,
     /// A git submodule or nested repository, not read.
     Submodule,
+    /// A file to read when it is parsed ([`read`]): usage CSVs of the
+    /// working tree, so that each file's text is held only while it is read.
+    Deferred(PathBuf),
 }
 
 /// What kind of file an input is.
@@ -194,6 +197,13 @@ pub fn collect(root: &Path) -> Result<Vec<Input>, RootError> {
             continue;
         }
         if classify(&path).is_none() {
+            continue;
+        }
+        if classify(&path) == Some(FileKind::UsageCsv) {
+            inputs.push(Input {
+                path,
+                content: Content::Deferred(entry.into_path()),
+            });
             continue;
         }
         to_read.push((path, entry.into_path()));

@@ -23,7 +23,8 @@ pub mod yaml;
 pub use crate::model::TypedDoc;
 pub use files::{CONFIG_FILE, Content, FileKind, Input, MAX_FILE_BYTES};
 
-use crate::diag::{Code, Diagnostic, FileId, SourceKind, SourceMap, Span, suggest};
+use crate::diag::{Code, Diagnostic, FileId, SourceKind, SourceMap, Span, Text, suggest};
+use crate::model::usage::UsageRows;
 use crate::model::{API_VERSION, Kind, Origin, Usage};
 use rayon::prelude::*;
 use yaml::Node;
@@ -78,15 +79,23 @@ pub fn load_with(
             }
             continue;
         };
+        if kind == FileKind::UsageCsv {
+            // Read (when deferred), decoded and parsed on all cores below;
+            // the file's text is set then.
+            let id = loaded.sources.add_text(
+                input.path.clone(),
+                Text::Full("".into()),
+                source_kind.clone(),
+            );
+            csv_files.push((id, input));
+            continue;
+        }
         let (id, text_ok) = add_source(&mut loaded, &input, &source_kind);
         if input.path == CONFIG_FILE {
             loaded.config_file = Some(id);
         }
         if text_ok {
-            match kind {
-                FileKind::Yaml => yaml_files.push(id),
-                FileKind::UsageCsv => csv_files.push(id),
-            }
+            yaml_files.push(id);
         }
     }
 
@@ -100,26 +109,68 @@ pub fn load_with(
         loaded.diagnostics.extend(diags);
         loaded.document_count += count;
     }
-    // Usage files are read in parallel, then joined in file order (the
-    // same series ids, samples and diagnostics as reading them one by one).
-    let parts: Vec<(Usage, Vec<Diagnostic>)> = csv_files
-        .par_iter()
-        .map(|&id| {
-            let (mut part, mut diags) = (Usage::default(), Vec::new());
-            usage::read_csv(&sources.get(id).text, id, &mut part, &mut diags);
-            (part, diags)
-        })
-        .collect();
+    // Usage files are read in parallel, then put in place in file order
+    // (the same series ids, hours and diagnostics as reading them one by
+    // one), a few files at a time: rows as read take 24 bytes, the grids
+    // they land on 16. A file that reads without a problem keeps only the
+    // rows diagnostics can point at (its header, each series' first row):
+    // its text is read, parsed and dropped here, not held for the run.
     let mut ids = std::collections::HashMap::new();
-    loaded
-        .usage
-        .samples
-        .reserve_exact(parts.iter().map(|(p, _)| p.samples.len()).sum());
-    for (part, diags) in parts {
-        usage::join(&mut loaded.usage, part, &mut ids);
-        loaded.diagnostics.extend(diags);
+    let batch = 2 * rayon::current_num_threads().max(1);
+    let mut csv_files = csv_files.into_iter().peekable();
+    while csv_files.peek().is_some() {
+        let chunk: Vec<(FileId, Input)> = csv_files.by_ref().take(batch).collect();
+        let parts: Vec<(FileId, Text, UsageRows, Vec<Diagnostic>)> = chunk
+            .into_par_iter()
+            .map(|(id, input)| {
+                let (text, part, diags) = read_usage_file(id, input);
+                (id, text, part, diags)
+            })
+            .collect();
+        for (id, text, part, diags) in parts {
+            loaded.sources.set_text(id, text);
+            usage::join(&mut loaded.usage, part, &mut ids);
+            loaded.diagnostics.extend(diags);
+        }
     }
     loaded
+}
+
+/// Reads one usage CSV: its samples, its diagnostics and what is kept of
+/// its text.
+fn read_usage_file(id: FileId, input: Input) -> (Text, UsageRows, Vec<Diagnostic>) {
+    let (origin, content) = match input.content {
+        Content::Deferred(path) => {
+            let content = files::read(&path);
+            (Some(path), content)
+        }
+        other => (None, other),
+    };
+    let mut diags = Vec::new();
+    let (text, ok) = decode(&input.path, &content, id, &mut diags);
+    let mut part = UsageRows::default();
+    if !ok {
+        return (Text::Full(text.into()), part, diags);
+    }
+    usage::read_csv(&text, id, &mut part, &mut diags);
+    // Only a working-tree file can be read again (for its content id, or by
+    // `usage pull`); a file from git keeps its text.
+    let kept = if diags.is_empty() && origin.is_some() {
+        let offsets = part.series_spans.iter().map(|s| s.start);
+        let reread = origin.map(|path| {
+            crate::diag::Reread(std::sync::Arc::new(move || match files::read(&path) {
+                Content::Bytes(bytes) => String::from_utf8(bytes).ok(),
+                _ => None,
+            }))
+        });
+        Text::Rows(std::sync::Arc::new(crate::diag::Rows::keep(
+            &text, offsets, reread,
+        )))
+    } else {
+        // A file with problems is shown with its context lines.
+        Text::Full(text.into())
+    };
+    (kept, part, diags)
 }
 
 /// Parses, checks and types every document of one YAML file.
@@ -128,7 +179,7 @@ fn load_yaml_file(
     file: FileId,
     cache: Option<&cache::Cache>,
 ) -> (Vec<TypedDoc>, Vec<Diagnostic>, usize) {
-    let text: &str = &source.text;
+    let text: &str = source.full_text().map_or("", |t| t);
     let parsed = match cache {
         Some(c) => c.parse(text, file, source.content_id(cache::key_of)),
         None => yaml::parse(text, file),
@@ -277,43 +328,64 @@ fn envelope(node: &Node, file: FileId, diags: &mut Vec<Diagnostic>) -> Option<(K
 /// Adds an input to the source map and reports problems with its content.
 /// Returns the file id and whether its text can be parsed.
 fn add_source(loaded: &mut Loaded, input: &Input, kind: &SourceKind) -> (FileId, bool) {
-    let mut add = |text: String| {
-        loaded
-            .sources
-            .add_from(input.path.clone(), text, kind.clone())
+    let id = loaded.sources.next_id();
+    let (text, ok) = match &input.content {
+        Content::Deferred(path) => {
+            let content = files::read(path);
+            let (text, ok) = decode(&input.path, &content, id, &mut loaded.diagnostics);
+            (text.into_owned(), ok)
+        }
+        content => {
+            let (text, ok) = decode(&input.path, content, id, &mut loaded.diagnostics);
+            (text.into_owned(), ok)
+        }
     };
-    match &input.content {
+    let added = loaded
+        .sources
+        .add_from(input.path.clone(), text, kind.clone());
+    debug_assert_eq!(added, id);
+    (id, ok)
+}
+
+/// The text of a file's content, to be added as file `id`, and whether it
+/// can be parsed; a problem (binary, not UTF-8, too large, unreadable, a
+/// link or submodule not followed) is reported in `diags`.
+fn decode<'a>(
+    path: &str,
+    content: &'a Content,
+    id: FileId,
+    diags: &mut Vec<Diagnostic>,
+) -> (std::borrow::Cow<'a, str>, bool) {
+    use std::borrow::Cow;
+    let empty = Cow::Borrowed("");
+    match content {
         Content::Bytes(bytes) => {
             if let Some(nul) = bytes.iter().position(|&b| b == 0) {
                 let head = String::from_utf8_lossy(&bytes[..nul.min(64 * 1024)]).into_owned();
                 let at = head.len();
-                let id = add(head);
-                loaded.diagnostics.push(
+                diags.push(
                     Diagnostic::new(Code::FileBinary, "this file holds binary data, not YAML text")
                         .at(Span::new(id, at, at), "first NUL byte")
                         .help("remove the file from the repository or list it under the Config's `ignore`"),
                 );
-                return (id, false);
+                return (Cow::Owned(head), false);
             }
             match std::str::from_utf8(bytes) {
-                Ok(text) => (add(text.to_string()), true),
+                Ok(text) => (Cow::Borrowed(text), true),
                 Err(e) => {
                     let valid = e.valid_up_to();
-                    let text = String::from_utf8_lossy(bytes).into_owned();
                     // The lossy text replaces bad bytes; the valid prefix is unchanged.
-                    let id = add(text);
-                    loaded.diagnostics.push(
+                    diags.push(
                         Diagnostic::new(Code::FileNotUtf8, "this file is not valid UTF-8")
                             .at(Span::new(id, valid, valid + 1), "invalid byte sequence")
                             .help("save the file as UTF-8"),
                     );
-                    (id, false)
+                    (String::from_utf8_lossy(bytes), false)
                 }
             }
         }
         Content::TooLarge(size) => {
-            let id = add(String::new());
-            loaded.diagnostics.push(
+            diags.push(
                 Diagnostic::new(
                     Code::FileTooLarge,
                     format!(
@@ -325,11 +397,10 @@ fn add_source(loaded: &mut Loaded, input: &Input, kind: &SourceKind) -> (FileId,
                 .at(Span::file_start(id), "not read")
                 .help("split the documents across smaller files, or list the file under the Config's `ignore`"),
             );
-            (id, false)
+            (empty, false)
         }
         Content::Unreadable(why) => {
-            let id = add(String::new());
-            loaded.diagnostics.push(
+            diags.push(
                 Diagnostic::new(
                     Code::FileUnreadable,
                     format!("cannot read this file: {why}"),
@@ -337,42 +408,48 @@ fn add_source(loaded: &mut Loaded, input: &Input, kind: &SourceKind) -> (FileId,
                 .at(Span::file_start(id), "not read")
                 .help("check the file's permissions, or remove a broken symbolic link"),
             );
-            (id, false)
+            (empty, false)
         }
         Content::SymlinkLoop(p) => {
-            let id = add(String::new());
-            loaded.diagnostics.push(symlink_loop(id, p));
-            (id, false)
+            diags.push(symlink_loop(id, p));
+            (empty, false)
         }
         Content::Symlink => {
-            let id = add(String::new());
-            loaded.diagnostics.push(
+            diags.push(
                 Diagnostic::new(
                     Code::SymlinkNotFollowed,
                     format!(
-                        "`{}` is a symbolic link; capops does not follow links, so what it points to was not read",
-                        input.path
+                        "`{path}` is a symbolic link; capops does not follow links, so what it points to was not read"
                     ),
                 )
                 .at(Span::file_start(id), "link not followed")
                 .help("replace the link with the file itself, or list the path under the Config's `ignore`"),
             );
-            (id, false)
+            (empty, false)
         }
         Content::Submodule => {
-            let id = add(String::new());
-            loaded.diagnostics.push(
+            diags.push(
                 Diagnostic::new(
                     Code::SubmoduleNotRead,
                     format!(
-                        "`{}` is a git submodule or a nested repository; capops does not read it",
-                        input.path
+                        "`{path}` is a git submodule or a nested repository; capops does not read it"
                     ),
                 )
                 .at(Span::file_start(id), "not read")
                 .help("move its documents into the capacity repository, or list the folder under the Config's `ignore`"),
             );
-            (id, false)
+            (empty, false)
+        }
+        Content::Deferred(_) => {
+            // Read by the caller before decoding.
+            diags.push(
+                Diagnostic::new(
+                    Code::FileUnreadable,
+                    "cannot read this file: it was not read",
+                )
+                .at(Span::file_start(id), "not read"),
+            );
+            (empty, false)
         }
     }
 }

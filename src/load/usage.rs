@@ -6,11 +6,12 @@
 
 use crate::diag::{Code, Diagnostic, FileId, Span};
 use crate::model::usage::USAGE_COLUMNS;
+use crate::model::usage::UsageRows;
 use crate::model::{SeriesKey, Timestamp, Usage, UsageSample};
 use std::collections::HashMap;
 
-/// Appends the samples of one CSV file to `usage`.
-pub fn read_csv(text: &str, file: FileId, usage: &mut Usage, diags: &mut Vec<Diagnostic>) {
+/// Appends the rows of one CSV file to `usage`.
+pub fn read_csv(text: &str, file: FileId, usage: &mut UsageRows, diags: &mut Vec<Diagnostic>) {
     let mut reader = csv::ReaderBuilder::new()
         .has_headers(true)
         .flexible(true)
@@ -181,30 +182,27 @@ pub fn read_csv(text: &str, file: FileId, usage: &mut Usage, diags: &mut Vec<Dia
     }
 }
 
-/// Appends `part` (one file's usage) to `usage`, renumbering its series:
-/// a series already known keeps its id, a new one gets the next. `ids` is
-/// kept by the caller across parts.
-pub fn join(usage: &mut Usage, part: Usage, ids: &mut HashMap<SeriesKey, u32>) {
+/// Puts `part` (one file's rows) in place in `usage`, renumbering its
+/// series: a series already known keeps its id, a new one gets the next.
+/// `ids` is kept by the caller across parts.
+pub fn join(usage: &mut Usage, part: UsageRows, ids: &mut HashMap<SeriesKey, u32>) {
     let mut map = Vec::with_capacity(part.series.len());
     for (key, span) in part.series.into_iter().zip(part.series_spans) {
         let id = match ids.get(&key) {
             Some(&id) => id,
             None => {
-                let id = usage.series.len() as u32;
-                usage.series.push(key.clone());
-                usage.series_spans.push(span);
+                let id = usage.push_series(key.clone(), span);
                 ids.insert(key, id);
                 id
             }
         };
         map.push(id);
     }
-    usage.samples.reserve(part.samples.len());
-    usage.samples.extend(
-        part.samples
-            .into_iter()
-            .map(|s| s.with_series(map[s.series as usize])),
-    );
+    let mut samples = part.samples;
+    for s in &mut samples {
+        *s = s.with_series(map[s.series as usize]);
+    }
+    usage.add(&samples);
 }
 
 fn key_hash(cluster: &str, pool: &str, team: &str) -> u64 {
@@ -226,7 +224,7 @@ mod tests {
                     2026-11-01T02:00:00Z,c,p,t,eight,1\n\
                     2026-02-30T02:00:00Z,c,p,t,1,1\n\
                     2026-11-01T03:00:00Z,c,p,u,2,3\n";
-        let mut usage = Usage::default();
+        let mut usage = UsageRows::default();
         let mut diags = Vec::new();
         read_csv(text, FileId(0), &mut usage, &mut diags);
         assert_eq!(usage.series.len(), 2);
@@ -250,15 +248,15 @@ mod tests {
 
     #[test]
     fn rejects_a_wrong_header() {
-        let mut usage = Usage::default();
+        let mut usage = UsageRows::default();
         let mut diags = Vec::new();
         read_csv("time,gpus\n1,2\n", FileId(0), &mut usage, &mut diags);
         assert_eq!(diags[0].code, Code::UsageBadHeader);
         assert!(usage.samples.is_empty());
     }
 
-    /// Files read apart and joined give what reading them one after the
-    /// other gives: the same series ids, first spans and samples.
+    /// Files read apart and joined give the series ids, first spans and
+    /// hours that putting their rows in place one after the other gives.
     #[test]
     fn joined_parts_equal_one_sequential_read() {
         let files = [
@@ -268,9 +266,10 @@ mod tests {
             "timestamp,cluster,pool,team,allocated_gpus,used_gpus\n\
              2026-11-01T01:00:00Z,c,p,c,3,3\n\
              2026-11-01T01:00:00Z,c,p,a,8,5\n\
+             2026-11-01T00:00:00Z,c,p,a,7,4\n\
              2026-11-01T02:00:00Z,d,p,b,1,\n",
         ];
-        let mut sequential = Usage::default();
+        let mut sequential = UsageRows::default();
         let mut diags = Vec::new();
         for (i, text) in files.iter().enumerate() {
             read_csv(text, FileId(i as u32), &mut sequential, &mut diags);
@@ -278,18 +277,30 @@ mod tests {
         let mut joined = Usage::default();
         let mut ids = HashMap::new();
         for (i, text) in files.iter().enumerate() {
-            let mut part = Usage::default();
+            let mut part = UsageRows::default();
             read_csv(text, FileId(i as u32), &mut part, &mut diags);
             join(&mut joined, part, &mut ids);
         }
         assert!(diags.is_empty());
         assert_eq!(joined.series, sequential.series);
         assert_eq!(joined.series_spans, sequential.series_spans);
-        assert_eq!(joined.samples, sequential.samples);
         assert_eq!(joined.series.len(), 4);
+        let mut one = Usage::default();
+        for (k, s) in sequential.series.iter().zip(&sequential.series_spans) {
+            one.push_series(k.clone(), *s);
+        }
+        one.add(&sequential.samples);
+        assert_eq!(joined.grids, one.grids);
+        let a = &joined.grids[0];
         assert_eq!(
-            joined.samples[3].series, 0,
-            "team a in the second file keeps id 0"
+            a.allocated.get(a.allocated.start),
+            Some(7.0),
+            "the later row of hour 0 stands"
         );
+        assert_eq!(
+            (a.conflicts, a.allocated.get(a.allocated.start + 1)),
+            (1, Some(8.0))
+        );
+        assert_eq!(joined.row_count(), 5);
     }
 }

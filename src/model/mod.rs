@@ -8,6 +8,7 @@
 pub mod catalog;
 pub mod cluster;
 pub mod config;
+pub mod hourly;
 pub mod kinds;
 pub mod meta;
 pub mod money;

@@ -3,8 +3,18 @@
 //! One series per (cluster, pool, team). A missing value is a gap (the
 //! collector was down), never a zero: forecasting and utilization treat the
 //! two differently.
+//!
+//! Years of hourly history for thousands of teams are tens of millions of
+//! hours, so a series is kept as two columns of numbers on a grid of hours
+//! ([`Hourly`]: 4 bytes an hour for numbers with up to three decimals, 8
+//! otherwise) and a bit per hour for whether a row was there, not as a list
+//! of rows: what is read is put in place as it is read ([`Usage::add`]),
+//! and a later row of the same hour replaces an earlier one (two different
+//! rows of one hour are counted, for
+//! `usage-conflicting-rows`).
 
 use super::Timestamp;
+pub use super::hourly::Hourly;
 use crate::diag::Span;
 
 /// Header every usage CSV starts with.
@@ -25,11 +35,10 @@ pub struct SeriesKey {
     pub team: String,
 }
 
-/// One hourly sample: 24 bytes (years of hourly history for thousands of
-/// teams are tens of millions of samples).
+/// One hourly sample (a row of a usage file, read).
 #[derive(Clone, Copy, Debug)]
 pub struct UsageSample {
-    /// Index into [`Usage::series`].
+    /// Index into [`Usage::series`] (or into the series of the file read).
     pub series: u32,
     /// Whole hours since the Unix epoch (every [`Timestamp`] fits).
     hour: i32,
@@ -42,12 +51,14 @@ pub struct UsageSample {
 impl UsageSample {
     /// A sample of `series` in the hour of `at` (`None`: a gap).
     pub fn new(series: u32, at: Timestamp, allocated: Option<f64>, used: Option<f64>) -> Self {
-        let hour = at
-            .hour_index()
-            .clamp(i64::from(i32::MIN), i64::from(i32::MAX)) as i32;
+        UsageSample::at_hour(series, at.hour_index(), allocated, used)
+    }
+
+    /// A sample of `series` in hour `hour` (whole hours since the epoch).
+    pub fn at_hour(series: u32, hour: i64, allocated: Option<f64>, used: Option<f64>) -> Self {
         UsageSample {
             series,
-            hour,
+            hour: hour.clamp(i64::from(i32::MIN), i64::from(i32::MAX)) as i32,
             allocated: allocated.unwrap_or(f64::NAN),
             used: used.unwrap_or(f64::NAN),
         }
@@ -88,17 +99,222 @@ impl PartialEq for UsageSample {
     }
 }
 
+/// One series' hours: the two columns and which hours had a row.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Grid {
+    pub allocated: Hourly,
+    pub used: Hourly,
+    /// A bit per hour of the grid: a row was there (gaps included).
+    rows: Vec<u64>,
+    /// Hours where a row replaced a different one.
+    pub conflicts: u32,
+    /// The first of them.
+    pub first_conflict: Option<i64>,
+}
+
+impl Grid {
+    fn cover(&mut self, from: i64, to: i64) {
+        let old_start = self.allocated.start;
+        let was_empty = self.allocated.hours() == 0;
+        self.allocated.cover(from, to);
+        self.used.cover(from, to);
+        let words = self.allocated.hours().div_ceil(64);
+        if !was_empty && self.allocated.start < old_start {
+            // Shift the row bits by the hours added in front.
+            let shift = (old_start - self.allocated.start) as usize;
+            let mut rows = vec![0u64; words];
+            for (w, word) in self.rows.iter().enumerate() {
+                let mut bits = *word;
+                while bits != 0 {
+                    let b = bits.trailing_zeros() as usize;
+                    bits &= bits - 1;
+                    let i = w * 64 + b + shift;
+                    rows[i / 64] |= 1 << (i % 64);
+                }
+            }
+            self.rows = rows;
+        } else {
+            self.rows
+                .reserve_exact(words.saturating_sub(self.rows.len()));
+            self.rows.resize(words, 0);
+        }
+    }
+
+    /// Whether the `i`-th hour of the grid had a row.
+    pub fn has_row(&self, i: usize) -> bool {
+        self.rows
+            .get(i / 64)
+            .is_some_and(|w| w & (1 << (i % 64)) != 0)
+    }
+
+    /// Hour of the last row (gaps included).
+    pub fn last_row(&self) -> Option<i64> {
+        let (w, word) = self.rows.iter().enumerate().rev().find(|(_, w)| **w != 0)?;
+        Some(self.allocated.start + (w * 64 + 63 - word.leading_zeros() as usize) as i64)
+    }
+
+    /// Puts a row in place; a row already there with other numbers is a conflict.
+    fn put(&mut self, hour: i64, allocated: Option<f64>, used: Option<f64>) {
+        let i = (hour - self.allocated.start) as usize;
+        if self.has_row(i) {
+            let same = |x: Option<f64>, y: Option<f64>| match (x, y) {
+                (Some(x), Some(y)) => (x - y).abs() < 1e-9,
+                (None, None) => true,
+                _ => false,
+            };
+            if !(same(self.allocated.value(i), allocated) && same(self.used.value(i), used)) {
+                self.conflicts += 1;
+                self.first_conflict = Some(self.first_conflict.map_or(hour, |f| f.min(hour)));
+            }
+        }
+        self.allocated.set(i, allocated);
+        self.used.set(i, used);
+        self.rows[i / 64] |= 1 << (i % 64);
+    }
+}
+
+/// The rows of one usage file, as read (series numbered within the file).
+#[derive(Clone, Debug, Default)]
+pub struct UsageRows {
+    pub series: Vec<SeriesKey>,
+    /// The first row that mentions each series.
+    pub series_spans: Vec<Span>,
+    pub samples: Vec<UsageSample>,
+}
+
 /// All usage history of a repository.
 #[derive(Clone, Debug, Default)]
 pub struct Usage {
     pub series: Vec<SeriesKey>,
     /// The first row that mentions each series, for diagnostics.
     pub series_spans: Vec<Span>,
-    pub samples: Vec<UsageSample>,
+    /// Each series' hours, by series id.
+    pub grids: Vec<Grid>,
 }
 
 impl Usage {
     pub fn series_id(&self, key: &SeriesKey) -> Option<u32> {
         self.series.iter().position(|k| k == key).map(|i| i as u32)
+    }
+
+    /// Adds a series (or finds it) and returns its id.
+    pub fn series_for(&mut self, key: SeriesKey, span: Span) -> u32 {
+        match self.series_id(&key) {
+            Some(id) => id,
+            None => self.push_series(key, span),
+        }
+    }
+
+    /// Adds a new series and returns its id.
+    pub fn push_series(&mut self, key: SeriesKey, span: Span) -> u32 {
+        self.series.push(key);
+        self.series_spans.push(span);
+        self.grids.push(Grid::default());
+        (self.series.len() - 1) as u32
+    }
+
+    /// Puts rows in place, in order (a later row of an hour replaces an
+    /// earlier one). Each sample's series must exist.
+    pub fn add(&mut self, samples: &[UsageSample]) {
+        // Each series' grid grows once to cover the rows' hours.
+        let mut bounds: std::collections::HashMap<u32, (i64, i64)> =
+            std::collections::HashMap::new();
+        for s in samples {
+            let b = bounds.entry(s.series).or_insert((s.hour(), s.hour()));
+            *b = (b.0.min(s.hour()), b.1.max(s.hour()));
+        }
+        for (series, (lo, hi)) in bounds {
+            self.grids[series as usize].cover(lo, hi + 1);
+        }
+        for s in samples {
+            self.grids[s.series as usize].put(s.hour(), s.allocated(), s.used());
+        }
+    }
+
+    /// Every hour that had a row, as the row that stands (series by
+    /// series, hour by hour).
+    pub fn samples(&self) -> impl Iterator<Item = UsageSample> + '_ {
+        self.grids.iter().enumerate().flat_map(|(id, g)| {
+            (0..g.allocated.hours())
+                .filter(|&i| g.has_row(i))
+                .map(move |i| {
+                    UsageSample::at_hour(
+                        id as u32,
+                        g.allocated.start + i as i64,
+                        g.allocated.value(i),
+                        g.used.value(i),
+                    )
+                })
+        })
+    }
+
+    /// Hours that had a row, all series together.
+    pub fn row_count(&self) -> usize {
+        self.grids
+            .iter()
+            .map(|g| {
+                g.rows
+                    .iter()
+                    .map(|w| w.count_ones() as usize)
+                    .sum::<usize>()
+            })
+            .sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(team: &str) -> SeriesKey {
+        SeriesKey {
+            cluster: "c".into(),
+            pool: "p".into(),
+            team: team.into(),
+        }
+    }
+
+    #[test]
+    fn rows_in_any_order_land_on_one_grid_and_later_rows_win() {
+        let mut u = Usage::default();
+        let a = u.push_series(key("a"), Span::default());
+        let b = u.push_series(key("b"), Span::default());
+        u.add(&[
+            UsageSample::at_hour(a, 200, Some(4.0), Some(2.0)),
+            UsageSample::at_hour(b, 100, Some(1.0), None),
+            UsageSample::at_hour(a, 130, None, None),
+        ]);
+        // An earlier hour, read later: the grid grows in front, row bits move.
+        u.add(&[
+            UsageSample::at_hour(a, 10, Some(3.0), Some(3.0)),
+            UsageSample::at_hour(a, 200, Some(5.0), Some(2.0)),
+            UsageSample::at_hour(b, 100, Some(1.0), None),
+        ]);
+        let g = &u.grids[a as usize];
+        assert_eq!(g.allocated.start, 10);
+        assert_eq!(g.allocated.end(), 201);
+        assert_eq!(g.allocated.get(200), Some(5.0));
+        assert_eq!(g.allocated.get(130), None);
+        assert!(g.has_row(120), "the gap row at hour 130 is a row");
+        assert!(!g.has_row(121));
+        assert_eq!(g.last_row(), Some(200));
+        assert_eq!(g.allocated.last_observed(), Some(200));
+        // 200 had 4 then 5 allocated: one conflict; b's repeat is the same row.
+        assert_eq!((g.conflicts, g.first_conflict), (1, Some(200)));
+        assert_eq!(u.grids[b as usize].conflicts, 0);
+        let rows: Vec<(u32, i64, Option<f64>)> = u
+            .samples()
+            .map(|s| (s.series, s.hour(), s.allocated()))
+            .collect();
+        assert_eq!(
+            rows,
+            vec![
+                (a, 10, Some(3.0)),
+                (a, 130, None),
+                (a, 200, Some(5.0)),
+                (b, 100, Some(1.0))
+            ]
+        );
+        assert_eq!(u.row_count(), 4);
     }
 }

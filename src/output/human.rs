@@ -1,10 +1,12 @@
 //! Diagnostics for people: miette snippets with the code, the label and help.
 
 use super::Paths;
-use crate::diag::{Diagnostic, Label, Severity, SourceMap};
-use miette::{GraphicalReportHandler, GraphicalTheme, LabeledSpan, NamedSource, SourceSpan};
+use crate::diag::{Diagnostic, Label, Severity, SourceMap, Text};
+use miette::{
+    GraphicalReportHandler, GraphicalTheme, LabeledSpan, MietteError, MietteSpanContents,
+    NamedSource, SourceSpan, SpanContents,
+};
 use std::fmt;
-use std::sync::Arc;
 
 /// Renders one diagnostic as text (no trailing blank line).
 pub fn render(d: &Diagnostic, sources: &SourceMap, paths: &Paths, color: bool) -> String {
@@ -40,7 +42,7 @@ pub fn render(d: &Diagnostic, sources: &SourceMap, paths: &Paths, color: bool) -
 
 struct Adapter<'a> {
     d: &'a Diagnostic,
-    source: Option<NamedSource<Arc<str>>>,
+    source: Option<NamedSource<Source>>,
     labels: Vec<LabeledSpan>,
 }
 
@@ -54,11 +56,14 @@ impl<'a> Adapter<'a> {
             };
         };
         let file = sources.get(primary.span.file);
-        let source = NamedSource::new(paths.file(sources, primary.span.file), file.text.clone());
-        let mut labels = vec![labeled(primary, true, file.text.len())];
+        let source = NamedSource::new(
+            paths.file(sources, primary.span.file),
+            Source(file.text().clone()),
+        );
+        let mut labels = vec![labeled(primary, true, file.len())];
         for l in &d.related {
             if l.span.file == primary.span.file {
-                labels.push(labeled(l, false, file.text.len()));
+                labels.push(labeled(l, false, file.len()));
             }
         }
         Adapter {
@@ -66,6 +71,44 @@ impl<'a> Adapter<'a> {
             source: Some(source),
             labels,
         }
+    }
+}
+
+/// A file's text as miette reads it: the whole text, or the kept rows of a
+/// usage file (a snippet then shows the labelled row alone, at its line).
+#[derive(Debug)]
+struct Source(Text);
+
+impl miette::SourceCode for Source {
+    fn read_span<'a>(
+        &'a self,
+        span: &SourceSpan,
+        before: usize,
+        after: usize,
+    ) -> Result<Box<dyn SpanContents<'a> + 'a>, MietteError> {
+        let rows = match &self.0 {
+            Text::Full(text) => {
+                return <str as miette::SourceCode>::read_span(text, span, before, after);
+            }
+            Text::Rows(rows) => rows,
+        };
+        let offset = u32::try_from(span.offset()).unwrap_or(u32::MAX);
+        let row = rows.row_at(offset).ok_or(MietteError::OutOfBounds)?;
+        let start = (offset - row.start) as usize;
+        if start > row.text.len() {
+            return Err(MietteError::OutOfBounds);
+        }
+        // The whole row; its column is the span's where miette asks for the
+        // span alone (the snippet's heading: in bytes, as miette counts it
+        // for a whole text), the row's start otherwise.
+        let column = if before == 0 { start } else { 0 };
+        Ok(Box::new(MietteSpanContents::new(
+            row.text.as_bytes(),
+            SourceSpan::new((row.start as usize).into(), row.text.len()),
+            row.line as usize,
+            column,
+            1,
+        )))
     }
 }
 
@@ -128,5 +171,49 @@ impl miette::Diagnostic for Adapter<'_> {
         } else {
             Some(Box::new(self.labels.iter().cloned()))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::diag::{Code, Rows, SourceKind, Span};
+
+    /// A usage file kept as some of its rows is shown at the same line and
+    /// column as its whole text, with the labelled row.
+    #[test]
+    fn a_file_kept_as_rows_renders_its_row_at_its_line() {
+        let text = "ts,team\nr1,a\nça,bé\nr3,c\n";
+        let b = text.find('b').unwrap();
+        let mut sources = SourceMap::new();
+        let full = sources.add("full.csv", text);
+        let rows = Rows::keep(text, [b as u32], None);
+        let kept = sources.add_text(
+            "kept.csv",
+            Text::Rows(std::sync::Arc::new(rows)),
+            SourceKind::WorkTree,
+        );
+        let paths = Paths::new(std::path::Path::new("."));
+        let show = |f| {
+            let d = Diagnostic::new(Code::UsageBadRow, "bad")
+                .at(Span::new(f, b, b + "bé".len()), "this cell");
+            render(&d, &sources, &paths, false)
+        };
+        let (whole, some) = (show(full), show(kept));
+        // The heading names the same line and column.
+        let heading = |t: &str, name: &str| {
+            t.lines()
+                .find(|l| l.contains('['))
+                .map(|l| l.replace(name, "file"))
+        };
+        assert!(whole.contains("[full.csv:3:"), "{whole}");
+        assert_eq!(heading(&whole, "full.csv"), heading(&some, "kept.csv"));
+        assert!(some.contains(" 3 │ ça,bé"), "{some}");
+        assert!(some.contains("this cell"), "{some}");
+        // The whole text shows the lines around; the kept rows only theirs.
+        assert!(
+            whole.contains(" 2 │ r1,a") && !some.contains("r1,a"),
+            "{some}"
+        );
     }
 }

@@ -488,30 +488,18 @@ fn check_usage_rows(repo: &Repo, diags: &mut Vec<Diagnostic>) {
                 .map(|p| crate::capacity::pool_gpus(p) as f64)
         })
         .collect();
-    let mut order: Vec<u32> = (0..usage.samples.len() as u32).collect();
-    order.sort_by_key(|&i| {
-        let s = &usage.samples[i as usize];
-        (s.series, s.hour())
-    });
-    let mut conflicts: BTreeMap<u32, (usize, Timestamp)> = BTreeMap::new();
-    for pair in order.windows(2) {
-        let (a, b) = (
-            &usage.samples[pair[0] as usize],
-            &usage.samples[pair[1] as usize],
-        );
-        let same = |x: Option<f64>, y: Option<f64>| match (x, y) {
-            (Some(x), Some(y)) => (x - y).abs() < 1e-9,
-            (None, None) => true,
-            _ => false,
-        };
-        if a.series == b.series
-            && a.hour() == b.hour()
-            && !(same(a.allocated(), b.allocated()) && same(a.used(), b.used()))
-        {
-            let e = conflicts.entry(a.series).or_insert((0, a.at()));
-            e.0 += 1;
-        }
-    }
+    // Two different rows of one hour were counted as the rows were put in
+    // place (`model::usage::Grid`).
+    let conflicts: BTreeMap<u32, (u32, Timestamp)> = usage
+        .grids
+        .iter()
+        .enumerate()
+        .filter(|(_, g)| g.conflicts > 0)
+        .filter_map(|(i, g)| {
+            let first = Timestamp::from_second(g.first_conflict? * 3600)?;
+            Some((i as u32, (g.conflicts, first)))
+        })
+        .collect();
     for (series, (n, first)) in conflicts {
         let key = &usage.series[series as usize];
         diags.push(
@@ -530,7 +518,7 @@ fn check_usage_rows(repo: &Repo, diags: &mut Vec<Diagnostic>) {
         );
     }
     let mut over: BTreeMap<u32, (f64, Timestamp)> = BTreeMap::new();
-    for s in &usage.samples {
+    for s in usage.samples() {
         let Some(Some(cap)) = capacity.get(s.series as usize) else {
             continue;
         };

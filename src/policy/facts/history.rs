@@ -40,7 +40,7 @@ type Row = (Option<f64>, Option<f64>);
 
 fn rows(u: &Usage) -> HashMap<&SeriesKey, Vec<(i64, Row)>> {
     let mut out: HashMap<&SeriesKey, Vec<(i64, Row)>> = HashMap::new();
-    for s in &u.samples {
+    for s in u.samples() {
         if let Some(key) = u.series.get(s.series as usize) {
             out.entry(key)
                 .or_default()
