@@ -145,3 +145,45 @@ fn rows_in_any_order_and_any_files_give_the_same_history() {
     assert_eq!(a.allocated.hours(), 300);
     assert_eq!(a.allocated.get(a.allocated.start + 16), Some(19.0));
 }
+
+/// Two rows a century apart would be 876,000 hours of memory: the series
+/// is refused with an error at its row, and the rest of the file is read.
+#[test]
+fn rows_a_century_apart_are_an_error_not_a_gigabyte() {
+    let text = "timestamp,cluster,pool,team,allocated_gpus,used_gpus\n\
+                2000-01-01T00:00:00Z,c,p,far,1,1\n\
+                2026-11-01T00:00:00Z,c,p,near,2,1\n\
+                2099-12-31T23:00:00Z,c,p,far,1,1\n";
+    let loaded = capops::load::load(
+        vec![capops::load::Input {
+            path: "usage/u.csv".into(),
+            content: capops::load::Content::Bytes(text.as_bytes().to_vec()),
+        }],
+        None,
+    );
+    let errors: Vec<_> = loaded
+        .diagnostics
+        .iter()
+        .filter(|d| d.code.as_str() == "usage-bad-row")
+        .collect();
+    assert_eq!(errors.len(), 1, "{:?}", loaded.diagnostics);
+    assert!(
+        errors[0].message.contains("c/p/far"),
+        "{}",
+        errors[0].message
+    );
+    assert_eq!(
+        loaded
+            .sources
+            .describe(errors[0].primary.as_ref().unwrap().span),
+        "usage/u.csv:2:22"
+    );
+    let far = loaded
+        .usage
+        .series
+        .iter()
+        .position(|k| k.team == "far")
+        .unwrap();
+    assert_eq!(loaded.usage.grids[far].allocated.hours(), 0);
+    assert_eq!(loaded.usage.row_count(), 1, "the near series is read");
+}

@@ -174,10 +174,12 @@ impl Rows {
         }
     }
 
-    /// The kept row that holds `offset` (or the last one before it).
+    /// The kept row that holds `offset` (its line break included); `None`
+    /// when no kept row does.
     pub fn row_at(&self, offset: u32) -> Option<&Row> {
         let i = self.rows.partition_point(|r| r.start <= offset);
-        self.rows.get(i.checked_sub(1)?)
+        let row = self.rows.get(i.checked_sub(1)?)?;
+        (offset as usize <= row.start as usize + row.text.len()).then_some(row)
     }
 }
 
@@ -192,6 +194,9 @@ pub struct SourceFile {
     line_starts: std::sync::OnceLock<Vec<u32>>,
     /// The git blob id of the text, computed when first asked for.
     blob: std::sync::OnceLock<Option<[u8; 20]>>,
+    /// The whole text of a file kept as rows, read again the first time a
+    /// span outside its rows is asked for (a diagnostic found later).
+    whole: std::sync::OnceLock<Option<Arc<str>>>,
 }
 
 impl SourceFile {
@@ -202,6 +207,7 @@ impl SourceFile {
             text,
             line_starts: std::sync::OnceLock::new(),
             blob: std::sync::OnceLock::new(),
+            whole: std::sync::OnceLock::new(),
         }
     }
 
@@ -234,7 +240,7 @@ impl SourceFile {
     fn line_starts(&self) -> &[u32] {
         self.line_starts.get_or_init(|| {
             let mut starts = vec![0u32];
-            let text = self.full_text().map_or("", |t| t);
+            let text = self.whole().map_or("", |t| t);
             for (i, b) in text.bytes().enumerate() {
                 if b == b'\n' {
                     starts.push(u32::try_from(i + 1).unwrap_or(u32::MAX));
@@ -254,6 +260,19 @@ impl SourceFile {
     }
 
     /// The whole text: the kept one, or for a file kept as [`Text::Rows`]
+    /// the file read again, once, and kept from then on (for spans outside
+    /// the kept rows).
+    pub fn whole(&self) -> Option<&Arc<str>> {
+        match &self.text {
+            Text::Full(t) => Some(t),
+            Text::Rows(_) => self
+                .whole
+                .get_or_init(|| self.read_text().map(|t| Arc::from(t.into_owned())))
+                .as_ref(),
+        }
+    }
+
+    /// The whole text: the kept one, or for a file kept as [`Text::Rows`]
     /// the file read again from its origin (`None` when it is gone, no
     /// longer UTF-8 or no longer of the same length).
     pub fn read_text(&self) -> Option<std::borrow::Cow<'_, str>> {
@@ -268,23 +287,24 @@ impl SourceFile {
 
     /// Line and column of a byte offset (clamped to the text).
     pub fn line_col(&self, offset: u32) -> LineCol {
-        let text = match &self.text {
-            Text::Full(t) => t,
-            Text::Rows(rows) => {
-                let Some(row) = rows.row_at(offset) else {
-                    return LineCol { line: 1, column: 1 };
-                };
-                let mut end = (offset - row.start) as usize;
-                end = end.min(row.text.len());
-                while end > 0 && !row.text.is_char_boundary(end) {
-                    end -= 1;
-                }
-                return LineCol {
-                    line: row.line as usize + 1,
-                    column: row.text[..end].chars().count() + 1,
-                };
+        if let Text::Rows(rows) = &self.text
+            && let Some(row) = rows.row_at(offset)
+        {
+            let mut end = ((offset - row.start) as usize).min(row.text.len());
+            while end > 0 && !row.text.is_char_boundary(end) {
+                end -= 1;
             }
-        };
+            return LineCol {
+                line: row.line as usize + 1,
+                column: row.text[..end].chars().count() + 1,
+            };
+        }
+        self.line_col_in_whole(offset)
+    }
+
+    /// Line and column of a byte offset in the whole text (see [`SourceFile::whole`]).
+    fn line_col_in_whole(&self, offset: u32) -> LineCol {
+        let text = self.whole().map_or("", |t| t);
         let offset = (offset as usize).min(text.len());
         let line_idx = match self.line_starts().binary_search(&(offset as u32)) {
             Ok(i) => i,
@@ -312,7 +332,14 @@ impl SourceFile {
             }
             Text::Rows(rows) => match rows.rows.iter().find(|r| r.line as usize + 1 == line) {
                 Some(r) => (r.start as usize, &r.text[..]),
-                None => return 0,
+                None => match self.whole() {
+                    Some(text) => {
+                        let idx = line.saturating_sub(1).min(self.line_starts().len() - 1);
+                        let start = self.line_starts()[idx] as usize;
+                        (start, &text[start..])
+                    }
+                    None => return 0,
+                },
             },
         };
         let mut off = start;
@@ -394,13 +421,17 @@ impl SourceMap {
             Text::Full(text) => text
                 .get(span.start as usize..span.end as usize)
                 .unwrap_or(""),
-            Text::Rows(rows) => rows
-                .row_at(span.start)
-                .and_then(|r| {
-                    r.text
-                        .get((span.start - r.start) as usize..(span.end - r.start) as usize)
-                })
-                .unwrap_or(""),
+            Text::Rows(rows) => match rows.row_at(span.start) {
+                Some(r) => r
+                    .text
+                    .get((span.start - r.start) as usize..(span.end - r.start) as usize)
+                    .unwrap_or(""),
+                None => self
+                    .get(span.file)
+                    .whole()
+                    .and_then(|t| t.get(span.start as usize..span.end as usize))
+                    .unwrap_or(""),
+            },
         }
     }
 
@@ -481,5 +512,37 @@ mod tests {
         // A file with no origin cannot be read again.
         assert!(map.get(kept).read_text().is_none());
         assert_eq!(map.get(full).read_text().as_deref(), Some(text));
+    }
+
+    /// A span found later outside the kept rows (a rewritten row of the
+    /// history) is answered from the whole text, read again once.
+    #[test]
+    fn spans_outside_the_kept_rows_read_the_whole_text_again() {
+        let text = "ts,team\r\nr1,a\r\nr2,b\r\n";
+        let reads = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let counter = reads.clone();
+        let whole = text.to_string();
+        let reread = Reread(Arc::new(move || {
+            counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            Some(whole.clone())
+        }));
+        let mut map = SourceMap::new();
+        let kept = map.add_text(
+            "u.csv",
+            Text::Rows(Arc::new(Rows::keep(text, [], Some(reread)))),
+            SourceKind::WorkTree,
+        );
+        // The header is kept: no read.
+        assert_eq!(map.describe(Span::new(kept, 3, 7)), "u.csv:1:4");
+        assert_eq!(reads.load(std::sync::atomic::Ordering::SeqCst), 0);
+        let r2 = text.find("r2").unwrap();
+        assert_eq!(map.describe(Span::new(kept, r2, r2 + 2)), "u.csv:3:1");
+        assert_eq!(map.snippet(Span::new(kept, r2, r2 + 4)), "r2,b");
+        assert_eq!(map.get(kept).offset_of(3, 4), r2 + 3);
+        assert_eq!(
+            reads.load(std::sync::atomic::Ordering::SeqCst),
+            1,
+            "read once"
+        );
     }
 }

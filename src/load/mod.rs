@@ -129,8 +129,8 @@ pub fn load_with(
             .collect();
         for (id, text, part, diags) in parts {
             loaded.sources.set_text(id, text);
-            usage::join(&mut loaded.usage, part, &mut ids);
             loaded.diagnostics.extend(diags);
+            usage::join(&mut loaded.usage, part, &mut ids, &mut loaded.diagnostics);
         }
     }
     loaded

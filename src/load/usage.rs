@@ -184,9 +184,17 @@ pub fn read_csv(text: &str, file: FileId, usage: &mut UsageRows, diags: &mut Vec
 
 /// Puts `part` (one file's rows) in place in `usage`, renumbering its
 /// series: a series already known keeps its id, a new one gets the next.
-/// `ids` is kept by the caller across parts.
-pub fn join(usage: &mut Usage, part: UsageRows, ids: &mut HashMap<SeriesKey, u32>) {
+/// `ids` is kept by the caller across parts. A series whose rows would
+/// span more hours than it has rows allow (`model::usage::max_span_hours`)
+/// is reported at its first row in this file, and those rows are not read.
+pub fn join(
+    usage: &mut Usage,
+    part: UsageRows,
+    ids: &mut HashMap<SeriesKey, u32>,
+    diags: &mut Vec<Diagnostic>,
+) {
     let mut map = Vec::with_capacity(part.series.len());
+    let mut first_here: HashMap<u32, Span> = HashMap::new();
     for (key, span) in part.series.into_iter().zip(part.series_spans) {
         let id = match ids.get(&key) {
             Some(&id) => id,
@@ -196,13 +204,35 @@ pub fn join(usage: &mut Usage, part: UsageRows, ids: &mut HashMap<SeriesKey, u32
                 id
             }
         };
+        first_here.insert(id, span);
         map.push(id);
     }
     let mut samples = part.samples;
     for s in &mut samples {
         *s = s.with_series(map[s.series as usize]);
     }
-    usage.add(&samples);
+    for r in usage.add(&samples) {
+        let key = &usage.series[r.series as usize];
+        let span = first_here
+            .get(&r.series)
+            .copied()
+            .unwrap_or(usage.series_spans[r.series as usize]);
+        diags.push(
+            Diagnostic::new(
+                Code::UsageBadRow,
+                format!(
+                    "usage of {}/{}/{} would span {} days with {} rows: capops holds usage hour by hour, and a series may span at most a day per row (31 days at least); this file's rows of the series were not read",
+                    key.cluster,
+                    key.pool,
+                    key.team,
+                    (r.hours + 23) / 24,
+                    r.rows
+                ),
+            )
+            .at(span, "series in this file")
+            .help("check the series' timestamps (a mistyped year puts a row decades away from the rest)"),
+        );
+    }
 }
 
 fn key_hash(cluster: &str, pool: &str, team: &str) -> u64 {
@@ -279,7 +309,7 @@ mod tests {
         for (i, text) in files.iter().enumerate() {
             let mut part = UsageRows::default();
             read_csv(text, FileId(i as u32), &mut part, &mut diags);
-            join(&mut joined, part, &mut ids);
+            join(&mut joined, part, &mut ids, &mut diags);
         }
         assert!(diags.is_empty());
         assert_eq!(joined.series, sequential.series);

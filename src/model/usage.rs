@@ -140,6 +140,11 @@ impl Grid {
         }
     }
 
+    /// Hours that had a row.
+    pub fn rows(&self) -> usize {
+        self.rows.iter().map(|w| w.count_ones() as usize).sum()
+    }
+
     /// Whether the `i`-th hour of the grid had a row.
     pub fn has_row(&self, i: usize) -> bool {
         self.rows
@@ -171,6 +176,26 @@ impl Grid {
         self.used.set(i, used);
         self.rows[i / 64] |= 1 << (i % 64);
     }
+}
+
+/// The most hours a series with `rows` rows may span: a day per row, and at
+/// least 31 days (hourly rows with gaps, even daily rows, fit; two rows a
+/// century apart do not).
+pub fn max_span_hours(rows: usize) -> i64 {
+    i64::try_from(rows)
+        .unwrap_or(i64::MAX)
+        .saturating_mul(24)
+        .max(31 * 24)
+}
+
+/// A series whose rows [`Usage::add`] did not put in place.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Refused {
+    pub series: u32,
+    /// Hours the series would have spanned.
+    pub hours: i64,
+    /// Rows it would have had.
+    pub rows: usize,
 }
 
 /// The rows of one usage file, as read (series numbered within the file).
@@ -215,20 +240,48 @@ impl Usage {
 
     /// Puts rows in place, in order (a later row of an hour replaces an
     /// earlier one). Each sample's series must exist.
-    pub fn add(&mut self, samples: &[UsageSample]) {
+    ///
+    /// A series is held hour by hour from its first row to its last, so
+    /// rows far apart would cost memory out of all proportion to the file
+    /// (two rows, in 2000 and 2099, are 876,000 hours): a series may span
+    /// at most a day per row it has ([`max_span_hours`]). The rows of a
+    /// series that would span more are not put in place, and the series is
+    /// returned, for a diagnostic.
+    pub fn add(&mut self, samples: &[UsageSample]) -> Vec<Refused> {
         // Each series' grid grows once to cover the rows' hours.
-        let mut bounds: std::collections::HashMap<u32, (i64, i64)> =
+        let mut bounds: std::collections::HashMap<u32, (i64, i64, usize)> =
             std::collections::HashMap::new();
         for s in samples {
-            let b = bounds.entry(s.series).or_insert((s.hour(), s.hour()));
-            *b = (b.0.min(s.hour()), b.1.max(s.hour()));
+            let b = bounds.entry(s.series).or_insert((s.hour(), s.hour(), 0));
+            *b = (b.0.min(s.hour()), b.1.max(s.hour()), b.2 + 1);
         }
-        for (series, (lo, hi)) in bounds {
-            self.grids[series as usize].cover(lo, hi + 1);
+        let mut refused = Vec::new();
+        for (series, (lo, hi, n)) in bounds {
+            let g = &mut self.grids[series as usize];
+            let (from, to) = if g.allocated.hours() == 0 {
+                (lo, hi + 1)
+            } else {
+                (lo.min(g.allocated.start), (hi + 1).max(g.allocated.end()))
+            };
+            let rows = g.rows() + n;
+            if to - from > max_span_hours(rows) {
+                refused.push(Refused {
+                    series,
+                    hours: to - from,
+                    rows,
+                });
+                continue;
+            }
+            g.cover(from, to);
         }
+        refused.sort_by_key(|r| r.series);
         for s in samples {
+            if refused.iter().any(|r| r.series == s.series) {
+                continue;
+            }
             self.grids[s.series as usize].put(s.hour(), s.allocated(), s.used());
         }
+        refused
     }
 
     /// Every hour that had a row, as the row that stands (series by
@@ -250,15 +303,7 @@ impl Usage {
 
     /// Hours that had a row, all series together.
     pub fn row_count(&self) -> usize {
-        self.grids
-            .iter()
-            .map(|g| {
-                g.rows
-                    .iter()
-                    .map(|w| w.count_ones() as usize)
-                    .sum::<usize>()
-            })
-            .sum()
+        self.grids.iter().map(Grid::rows).sum()
     }
 }
 
@@ -316,5 +361,46 @@ mod tests {
             ]
         );
         assert_eq!(u.row_count(), 4);
+    }
+
+    /// Rows far apart cost hours of memory, not bytes of file: a series
+    /// may span a day per row (a month at least); one that would span more
+    /// is refused whole, and the others are read.
+    #[test]
+    fn a_series_spanning_more_than_a_day_per_row_is_refused() {
+        let mut u = Usage::default();
+        let far = u.push_series(key("far"), Span::default());
+        let daily = u.push_series(key("daily"), Span::default());
+        let mut rows = vec![
+            UsageSample::at_hour(far, 0, Some(1.0), Some(1.0)),
+            UsageSample::at_hour(far, 99 * 8766, Some(1.0), Some(1.0)),
+        ];
+        rows.extend((0..365).map(|d| UsageSample::at_hour(daily, d * 24, Some(2.0), None)));
+        let refused = u.add(&rows);
+        assert_eq!(
+            refused,
+            vec![Refused {
+                series: far,
+                hours: 99 * 8766 + 1,
+                rows: 2
+            }]
+        );
+        assert_eq!(u.grids[far as usize].allocated.hours(), 0);
+        assert_eq!(u.grids[daily as usize].allocated.hours(), 364 * 24 + 1);
+        assert_eq!(u.grids[daily as usize].rows(), 365);
+        // Growing a series later counts the rows it already has.
+        let more: Vec<UsageSample> = (365..400)
+            .map(|d| UsageSample::at_hour(daily, d * 24, Some(2.0), None))
+            .collect();
+        assert!(u.add(&more).is_empty());
+        let late = [UsageSample::at_hour(
+            daily,
+            400 * 24 + 24 * 500,
+            Some(2.0),
+            None,
+        )];
+        assert_eq!(u.add(&late).len(), 1, "500 days beyond 400 rows");
+        assert_eq!(max_span_hours(0), 744);
+        assert_eq!(max_span_hours(100), 2400);
     }
 }

@@ -56,10 +56,22 @@ impl<'a> Adapter<'a> {
             };
         };
         let file = sources.get(primary.span.file);
-        let source = NamedSource::new(
-            paths.file(sources, primary.span.file),
-            Source(file.text().clone()),
-        );
+        // A usage file kept as rows is shown from them, unless a label
+        // falls outside them (then from its whole text, read again).
+        let outside = |l: &Label| match file.text() {
+            Text::Rows(rows) => {
+                l.span.file == primary.span.file && rows.row_at(l.span.start).is_none()
+            }
+            Text::Full(_) => false,
+        };
+        let text = if std::iter::once(primary).chain(&d.related).any(outside) {
+            file.whole()
+                .map(|whole| Text::Full(whole.clone()))
+                .unwrap_or_else(|| file.text().clone())
+        } else {
+            file.text().clone()
+        };
+        let source = NamedSource::new(paths.file(sources, primary.span.file), Source(text));
         let mut labels = vec![labeled(primary, true, file.len())];
         for l in &d.related {
             if l.span.file == primary.span.file {
@@ -102,9 +114,12 @@ impl miette::SourceCode for Source {
         // span alone (the snippet's heading: in bytes, as miette counts it
         // for a whole text), the row's start otherwise.
         let column = if before == 0 { start } else { 0 };
+        // Without a CRLF file's carriage return, which miette would read
+        // as the end of the text (and number the row one line short).
+        let data = row.text.strip_suffix('\r').unwrap_or(&row.text);
         Ok(Box::new(MietteSpanContents::new(
-            row.text.as_bytes(),
-            SourceSpan::new((row.start as usize).into(), row.text.len()),
+            data.as_bytes(),
+            SourceSpan::new((row.start as usize).into(), data.len()),
             row.line as usize,
             column,
             1,
@@ -215,5 +230,40 @@ mod tests {
             whole.contains(" 2 │ r1,a") && !some.contains("r1,a"),
             "{some}"
         );
+    }
+
+    /// A CRLF row is numbered as its line; a label outside the kept rows is
+    /// shown from the whole text, read again.
+    #[test]
+    fn crlf_rows_and_labels_outside_the_rows_render_at_their_lines() {
+        let text = "ts,team\r\nr1,a\r\nr2,b\r\n";
+        let whole = text.to_string();
+        let reread = crate::diag::Reread(std::sync::Arc::new(move || Some(whole.clone())));
+        let r1 = text.find("r1").unwrap();
+        let mut sources = SourceMap::new();
+        let kept = sources.add_text(
+            "u.csv",
+            Text::Rows(std::sync::Arc::new(Rows::keep(
+                text,
+                [r1 as u32],
+                Some(reread),
+            ))),
+            SourceKind::WorkTree,
+        );
+        let paths = Paths::new(std::path::Path::new("."));
+        let show = |at: usize| {
+            let d =
+                Diagnostic::new(Code::UsageBadRow, "bad").at(Span::new(kept, at, at + 2), "here");
+            render(&d, &sources, &paths, false)
+        };
+        let in_row = show(r1);
+        assert!(in_row.contains("[u.csv:2:1]"), "{in_row}");
+        assert!(in_row.contains(" 2 │ r1,a"), "{in_row}");
+        assert!(!in_row.contains('\r'), "{in_row:?}");
+        let r2 = text.find("r2").unwrap();
+        let outside = show(r2);
+        assert!(outside.contains("[u.csv:3:1]"), "{outside}");
+        assert!(outside.contains(" 3 │ r2,b"), "{outside}");
+        assert!(!outside.contains("Failed"), "{outside}");
     }
 }
