@@ -297,4 +297,4 @@ pub fn pools_with_labels(
 
 #[cfg(test)]
 #[path = "inventory_tests.rs"]
-mod tests;
+pub(crate) mod tests;

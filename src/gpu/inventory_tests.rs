@@ -3,7 +3,8 @@
 use super::*;
 use crate::load::{Content, Input};
 
-fn pool(yaml_pool: &str) -> (Repo, NodePool) {
+/// A cluster `c` of one pool (written as YAML list items), validated.
+pub(crate) fn pool(yaml_pool: &str) -> (Repo, NodePool) {
     let cluster = format!(
         "apiVersion: capops.dev/v1alpha1\nkind: Cluster\nmetadata: {{name: c}}\nspec:\n  environment: research\n  provider: onprem\n  nodePools:\n{yaml_pool}"
     );

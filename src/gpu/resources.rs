@@ -220,26 +220,10 @@ mod tests {
     }
 
     fn mig_pool(layout: &str) -> NodePool {
-        use crate::load::{Content, Input};
-        let cluster = format!(
-            "apiVersion: capops.dev/v1alpha1\nkind: Cluster\nmetadata: {{name: c}}\nspec:\n  environment: research\n  provider: onprem\n  migStrategy: mixed\n  nodePools:\n    - name: p\n      gpuModel: h100-80gb-sxm\n      gpusPerNode: 8\n      nodes: 2\n      mig: {{layout: {layout}}}\n"
+        let pool = format!(
+            "    - name: p\n      gpuModel: h100-80gb-sxm\n      gpusPerNode: 8\n      nodes: 2\n      mig: {{layout: {layout}}}\n"
         );
-        let inputs = vec![
-            Input {
-                path: "capops.yaml".into(),
-                content: Content::Bytes(
-                    b"apiVersion: capops.dev/v1alpha1\nkind: Config\nmetadata: {name: t}\nspec: {}\n"
-                        .to_vec(),
-                ),
-            },
-            Input {
-                path: "c.yaml".into(),
-                content: Content::Bytes(cluster.into_bytes()),
-            },
-        ];
-        let out = crate::validate::validate(crate::load::load(inputs, None));
-        assert!(out.is_valid(), "{:#?}", out.diagnostics);
-        out.repo.clusters["c"].spec.node_pools[0].clone()
+        crate::gpu::inventory::tests::pool(&pool).1
     }
 
     /// A GPU's instances add up to the GPU: a layout that leaves compute
