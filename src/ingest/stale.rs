@@ -15,18 +15,18 @@ pub fn check(repo: &Repo, at: Timestamp) -> Vec<Diagnostic> {
     let limit = i64::from(config.usage.stale_after_hours);
     // Last measured hour per cluster, and the series (for the file) it came from.
     let mut last: BTreeMap<&str, (i64, u32)> = BTreeMap::new();
-    for s in repo.usage.samples() {
-        if s.allocated().is_none() && s.used().is_none() {
-            continue;
-        }
-        let key = &repo.usage.series[s.series as usize];
+    for (id, (key, grid)) in repo.usage.series.iter().zip(&repo.usage.grids).enumerate() {
         if !repo.clusters.contains_key(&key.cluster) {
             continue;
         }
-        let h = s.hour();
-        let slot = last.entry(key.cluster.as_str()).or_insert((h, s.series));
+        let measured = grid
+            .allocated
+            .last_observed()
+            .max(grid.used.last_observed());
+        let Some(h) = measured else { continue };
+        let slot = last.entry(key.cluster.as_str()).or_insert((h, id as u32));
         if h > slot.0 {
-            *slot = (h, s.series);
+            *slot = (h, id as u32);
         }
     }
     let severity = super::severity(repo, Code::UsageStale);

@@ -53,7 +53,10 @@ pub fn read_csv(text: &str, file: FileId, usage: &mut UsageRows, diags: &mut Vec
     }
     // Series ids by the hash of their key, so that a row finds its series
     // without allocating the key's three texts.
-    let mut ids: HashMap<u64, Vec<u32>> = HashMap::new();
+    let mut ids: HashMap<u64, Vec<u32>, KeyHash> = HashMap::default();
+    // Rows of one hour come together (as `usage pull` writes them): the
+    // last timestamp read is parsed once.
+    let mut last_at: Option<(String, Timestamp)> = None;
     for (i, k) in usage.series.iter().enumerate() {
         ids.entry(key_hash(&k.cluster, &k.pool, &k.team))
             .or_default()
@@ -91,7 +94,15 @@ pub fn read_csv(text: &str, file: FileId, usage: &mut UsageRows, diags: &mut Vec
             );
             continue;
         }
-        let at = match record[0].trim().parse::<Timestamp>() {
+        let text_at = record[0].trim();
+        let cached = last_at
+            .as_ref()
+            .filter(|(t, _)| t == text_at)
+            .map(|(_, at)| *at);
+        let at = match cached
+            .map(Ok)
+            .unwrap_or_else(|| text_at.parse::<Timestamp>())
+        {
             Ok(t) if !crate::model::types::YEARS.contains(&t.date().year()) => {
                 diags.push(
                     Diagnostic::new(
@@ -103,7 +114,12 @@ pub fn read_csv(text: &str, file: FileId, usage: &mut UsageRows, diags: &mut Vec
                 );
                 continue;
             }
-            Ok(t) => Timestamp::from_second(t.hour_index() * 3600).unwrap_or(t),
+            Ok(t) if cached.is_some() => t,
+            Ok(t) => {
+                let at = Timestamp::from_second(t.hour_index() * 3600).unwrap_or(t);
+                last_at = Some((text_at.to_string(), at));
+                at
+            }
             Err(m) => {
                 diags.push(
                     Diagnostic::new(Code::UsageBadRow, format!("bad timestamp: {m}"))
@@ -235,11 +251,45 @@ pub fn join(
     }
 }
 
+/// FNV-1a of a series key's three texts (each followed by a byte no text
+/// holds, so `a,bc` and `ab,c` differ). Not a defence against chosen
+/// collisions, which only make rows of a file compare more keys.
 fn key_hash(cluster: &str, pool: &str, team: &str) -> u64 {
-    use std::hash::{Hash, Hasher};
-    let mut h = std::hash::DefaultHasher::new();
-    (cluster, pool, team).hash(&mut h);
-    h.finish()
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for part in [cluster, pool, team] {
+        for b in part.bytes().chain([0xff]) {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    h
+}
+
+/// The identity hash for keys that are already hashes ([`key_hash`]).
+#[derive(Clone, Copy, Default)]
+struct KeyHash;
+
+impl std::hash::BuildHasher for KeyHash {
+    type Hasher = KeyHasher;
+    fn build_hasher(&self) -> KeyHasher {
+        KeyHasher(0)
+    }
+}
+
+struct KeyHasher(u64);
+
+impl std::hash::Hasher for KeyHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 << 8) ^ u64::from(b) ^ (self.0 >> 56);
+        }
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n;
+    }
 }
 
 #[cfg(test)]
@@ -274,6 +324,44 @@ mod tests {
         // `eight` is at line 4, column 28.
         let off = text.find("eight").unwrap() as u32;
         assert_eq!(diags[0].span().unwrap().start, off);
+    }
+
+    /// Rows of one hour share a parsed timestamp; a different text is
+    /// parsed anew, and a bad one after a good one is still refused.
+    #[test]
+    fn repeated_timestamps_read_as_their_hour_and_keys_tell_series_apart() {
+        let text = "timestamp,cluster,pool,team,allocated_gpus,used_gpus\n\
+                    2026-11-01T05:59:59Z,c,p,t,1,1\n\
+                    2026-11-01T05:59:59Z,c,p,u,2,2\n\
+                    2026-11-01T05:59:59Z,c,pt,,3,3\n\
+                    2026-11-01T05:59:59+01:00,c,p,t,4,4\n\
+                    2126-11-01T05:59:59Z,c,p,t,5,5\n\
+                    2026-11-01T05:59:59Z,c,p,u,6,6\n";
+        let mut usage = UsageRows::default();
+        let mut diags = Vec::new();
+        read_csv(text, FileId(0), &mut usage, &mut diags);
+        let rows: Vec<(u32, String, Option<f64>)> = usage
+            .samples
+            .iter()
+            .map(|s| (s.series, s.at().to_string(), s.allocated()))
+            .collect();
+        let h = |x: &str| x.to_string();
+        assert_eq!(
+            rows,
+            vec![
+                (0, h("2026-11-01T05:00:00Z"), Some(1.0)),
+                (1, h("2026-11-01T05:00:00Z"), Some(2.0)),
+                (2, h("2026-11-01T05:00:00Z"), Some(3.0)),
+                (0, h("2026-11-01T04:00:00Z"), Some(4.0)),
+                (1, h("2026-11-01T05:00:00Z"), Some(6.0)),
+            ]
+        );
+        // `c,p,t` and `c,pt,` are two series, not one.
+        assert_eq!(usage.series[2].pool, "pt");
+        assert_eq!(usage.series[2].team, "");
+        assert_eq!(diags.len(), 1, "{diags:?}");
+        assert!(diags[0].message.contains("outside the years"));
+        assert_ne!(key_hash("c", "p", "t"), key_hash("c", "pt", ""));
     }
 
     #[test]
