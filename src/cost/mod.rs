@@ -15,6 +15,7 @@ pub mod approved;
 pub mod budget;
 pub mod chart;
 pub mod forecasts;
+pub mod history;
 pub mod mix;
 pub mod plan;
 pub mod prices;
@@ -299,6 +300,8 @@ impl<'r> Analysis<'r> {
             })
             .collect();
         let history = crate::forecast::demand::sum(weighted.iter());
+        let first = history.first_observed();
+        let history = self.recent(history);
         let requests = p.requests.iter().filter(|r| keep(r));
         match history.last_observed() {
             Some(last) => {
@@ -330,6 +333,7 @@ impl<'r> Analysis<'r> {
                 };
                 let ap = approved::Approved::new(requests, e, level);
                 Outlook::with_approved(history, until, |h| ap.at(h))
+                    .map(|o| o.measured_since(first))
             }
             None => {
                 let held = approved::held(requests);
@@ -352,7 +356,22 @@ impl<'r> Analysis<'r> {
     /// projection. Built anew on each call and not kept: only the team's
     /// budget projection reads it, and that is kept.
     pub fn team_outlook(&self, s: &TeamSeries) -> Option<Outlook> {
-        Outlook::new(self.series.allocated(s.id).clone(), self.budget_end)
+        let all = self.series.allocated(s.id);
+        Outlook::new(self.recent(all.clone()), self.budget_end)
+            .map(|o| o.measured_since(all.first_observed()))
+    }
+
+    /// The hours of `history` a forecast reads: all of them, or with the
+    /// Config's `usage.hourlyDays`, that many days up to the end of the day
+    /// of the last measurement (midnight UTC; older hours count through
+    /// their daily roll-ups: [`history`]).
+    pub fn recent(&self, history: Hourly) -> Hourly {
+        let (Some(days), Some(last)) = (self.config.usage.hourly_days, history.last_observed())
+        else {
+            return history;
+        };
+        let day_end = (last.div_euclid(24) + 1) * 24;
+        history.since(day_end - i64::from(days) * 24)
     }
 
     /// Measured utilization of every team with usage, over the 30 days before `at`.
@@ -497,5 +516,7 @@ pub struct RequestCost {
 mod tests;
 #[cfg(test)]
 mod tests_finops;
+#[cfg(test)]
+mod tests_history;
 #[cfg(test)]
 mod tests_mix;

@@ -32,6 +32,8 @@ pub struct CostReport {
     pub budgets: Vec<BudgetRow>,
     pub recommendations: Vec<Recommendation>,
     pub charts: Vec<PoolChart>,
+    /// Each pool's whole usage history by month (daily roll-ups).
+    pub history: Vec<super::history::PoolHistory>,
 }
 
 #[derive(Clone, Debug, Default, Serialize)]
@@ -474,5 +476,6 @@ pub fn build(a: &Analysis<'_>) -> CostReport {
         budgets,
         recommendations,
         charts,
+        history: super::history::build(a),
     }
 }

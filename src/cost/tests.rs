@@ -5,8 +5,8 @@ use super::*;
 use crate::load::{Content, Input};
 use rust_decimal::Decimal;
 
-/// A validated repository from files (path, text); panics on errors.
-pub(super) fn repo_of(files: &[(&str, String)]) -> Repo {
+/// A repository from files (path, text), with its diagnostics.
+pub(super) fn validated(files: &[(&str, String)]) -> crate::pipeline::Validated {
     let inputs = files
         .iter()
         .map(|(p, t)| Input {
@@ -14,7 +14,12 @@ pub(super) fn repo_of(files: &[(&str, String)]) -> Repo {
             content: Content::Bytes(t.as_bytes().to_vec()),
         })
         .collect();
-    let out = crate::pipeline::run(inputs);
+    crate::pipeline::run(inputs)
+}
+
+/// A validated repository from files (path, text); panics on errors.
+pub(super) fn repo_of(files: &[(&str, String)]) -> Repo {
+    let out = validated(files);
     let errors: Vec<_> = out.diagnostics.iter().filter(|d| d.is_error()).collect();
     assert!(errors.is_empty(), "{errors:#?}");
     out.repo

@@ -104,6 +104,9 @@ pub struct Outlook {
     /// each forecast hour, relative to the measured level.
     pub approved: Steps,
     pub basis: Basis,
+    /// The first hour measured when it precedes `history` (the forecast
+    /// read only the recent hours: the Config's `usage.hourlyDays`).
+    measured_from: Option<i64>,
 }
 
 /// An hourly series kept as runs of equal values: the approved requests'
@@ -209,6 +212,7 @@ impl Outlook {
             forecast,
             approved,
             basis: Basis::History,
+            measured_from: None,
         })
     }
 
@@ -235,12 +239,25 @@ impl Outlook {
             },
             approved: Steps::from_fn(horizon, |j| level(from + j as i64)),
             basis: Basis::Requests,
+            measured_from: None,
         }
     }
 
-    /// Hours of measured history, from the first value to the last.
+    /// The same outlook, its history measured since `first` when that is
+    /// earlier than the hours it was forecast from.
+    pub fn measured_since(mut self, first: Option<i64>) -> Outlook {
+        self.measured_from = first;
+        self
+    }
+
+    /// Hours of measured history, from the first value to the last (the
+    /// first measured at all, when the forecast read only recent hours).
     pub fn history_hours(&self) -> i64 {
-        match self.history.first_observed() {
+        let first = match (self.history.first_observed(), self.measured_from) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b).filter(|_| self.basis == Basis::History),
+        };
+        match first {
             Some(first) => self.forecast_start - first,
             None => 0,
         }

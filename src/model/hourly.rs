@@ -147,6 +147,25 @@ impl PartialEq for Hourly {
     }
 }
 
+/// One UTC day of an hourly series, rolled up ([`Hourly::days`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Day {
+    /// Days since the Unix epoch.
+    pub day: i64,
+    /// The sum of the values measured that day, and how many hours had one.
+    pub sum: f64,
+    pub hours: u32,
+    /// The largest value measured that day.
+    pub max: f64,
+}
+
+impl Day {
+    /// The mean over the hours measured.
+    pub fn mean(&self) -> f64 {
+        self.sum / f64::from(self.hours.max(1))
+    }
+}
+
 impl Hourly {
     /// A series from `start` (`None` is a gap).
     pub fn new(start: i64, values: impl IntoIterator<Item = Option<f64>>) -> Hourly {
@@ -195,6 +214,39 @@ impl Hourly {
     /// The first `n` values (None: a gap), for the forecaster.
     pub fn head(&self, n: usize) -> Vec<Option<f64>> {
         self.values().take(n).collect()
+    }
+
+    /// The hours from `hour` on (all of them when the series starts later).
+    pub fn since(&self, hour: i64) -> Hourly {
+        if hour <= self.start {
+            return self.clone();
+        }
+        let skip = usize::try_from(hour - self.start).unwrap_or(usize::MAX);
+        Hourly::new(hour.min(self.end()), self.values().skip(skip))
+    }
+
+    /// The series rolled up to UTC days: each day with a value, what was
+    /// measured in it.
+    pub fn days(&self) -> Vec<Day> {
+        let mut out: Vec<Day> = Vec::new();
+        for (i, v) in self.values().enumerate() {
+            let Some(v) = v else { continue };
+            let day = (self.start + i as i64).div_euclid(24);
+            match out.last_mut() {
+                Some(d) if d.day == day => {
+                    d.sum += v;
+                    d.hours += 1;
+                    d.max = d.max.max(v);
+                }
+                _ => out.push(Day {
+                    day,
+                    sum: v,
+                    hours: 1,
+                    max: v,
+                }),
+            }
+        }
+        out
     }
 
     /// Sets the `i`-th value (None: a gap); the grid must reach it.

@@ -20,6 +20,13 @@ pub struct UsageSettings {
     #[serde(default = "d_stale")]
     #[schemars(range(min = 1, max = 8760))]
     pub stale_after_hours: u32,
+    /// Days of hourly history before `--at` that forecasts read (from midnight UTC,
+    /// at least 35). Older hours count through their daily roll-ups: the history's
+    /// length (how far a forecast may reach, `costs.historyMultiple`) and the report's
+    /// monthly history. Default: every hour is read.
+    #[serde(default)]
+    #[schemars(range(min = 35, max = 36500))]
+    pub hourly_days: Option<u32>,
     /// Where and how `capops usage pull` reads the measurements.
     #[serde(default)]
     pub prometheus: PrometheusSettings,
@@ -29,6 +36,7 @@ impl Default for UsageSettings {
     fn default() -> Self {
         UsageSettings {
             stale_after_hours: d_stale(),
+            hourly_days: None,
             prometheus: PrometheusSettings::default(),
         }
     }

@@ -333,6 +333,43 @@ fn sections(r: &CostReport) -> Vec<(&'static str, String, Table)> {
         ),
         t,
     ));
+
+    let mut t = Table::new(&[
+        ("pool", false),
+        ("measured", false),
+        ("days", true),
+        ("allocated, first month", true),
+        ("allocated, last month", true),
+        ("utilization, first month", true),
+        ("utilization, last month", true),
+        ("busiest day", true),
+    ]);
+    for h in &r.history {
+        let (Some(first), Some(last)) = (h.months.first(), h.months.last()) else {
+            continue;
+        };
+        t.rows.push(vec![
+            format!("{}/{}", h.cluster, h.pool),
+            format!("{} to {}", h.first_day, h.last_day),
+            h.days.to_string(),
+            format!("{} ({})", gpus(first.allocated_mean), first.month),
+            format!("{} ({})", gpus(last.allocated_mean), last.month),
+            opt_pct(first.utilization),
+            opt_pct(last.utilization),
+            gpus(h.months.iter().map(|m| m.busiest_day).fold(0.0, f64::max)),
+        ]);
+    }
+    let window = match r.history.iter().find_map(|h| h.hourly_days) {
+        Some(d) => format!("forecasts read its last {d} days hour by hour (`usage.hourlyDays`)"),
+        None => "forecasts read all of it hour by hour".into(),
+    };
+    out.push((
+        "Usage history",
+        format!(
+            "Each pool's whole measured history, from daily roll-ups (a day is its teams' mean GPUs over the hours measured; a month is the mean of its days; every month is in the JSON report); {window}."
+        ),
+        t,
+    ));
     out
 }
 

@@ -1,0 +1,125 @@
+//! Long usage history: forecasts that read only the Config's
+//! `usage.hourlyDays`, and the long-range facts (the history's length, the
+//! report's months) that read every day either way.
+
+use super::tests::{CONFIG, at, cluster, repo_of, team, usage, validated};
+use super::*;
+
+const POOL: &str = "    - {name: a100, gpuModel: a100-40gb, instanceType: p4d.24xlarge, gpusPerNode: 8, nodes: 30}\n";
+
+/// 400 days ending at 2026-11-22: 200 GPUs allocated (100 busy) for 300
+/// days, then 40 (20 busy) for the last 100; a one-year reservation.
+fn files(config: &str) -> Vec<(&'static str, String)> {
+    let now = at("2026-11-22T00:00:00Z");
+    let shift = now.hour_index() - 100 * 24;
+    let level = move |h: i64| if h < shift { 200.0 } else { 40.0 };
+    let reservation = r#"apiVersion: capops.dev/v1alpha1
+kind: Reservation
+metadata: {name: one-year}
+spec:
+  provider: aws
+  type: aws-capacity-reservation
+  zone: us-east-2a
+  region: us-east-2
+  instanceType: p4d.24xlarge
+  count: 5
+  term: {start: "2026-11-22T00:00:00Z", end: "2027-11-22T00:00:00Z"}
+  hourlyPrice: 9.60
+  covers: {cluster: c, pool: a100}
+"#;
+    vec![
+        ("capops.yaml", config.to_string()),
+        ("prices.yaml", super::tests::prices()),
+        ("cluster.yaml", cluster(POOL)),
+        ("team.yaml", team("steady", None)),
+        ("reservation.yaml", reservation.to_string()),
+        (
+            "usage/c.csv",
+            usage(now, 400, "a100", "steady", level, move |h| level(h) / 2.0),
+        ),
+    ]
+}
+
+const WINDOWED: &str = "apiVersion: capops.dev/v1alpha1\nkind: Config\nmetadata: {name: t}\nspec:\n  usage: {hourlyDays: 60}\n";
+
+#[test]
+fn forecasts_read_the_window_and_long_range_facts_read_every_day() {
+    let now = at("2026-11-22T00:00:00Z");
+    let all = repo_of(&files(CONFIG));
+    let windowed = repo_of(&files(WINDOWED));
+    let (a, w) = (Analysis::new(&all, now), Analysis::new(&windowed, now));
+
+    // The pool's forecast reads 60 days up to the end of the last measured
+    // day (the last hour is 23:00 on 2026-11-21), or all 400.
+    let (oa, ow) = (
+        a.outlook("c", "a100").unwrap(),
+        w.outlook("c", "a100").unwrap(),
+    );
+    assert_eq!(oa.history.start, now.hour_index() - 400 * 24);
+    assert_eq!(ow.history.start, now.hour_index() - 60 * 24);
+    assert_eq!(ow.history.hours(), 60 * 24);
+    assert_eq!(oa.forecast_start, ow.forecast_start);
+    // The history's length is from the first hour measured either way, so a
+    // term is judged on the same support (400 days support 800 ahead).
+    assert_eq!(oa.history_hours(), 400 * 24);
+    assert_eq!(ow.history_hours(), 400 * 24);
+    let (ra, rw) = (
+        a.reservation("one-year").unwrap(),
+        w.reservation("one-year").unwrap(),
+    );
+    assert_eq!(ra.history_hours, rw.history_hours);
+    assert_eq!(rw.supported_until, now.hour_index() + 800 * 24);
+    assert!(ra.term_supported && rw.term_supported);
+    // A team's outlook reads the same window.
+    let s = &w.team_series["steady"][0];
+    assert_eq!(w.team_outlook(s).unwrap().history.hours(), 60 * 24);
+    assert_eq!(w.team_outlook(s).unwrap().history_hours(), 400 * 24);
+
+    // The months are the same whatever the window: daily roll-ups of
+    // every hour. 2025-11 is all at 200 (100 busy), 2026-10 at 40.
+    let (ha, hw) = (history::build(&a), history::build(&w));
+    assert_eq!(
+        ha.iter().map(|h| &h.months).collect::<Vec<_>>(),
+        hw.iter().map(|h| &h.months).collect::<Vec<_>>()
+    );
+    let h = &hw[0];
+    assert_eq!((h.cluster.as_str(), h.pool.as_str()), ("c", "a100"));
+    assert_eq!(
+        (h.first_day.as_str(), h.last_day.as_str()),
+        ("2025-10-18", "2026-11-21")
+    );
+    assert_eq!(h.days, 400);
+    assert_eq!((ha[0].hourly_days, h.hourly_days), (None, Some(60)));
+    let month = |m: &str| h.months.iter().find(|x| x.month == m).unwrap();
+    let nov = month("2025-11");
+    assert_eq!((nov.days, nov.allocated_mean), (30, 200.0));
+    assert_eq!((nov.used_mean, nov.utilization), (Some(100.0), Some(0.5)));
+    let oct = month("2026-10");
+    assert_eq!((oct.allocated_mean, oct.busiest_day), (40.0, 40.0));
+    // August 2026 shifts on the 14th: 13 days at 200, 18 at 40.
+    let aug = month("2026-08");
+    assert_eq!(
+        aug.allocated_mean,
+        ((13.0 * 200.0 + 18.0 * 40.0) / 31.0 * 1000.0_f64).round() / 1000.0
+    );
+    assert_eq!(aug.busiest_day, 200.0);
+    // Days from `at` on are not history yet.
+    let earlier = Analysis::new(&windowed, at("2026-11-01T12:00:00Z"));
+    assert_eq!(history::build(&earlier)[0].last_day, "2026-11-01");
+}
+
+#[test]
+fn the_window_is_at_least_35_days() {
+    let config = WINDOWED.replace("hourlyDays: 60", "hourlyDays: 20");
+    let mut f = files(&config);
+    f.truncate(1);
+    let out = validated(&f);
+    let errors: Vec<String> = out
+        .diagnostics
+        .iter()
+        .filter(|d| d.is_error())
+        .map(|d| d.message.clone())
+        .collect();
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert!(errors[0].contains("35"), "{errors:?}");
+}
