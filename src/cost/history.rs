@@ -5,9 +5,11 @@
 //! Forecasts may read only the recent hours (the Config's
 //! `usage.hourlyDays`, [`Analysis::recent`]); these facts read every day
 //! measured before `--at`. A team's day is the mean of the hours it was
-//! measured (its gaps are not zeros); a pool's day is the sum of its teams'
-//! days; a month is the mean of its measured days. Utilization is the used
-//! mean over the allocated mean of the days where both were measured.
+//! measured (its gaps are not zeros; the hours before its first row or
+//! after its last, while the pool was measured, are); a pool's day is the
+//! sum of its teams' days; a month is the mean of its measured days.
+//! Utilization is used over allocated, summed over the team-days measured
+//! both ways.
 
 use super::Analysis;
 use crate::model::Timestamp;
@@ -49,34 +51,49 @@ pub struct PoolHistory {
     pub months: Vec<MonthRow>,
 }
 
-/// One pool day: allocated and used (None: not measured), teams summed.
+/// One pool day: allocated and used (None: not measured), teams summed;
+/// and the two over the teams measured both ways that day.
 #[derive(Clone, Copy, Default)]
 struct PoolDay {
     allocated: Option<f64>,
     used: Option<f64>,
+    paired_allocated: f64,
+    paired_used: f64,
 }
 
 fn add(slot: &mut Option<f64>, x: f64) {
     *slot = Some(slot.unwrap_or(0.0) + x);
 }
 
-/// The pool's days before day `before`, its teams' daily means summed.
-fn pool_days<'a>(
-    series: impl Iterator<Item = (&'a Hourly, &'a Hourly)>,
-    before: i64,
-) -> BTreeMap<i64, PoolDay> {
+/// The pool's days before day `before`, its teams' daily means summed. A
+/// team counts from its first row to its last: the hours of a day the pool
+/// was measured but the team was not there yet (or any more) are zeros; its
+/// gaps are left out of its mean.
+fn pool_days(series: &[(&Hourly, &Hourly)], before: i64) -> BTreeMap<i64, PoolDay> {
+    let spans = series.iter().filter(|(a, _)| a.hours() > 0);
+    let start = spans.clone().map(|(a, _)| a.start).min().unwrap_or(0);
+    let end = spans.map(|(a, _)| a.end()).max().unwrap_or(0);
+    let overlap = |lo: i64, hi: i64, from: i64, to: i64| (hi.min(to) - lo.max(from)).max(0);
     let mut days: BTreeMap<i64, PoolDay> = BTreeMap::new();
     for (allocated, used) in series {
-        let mut put = |d: &Day, pick: fn(&mut PoolDay) -> &mut Option<f64>| {
-            if d.day < before {
-                add(pick(days.entry(d.day).or_default()), d.mean());
-            }
+        let (from, to) = (allocated.start, allocated.end());
+        let mean = |d: &Day| {
+            let (lo, hi) = (d.day * 24, d.day * 24 + 24);
+            let absent = overlap(lo, hi, start, end) - overlap(lo, hi, from, to);
+            d.sum / (f64::from(d.hours) + absent.max(0) as f64)
         };
-        for d in allocated.days() {
-            put(&d, |p| &mut p.allocated);
+        let used: BTreeMap<i64, f64> = used.days().iter().map(|d| (d.day, mean(d))).collect();
+        for d in allocated.days().iter().filter(|d| d.day < before) {
+            let day = days.entry(d.day).or_default();
+            let a = mean(d);
+            add(&mut day.allocated, a);
+            if let Some(&u) = used.get(&d.day) {
+                day.paired_allocated += a;
+                day.paired_used += u;
+            }
         }
-        for d in used.days() {
-            put(&d, |p| &mut p.used);
+        for (&d, &u) in used.iter().filter(|(d, _)| **d < before) {
+            add(&mut days.entry(d).or_default().used, u);
         }
     }
     days
@@ -107,13 +124,8 @@ fn months(days: &BTreeMap<i64, PoolDay>) -> Vec<MonthRow> {
                 return None;
             }
             let used: Vec<f64> = ds.iter().filter_map(|d| d.used).collect();
-            let both: Vec<(f64, f64)> = ds
-                .iter()
-                .filter_map(|d| Some((d.allocated?, d.used?)))
-                .collect();
-            let (ab, ub) = both
-                .iter()
-                .fold((0.0, 0.0), |(a, u), (x, y)| (a + x, u + y));
+            let ab: f64 = ds.iter().map(|d| d.paired_allocated).sum();
+            let ub: f64 = ds.iter().map(|d| d.paired_used).sum();
             Some(MonthRow {
                 month: format!("{y:04}-{m:02}"),
                 days: allocated.len() as u32,
@@ -137,11 +149,12 @@ pub fn build(a: &Analysis) -> Vec<PoolHistory> {
     a.pools
         .iter()
         .filter_map(|((cluster, pool), p)| {
-            let series = p
+            let series: Vec<(&Hourly, &Hourly)> = p
                 .series
                 .iter()
-                .map(|&id| (a.series.allocated(id), a.series.used(id)));
-            let days = pool_days(series, before);
+                .map(|&id| (a.series.allocated(id), a.series.used(id)))
+                .collect();
+            let days = pool_days(&series, before);
             let measured: Vec<i64> = days
                 .iter()
                 .filter(|(_, d)| d.allocated.is_some())
@@ -167,38 +180,43 @@ mod tests {
 
     const DAY: i64 = 24;
 
-    /// Worked by hand: team a allocates 4 GPUs (2 busy) every hour of
-    /// January 2026's first two days, team b 8 GPUs on day 2 for 12 hours
-    /// only (its other hours are gaps, not zeros) and nothing measured used.
+    /// Worked by hand: team a allocates 4 GPUs (2 busy) every hour from
+    /// 2026-01-01 00:00 to 01-03 11:00 (the pool's last hour); team b 8
+    /// GPUs on 01-02 for 12 hours, its other 12 hours gaps (not zeros), use
+    /// never measured; team c 96 GPUs for one hour on 01-02 and nothing
+    /// else (its other 23 hours that day it was not there: zeros).
     #[test]
     fn pool_months_sum_team_day_means_and_skip_gaps() {
         let jan1 = Timestamp::from_second(1_767_225_600).unwrap().hour_index();
         assert_eq!(date(jan1 / DAY).to_string(), "2026-01-01");
-        let a_alloc = Hourly::new(jan1, (0..48).map(|_| Some(4.0)));
-        let a_used = Hourly::new(jan1, (0..48).map(|_| Some(2.0)));
+        let a_alloc = Hourly::new(jan1, (0..60).map(|_| Some(4.0)));
+        let a_used = Hourly::new(jan1, (0..60).map(|_| Some(2.0)));
         let b_alloc = Hourly::new(jan1 + DAY, (0..24).map(|h| (h < 12).then_some(8.0)));
         let b_used = Hourly::gaps(jan1 + DAY, 24);
-        let days = pool_days(
-            [(&a_alloc, &a_used), (&b_alloc, &b_used)].into_iter(),
-            i64::MAX,
-        );
-        assert_eq!(days.len(), 2);
+        let c_alloc = Hourly::new(jan1 + DAY + 5, [Some(96.0)]);
+        let c_used = Hourly::gaps(jan1 + DAY + 5, 1);
+        let all = [
+            (&a_alloc, &a_used),
+            (&b_alloc, &b_used),
+            (&c_alloc, &c_used),
+        ];
+        let days = pool_days(&all, i64::MAX);
+        let alloc: Vec<f64> = days.values().map(|d| d.allocated.unwrap()).collect();
+        // Day 3 is the pool's last, half measured: a's 12 hours are its day.
+        assert_eq!(alloc, vec![4.0, 4.0 + 8.0 + 96.0 / 24.0, 4.0]);
         let m = months(&days);
         assert_eq!(m.len(), 1);
         let jan = &m[0];
         assert_eq!(jan.month, "2026-01");
-        assert_eq!(jan.days, 2);
-        // Day 1: 4; day 2: 4 + 8 (b's mean over its 12 measured hours).
+        assert_eq!(jan.days, 3);
         assert_eq!(jan.allocated_mean, 8.0);
-        assert_eq!(jan.busiest_day, 12.0);
+        assert_eq!(jan.busiest_day, 16.0);
         assert_eq!(jan.used_mean, Some(2.0));
-        // Both measured on both days: 4 used of 16 allocated.
-        assert_eq!(jan.utilization, Some(0.25));
+        // Only a was measured both ways: 6 used of 12 allocated.
+        assert_eq!(jan.utilization, Some(0.5));
         // Days from `before` on are left out.
-        let first_only = pool_days(
-            [(&a_alloc, &a_used), (&b_alloc, &b_used)].into_iter(),
-            jan1 / DAY + 1,
-        );
+        let first_only = pool_days(&all, jan1 / DAY + 1);
         assert_eq!(months(&first_only)[0].allocated_mean, 4.0);
+        assert_eq!(months(&first_only)[0].days, 1);
     }
 }

@@ -300,8 +300,6 @@ impl<'r> Analysis<'r> {
             })
             .collect();
         let history = crate::forecast::demand::sum(weighted.iter());
-        let first = history.first_observed();
-        let history = self.recent(history);
         let requests = p.requests.iter().filter(|r| keep(r));
         match history.last_observed() {
             Some(last) => {
@@ -332,8 +330,7 @@ impl<'r> Analysis<'r> {
                     })
                 };
                 let ap = approved::Approved::new(requests, e, level);
-                Outlook::with_approved(history, until, |h| ap.at(h))
-                    .map(|o| o.measured_since(first))
+                Outlook::forecast_from(history, until, |h| ap.at(h), |last| self.read_from(last))
             }
             None => {
                 let held = approved::held(requests);
@@ -356,22 +353,24 @@ impl<'r> Analysis<'r> {
     /// projection. Built anew on each call and not kept: only the team's
     /// budget projection reads it, and that is kept.
     pub fn team_outlook(&self, s: &TeamSeries) -> Option<Outlook> {
-        let all = self.series.allocated(s.id);
-        Outlook::new(self.recent(all.clone()), self.budget_end)
-            .map(|o| o.measured_since(all.first_observed()))
+        Outlook::forecast_from(
+            self.series.allocated(s.id).clone(),
+            self.budget_end,
+            |_| 0.0,
+            |last| self.read_from(last),
+        )
     }
 
-    /// The hours of `history` a forecast reads: all of them, or with the
-    /// Config's `usage.hourlyDays`, that many days up to the end of the day
-    /// of the last measurement (midnight UTC; older hours count through
-    /// their daily roll-ups: [`history`]).
-    pub fn recent(&self, history: Hourly) -> Hourly {
-        let (Some(days), Some(last)) = (self.config.usage.hourly_days, history.last_observed())
-        else {
-            return history;
-        };
-        let day_end = (last.div_euclid(24) + 1) * 24;
-        history.since(day_end - i64::from(days) * 24)
+    /// The first hour a forecast reads of a series measured up to hour
+    /// `last`: with the Config's `usage.hourlyDays`, that many days up to
+    /// the end of the UTC day of `last`; without, every hour. Older hours
+    /// still count as measured (the lookback, charts, a reservation's past
+    /// hours, the history's length) and in the daily roll-ups ([`history`]).
+    pub fn read_from(&self, last: i64) -> i64 {
+        match self.config.usage.hourly_days {
+            Some(days) => (last.div_euclid(24) + 1 - i64::from(days)) * 24,
+            None => i64::MIN,
+        }
     }
 
     /// Measured utilization of every team with usage, over the 30 days before `at`.

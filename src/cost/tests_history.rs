@@ -49,20 +49,37 @@ fn forecasts_read_the_window_and_long_range_facts_read_every_day() {
     let windowed = repo_of(&files(WINDOWED));
     let (a, w) = (Analysis::new(&all, now), Analysis::new(&windowed, now));
 
-    // The pool's forecast reads 60 days up to the end of the last measured
-    // day (the last hour is 23:00 on 2026-11-21), or all 400.
+    // Both outlooks keep all 400 days as measured; the windowed one's
+    // forecast is fitted on the last 60 days up to the end of the last
+    // measured day (the last hour is 23:00 on 2026-11-21).
     let (oa, ow) = (
         a.outlook("c", "a100").unwrap(),
         w.outlook("c", "a100").unwrap(),
     );
-    assert_eq!(oa.history.start, now.hour_index() - 400 * 24);
-    assert_eq!(ow.history.start, now.hour_index() - 60 * 24);
-    assert_eq!(ow.history.hours(), 60 * 24);
+    let first = now.hour_index() - 400 * 24;
+    assert_eq!((oa.history.start, ow.history.start), (first, first));
     assert_eq!(oa.forecast_start, ow.forecast_start);
-    // The history's length is from the first hour measured either way, so a
-    // term is judged on the same support (400 days support 800 ahead).
-    assert_eq!(oa.history_hours(), 400 * 24);
-    assert_eq!(ow.history_hours(), 400 * 24);
+    let horizon = ow.forecast.p50.len();
+    let values: Vec<Option<f64>> = oa.history.values().collect();
+    let window = &values[340 * 24..];
+    assert_eq!(window.len(), 60 * 24);
+    assert_eq!(ow.forecast, crate::forecast::hourly(window, horizon));
+    assert_eq!(oa.forecast, crate::forecast::hourly(&values, horizon));
+    assert_ne!(
+        oa.forecast, ow.forecast,
+        "the 300 days at 200 GPUs move the long forecast"
+    );
+    // Hours before the window still read as measured (a reservation's past
+    // hours, charts, the lookback).
+    let old = ow.at(first + 10 * 24).unwrap();
+    assert!(old.measured && old.p50 == 200.0, "{old:?}");
+    assert_eq!(oa.at(first + 10 * 24), ow.at(first + 10 * 24));
+    // The history's length is all of it either way, so a term is judged on
+    // the same support (400 days support 800 ahead).
+    assert_eq!(
+        (oa.history_hours(), ow.history_hours()),
+        (400 * 24, 400 * 24)
+    );
     let (ra, rw) = (
         a.reservation("one-year").unwrap(),
         w.reservation("one-year").unwrap(),
@@ -72,8 +89,12 @@ fn forecasts_read_the_window_and_long_range_facts_read_every_day() {
     assert!(ra.term_supported && rw.term_supported);
     // A team's outlook reads the same window.
     let s = &w.team_series["steady"][0];
-    assert_eq!(w.team_outlook(s).unwrap().history.hours(), 60 * 24);
-    assert_eq!(w.team_outlook(s).unwrap().history_hours(), 400 * 24);
+    let team = w.team_outlook(s).unwrap();
+    assert_eq!(team.history.hours(), 400 * 24);
+    assert_eq!(
+        team.forecast,
+        crate::forecast::hourly(window, team.forecast.p50.len())
+    );
 
     // The months are the same whatever the window: daily roll-ups of
     // every hour. 2025-11 is all at 200 (100 busy), 2026-10 at 40.

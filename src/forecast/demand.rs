@@ -104,9 +104,6 @@ pub struct Outlook {
     /// each forecast hour, relative to the measured level.
     pub approved: Steps,
     pub basis: Basis,
-    /// The first hour measured when it precedes `history` (the forecast
-    /// read only the recent hours: the Config's `usage.hourlyDays`).
-    measured_from: Option<i64>,
 }
 
 /// An hourly series kept as runs of equal values: the approved requests'
@@ -197,11 +194,24 @@ impl Outlook {
         until: i64,
         approved: impl Fn(i64) -> f64,
     ) -> Option<Outlook> {
+        Outlook::forecast_from(history, until, approved, |_| i64::MIN)
+    }
+
+    /// Like [`Outlook::with_approved`], the forecast fitted on the hours
+    /// from `read_from(last measured hour)` on only (the Config's
+    /// `usage.hourlyDays`); the outlook keeps every measured hour.
+    pub fn forecast_from(
+        history: Hourly,
+        until: i64,
+        approved: impl Fn(i64) -> f64,
+        read_from: impl Fn(i64) -> i64,
+    ) -> Option<Outlook> {
         let last = history.last_observed()?;
         let forecast_start = last + 1;
         let horizon = (until - forecast_start).clamp(24, 40 * 365 * 24) as usize;
         let used = history.head((forecast_start - history.start) as usize);
-        let forecast = super::hourly(&used, horizon);
+        let skip = usize::try_from(read_from(last).saturating_sub(history.start)).unwrap_or(0);
+        let forecast = super::hourly(&used[skip.min(used.len())..], horizon);
         let (filled, offset) = super::fill(&used);
         let approved = Steps::from_fn(horizon, |j| approved(forecast_start + j as i64));
         Some(Outlook {
@@ -212,7 +222,6 @@ impl Outlook {
             forecast,
             approved,
             basis: Basis::History,
-            measured_from: None,
         })
     }
 
@@ -239,25 +248,13 @@ impl Outlook {
             },
             approved: Steps::from_fn(horizon, |j| level(from + j as i64)),
             basis: Basis::Requests,
-            measured_from: None,
         }
     }
 
-    /// The same outlook, its history measured since `first` when that is
-    /// earlier than the hours it was forecast from.
-    pub fn measured_since(mut self, first: Option<i64>) -> Outlook {
-        self.measured_from = first;
-        self
-    }
-
-    /// Hours of measured history, from the first value to the last (the
-    /// first measured at all, when the forecast read only recent hours).
+    /// Hours of measured history, from the first value to the last (all
+    /// of it, whatever part the forecast read).
     pub fn history_hours(&self) -> i64 {
-        let first = match (self.history.first_observed(), self.measured_from) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b).filter(|_| self.basis == Basis::History),
-        };
-        match first {
+        match self.history.first_observed() {
             Some(first) => self.forecast_start - first,
             None => 0,
         }

@@ -216,15 +216,6 @@ impl Hourly {
         self.values().take(n).collect()
     }
 
-    /// The hours from `hour` on (all of them when the series starts later).
-    pub fn since(&self, hour: i64) -> Hourly {
-        if hour <= self.start {
-            return self.clone();
-        }
-        let skip = usize::try_from(hour - self.start).unwrap_or(usize::MAX);
-        Hourly::new(hour.min(self.end()), self.values().skip(skip))
-    }
-
     /// The series rolled up to UTC days: each day with a value, what was
     /// measured in it.
     pub fn days(&self) -> Vec<Day> {

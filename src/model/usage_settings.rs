@@ -20,10 +20,10 @@ pub struct UsageSettings {
     #[serde(default = "d_stale")]
     #[schemars(range(min = 1, max = 8760))]
     pub stale_after_hours: u32,
-    /// Days of hourly history before `--at` that forecasts read (from midnight UTC,
-    /// at least 35). Older hours count through their daily roll-ups: the history's
-    /// length (how far a forecast may reach, `costs.historyMultiple`) and the report's
-    /// monthly history. Default: every hour is read.
+    /// Days of hourly history a forecast is fitted on (at least 35): that many days up
+    /// to the end of the UTC day of the last measured hour. Older hours still count as
+    /// measured (the lookback, charts, reservations' past hours, the history's length)
+    /// and in the report's monthly history. Default: every hour.
     #[serde(default)]
     #[schemars(range(min = 35, max = 36500))]
     pub hourly_days: Option<u32>,

@@ -29,7 +29,9 @@ pub fn judging(base: &Repo, head: &Repo) -> Repo {
         out
     }
     Repo {
-        config: base.config.clone().or_else(|| head.config.clone()),
+        // Never the head's: a base without a (valid) Config judges with
+        // the defaults, as the policy's roles and thresholds do.
+        config: base.config.clone(),
         policies: base.policies.clone(),
         catalogs: base.catalogs.clone(),
         teams: union(&base.teams, &head.teams),
@@ -108,4 +110,41 @@ pub fn full_base(
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(hourly_days: u32) -> Document<ConfigSpec> {
+        let mut spec = ConfigSpec::default();
+        spec.usage.hourly_days = Some(hourly_days);
+        Document {
+            metadata: Metadata::default(),
+            spec,
+            origin: Origin::default(),
+            fingerprint: Fingerprint::default(),
+        }
+    }
+
+    /// The Config a change is judged with is the base's, or the defaults
+    /// when the base has none (or none that reads): never the head's.
+    #[test]
+    fn the_heads_config_never_judges_its_own_change() {
+        let head = Repo {
+            config: Some(config(35)),
+            ..Repo::default()
+        };
+        let world = judging(&Repo::default(), &head);
+        assert!(world.config.is_none());
+        assert_eq!(world.config_spec().usage.hourly_days, None);
+        let base = Repo {
+            config: Some(config(90)),
+            ..Repo::default()
+        };
+        assert_eq!(
+            judging(&base, &head).config_spec().usage.hourly_days,
+            Some(90)
+        );
+    }
 }
