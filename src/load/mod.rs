@@ -360,7 +360,12 @@ fn decode<'a>(
     let empty = Cow::Borrowed("");
     match content {
         Content::Bytes(bytes) => {
-            if let Some(nul) = bytes.iter().position(|&b| b == 0) {
+            // `contains` on bytes is a memchr: the common case costs little.
+            if let Some(nul) = bytes
+                .contains(&0)
+                .then(|| bytes.iter().position(|&b| b == 0))
+                .flatten()
+            {
                 let head = String::from_utf8_lossy(&bytes[..nul.min(64 * 1024)]).into_owned();
                 let at = head.len();
                 diags.push(

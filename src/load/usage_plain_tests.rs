@@ -1,0 +1,105 @@
+//! The direct split of plain usage files reads exactly what the CSV reader
+//! reads: the same rows, series, spans and diagnostics, on random files
+//! made of valid rows, blank lines, short and long rows, bad cells and a
+//! last line without its newline.
+
+use super::*;
+
+/// Deterministic pseudo-random numbers (a 64-bit LCG).
+struct Lcg(u64);
+
+impl Lcg {
+    fn next(&mut self, n: u64) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        (self.0 >> 33) % n
+    }
+}
+
+fn line(r: &mut Lcg) -> String {
+    let ts = [
+        "2026-11-01T00:00:00Z",
+        "2026-11-01T01:30:00Z",
+        " 2026-11-01T02:00:00Z ",
+        "2026-11-01T05:59:59+01:00",
+        "2126-11-01T00:00:00Z",
+        "yesterday",
+        "",
+    ];
+    let keys = ["c,p,t", "c,p,u", "c, p ,t", "c,pt,", "ç,p,团队", "c,p"];
+    let nums = ["8", "4.5", "", " 2 ", "eight", "-1", "1e300", "0.125"];
+    match r.next(12) {
+        0 => String::new(),
+        1 => " ".into(),
+        2 => format!("{},{}", ts[r.next(7) as usize], keys[r.next(6) as usize]),
+        3 => format!(
+            "{},{},{},{},{}",
+            ts[r.next(7) as usize],
+            keys[r.next(6) as usize],
+            nums[r.next(8) as usize],
+            nums[r.next(8) as usize],
+            nums[r.next(8) as usize]
+        ),
+        _ => format!(
+            "{},{},{},{}",
+            ts[r.next(7) as usize],
+            keys[r.next(6) as usize],
+            nums[r.next(8) as usize],
+            nums[r.next(8) as usize]
+        ),
+    }
+}
+
+fn outcome(text: &str, plain: bool) -> String {
+    let mut rows = UsageRows::default();
+    let mut diags = Vec::new();
+    read(text, FileId(3), &mut rows, &mut diags, plain);
+    let diags: Vec<(String, String, Option<Span>)> = diags
+        .iter()
+        .map(|d| (d.code.as_str().to_string(), d.message.clone(), d.span()))
+        .collect();
+    format!(
+        "{:?}\n{:?}\n{:?}\n{:?}",
+        rows.series, rows.series_spans, rows.samples, diags
+    )
+}
+
+#[test]
+fn plain_files_split_directly_read_as_the_csv_reader_reads_them() {
+    let mut r = Lcg(7);
+    let mut rows_seen = 0;
+    for _ in 0..400 {
+        let mut text = String::from("timestamp,cluster,pool,team,allocated_gpus,used_gpus\n");
+        if r.next(5) == 0 {
+            text.push('\n');
+        }
+        for _ in 0..r.next(30) {
+            text.push_str(&line(&mut r));
+            text.push('\n');
+        }
+        if r.next(2) == 0 {
+            text.push_str(&line(&mut r));
+        }
+        let plain = outcome(&text, true);
+        assert_eq!(plain, outcome(&text, false), "{text}");
+        rows_seen += plain.matches("UsageSample").count();
+    }
+    // The files had rows to read, not only errors.
+    assert!(rows_seen > 500, "{rows_seen}");
+}
+
+/// A header-only file, an empty file and one without a newline at all.
+#[test]
+fn edge_files_read_alike() {
+    for text in [
+        "",
+        "timestamp,cluster,pool,team,allocated_gpus,used_gpus",
+        "timestamp,cluster,pool,team,allocated_gpus,used_gpus\n",
+        "timestamp,cluster,pool,team,allocated_gpus,used_gpus\n\n\n2026-11-01T00:00:00Z,c,p,t,1,1",
+        " timestamp , cluster,pool,team,allocated_gpus,used_gpus\n2026-11-01T00:00:00Z,c,p,t,1,1\n",
+    ] {
+        assert_eq!(outcome(text, true), outcome(text, false), "{text:?}");
+    }
+}
