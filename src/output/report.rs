@@ -360,13 +360,15 @@ fn sections(r: &CostReport) -> Vec<(&'static str, String, Table)> {
         ]);
     }
     let window = match r.history.iter().find_map(|h| h.hourly_days) {
-        Some(d) => format!("forecasts read its last {d} days hour by hour (`usage.hourlyDays`)"),
-        None => "forecasts read all of it hour by hour".into(),
+        Some(d) => format!(
+            "forecasts are fitted on the last {d} days of it, hour by hour (`usage.hourlyDays`)"
+        ),
+        None => "forecasts are fitted on all of it, hour by hour".into(),
     };
     out.push((
         "Usage history",
         format!(
-            "Each pool's whole measured history, from daily roll-ups (a day is its teams' mean GPUs over the hours measured; a month is the mean of its days; every month is in the JSON report); {window}."
+            "Each pool's whole measured history, from daily roll-ups (a day is the sum of its teams' mean GPUs over the hours each was measured; a month is the mean of its days; utilization pairs used and allocated team by team; every month is in the JSON report); {window}."
         ),
         t,
     ));
