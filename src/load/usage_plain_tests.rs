@@ -90,7 +90,8 @@ fn plain_files_split_directly_read_as_the_csv_reader_reads_them() {
     assert!(rows_seen > 500, "{rows_seen}");
 }
 
-/// A header-only file, an empty file and one without a newline at all.
+/// A header-only file, an empty file, one without a newline at all, blank
+/// lines before the header, a byte-order mark, rows of commas.
 #[test]
 fn edge_files_read_alike() {
     for text in [
@@ -99,7 +100,30 @@ fn edge_files_read_alike() {
         "timestamp,cluster,pool,team,allocated_gpus,used_gpus\n",
         "timestamp,cluster,pool,team,allocated_gpus,used_gpus\n\n\n2026-11-01T00:00:00Z,c,p,t,1,1",
         " timestamp , cluster,pool,team,allocated_gpus,used_gpus\n2026-11-01T00:00:00Z,c,p,t,1,1\n",
+        "timestamp,cluster,pool,team,allocated_gpus,used_gpus\n\n",
+        "\n\ntimestamp,cluster,pool,team,allocated_gpus,used_gpus\n2026-11-01T00:00:00Z,c,p,t,1,x\n",
+        "\u{FEFF}timestamp,cluster,pool,team,allocated_gpus,used_gpus\n2026-11-01T00:00:00Z,ç,p,t,1,x\n",
+        ",,,,,\n,,,,,,\n",
     ] {
         assert_eq!(outcome(text, true), outcome(text, false), "{text:?}");
     }
+}
+
+/// A row after blank lines in a CRLF file (the CSV reader's path) points at
+/// its own line, not at the line ends before it.
+#[test]
+fn rows_after_blank_lines_point_at_their_own_line() {
+    let text = "timestamp,cluster,pool,team,allocated_gpus,used_gpus\r\n\r\n\r\n2026-11-01T00:00:00Z,c,p,t,1,x\r\n\r\n2026-11-01T00:00:00Z,d,p,t,1,1\r\n";
+    let mut rows = UsageRows::default();
+    let mut diags = Vec::new();
+    read_csv(text, FileId(0), &mut rows, &mut diags);
+    let x = text.find(",x").unwrap() + 1;
+    assert_eq!(diags.len(), 1, "{diags:?}");
+    let span = diags[0].span().unwrap();
+    assert_eq!((span.start as usize, span.end as usize), (x, x + 1));
+    // The valid row's series starts at its cluster cell, `d`.
+    assert_eq!(
+        rows.series_spans[0].start as usize,
+        text.find(",d,").unwrap() + 1
+    );
 }
