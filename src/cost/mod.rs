@@ -373,6 +373,34 @@ impl<'r> Analysis<'r> {
         }
     }
 
+    /// Works out every pool's outlooks, then the lookback, utilization,
+    /// budgets and reservations, on all cores. Each is computed once and
+    /// kept (the same values as asking for them one by one, in any order:
+    /// none of them reads another's cache before it is set, and none runs
+    /// work on other threads while setting its own).
+    pub fn prepare(&self) {
+        use rayon::prelude::*;
+        self.pools.par_iter().for_each(|((cluster, pool), _)| {
+            self.outlook(cluster, pool);
+            self.preemptible_outlook(cluster, pool);
+        });
+        let teams: Vec<&String> = self.budgets.keys().collect();
+        let reservations: Vec<&String> = self.reservations.keys().collect();
+        rayon::join(
+            || {
+                rayon::join(|| self.waste(), || self.usage());
+            },
+            || {
+                teams.par_iter().for_each(|t| {
+                    self.budget(t);
+                });
+                reservations.par_iter().for_each(|r| {
+                    self.reservation(r);
+                });
+            },
+        );
+    }
+
     /// Measured utilization of every team with usage, over the 30 days before `at`.
     pub fn usage(&self) -> &BTreeMap<String, usage::TeamUsage> {
         self.usage.get_or_init(|| usage::measure(self))

@@ -254,6 +254,9 @@ pub struct MonthRow {
 
 /// Gathers the report.
 pub fn build(a: &Analysis<'_>) -> CostReport {
+    // The monthly history and the cached analyses are worked out on all
+    // cores first; the rows below read them.
+    let (history, ()) = rayon::join(|| super::history::build(a), || a.prepare());
     let at = a.at.hour_index();
     let currency = a.config.currency.clone();
     let mut totals = Totals {
@@ -476,6 +479,6 @@ pub fn build(a: &Analysis<'_>) -> CostReport {
         budgets,
         recommendations,
         charts,
-        history: super::history::build(a),
+        history,
     }
 }

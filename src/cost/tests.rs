@@ -399,3 +399,37 @@ fn the_commitment_mix_reserves_the_floor_and_bursts_on_demand() {
         m.savings_share
     );
 }
+
+#[test]
+fn caches_filled_on_all_cores_read_as_filled_one_by_one() {
+    // The example, with reservations, usage and budgets; every cache is
+    // filled alone, in the reverse of `prepare`'s order, on one analysis
+    // and by `prepare` on another: the reports are equal.
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/acme");
+    let repo = crate::pipeline::validate_dir(&root).unwrap().repo;
+    let now = at("2026-11-20T00:00:00Z");
+    let one = Analysis::new(&repo, now);
+    assert!(!one.reservations.is_empty() && !one.budgets.is_empty());
+    for r in one.reservations.keys().rev() {
+        one.reservation(r);
+    }
+    for t in one.budgets.keys().rev() {
+        one.budget(t);
+    }
+    one.usage();
+    one.waste();
+    for (cluster, pool) in one.pools.keys().rev() {
+        one.preemptible_outlook(cluster, pool);
+        assert!(one.outlook(cluster, pool).is_some(), "{cluster}/{pool}");
+    }
+    let all = Analysis::new(&repo, now);
+    all.prepare();
+    let json = |a: &Analysis<'_>| serde_json::to_value(report::build(a)).unwrap();
+    let (one, all) = (json(&one), json(&all));
+    assert!(
+        one["reservations"]
+            .as_array()
+            .is_some_and(|r| !r.is_empty())
+    );
+    assert_eq!(one, all);
+}

@@ -111,30 +111,46 @@ pub fn load_with(
     }
     // Usage files are read in parallel, then put in place in file order
     // (the same series ids, hours and diagnostics as reading them one by
-    // one), a few files at a time: rows as read take 24 bytes, the grids
-    // they land on 16. A file that reads without a problem keeps only the
-    // rows diagnostics can point at (its header, each series' first row):
-    // its text is read, parsed and dropped here, not held for the run.
+    // one), one file per core at a time: rows as read take 24 bytes, the
+    // grids they land on 16. One batch is put in place while the next is
+    // read. A file that reads without a problem keeps only the rows
+    // diagnostics can point at (its header, each series' first row): its
+    // text is read, parsed and dropped here, not held for the run.
     let mut ids = std::collections::HashMap::new();
-    let batch = 2 * rayon::current_num_threads().max(1);
-    let mut csv_files = csv_files.into_iter().peekable();
-    while csv_files.peek().is_some() {
-        let chunk: Vec<(FileId, Input)> = csv_files.by_ref().take(batch).collect();
-        let parts: Vec<(FileId, Text, UsageRows, Vec<Diagnostic>)> = chunk
+    let batch = rayon::current_num_threads().max(1);
+    let mut csv_files = csv_files.into_iter();
+    let read_batch = |chunk: Vec<(FileId, Input)>| -> Vec<UsagePart> {
+        chunk
             .into_par_iter()
             .map(|(id, input)| {
                 let (text, part, diags) = read_usage_file(id, input);
                 (id, text, part, diags)
             })
-            .collect();
-        for (id, text, part, diags) in parts {
-            loaded.sources.set_text(id, text);
-            loaded.diagnostics.extend(diags);
-            usage::join(&mut loaded.usage, part, &mut ids, &mut loaded.diagnostics);
+            .collect()
+    };
+    let mut pending: Vec<UsagePart> = Vec::new();
+    loop {
+        let chunk: Vec<(FileId, Input)> = csv_files.by_ref().take(batch).collect();
+        if chunk.is_empty() && pending.is_empty() {
+            break;
         }
+        let parts = std::mem::take(&mut pending);
+        let put = |loaded: &mut Loaded, ids: &mut std::collections::HashMap<_, _>| {
+            for (id, text, part, diags) in parts {
+                loaded.sources.set_text(id, text);
+                loaded.diagnostics.extend(diags);
+                usage::join(&mut loaded.usage, part, ids, &mut loaded.diagnostics);
+            }
+        };
+        let (next, ()) = rayon::join(|| read_batch(chunk), || put(&mut loaded, &mut ids));
+        pending = next;
     }
     loaded
 }
+
+/// One usage file as read: its id, what is kept of its text, its rows and
+/// its diagnostics.
+type UsagePart = (FileId, Text, UsageRows, Vec<Diagnostic>);
 
 /// Reads one usage CSV: its samples, its diagnostics and what is kept of
 /// its text.
@@ -360,12 +376,8 @@ fn decode<'a>(
     let empty = Cow::Borrowed("");
     match content {
         Content::Bytes(bytes) => {
-            // `contains` on bytes is a memchr: the common case costs little.
-            if let Some(nul) = bytes
-                .contains(&0)
-                .then(|| bytes.iter().position(|&b| b == 0))
-                .flatten()
-            {
+            // A vectorized search: the common case costs little.
+            if let Some(nul) = memchr::memchr(0, bytes) {
                 let head = String::from_utf8_lossy(&bytes[..nul.min(64 * 1024)]).into_owned();
                 let at = head.len();
                 diags.push(

@@ -1,7 +1,8 @@
 //! The direct split of plain usage files reads exactly what the CSV reader
 //! reads: the same rows, series, spans and diagnostics, on random files
 //! made of valid rows, blank lines, short and long rows, bad cells and a
-//! last line without its newline.
+//! last line without its newline. The number and trim shortcuts give
+//! what the standard parser and `str::trim` give, bit for bit.
 
 use super::*;
 
@@ -126,4 +127,82 @@ fn rows_after_blank_lines_point_at_their_own_line() {
         rows.series_spans[0].start as usize,
         text.find(",d,").unwrap() + 1
     );
+}
+
+#[test]
+fn the_shortcut_parses_numbers_bit_for_bit_as_the_standard_parser() {
+    let mut cells: Vec<String> = [
+        "0",
+        "00",
+        "0.0",
+        "1",
+        "7",
+        "12.5",
+        "3.25",
+        "0.1",
+        "0.3",
+        "2.675",
+        "1000000",
+        "999999999999999",
+        "99999999999999.9",
+        "0.000000000000001",
+        "123456789012345",
+        "1234567890123456",
+        "5.",
+        ".5",
+        "+1",
+        "-0",
+        "1e3",
+        "1_0",
+        "١",
+        "",
+        ".",
+        "1..2",
+        " 1",
+        "inf",
+        "NaN",
+        "0x10",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    // Random decimals of every length the shortcut takes, and beyond.
+    let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+    for _ in 0..20_000 {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let digits = (x % 18 + 1) as usize;
+        let text: String = format!("{:018}", x % 1_000_000_000_000_000_000)[18 - digits..].into();
+        let dot = (x >> 40) as usize % (digits + 1);
+        cells.push(if dot == 0 {
+            text
+        } else {
+            format!("{}.{}", &text[..dot], &text[dot..])
+        });
+    }
+    for cell in &cells {
+        let ours = parse_count(cell).map(f64::to_bits).ok();
+        let std = cell.parse::<f64>().map(f64::to_bits).ok();
+        assert_eq!(ours, std, "{cell:?}");
+        assert_eq!(trim(cell), cell.trim(), "{cell:?}");
+    }
+    for cell in [" 1 ", "\u{a0}2", "3\u{2003}", "\t", "x\n"] {
+        assert_eq!(trim(cell), cell.trim(), "{cell:?}");
+    }
+}
+
+#[test]
+fn a_quote_or_carriage_return_anywhere_sends_a_file_to_the_csv_reader() {
+    for len in [0, 1, 63, 64, 65, 200] {
+        let clean = vec![b'a'; len];
+        assert!(!has_quote_or_cr(&clean));
+        for at in 0..len {
+            for b in [b'"', b'\r'] {
+                let mut bytes = clean.clone();
+                bytes[at] = b;
+                assert!(has_quote_or_cr(&bytes), "{len} {at} {b}");
+            }
+        }
+    }
 }
