@@ -206,3 +206,28 @@ fn a_quote_or_carriage_return_anywhere_sends_a_file_to_the_csv_reader() {
         }
     }
 }
+
+#[test]
+fn series_key_hashes_tell_keys_apart_and_spread_over_the_low_bits() {
+    let mut seen = std::collections::HashSet::new();
+    let mut buckets = vec![0u32; 1 << 10];
+    let mut keys = 0;
+    // Names that differ in one digit in two places, which simpler
+    // multiply-rotate hashes map together.
+    for c in 0..20 {
+        for t in 0..500 {
+            let (cluster, team) = (format!("cluster-{c:03}"), format!("team-{t:04}"));
+            for pool in ["a100", "h100-sxm"] {
+                assert!(seen.insert(key_hash(&cluster, pool, &team)));
+                buckets[(key_hash(&cluster, pool, &team) & 1023) as usize] += 1;
+                keys += 1;
+            }
+        }
+    }
+    // Texts split differently hash differently.
+    assert_ne!(key_hash("a", "bc", "d"), key_hash("ab", "c", "d"));
+    assert_ne!(key_hash("", "a", ""), key_hash("a", "", ""));
+    // 20,000 keys over 1,024 buckets: about 20 each; none far over.
+    let most = *buckets.iter().max().unwrap();
+    assert!(most < 3 * keys / 1024, "{most}");
+}
