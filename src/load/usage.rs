@@ -6,7 +6,7 @@
 
 use crate::diag::{Code, Diagnostic, FileId, Span};
 use crate::model::usage::USAGE_COLUMNS;
-use crate::model::usage::UsageRows;
+use crate::model::usage::{IntHash, UsageRows};
 use crate::model::{SeriesKey, Timestamp, Usage, UsageSample};
 use std::collections::HashMap;
 
@@ -148,7 +148,7 @@ struct RowReader<'u> {
     file: FileId,
     /// Series ids by the hash of their key, so that a row finds its series
     /// without allocating the key's three texts.
-    ids: HashMap<u64, Vec<u32>, KeyHash>,
+    ids: HashMap<u64, Vec<u32>, IntHash>,
     /// Rows of one hour come together (as `usage pull` writes them): the
     /// last timestamp read is parsed once.
     last_at: Option<(String, Timestamp)>,
@@ -404,33 +404,6 @@ fn key_hash(cluster: &str, pool: &str, team: &str) -> u64 {
         }
     }
     h
-}
-
-/// The identity hash for keys that are already hashes ([`key_hash`]).
-#[derive(Clone, Copy, Default)]
-struct KeyHash;
-
-impl std::hash::BuildHasher for KeyHash {
-    type Hasher = KeyHasher;
-    fn build_hasher(&self) -> KeyHasher {
-        KeyHasher(0)
-    }
-}
-
-struct KeyHasher(u64);
-
-impl std::hash::Hasher for KeyHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0 << 8) ^ u64::from(b) ^ (self.0 >> 56);
-        }
-    }
-    fn write_u64(&mut self, n: u64) {
-        self.0 = n;
-    }
 }
 
 #[cfg(test)]

@@ -250,7 +250,7 @@ impl Usage {
     pub fn add(&mut self, samples: &[UsageSample]) -> Vec<Refused> {
         // Each series' grid grows once to cover the rows' hours.
         // By series id: first hour, last hour, rows.
-        let mut bounds: std::collections::HashMap<u32, (i64, i64, usize), IdHash> =
+        let mut bounds: std::collections::HashMap<u32, (i64, i64, usize), IntHash> =
             std::collections::HashMap::default();
         for s in samples {
             let b = bounds.entry(s.series).or_insert((s.hour(), s.hour(), 0));
@@ -308,22 +308,23 @@ impl Usage {
     }
 }
 
-/// Hashes a series id by one multiplication (Fibonacci hashing): ids are
-/// small integers a file cannot choose, so SipHash's keyed defence buys
-/// nothing here and costs a hash per row.
+/// Hashes an integer key by one multiplication (Fibonacci hashing): for
+/// series ids, small integers a file cannot choose, and for keys that are
+/// already hashes (the usage reader's). SipHash's keyed defence buys
+/// nothing there and costs a hash per row.
 #[derive(Clone, Copy, Default)]
-struct IdHash;
+pub(crate) struct IntHash;
 
-impl std::hash::BuildHasher for IdHash {
-    type Hasher = IdHasher;
-    fn build_hasher(&self) -> IdHasher {
-        IdHasher(0)
+impl std::hash::BuildHasher for IntHash {
+    type Hasher = IntHasher;
+    fn build_hasher(&self) -> IntHasher {
+        IntHasher(0)
     }
 }
 
-struct IdHasher(u64);
+pub(crate) struct IntHasher(u64);
 
-impl std::hash::Hasher for IdHasher {
+impl std::hash::Hasher for IntHasher {
     fn finish(&self) -> u64 {
         self.0
     }
@@ -333,7 +334,10 @@ impl std::hash::Hasher for IdHasher {
         }
     }
     fn write_u32(&mut self, n: u32) {
-        self.0 = u64::from(n).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        self.write_u64(u64::from(n));
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0 ^ n).wrapping_mul(0x9e37_79b9_7f4a_7c15);
     }
 }
 
