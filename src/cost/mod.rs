@@ -380,9 +380,11 @@ impl<'r> Analysis<'r> {
     /// work on other threads while setting its own).
     pub fn prepare(&self) {
         use rayon::prelude::*;
-        self.pools.par_iter().for_each(|((cluster, pool), _)| {
-            self.outlook(cluster, pool);
-            self.preemptible_outlook(cluster, pool);
+        self.pools.par_iter().for_each(|((cluster, pool), p)| {
+            // The preemptible outlook only where the commitment mix reads it.
+            if self.outlook(cluster, pool).is_some() && p.price.catalog.is_some() {
+                self.preemptible_outlook(cluster, pool);
+            }
         });
         let teams: Vec<&String> = self.budgets.keys().collect();
         let reservations: Vec<&String> = self.reservations.keys().collect();

@@ -40,7 +40,7 @@ fn read(text: &str, file: FileId, usage: &mut UsageRows, diags: &mut Vec<Diagnos
                             USAGE_COLUMNS.join(",")
                         ),
                     )
-                    .at(Span::new(file, 0, text.find('\n').unwrap_or(text.len())), "header")
+                    .at(header_span(text, file), "header")
                     .help("usage files start with the header timestamp,cluster,pool,team,allocated_gpus,used_gpus"),
                 );
                 false
@@ -66,6 +66,7 @@ fn read(text: &str, file: FileId, usage: &mut UsageRows, diags: &mut Vec<Diagnos
         file,
         ids: HashMap::default(),
         last_at: None,
+        last_series: None,
         usage,
         diags,
     };
@@ -75,19 +76,25 @@ fn read(text: &str, file: FileId, usage: &mut UsageRows, diags: &mut Vec<Diagnos
             .or_default()
             .push(i as u32);
     }
+    // Room for every row at once (the rows vector would otherwise double
+    // and copy itself a dozen times for a large file): at most a row per
+    // line, and a row that is kept holds a timestamp and five commas, 16
+    // bytes at least, so a file of blank lines reserves little.
+    let lines = memchr::memchr_iter(b'\n', text.as_bytes()).count() + 1;
+    rows.usage.samples.reserve(lines.min(text.len() / 16 + 1));
     if plain {
-        // One pass over the bytes: a comma ends a cell, a newline (or the
-        // end of the text) a row; an empty row is a blank line, skipped.
+        // A comma ends a cell, a newline (or the end of the text) a row;
+        // an empty row is a blank line, skipped.
         let start = (reader.position().byte() as usize).min(text.len());
         let bytes = text.as_bytes();
         let mut cells = [""; 6];
         let mut spans = [(0usize, 0usize); 6];
         let (mut row_start, mut from, mut n) = (start, start, 0usize);
-        for i in start..=bytes.len() {
-            let b = bytes.get(i).copied().unwrap_or(b'\n');
-            if b != b',' && b != b'\n' {
-                continue;
-            }
+        // Every comma and newline (a vectorized search), then the end.
+        let breaks = memchr::memchr2_iter(b',', b'\n', &bytes[start..])
+            .map(|k| (start + k, bytes[start + k]))
+            .chain([(bytes.len(), b'\n')]);
+        for (i, b) in breaks {
             if b == b'\n' && i == row_start {
                 (row_start, from) = (i + 1, i + 1);
                 continue;
@@ -152,6 +159,8 @@ struct RowReader<'u> {
     /// Rows of one hour come together (as `usage pull` writes them): the
     /// last timestamp read is parsed once.
     last_at: Option<(String, Timestamp)>,
+    /// The series of the last row read.
+    last_series: Option<u32>,
     usage: &'u mut UsageRows,
     diags: &'u mut Vec<Diagnostic>,
 }
@@ -249,12 +258,24 @@ impl RowReader<'_> {
             );
         }
         let (cluster, pool, team) = (trim(cells[1]), trim(cells[2]), trim(cells[3]));
-        let hash = key_hash(cluster, pool, team);
-        let known = self.ids.get(&hash).and_then(|c| {
-            c.iter().copied().find(|&id| {
-                let k = &self.usage.series[id as usize];
-                k.cluster == cluster && k.pool == pool && k.team == team
-            })
+        let is = |id: u32| {
+            let k = &self.usage.series[id as usize];
+            k.cluster == cluster && k.pool == pool && k.team == team
+        };
+        // Each hour lists the file's series in the same order (as `usage
+        // pull` writes them): the series after the last row's is tried
+        // first, then the key's hash. Keys are unique, so either way it
+        // is the one series with this key.
+        let count = self.usage.series.len() as u32;
+        let next = self
+            .last_series
+            .map(|id| (id + 1) % count)
+            .filter(|&id| is(id));
+        let hash = || key_hash(cluster, pool, team);
+        let known = next.or_else(|| {
+            self.ids
+                .get(&hash())
+                .and_then(|c| c.iter().copied().find(|&id| is(id)))
         });
         let series = match known {
             Some(id) => id,
@@ -266,10 +287,11 @@ impl RowReader<'_> {
                     team: team.to_string(),
                 });
                 self.usage.series_spans.push(span(1));
-                self.ids.entry(hash).or_default().push(id);
+                self.ids.entry(hash()).or_default().push(id);
                 id
             }
         };
+        self.last_series = Some(series);
         self.usage
             .samples
             .push(UsageSample::new(series, at, values[0], values[1]));
@@ -327,6 +349,16 @@ pub fn join(
             .help("check the series' timestamps (a mistyped year puts a row decades away from the rest)"),
         );
     }
+}
+
+/// The header line: the first line that is not blank (the CSV reader
+/// skips blank lines before it), without its line break.
+fn header_span(text: &str, file: FileId) -> Span {
+    let start = text.len() - text.trim_start_matches(['\r', '\n']).len();
+    let end = text[start..]
+        .find(['\r', '\n'])
+        .map_or(text.len(), |e| start + e);
+    Span::new(file, start, end)
 }
 
 /// Whether `bytes` hold a `"` or a carriage return (a vectorized search).
@@ -485,6 +517,20 @@ mod tests {
         read_csv("time,gpus\n1,2\n", FileId(0), &mut usage, &mut diags);
         assert_eq!(diags[0].code, Code::UsageBadHeader);
         assert!(usage.samples.is_empty());
+        let span = diags[0].span().unwrap();
+        assert_eq!((span.start, span.end), (0, 9));
+        // Blank lines before the header: the span is the header's line.
+        for text in ["\n\ntime,gpus\n1,2\n", "\r\n\r\ntime,gpus\r\n1,2\r\n"] {
+            let mut diags = Vec::new();
+            read_csv(text, FileId(0), &mut UsageRows::default(), &mut diags);
+            let span = diags[0].span().unwrap();
+            let at = text.find('t').unwrap();
+            assert_eq!(
+                (span.start as usize, span.end as usize),
+                (at, at + 9),
+                "{text:?}"
+            );
+        }
     }
 
     /// Files read apart and joined give the series ids, first spans and

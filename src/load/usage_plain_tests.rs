@@ -231,3 +231,45 @@ fn series_key_hashes_tell_keys_apart_and_spread_over_the_low_bits() {
     let most = *buckets.iter().max().unwrap();
     assert!(most < 3 * keys / 1024, "{most}");
 }
+
+#[test]
+fn every_row_lands_on_the_series_of_its_own_key_in_any_order() {
+    // Hours that list the series in the same order (the guess of the next
+    // series holds), in rotated and random orders, with repeats and new
+    // series mid-file: each row's sample carries its own key's series.
+    let keys = ["a", "b", "c", "d", "e"];
+    let mut rng = Lcg(7);
+    let mut text = String::from("timestamp,cluster,pool,team,allocated_gpus,used_gpus\n");
+    let mut expected = Vec::new();
+    for hour in 0..40 {
+        let order: Vec<usize> = match hour % 4 {
+            0 => (0..keys.len()).collect(),
+            1 => (0..keys.len()).map(|i| (i + hour) % keys.len()).collect(),
+            2 => (0..6)
+                .map(|_| rng.next(keys.len() as u64) as usize)
+                .collect(),
+            _ => (0..3.min(hour)).collect(),
+        };
+        for k in order {
+            let team = format!("t-{}", keys[k]);
+            text.push_str(&format!(
+                "2026-01-{:02}T{:02}:00:00Z,c,p,{team},{},\n",
+                1 + hour / 24,
+                hour % 24,
+                expected.len()
+            ));
+            expected.push(team);
+        }
+    }
+    let mut rows = UsageRows::default();
+    let mut diags = Vec::new();
+    read_csv(&text, FileId(0), &mut rows, &mut diags);
+    assert!(diags.is_empty(), "{diags:?}");
+    assert_eq!(rows.samples.len(), expected.len());
+    for (s, team) in rows.samples.iter().zip(&expected) {
+        // The allocated number is the row's index: the sample is that row.
+        let row = s.allocated().unwrap() as usize;
+        assert_eq!(&rows.series[s.series as usize].team, &expected[row]);
+        assert_eq!(&expected[row], team);
+    }
+}
