@@ -2,11 +2,13 @@
 """Forecast accuracy of capops against statsforecast, on the same windows.
 
     python3 benches/forecast_compare.py DATA.csv [--value "running_gpus + pending_gpus"]
-                                        [--horizon 24] [--windows 7] [--capops PATH]
+                                        [--horizon 24] [--windows 7] [--cut HOURS] [--capops PATH]
 
 Rolling-origin evaluation: the last `windows` x `horizon` hours of each series
 are held out, in `windows` windows of `horizon` hours (step = horizon), each
-trained on everything before its cutoff. capops runs
+trained on everything before its cutoff. `--cut HOURS` first drops the last
+HOURS of every series: the development protocol, whose windows end where the
+held-out ones begin (say `--cut 168 --windows 14`). capops runs
 `capops forecast backtest`; statsforecast 2.1.1 runs Naive, SeasonalNaive(24),
 SeasonalNaive(168), AutoETS(24) and MSTL([24, 168]) with 80% intervals
 (P10/P90) through `cross_validation`. Gaps (empty cells) are missing values:
@@ -198,13 +200,29 @@ def main():
     p.add_argument("--value", default="running_gpus + pending_gpus")
     p.add_argument("--horizon", type=int, default=24)
     p.add_argument("--windows", type=int, default=7)
+    p.add_argument("--cut", type=int, default=0, help="drop the last HOURS of every series first")
     p.add_argument("--capops", default=os.path.join(ROOT, "target", "release", "capops"))
     a = p.parse_args()
     series = load(a.csv, a.value)
-    print(f"data: {a.csv}; value: {a.value}; {len(series)} series; {a.windows} windows of {a.horizon} h, step {a.horizon} h")
+    if a.cut > 0:
+        series = {sid: rows[:-a.cut] for sid, rows in series.items() if len(rows) > a.cut}
+    path, expr = a.csv, a.value
+    if a.cut > 0:
+        # capops reads the cut series from a file of its own.
+        tmp = tempfile.NamedTemporaryFile("w", suffix=".csv", delete=False, newline="")
+        w = csv.writer(tmp)
+        w.writerow(["timestamp", "series", "value"])
+        for sid, rows in series.items():
+            for t, v in rows:
+                w.writerow([t, sid, "" if v is None else repr(v)])
+        tmp.close()
+        path, expr = tmp.name, "value"
+    print(f"data: {a.csv}; value: {a.value}; last {a.cut} h cut; {len(series)} series; {a.windows} windows of {a.horizon} h, step {a.horizon} h")
     print("statsforecast: gaps in the training data filled by linear interpolation (its models need a complete series)")
     sf = run_statsforecast(series, a.horizon, a.windows)
-    ours = run_capops(a.capops, a.csv, a.value, a.horizon, a.windows)
+    ours = run_capops(a.capops, path, expr, a.horizon, a.windows)
+    if path != a.csv:
+        os.unlink(path)
     tables = {"capops": evaluate(series, ours, a.horizon, a.windows)}
     for m, f in sf.items():
         tables[m] = evaluate(series, f, a.horizon, a.windows)

@@ -4,6 +4,9 @@
     python3 benches/forecast_traces.py helios EARTH_VCS_DIR OUT.csv [--skip vc8Sj,vcMod,...]
     python3 benches/forecast_traces.py philly philly_node_sequence.csv OUT.csv
     python3 benches/forecast_traces.py alibaba-spot MODELS.csv TOTAL.csv OUT.csv
+    python3 benches/forecast_traces.py alibaba-dlrm disaggregated_DLRM_trace.csv OUT.csv
+    python3 benches/forecast_traces.py helios-venus cluster_throughput.csv OUT.csv
+    python3 benches/forecast_traces.py alibaba-genai lora_request_trace.csv OUT.csv
 
 Nothing is downloaded and no data goes into the repository: point it at
 copies of the traces (docs/benchmarks.md says where each comes from).
@@ -24,6 +27,30 @@ Alibaba's spot GPU trace (columns `hour` and one per model; `hour` and
 `gpus_active_requested`). Hours count from the trace's start, put on a grid
 from 2024-01-01 (the weekday is unknown; daily and weekly cycles keep their
 phase). Columns: timestamp, series, gpus.
+
+alibaba-dlrm: `cluster-trace-gpu-v2025/disaggregated_DLRM_trace.csv` of
+alibaba/clusterdata (GPU-disaggregated recommendation serving, 31 days).
+Each GPU instance (role HN) holds `gpu_request` GPUs from `scheduled_time`
+(else `creation_time`; neither: from the trace's start) to `deletion_time`
+(none: to the trace's end); the value is the exact time-weighted mean of
+each hour (the last, partial hour over the part the trace covers). Series:
+the whole fleet, and the five services averaging at least 20 GPUs whose
+hourly values vary most. Times count from the trace's start, put on a grid
+from 2024-01-01. Columns: timestamp, series, value.
+
+helios-venus: `simulation/data/Venus/cluster_throughput.csv` of
+S-Lab-System-Group/Lucid (10-minute bins that the Helios authors derived
+from the Venus cluster's job log, local time UTC+8). GPU demand as it
+arrives: the GPUs asked for by jobs submitted in each hour, and the GPUs
+given to jobs started in each hour (sums of the hour's bins; an hour without
+bins is a gap). Columns: timestamp, series, value.
+
+alibaba-genai: `cluster-trace-v2026-GenAI/lora_request_trace.csv` of
+alibaba/clusterdata (Stable Diffusion serving requests). GPUs busy if each
+request holds one GPU from `gmt_create` for `exec_time_seconds`:
+time-weighted hourly mean. A small serving sample (under 4 at its peak);
+timestamps carry the trace's unknown anonymisation offset. Columns:
+timestamp, series, value.
 """
 
 import argparse
@@ -104,6 +131,111 @@ def alibaba_spot(models, total, out):
                 w.writerow([ts, f"alibaba-spot/{name}", round(float(r[col]), 2)])
 
 
+def hourly_means(intervals, hours):
+    """Exact time-weighted mean per hour of the sum of `(start, end, weight)`
+    intervals (seconds from hour 0), over `hours` hours."""
+    full = [0.0] * (hours + 1)  # difference array of whole hours covered
+    part = [0.0] * hours  # seconds x weight in partly covered hours
+    for start, end, weight in intervals:
+        start, end = max(start, 0.0), min(end, hours * 3600.0)
+        if end <= start:
+            continue
+        a, b = int(start // 3600), int(end // 3600)
+        if a == b:
+            part[a] += weight * (end - start)
+            continue
+        part[a] += weight * ((a + 1) * 3600 - start)
+        full[a + 1] += weight
+        full[b] -= weight
+        if b < hours:
+            part[b] += weight * (end - b * 3600)
+    out, level = [], 0.0
+    for k in range(hours):
+        level += full[k]
+        out.append(level + part[k] / 3600.0)
+    return out
+
+
+def fmt(v):
+    return f"{v:.4f}".rstrip("0").rstrip(".")
+
+
+def write_series(out, series, start):
+    with open(out, "w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["timestamp", "series", "value"])
+        for name, values in series:
+            for k, v in enumerate(values):
+                ts = (start + datetime.timedelta(hours=k)).strftime("%Y-%m-%dT%H:00:00Z")
+                w.writerow([ts, name, "" if v is None else fmt(v)])
+
+
+def alibaba_dlrm(src, out):
+    def num(cell):
+        return None if cell.strip() == "" else float(cell)
+    with open(src, newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    end_of_trace = max(t for r in rows for t in (num(r["creation_time"]), num(r["scheduled_time"]),
+                                                  num(r["deletion_time"])) if t is not None)
+    hours = int(-(-end_of_trace // 3600))
+    by_app = collections.defaultdict(list)
+    for r in rows:
+        if r["role"] != "HN":
+            continue
+        start = num(r["scheduled_time"])
+        start = num(r["creation_time"]) if start is None else start
+        end = num(r["deletion_time"])
+        by_app[r["app_name"]].append((-1.0 if start is None else start,
+                                      end_of_trace if end is None else end, float(r["gpu_request"])))
+    covered = (end_of_trace - (hours - 1) * 3600) / 3600
+
+    def series(intervals):
+        v = hourly_means(intervals, hours)
+        if 0 < covered < 1:
+            v[-1] /= covered
+        return v
+
+    fleet = series([i for app in by_app.values() for i in app])
+    apps = {}
+    for app, intervals in by_app.items():
+        v = series(intervals)
+        if sum(v) / len(v) >= 20:
+            apps[app] = v
+
+    def spread(v):
+        m = sum(v) / len(v)
+        return (sum((x - m) ** 2 for x in v) / len(v)) ** 0.5
+    chosen = sorted(apps, key=lambda a: -spread(apps[a]))[:5]
+    write_series(out, [("alibaba-dlrm2025/gpus-allocated", fleet)]
+                 + [(f"alibaba-dlrm2025/{a.replace('_', '')}-gpus-allocated", apps[a]) for a in chosen],
+                 datetime.datetime(2024, 1, 1))
+
+
+def helios_venus(src, out):
+    sums = collections.defaultdict(lambda: [0.0, 0.0])
+    with open(src, newline="") as fh:
+        for row in csv.DictReader(fh):
+            local = datetime.datetime.fromisoformat(row["time"])
+            hour = (local - datetime.timedelta(hours=8)).replace(minute=0, second=0)
+            sums[hour][0] += float(row["submit_gpu_num"])
+            sums[hour][1] += float(row["start_gpu_num"])
+    first, last = min(sums), max(sums)
+    n = int((last - first).total_seconds() // 3600) + 1
+    grid = [sums.get(first + datetime.timedelta(hours=k)) for k in range(n)]
+    write_series(out, [("helios-venus/gpus-requested-by-submitted-jobs", [g and g[0] for g in grid]),
+                       ("helios-venus/gpus-allocated-to-started-jobs", [g and g[1] for g in grid])], first)
+
+
+def alibaba_genai(src, out):
+    with open(src, newline="") as fh:
+        rows = [(datetime.datetime.fromisoformat(r["gmt_create"]), max(float(r["exec_time_seconds"] or 0), 0.0))
+                for r in csv.DictReader(fh)]
+    origin = min(t for t, _ in rows).replace(minute=0, second=0, microsecond=0)
+    intervals = [((t - origin).total_seconds(), (t - origin).total_seconds() + e, 1.0) for t, e in rows]
+    hours = int(-(-max(b for _, b, _ in intervals) // 3600))
+    write_series(out, [("alibaba-genai2026/busy-gpu-equivalents", hourly_means(intervals, hours))], origin)
+
+
 def main():
     p = argparse.ArgumentParser()
     sub = p.add_subparsers(dest="trace", required=True)
@@ -118,13 +250,23 @@ def main():
     a.add_argument("models")
     a.add_argument("total")
     a.add_argument("out")
+    for name in ["alibaba-dlrm", "helios-venus", "alibaba-genai"]:
+        x = sub.add_parser(name)
+        x.add_argument("src")
+        x.add_argument("out")
     args = p.parse_args()
     if args.trace == "helios":
         helios(args.dir, args.out, set(filter(None, args.skip.split(","))))
     elif args.trace == "philly":
         philly(args.src, args.out)
-    else:
+    elif args.trace == "alibaba-spot":
         alibaba_spot(args.models, args.total, args.out)
+    elif args.trace == "alibaba-dlrm":
+        alibaba_dlrm(args.src, args.out)
+    elif args.trace == "helios-venus":
+        helios_venus(args.src, args.out)
+    else:
+        alibaba_genai(args.src, args.out)
 
 
 if __name__ == "__main__":
