@@ -42,6 +42,7 @@ fn main() {
         aggregates: &Default::default(),
         effects: &Default::default(),
         shared: &facts::Shared::new(repo, &config),
+        author: None,
     };
     let t = Instant::now();
     let all: Vec<(String, minijinja::Value)> = repo

@@ -1000,3 +1000,62 @@ fn more_than_50_annotations_are_sent_in_batches() {
         run.stdout
     );
 }
+
+#[test]
+fn usage_hours_are_data_only_in_the_usage_pullers_pull_requests() {
+    // The base names the usage puller and has two measured hours; the head appends two more.
+    let mut co = Checkout::with(40, |root| {
+        let config = std::fs::read_to_string(root.join("capops.yaml")).unwrap();
+        std::fs::write(
+            root.join("capops.yaml"),
+            format!("{config}  usage:\n    pullers:\n      - capops-usage[bot]\n"),
+        )
+        .unwrap();
+        std::fs::create_dir_all(root.join("usage")).unwrap();
+        std::fs::write(
+            root.join("usage/prod.csv"),
+            "timestamp,cluster,pool,team,allocated_gpus,used_gpus\n\
+             2026-11-21T00:00:00Z,prod,h100,ml,40,31\n\
+             2026-11-21T01:00:00Z,prod,h100,ml,40,30\n",
+        )
+        .unwrap();
+    });
+    let path = co.root.join("usage/prod.csv");
+    let mut csv = std::fs::read_to_string(&path).unwrap();
+    csv.push_str(
+        "2026-11-21T02:00:00Z,prod,h100,ml,40,32\n2026-11-21T03:00:00Z,prod,h100,ml,40,29\n",
+    );
+    std::fs::write(&path, csv).unwrap();
+    co.head = commit_all(&co.git, "usage: two more hours");
+    let f = fake(&co);
+    f.with(|w| w.push(PR, &co.head));
+    let usage = |run: &Run| -> Value {
+        run.json["github"]["decisions"]
+            .as_array()
+            .unwrap_or_else(|| panic!("no github block: {}\n{}", run.stdout, run.stderr))
+            .iter()
+            .find(|d| d["kind"] == "UsageHistory")
+            .cloned()
+            .unwrap_or_else(|| panic!("usage judged: {}", run.stdout))
+    };
+
+    // Opened by a person (alice): the hours need finance.
+    let run = gate(&co, &f, TOKEN, &[], &[]);
+    assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+    let d = usage(&run);
+    let roles: Vec<&str> = d["roles"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(roles, ["finance"], "{d}");
+    assert!(run.stdout.contains("appended by alice"), "{}", run.stdout);
+
+    // The same hours in a pull request the puller opened: data, green without reviews.
+    f.with(|w| w.open_pull(PR, "capops-usage[bot]", &co.base, &co.head));
+    let run = gate(&co, &f, TOKEN, &[], &[]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert_eq!(usage(&run)["standing"], "automatic", "{}", usage(&run));
+    assert_eq!(f.with(|w| w.status_of(&co.head)).unwrap().state, "success");
+}

@@ -389,20 +389,22 @@ fn commit_all(repo: &git2::Repository) {
 /// The `usage-history-rewritten` warnings of `check --base HEAD`, and the
 /// decision on the usage history (the gate judges a rewrite; an append is
 /// approved automatically).
-fn rewrite_warnings(path: &str) -> (Vec<String>, String) {
-    let out = run(
-        &[
-            "check",
-            path,
-            "--base",
-            "HEAD",
-            "--at",
-            "2026-01-05T04:00:00Z",
-            "--format",
-            "json",
-        ],
-        &[],
-    );
+/// `check --base HEAD` as `author` opened the change (`None`: unknown).
+fn rewrite_warnings_by(path: &str, author: Option<&str>) -> (Vec<String>, String) {
+    let mut args = vec![
+        "check",
+        path,
+        "--base",
+        "HEAD",
+        "--at",
+        "2026-01-05T04:00:00Z",
+        "--format",
+        "json",
+    ];
+    if let Some(a) = author {
+        args.extend(["--author", a]);
+    }
+    let out = run(&args, &[]);
     let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
     let decision = v["decisions"]
         .as_array()
@@ -411,7 +413,7 @@ fn rewrite_warnings(path: &str) -> (Vec<String>, String) {
         .find(|d| d["kind"] == "UsageHistory")
         .map(|d| d["decision"].as_str().unwrap().to_string())
         .unwrap_or_default();
-    let expected = if decision == "needs-approval" { 1 } else { 0 };
+    let expected = i32::from(decision == "needs-approval");
     assert_eq!(out.code, expected, "{}\n{}", out.stderr, out.stdout);
     let warnings = v["diagnostics"]
         .as_array()
@@ -423,6 +425,11 @@ fn rewrite_warnings(path: &str) -> (Vec<String>, String) {
     (warnings, decision)
 }
 
+/// The same, opened by the repository's usage puller.
+fn rewrite_warnings(path: &str) -> (Vec<String>, String) {
+    rewrite_warnings_by(path, Some("usage-bot"))
+}
+
 #[test]
 fn the_gate_sees_a_rewrite_of_committed_hours_and_not_an_append() {
     let values = Arc::new(Mutex::new(("2", "1.5")));
@@ -431,7 +438,7 @@ fn the_gate_sees_a_rewrite_of_committed_hours_and_not_an_append() {
         let (a, u) = *current.lock().unwrap();
         (200, answer_with(seen, a, u), Duration::ZERO)
     }));
-    let dir = repo("");
+    let dir = repo("    pullers: [usage-bot]\n");
     let path = dir.path().display().to_string();
     let git = git2::Repository::init(dir.path()).unwrap();
     let pull_to = |to: &str, extra: &[&str]| {
@@ -459,6 +466,15 @@ fn the_gate_sees_a_rewrite_of_committed_hours_and_not_an_append() {
         5
     );
     assert_eq!(rewrite_warnings(&path), (vec![], "approved".to_string()));
+    // The same hours from anyone but the usage puller are judged.
+    assert_eq!(
+        rewrite_warnings_by(&path, Some("alice")),
+        (vec![], "needs-approval".to_string())
+    );
+    assert_eq!(
+        rewrite_warnings_by(&path, None),
+        (vec![], "needs-approval".to_string())
+    );
     commit_all(&git);
     // The collector's numbers were wrong: pull again from hour 1 with the fixed ones.
     *values.lock().unwrap() = ("3", "2.5");

@@ -53,7 +53,10 @@ fn stale_usage_raised_to_an_error_stops_check_and_report() {
     let text = std::fs::read_to_string(&config).unwrap();
     std::fs::write(
         &config,
-        format!("{text}  usage: {{staleAfterHours: 24}}\n  severities: {{usage-stale: error}}\n"),
+        format!(
+            "{}  severities: {{usage-stale: error}}\n",
+            text.replace("  usage:\n", "  usage:\n    staleAfterHours: 24\n")
+        ),
     )
     .unwrap();
     let path = copy.display().to_string();

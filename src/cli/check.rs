@@ -40,9 +40,29 @@ pub struct CheckArgs {
     /// When to exit with 1.
     #[arg(long, value_enum, default_value_t = FailOn::Approval)]
     pub fail_on: FailOn,
+    /// Who opened the change (a GitHub login, or `app-slug[bot]`): usage hours it
+    /// appends are data only when it is one of the Config's `usage.pullers`.
+    /// `--github` reads the pull request's author instead.
+    #[arg(
+        long,
+        value_name = "LOGIN",
+        requires = "base",
+        conflicts_with = "github",
+        value_parser = author_arg
+    )]
+    pub author: Option<String>,
     /// The pull-request loop on GitHub (`--github` and its flags).
     #[command(flatten)]
     pub github: crate::github::args::GithubArgs,
+}
+
+/// clap value parser for `--author`: a GitHub login or `app-slug[bot]`.
+fn author_arg(s: &str) -> Result<String, String> {
+    if crate::validate::names::is_github_actor(s) {
+        Ok(s.trim_start_matches('@').to_string())
+    } else {
+        Err("write a GitHub login (`alice`) or a GitHub App's account (`app-slug[bot]`)".into())
+    }
 }
 
 #[derive(Debug, clap::Args)]
@@ -284,6 +304,7 @@ pub(super) fn evaluate(
     at: Timestamp,
     trace: bool,
     analysis: &crate::cost::Analysis<'_>,
+    author: Option<&str>,
 ) -> CheckResult {
     let none = std::collections::HashSet::new();
     policy::check(&CheckInput {
@@ -298,6 +319,7 @@ pub(super) fn evaluate(
         recent_growth: &loaded.recent_growth,
         templates: loaded.templates.as_ref(),
         effects: &loaded.effects.summary,
+        author,
     })
 }
 
@@ -350,7 +372,13 @@ pub(super) fn check_to(
     let at = args.at.unwrap_or(io.now);
     let loaded = load(cli, &args.path, base, at, io)?;
     let analysis = crate::cost::Analysis::new(loaded.world(), at);
-    let result = evaluate(&loaded, at, cli.format == Format::Markdown, &analysis);
+    let result = evaluate(
+        &loaded,
+        at,
+        cli.format == Format::Markdown,
+        &analysis,
+        args.author.as_deref(),
+    );
     let paths = Paths::new(&args.path);
     let mut diagnostics: Vec<Diagnostic> = loaded.head.diagnostics.clone();
     diagnostics.extend(result.diagnostics.iter().cloned());
@@ -455,7 +483,7 @@ pub fn explain(cli: &Cli, args: &ExplainArgs, io: &mut Io<'_>) -> Outcome {
     let name = args.name.as_str();
     let loaded = load(cli, path, args.base.as_deref(), at, io)?;
     let analysis = crate::cost::Analysis::new(loaded.world(), at);
-    let result = evaluate(&loaded, at, true, &analysis);
+    let result = evaluate(&loaded, at, true, &analysis, None);
     let paths = Paths::new(path);
     let sources = &loaded.head.sources;
     let Some(e) = result.evaluated.iter().find(|e| e.name == name) else {

@@ -176,7 +176,13 @@ fn pull_request(
         b.rev = pr.base.name.clone();
     }
     let analysis = crate::cost::Analysis::new(loaded.world(), at);
-    let result = ccheck::evaluate(&loaded, at, true, &analysis);
+    let result = ccheck::evaluate(
+        &loaded,
+        at,
+        true,
+        &analysis,
+        Some(&author).filter(|a| !a.is_empty()).map(|a| a.as_str()),
+    );
 
     // Reviews, then only the memberships that decide something (cached per run).
     let verified = rt.block_on(gate::verify(

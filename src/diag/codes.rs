@@ -104,6 +104,7 @@ codes! {
     DuplicateNamespace = "duplicate-namespace", Error, "two teams use the same namespace in one cluster";
     NameInvalid = "name-invalid", Error, "a name that becomes a file path or an object name is not one the cluster, cloud or file system accepts";
     ApproverInvalid = "approver-invalid", Error, "a lead or approver is not a GitHub login or an `org/team` slug";
+    UsagePullerShared = "usage-puller-shared", Warning, "the Config lists `github-actions[bot]` as a usage puller, an account every workflow of the repository opens pull requests as";
     TeamOverQuota = "team-over-quota", Error, "the requests in force commit more to a team than its quota, at some hour from now on";
     PoolOvercommitted = "pool-overcommitted", Error, "the requests in force commit more of a pool than it has, at some hour from now on";
     // GPUs and MIG

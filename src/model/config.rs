@@ -37,7 +37,7 @@ pub struct ConfigSpec {
     pub render: RenderSettings,
     /// Refreshing the usage history from Prometheus, and when it counts as stale.
     #[serde(default)]
-    pub usage: super::usage_settings::UsageSettings,
+    pub usage: Box<super::usage_settings::UsageSettings>,
     /// How costs are shared, spot is priced and forecasts are trusted.
     #[serde(default)]
     pub costs: CostSettings,

@@ -8,6 +8,7 @@
 //! value at time `t` describes the hour that ends at `t`; the result labels
 //! each query must keep are listed on its field.
 
+use super::Spanned;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
@@ -30,6 +31,14 @@ pub struct UsageSettings {
     /// Where and how `capops usage pull` reads the measurements.
     #[serde(default)]
     pub prometheus: PrometheusSettings,
+    /// The GitHub accounts whose pull requests append measurements (the bot or
+    /// GitHub App that runs `capops usage pull` on a schedule, as `login` or
+    /// `app-slug[bot]`). Hours such an account appends, within what each team can
+    /// hold, are data; hours anyone else appends are judged
+    /// (`change.by_usage_puller`). Read from the base revision; a change to the
+    /// list is a Config change. Default: none.
+    #[serde(default)]
+    pub pullers: Vec<Spanned<String>>,
 }
 
 impl Default for UsageSettings {
@@ -38,6 +47,7 @@ impl Default for UsageSettings {
             stale_after_hours: d_stale(),
             hourly_days: None,
             prometheus: PrometheusSettings::default(),
+            pullers: Vec::new(),
         }
     }
 }

@@ -142,6 +142,9 @@ pub struct CheckInput<'a> {
     pub templates: Option<&'a facts::TemplateDelta>,
     /// What the change does to the rendered objects and files.
     pub effects: &'a facts::EffectFacts,
+    /// Who opened the pull request (`check --github`: the pull request's
+    /// author; `check --author`), when known.
+    pub author: Option<&'a str>,
 }
 
 /// The result of a check.
@@ -239,6 +242,7 @@ pub fn check(input: &CheckInput<'_>) -> CheckResult {
         aggregates: &aggregates,
         effects: input.effects,
         shared: &shared,
+        author: input.author,
     };
     let mut targets: Vec<judge::Target> = changes
         .iter()

@@ -268,6 +268,7 @@ fn judge(
         recent_growth,
         templates: None,
         effects: &Default::default(),
+        author: None,
     });
     let mut diags = head.diagnostics.clone();
     diags.extend(result.diagnostics.iter().cloned());

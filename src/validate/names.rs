@@ -44,6 +44,12 @@ pub fn is_github_login(s: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_'))
 }
 
+/// A GitHub account that can open pull requests: a login, or a GitHub App's
+/// bot account (`app-slug[bot]`).
+pub fn is_github_actor(s: &str) -> bool {
+    is_github_login(s.strip_suffix("[bot]").unwrap_or(s))
+}
+
 /// A GitHub team: `org/team-slug` (a leading `@` allowed).
 pub fn is_github_team(s: &str) -> bool {
     let s = s.strip_prefix('@').unwrap_or(s);
@@ -121,6 +127,31 @@ pub fn check_names(repo: &Repo, diags: &mut Vec<Diagnostic>) {
                 }
             }
         }
+        for p in &config.spec.usage.pullers {
+            if !is_github_actor(&p.value) {
+                diags.push(
+                    Diagnostic::new(
+                        Code::ApproverInvalid,
+                        format!("`{}` is not a GitHub account", p.value.escape_debug()),
+                    )
+                    .at(p.span, "not a login or `app-slug[bot]`")
+                    .help("write the login of the account that opens usage pull requests (`capops-usage[bot]`, `usage-bot`)"),
+                );
+            } else if p
+                .value
+                .trim_start_matches('@')
+                .eq_ignore_ascii_case("github-actions[bot]")
+            {
+                diags.push(
+                    Diagnostic::new(
+                        Code::UsagePullerShared,
+                        "`github-actions[bot]` opens pull requests for every workflow of the repository, not only `capops usage pull`".to_string(),
+                    )
+                    .at(p.span, "shared by every workflow")
+                    .help("open usage pull requests with a GitHub App of their own (actions/create-github-app-token) and list `app-slug[bot]`; pull requests opened with GITHUB_TOKEN also start no workflow, so no check would run"),
+                );
+            }
+        }
     }
     for t in repo.teams.values() {
         for lead in &t.spec.leads {
@@ -193,5 +224,41 @@ mod tests {
         assert!(!is_github_team("acme/a b"));
         assert!(!is_github_team("a/b/c"));
         assert!(!is_dns_subdomain("Gpu"));
+        assert!(is_github_actor("capops-usage[bot]"));
+        assert!(is_github_actor("usage-bot"));
+        assert!(!is_github_actor("[bot]"));
+        assert!(!is_github_actor("a[bot][bot]"));
+        assert!(!is_github_actor("a [bot]"));
+    }
+
+    fn config_with_pullers(pullers: &str) -> Vec<Diagnostic> {
+        let text = format!(
+            "apiVersion: capops.dev/v1alpha1\nkind: Config\nmetadata: {{name: x}}\nspec:\n  usage:\n    pullers:\n{pullers}"
+        );
+        let loaded = crate::load::load(
+            vec![crate::load::Input {
+                path: "capops.yaml".into(),
+                content: crate::load::Content::Bytes(text.into_bytes()),
+            }],
+            None,
+        );
+        assert!(loaded.diagnostics.is_empty(), "{:?}", loaded.diagnostics);
+        let repo = crate::load::base::assemble(loaded.docs);
+        let mut diags = Vec::new();
+        check_names(&repo, &mut diags);
+        diags
+    }
+
+    #[test]
+    fn usage_pullers_are_github_accounts_of_their_own() {
+        assert!(config_with_pullers("      - capops-usage[bot]\n      - usage-bot\n").is_empty());
+        let d = config_with_pullers("      - \"<b>bot</b>\"\n");
+        assert_eq!(d.len(), 1);
+        assert_eq!(d[0].code, Code::ApproverInvalid);
+        assert!(d[0].is_error());
+        let d = config_with_pullers("      - github-actions[bot]\n");
+        assert_eq!(d.len(), 1);
+        assert_eq!(d[0].code, Code::UsagePullerShared);
+        assert!(!d[0].is_error());
     }
 }

@@ -17,10 +17,12 @@ pub struct UsageDelta {
     /// Hourly rows after the last hour the base had for their series (new series included).
     pub appended_rows: u64,
     /// Hours the base had (or that fall inside its history, gaps included) whose values differ;
-    /// hours of a series the base lacks up to the last hour the base measured in that cluster
-    /// (a backfill); hours after `now` (not measured yet); new hours at which the team holds,
-    /// all its pools in the cluster together, more GPUs (allocated or used) than it can hold
-    /// there (its quota and borrowing in the base).
+    /// hours the base lacks up to the last hour it measured in that cluster (a backfill, of a
+    /// new series or of one that had stopped); hours from the one `now` falls in on (not
+    /// measured yet, or not over); new hours at which the team holds, all its pools in the
+    /// cluster together, more GPUs (allocated or used) than it can hold there (its quota and
+    /// borrowing in the base), or uses more GPUs than are allocated to it (`usage pull` never
+    /// writes that).
     pub rewritten_rows: u64,
     /// Hours the base had that are gone.
     pub removed_rows: u64,
@@ -53,6 +55,12 @@ fn rows(u: &Usage) -> HashMap<&SeriesKey, Vec<(i64, Row)>> {
     out
 }
 
+/// Used above allocated (beyond the 0.01 rounding): `usage pull` lowers used
+/// to allocated, so such a row is not one of its measurements.
+fn used_above_allocated(row: Row) -> bool {
+    matches!(row, (Some(a), Some(u)) if u > a + 0.01 + 1e-9)
+}
+
 fn same(a: Option<f64>, b: Option<f64>) -> bool {
     match (a, b) {
         (None, None) => true,
@@ -62,12 +70,15 @@ fn same(a: Option<f64>, b: Option<f64>) -> bool {
 }
 
 /// Compares the base's usage history with the head's, hour by hour. Only
-/// hours after what the base measured, and not after `now_hour`, are
-/// appended: the base's last hour of the series, or, for a series it
-/// lacks, the last hour it measured in that cluster (or anywhere, for a new
-/// cluster). An appended hour is a measurement only when what the team holds
-/// in the cluster at that hour, all its pools together in the head, is no
-/// more than `ceiling` (what it can hold there); otherwise it is a rewrite.
+/// hours after what the base measured, and before `now_hour` (the hour `now`
+/// falls in, not over yet), are appended: after the last hour the base
+/// measured in the series' cluster (or anywhere, for a new cluster), for
+/// every series: `usage pull` fetches a cluster from its last committed hour
+/// on, so it never writes an earlier hour of a series that had stopped. An
+/// appended hour is a measurement only when its used GPUs are no more than
+/// its allocated ones and what the team holds in the cluster at that hour,
+/// all its pools together in the head, is no more than `ceiling` (what it
+/// can hold there); otherwise it is a rewrite.
 pub fn usage_delta(
     base: &Usage,
     head: &Usage,
@@ -99,16 +110,14 @@ pub fn usage_delta(
     for (key, now) in &after {
         let empty = Vec::new();
         let old = before.get(key).unwrap_or(&empty);
-        let last = match old.last() {
-            Some(r) => r.0,
-            None => cluster_last
-                .get(key.cluster.as_str())
-                .copied()
-                .unwrap_or(base_last),
-        };
+        // The cluster's last measured hour is at or after the series' own.
+        let last = cluster_last
+            .get(key.cluster.as_str())
+            .copied()
+            .unwrap_or(base_last);
         let old_at: HashMap<i64, Row> = old.iter().copied().collect();
         for (hour, row) in now {
-            if *hour > now_hour {
+            if *hour >= now_hour || (*hour > last && used_above_allocated(*row)) {
                 d.rewritten_rows += 1;
                 mark(&mut d, key, *hour);
                 continue;
@@ -200,6 +209,12 @@ pub struct UsageChange {
     pub delta: UsageDelta,
     /// Whether the change alters or removes hours the base already had.
     pub rewrites_history: bool,
+    /// Who opened the pull request: its author on GitHub (`check --github`), or
+    /// `check --author`; empty when unknown.
+    pub author: String,
+    /// Whether the author is one of the base Config's `usage.pullers` (the accounts
+    /// whose pull requests append measurements); false when the author is unknown.
+    pub by_usage_puller: bool,
 }
 
 /// Builds the facts of a change to the usage history.
@@ -215,8 +230,22 @@ pub fn usage(env: &Env<'_>, delta: &UsageDelta) -> UsageSubject {
             },
             delta: delta.clone(),
             rewrites_history: delta.rewritten_rows > 0 || delta.removed_rows > 0,
+            author: env.author.unwrap_or_default().to_string(),
+            by_usage_puller: env.author.is_some_and(|a| is_puller(env.config, a)),
         },
     }
+}
+
+/// Whether `login` is one of the Config's usage pullers (case-insensitive,
+/// a leading `@` ignored on either side).
+pub fn is_puller(config: &crate::model::ConfigSpec, login: &str) -> bool {
+    let login = login.trim_start_matches('@');
+    !login.is_empty()
+        && config
+            .usage
+            .pullers
+            .iter()
+            .any(|p| p.value.trim_start_matches('@').eq_ignore_ascii_case(login))
 }
 
 /// Template overrides the change adds, modifies or removes, by path under `templates/`.

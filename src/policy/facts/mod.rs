@@ -438,6 +438,8 @@ pub struct Env<'a> {
     pub effects: &'a EffectFacts,
     /// The Config's and the clusters' facts, built once.
     pub shared: &'a Shared,
+    /// Who opened the pull request, when known.
+    pub author: Option<&'a str>,
 }
 
 pub(crate) fn config_facts(config: &ConfigSpec) -> ConfigFacts {

@@ -62,6 +62,7 @@ fn with_example_env(f: impl FnOnce(&Repo, &Env<'_>)) {
         aggregates: &Aggregates::default(),
         effects: &EffectFacts::default(),
         shared: &super::Shared::new(&repo, &config),
+        author: None,
     };
     f(&repo, &env);
 }
