@@ -191,7 +191,7 @@ pub(super) fn load(
             delta.output_edited = output_edited(path, &b.commit, &b.repo, &head.repo, &th, at)
                 .map_err(|e| git_failed(io, e))?;
             templates = Some(delta);
-            let world = policy::world_of(&head.repo, Some(&b.repo)).into_owned();
+            let world = policy::world_of(&head.repo, Some(&b.repo), &b.same_files).into_owned();
             recent_growth =
                 growth(&head, b, &world, path, at, cache).map_err(|e| git_failed(io, e))?;
             Some(world)

@@ -157,7 +157,7 @@ impl<'r> Analysis<'r> {
                     PoolEntry {
                         cluster,
                         pool,
-                        price: prices::pool(repo, cluster, pool),
+                        price: prices::pool(repo, cluster, pool, at),
                         series: ids_of.remove(&key).unwrap_or_default(),
                         requests: approved::requests(
                             pool_requests

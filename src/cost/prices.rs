@@ -74,8 +74,15 @@ pub struct PoolPrice {
     pub spot_nodes: u32,
 }
 
-/// Prices a pool.
-pub fn pool(repo: &Repo, cluster: &Document<ClusterSpec>, pool: &NodePool) -> PoolPrice {
+/// Prices a pool at `at`: its reserved nodes at the reservations covering it
+/// whose term has not ended (the repository's `pricing_reservations`: the
+/// base's when judging a change), else at the catalog's committed price.
+pub fn pool(
+    repo: &Repo,
+    cluster: &Document<ClusterSpec>,
+    pool: &NodePool,
+    at: crate::model::Timestamp,
+) -> PoolPrice {
     let c = &cluster.spec;
     let catalog = pool
         .instance_type
@@ -97,10 +104,15 @@ pub fn pool(repo: &Repo, cluster: &Document<ClusterSpec>, pool: &NodePool) -> Po
     let mut cost = Decimal::ZERO;
     let mut gpu_hours = Decimal::ZERO;
     let mut names = Vec::new();
-    for r in repo.reservations.values() {
+    let reservations = repo
+        .pricing_reservations
+        .as_deref()
+        .unwrap_or(&repo.reservations);
+    for r in reservations.values() {
         let s = &r.spec;
         if s.covers.cluster.value != cluster.name()
             || s.covers.pool.value != pool.name.value.as_str()
+            || s.term.end.value <= at
         {
             continue;
         }

@@ -103,6 +103,46 @@ pub fn locked(s: &ReservationSpec, at_hour: i64) -> bool {
     prepaid && term_hours(&s.term).0 <= at_hour
 }
 
+/// What a reservation commits from `at` on, at its judged price (the catalog's
+/// at least): the hours of its term from `at` (all of them when it starts
+/// later), plus the upfront fee when it has not started. Hours before `at`
+/// are spent whatever a change does to the document.
+pub fn reservation_from(repo: &Repo, s: &ReservationSpec, at: crate::model::Timestamp) -> f64 {
+    let Some(c) = prices::reservation_judged(repo, s) else {
+        return 0.0;
+    };
+    let (start, end) = (s.term.start.value.as_second(), s.term.end.value.as_second());
+    let from = start.max(at.as_second());
+    if from >= end {
+        return 0.0;
+    }
+    let hours = (end - from + 3599).div_euclid(3600);
+    let upfront = match &s.upfront_fee {
+        Some(u) if start >= at.as_second() => u.value.0,
+        _ => Decimal::ZERO,
+    };
+    prices::float(
+        (Decimal::from(s.count.value.0) * Decimal::from(hours) * c.hourly + upfront).round_dp(2),
+    )
+}
+
+/// What a change to a reservation commits at `at`: what `now` commits from
+/// `at` on minus what `before` would have (nothing when `before` is locked,
+/// prepaid and started: its remaining hours are paid for and cannot be
+/// given back, so moving or shrinking it releases nothing).
+pub fn reservation_delta(
+    repo: &Repo,
+    now: Option<&ReservationSpec>,
+    before: Option<&ReservationSpec>,
+    at: crate::model::Timestamp,
+) -> f64 {
+    let now = now.map_or(0.0, |s| reservation_from(repo, s, at));
+    let released = before
+        .filter(|b| !locked(b, at.hour_index()))
+        .map_or(0.0, |b| reservation_from(repo, b, at));
+    now - released
+}
+
 /// Analyses a reservation; `None` when it has no price, or its pool no
 /// demand outlook.
 pub fn analyze(
@@ -227,8 +267,10 @@ pub fn analyze(
         s.count.value.0,
         threshold,
     );
+    // Shares of the reserved GPU-hours, whatever they cost: a reservation
+    // stated at a price of 0 strands as much capacity as one at list price.
     out.stranded_share = if cost.total.is_zero() {
-        0.0
+        1.0 - out.utilization_p50
     } else {
         prices::float(out.stranded_p50 / cost.total)
     };
@@ -236,7 +278,7 @@ pub fn analyze(
     let idle = out.utilization_p50 * (1.0 - ctx.busy.unwrap_or(1.0)).clamp(0.0, 1.0);
     out.idle_p50 = (cost.total * prices::decimal(idle)).round_dp(2);
     out.idle_share = if cost.total.is_zero() {
-        0.0
+        idle
     } else {
         prices::float(out.idle_p50 / cost.total)
     };

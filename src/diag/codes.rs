@@ -146,6 +146,7 @@ codes! {
     CapacityBlockEndTime = "capacity-block-end-time", Warning, "an AWS capacity block's term does not end at 11:30 UTC, when every block ends";
     ReservationZoneRequired = "reservation-zone-required", Error, "a reservation type that holds capacity in one zone names no zone";
     ReservationNameInvalid = "reservation-name-invalid", Error, "a reservation's name breaks the cloud's naming rules";
+    CommitmentTermMismatch = "commitment-term-mismatch", Error, "a GCP commitment's term is not the length of its plan (one or three years)";
     // Rendering
     TemplateError = "template-error", Error, "a rendering template is unknown, does not compile, or failed when run";
     TemplateOutputInvalid = "template-output-invalid", Error, "a template's output is not one valid object of the expected kind";

@@ -20,6 +20,11 @@ pub struct Repo {
     pub catalogs: BTreeMap<String, Document<CatalogSpec>>,
     /// The usage history, shared (a judging world and its base hold the same one).
     pub usage: std::sync::Arc<Usage>,
+    /// The reservations that price pools (`cost::prices::pool`): in a world
+    /// judging a change, the base's, so that a reservation the change proposes
+    /// (at any price) cannot lower the price that judges the change's other
+    /// documents; `None`: the repository's own.
+    pub pricing_reservations: Option<std::sync::Arc<BTreeMap<String, Document<ReservationSpec>>>>,
 }
 
 impl Repo {

@@ -241,22 +241,18 @@ pub fn aggregates(
             add(&prev.spec, -1.0);
         }
     }
-    let term_cost = |spec: &ReservationSpec| {
-        crate::cost::prices::reservation_judged(world, spec)
-            .map_or(0.0, |c| crate::cost::prices::float(c.total.round_dp(2)))
-    };
     for c in changes.iter().filter(|c| c.kind == Kind::Reservation) {
         if c.change.kind == ChangeKind::Unchanged {
             continue;
         }
-        if c.change.kind != ChangeKind::Removed
-            && let Some(doc) = world.reservations.get(&c.name)
-        {
-            out.reservations_total_cost += term_cost(&doc.spec);
-        }
-        if let Some(prev) = c.change.previous::<ReservationSpec>() {
-            out.reservations_total_cost -= term_cost(&prev.spec);
-        }
+        let now = world
+            .reservations
+            .get(&c.name)
+            .filter(|_| c.change.kind != ChangeKind::Removed)
+            .map(|d| &d.spec);
+        let before = c.change.previous::<ReservationSpec>().map(|p| &p.spec);
+        out.reservations_total_cost +=
+            crate::cost::reservation::reservation_delta(world, now, before, analysis.at);
     }
     for (key, mut t) in costs {
         t.gpus = capacity::signed(capacity::swing(held.remove(&key).unwrap_or_default(), at));

@@ -172,9 +172,13 @@ pub fn default_pack(sources: &mut crate::diag::SourceMap) -> Option<Document<Pol
 
 /// The world a check judges in: the base's judging documents with the
 /// head's commitments, or the head itself without a base.
-pub fn world_of<'r>(head: &'r Repo, base: Option<&Repo>) -> std::borrow::Cow<'r, Repo> {
+pub fn world_of<'r>(
+    head: &'r Repo,
+    base: Option<&Repo>,
+    same_files: &std::collections::HashSet<crate::diag::FileId>,
+) -> std::borrow::Cow<'r, Repo> {
     match base {
-        Some(b) => std::borrow::Cow::Owned(world::judging(b, head)),
+        Some(b) => std::borrow::Cow::Owned(world::judging(b, head, same_files)),
         None => std::borrow::Cow::Borrowed(head),
     }
 }
@@ -199,7 +203,7 @@ pub fn check(input: &CheckInput<'_>) -> CheckResult {
     let world = match input.world {
         Some(w) => w,
         None => {
-            own_world = world_of(input.head, input.base);
+            own_world = world_of(input.head, input.base, input.same_files);
             &own_world
         }
     };

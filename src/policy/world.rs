@@ -16,8 +16,13 @@
 use crate::model::*;
 use std::collections::BTreeMap;
 
-/// The judging world of a change from `base` to `head`.
-pub fn judging(base: &Repo, head: &Repo) -> Repo {
+/// The judging world of a change from `base` to `head` (`same_files`: the
+/// head's files identical in the base, whose documents the base leaves out).
+pub fn judging(
+    base: &Repo,
+    head: &Repo,
+    same_files: &std::collections::HashSet<crate::diag::FileId>,
+) -> Repo {
     fn union<S: Clone>(
         base: &BTreeMap<String, Document<S>>,
         head: &BTreeMap<String, Document<S>>,
@@ -40,7 +45,26 @@ pub fn judging(base: &Repo, head: &Repo) -> Repo {
         requests: head.requests.clone(),
         reservations: head.reservations.clone(),
         usage: base.usage.clone(),
+        // Pools are priced by the base's reservations, whole.
+        pricing_reservations: Some(std::sync::Arc::new(full_base_reservations(
+            base, head, same_files,
+        ))),
     }
+}
+
+/// The base revision's reservations, whole (see [`full_base`]).
+fn full_base_reservations(
+    base: &Repo,
+    head: &Repo,
+    same_files: &std::collections::HashSet<crate::diag::FileId>,
+) -> BTreeMap<String, Document<ReservationSpec>> {
+    let mut out = base.reservations.clone();
+    for (name, doc) in &head.reservations {
+        if same_files.contains(&doc.origin.file) {
+            out.entry(name.clone()).or_insert_with(|| doc.clone());
+        }
+    }
+    out
 }
 
 /// The base revision's requests, whole: the base keeps only the documents of
@@ -102,13 +126,7 @@ pub fn full_base(
                 .or_insert_with(|| doc.clone());
         }
     }
-    for (name, doc) in &head.reservations {
-        if same_files.contains(&doc.origin.file) {
-            out.reservations
-                .entry(name.clone())
-                .or_insert_with(|| doc.clone());
-        }
-    }
+    out.reservations = full_base_reservations(base, head, same_files);
     out
 }
 
@@ -135,7 +153,7 @@ mod tests {
             config: Some(config(35)),
             ..Repo::default()
         };
-        let world = judging(&Repo::default(), &head);
+        let world = judging(&Repo::default(), &head, &Default::default());
         assert!(world.config.is_none());
         assert_eq!(world.config_spec().usage.hourly_days, None);
         let base = Repo {
@@ -143,7 +161,10 @@ mod tests {
             ..Repo::default()
         };
         assert_eq!(
-            judging(&base, &head).config_spec().usage.hourly_days,
+            judging(&base, &head, &Default::default())
+                .config_spec()
+                .usage
+                .hourly_days,
             Some(90)
         );
     }

@@ -12,6 +12,44 @@ pub const BLOCK_MAX_INSTANCES: u32 = 64;
 /// AWS: instances across the capacity blocks an account holds at once.
 pub const BLOCKS_MAX_INSTANCES: u32 = 256;
 
+/// A GCP commitment lasts exactly its plan: one year (`12-month`, the
+/// default) or three (`36-month`). GCP bills the whole plan whatever term the
+/// document states, so a shorter term would be judged at a fraction of what
+/// is committed.
+fn commitment_term(r: &Document<ReservationSpec>, diags: &mut Vec<Diagnostic>) {
+    let s = &r.spec;
+    let years = match s.commitment_plan.as_ref().map(|p| p.value) {
+        Some(crate::model::CommitmentPlan::ThirtySixMonth) => 3,
+        _ => 1,
+    };
+    let secs = s.term.end.value.as_second() - s.term.start.value.as_second();
+    // A year of 365 or 366 days: three years hold at most one leap day.
+    let (lo, hi) = (365 * years, 365 * years + 1);
+    let whole_days = secs % 86_400 == 0;
+    let days = secs.div_euclid(86_400);
+    if whole_days && (lo..=hi).contains(&days) {
+        return;
+    }
+    let plan = if years == 3 { "36-month" } else { "12-month" };
+    diags.push(
+        Diagnostic::new(
+            Code::CommitmentTermMismatch,
+            format!(
+                "GCP commitment `{}` is a {plan} plan but its term lasts {}: GCP commits (and bills) the whole {} year{}",
+                r.name(),
+                duration_text(secs),
+                years,
+                if years == 1 { "" } else { "s" }
+            ),
+        )
+        .at(s.term.end.span, "term end")
+        .help(format!(
+            "end the term {years} year{} after it starts, or use another reservation type for a shorter hold",
+            if years == 1 { "" } else { "s" }
+        )),
+    );
+}
+
 /// Cloud rules for every Reservation.
 pub fn check_reservations(repo: &Repo, diags: &mut Vec<Diagnostic>) {
     let mut blocks: Vec<(&Document<ReservationSpec>, i64, i64)> = Vec::new();
@@ -54,6 +92,9 @@ pub fn check_reservations(repo: &Repo, diags: &mut Vec<Diagnostic>) {
                 .at(r.name_span(), "GCP name")
                 .help("rename the Reservation"),
             );
+        }
+        if kind == ReservationType::GcpCommitment {
+            commitment_term(r, diags);
         }
         if kind == ReservationType::AwsCapacityBlock {
             let start = s.term.start.value.as_second();

@@ -78,7 +78,7 @@ fn size(env: &Env<'_>, cluster: &Document<ClusterSpec>) -> ClusterSize {
     for pool in &cluster.spec.node_pools {
         let n = crate::capacity::pool_gpus(pool) as f64;
         gpus += n;
-        match crate::cost::prices::pool(env.world, cluster, pool).blended {
+        match crate::cost::prices::pool(env.world, cluster, pool, env.at).blended {
             Some(p) => monthly += n * crate::cost::prices::float(p) * MONTH_HOURS,
             None => unpriced.push(pool.name.value.to_string()),
         }
@@ -323,7 +323,10 @@ pub struct CatalogChange {
     pub entries_removed: u32,
     /// Entries with at least one price that differs.
     pub prices_changed: u32,
-    /// The largest fall of one price, as a share of its old value (0.25: a quarter cheaper).
+    /// The largest fall of one GPU-hour price (a price over `gpusPerInstance`, so more GPUs per
+    /// instance is a cut too), as a share of its old value (0.25: a quarter cheaper); a price
+    /// added to an entry counts as a fall from the entry's old on-demand price, which pools
+    /// were priced at in its place; a removed price or entry as a fall of 1.
     pub largest_decrease: f64,
     /// The largest rise of one price, as a share of its old value.
     pub largest_increase: f64,
@@ -346,14 +349,18 @@ pub fn catalog(env: &Env<'_>, doc: &Document<CatalogSpec>, change: &Change) -> C
                         e.region.value.clone(),
                         e.instance_type.value.clone(),
                     ),
-                    vec![
-                        Some(crate::cost::prices::float(e.on_demand.value.0)),
-                        f(&e.spot),
-                        f(&e.reserved1y),
-                        f(&e.reserved3y),
-                        f(&e.capacity_block),
-                        Some(e.gpus_per_instance.value.0 as f64),
-                    ],
+                    {
+                        // GPU-hour prices: a price over the GPUs it buys.
+                        let per = (e.gpus_per_instance.value.0 as f64).max(1.0);
+                        let g = |p: Option<f64>| p.map(|p| p / per);
+                        vec![
+                            g(Some(crate::cost::prices::float(e.on_demand.value.0))),
+                            g(f(&e.spot)),
+                            g(f(&e.reserved1y)),
+                            g(f(&e.reserved3y)),
+                            g(f(&e.capacity_block)),
+                        ]
+                    },
                 )
             })
             .collect()
@@ -374,6 +381,7 @@ pub fn catalog(env: &Env<'_>, doc: &Document<CatalogSpec>, change: &Change) -> C
             continue;
         }
         changed += 1;
+        let old_on_demand = old[0];
         for (a, b) in old.iter().zip(prices) {
             match (a, b) {
                 (Some(a), Some(b)) if *a > 0.0 => {
@@ -382,6 +390,12 @@ pub fn catalog(env: &Env<'_>, doc: &Document<CatalogSpec>, change: &Change) -> C
                 }
                 // A price that disappears is as good as free for what it priced.
                 (Some(_), None) => down = down.max(1.0),
+                // A price that appears replaces the on-demand price pools fell back to.
+                (None, Some(b)) => {
+                    if let Some(a) = old_on_demand.filter(|a| *a > 0.0) {
+                        down = down.max((a - b) / a);
+                    }
+                }
                 _ => {}
             }
         }

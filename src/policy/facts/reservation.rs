@@ -31,12 +31,15 @@ pub struct ReservationChange {
     pub base: ChangeFacts,
     /// GPUs now minus GPUs before (requests, reservations) or quota GPUs now minus before (teams); the whole size when added.
     pub delta_gpus: f64,
-    /// The term's whole cost now minus before: what the change commits (judged
-    /// without a base, the whole cost).
+    /// What the change commits from `now` on, at the catalog's price at least: the cost of
+    /// the term's hours from `now` (plus the upfront fee when it has not started) now, minus
+    /// the same before (nothing before when that was locked: prepaid and started). Hours
+    /// already spent count neither way, so moving a term later is judged as the new hours it
+    /// buys. Judged without a base, what it commits from `now` on.
     pub delta_total_cost: f64,
-    /// What all the change's reservations commit together (term cost now minus before,
-    /// summed; without a base, this reservation's own `delta_total_cost`). Tiers read this,
-    /// so a commitment split into many reservations is judged as the whole.
+    /// What all the change's reservations commit together (their `delta_total_cost`,
+    /// summed; without a base, this reservation's own). Tiers read this, so a commitment
+    /// split into many reservations is judged as the whole.
     pub pr_delta_total_cost: f64,
     pub previous: PreviousReservation,
 }
@@ -231,11 +234,7 @@ pub fn reservation(
             .unwrap_or(0.0)
     };
     let prev_total = previous.map(|p| judged_total(&p.spec)).unwrap_or(0.0);
-    let (now_gpus, now_total) = if removed {
-        (0.0, 0.0)
-    } else {
-        (gpus, judged_total(s))
-    };
+    let now_gpus = if removed { 0.0 } else { gpus };
     // Judged as it stands (no base), a reservation is asked for whole.
     let unchanged = change.kind == crate::policy::change::ChangeKind::Unchanged;
     let (prev, prev_total) = if unchanged {
@@ -243,6 +242,13 @@ pub fn reservation(
     } else {
         (prev, prev_total)
     };
+    // What the change commits from `now` on (hours already spent are spent).
+    let delta_total = crate::cost::reservation::reservation_delta(
+        env.world,
+        (!removed).then_some(s),
+        previous.filter(|_| !unchanged).map(|p| &p.spec),
+        env.at,
+    );
     ReservationSubject {
         now: env.at.to_string(),
         config: super::config_facts(env.config),
@@ -250,9 +256,9 @@ pub fn reservation(
         change: ReservationChange {
             base: super::change_facts(change),
             delta_gpus: round(now_gpus - prev),
-            delta_total_cost: round(now_total - prev_total),
+            delta_total_cost: round(delta_total),
             pr_delta_total_cost: if unchanged {
-                round(now_total - prev_total)
+                round(delta_total)
             } else {
                 round(env.aggregates.reservations_total_cost)
             },
