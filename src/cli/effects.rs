@@ -1,7 +1,9 @@
 //! The effect of a change, for `check --base`: the base revision and the head
 //! rendered in memory (each with its own templates) on the clusters and
-//! clouds the change touches, at `--at` and at the start of each window the
-//! change adds or moves, and compared object by object. Rendering the head's
+//! clouds the change touches, at `--at` and at the instants where the
+//! change's requests hold the most beyond what the base's held (per team and
+//! cluster, over every start and end of their windows, old and new), and
+//! compared object by object; each file keeps its largest quota rise. Rendering the head's
 //! documents with the base's templates too tells what the templates alone
 //! change.
 
@@ -13,9 +15,6 @@ use crate::policy::facts::EffectFacts;
 use crate::render::effects::{self, FileEffect};
 use crate::render::{self, templates};
 use std::collections::{BTreeMap, BTreeSet};
-
-/// At most this many instants are rendered.
-const MAX_INSTANTS: usize = 4;
 
 /// What a change does on clusters and clouds.
 #[derive(Debug, Clone, Default)]
@@ -109,26 +108,72 @@ fn touched(
     Some(out)
 }
 
-/// `--at`, and the starts of the windows the change adds or moves that come later.
+/// The instants to render: `--at`, and for each team and cluster the
+/// instant from `--at` on at which the change's requests (head) hold the
+/// most units beyond what the same requests held in the base. What the
+/// change adds to a namespace only changes where one of their windows, old
+/// or new, starts or ends, so those instants are all that is searched.
 fn instants(head: &Repo, changes: &[Changed], at: Timestamp) -> Vec<Timestamp> {
-    let mut out = vec![at];
+    // (team, cluster, window, units: negative for the base's side) of the changed requests.
+    let side = |s: &RequestSpec, sign: i64| {
+        let units: i64 = s.resources.values().map(|c| i64::from(c.value.0)).sum();
+        let w = s.window.as_ref().map(|w| (w.start.value, w.end.value));
+        (
+            s.team.value.clone(),
+            s.cluster.value.clone(),
+            w,
+            units * sign,
+        )
+    };
+    let mut rows = Vec::new();
     for c in changes.iter().filter(|c| c.kind == Kind::CapacityRequest) {
-        if !matches!(c.change.kind, ChangeKind::Added | ChangeKind::Modified) {
+        if c.change.kind == ChangeKind::Unchanged {
             continue;
         }
-        if let Some(w) = head
-            .requests
-            .get(&c.name)
-            .and_then(|r| r.spec.window.as_ref())
-            && w.start.value > at
-            && !out.contains(&w.start.value)
+        if c.change.kind != ChangeKind::Removed
+            && let Some(r) = head.requests.get(&c.name)
         {
-            out.push(w.start.value);
+            rows.push(side(&r.spec, 1));
+        }
+        if let Some(p) = c.change.previous::<RequestSpec>() {
+            rows.push(side(&p.spec, -1));
         }
     }
-    out.sort();
-    out.truncate(MAX_INSTANTS);
-    out
+    let mut candidates: BTreeSet<Timestamp> = BTreeSet::from([at]);
+    for (_, _, w, _) in &rows {
+        if let Some((start, end)) = w {
+            candidates.extend([*start, *end].into_iter().filter(|t| *t > at));
+        }
+    }
+    let in_force = |w: &Option<(Timestamp, Timestamp)>, t: Timestamp| {
+        w.is_none_or(|(start, end)| start <= t && t < end)
+    };
+    let mut best: BTreeMap<(&str, &str), (i64, Timestamp)> = BTreeMap::new();
+    for t in &candidates {
+        let mut gain: BTreeMap<(&str, &str), i64> = BTreeMap::new();
+        for (team, cluster, w, units) in &rows {
+            if in_force(w, *t) {
+                *gain.entry((team.as_str(), cluster.as_str())).or_default() += units;
+            }
+        }
+        for (k, g) in gain {
+            let e = best.entry(k).or_insert((0, at));
+            if g > e.0 {
+                *e = (g, *t);
+            }
+        }
+    }
+    let mut out: BTreeSet<Timestamp> = BTreeSet::from([at]);
+    out.extend(best.values().map(|(_, t)| *t));
+    out.into_iter().collect()
+}
+
+/// The GPU quota a file's effect adds (0 for other files).
+fn gpu_rise(e: &FileEffect) -> i64 {
+    e.quota_delta
+        .get("requests.nvidia.com/gpu")
+        .copied()
+        .unwrap_or(0)
 }
 
 fn render_all(
@@ -176,8 +221,14 @@ pub fn compute(
         if templates_changed {
             template_problems.extend(self::template_problems(&after));
         }
+        // Each file keeps the instant where it grants the most GPU quota.
         for e in effects::diff(&before, &after) {
-            files.entry(e.path.clone()).or_insert(e);
+            match files.get(&e.path) {
+                Some(kept) if gpu_rise(kept) >= gpu_rise(&e) => {}
+                _ => {
+                    files.insert(e.path.clone(), e);
+                }
+            }
         }
         if templates_changed {
             let same_docs = render_all(head, &tb, *t, &clusters);

@@ -110,9 +110,17 @@ pub fn pool(
         .unwrap_or(&repo.reservations);
     for r in reservations.values() {
         let s = &r.spec;
+        // Only reservations of the pool's own instances, not ended, price it.
+        let same_instances = s.provider.value == c.provider.value
+            && c.region.as_ref().is_some_and(|r| r.value == s.region.value)
+            && pool
+                .instance_type
+                .as_ref()
+                .is_some_and(|t| t.value == s.instance_type.value);
         if s.covers.cluster.value != cluster.name()
             || s.covers.pool.value != pool.name.value.as_str()
             || s.term.end.value <= at
+            || !same_instances
         {
             continue;
         }

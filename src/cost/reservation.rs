@@ -105,20 +105,26 @@ pub fn locked(s: &ReservationSpec, at_hour: i64) -> bool {
 
 /// What a reservation commits from `at` on, at its judged price (the catalog's
 /// at least): the hours of its term from `at` (all of them when it starts
-/// later), plus the upfront fee when it has not started. Hours before `at`
-/// are spent whatever a change does to the document.
-pub fn reservation_from(repo: &Repo, s: &ReservationSpec, at: crate::model::Timestamp) -> f64 {
+/// later), plus the upfront fee when `fee`. Hours before `at` are spent
+/// whatever a change does to the document.
+pub fn reservation_from(
+    repo: &Repo,
+    s: &ReservationSpec,
+    at: crate::model::Timestamp,
+    fee: bool,
+) -> f64 {
     let Some(c) = prices::reservation_judged(repo, s) else {
         return 0.0;
     };
     let (start, end) = (s.term.start.value.as_second(), s.term.end.value.as_second());
     let from = start.max(at.as_second());
-    if from >= end {
-        return 0.0;
-    }
-    let hours = (end - from + 3599).div_euclid(3600);
+    let hours = if from >= end {
+        0
+    } else {
+        (end - from + 3599).div_euclid(3600)
+    };
     let upfront = match &s.upfront_fee {
-        Some(u) if start >= at.as_second() => u.value.0,
+        Some(u) if fee => u.value.0,
         _ => Decimal::ZERO,
     };
     prices::float(
@@ -126,20 +132,33 @@ pub fn reservation_from(repo: &Repo, s: &ReservationSpec, at: crate::model::Time
     )
 }
 
+fn upfront(s: &ReservationSpec) -> Decimal {
+    s.upfront_fee
+        .as_ref()
+        .map(|u| u.value.0)
+        .unwrap_or_default()
+}
+
 /// What a change to a reservation commits at `at`: what `now` commits from
 /// `at` on minus what `before` would have (nothing when `before` is locked,
 /// prepaid and started: its remaining hours are paid for and cannot be
-/// given back, so moving or shrinking it releases nothing).
+/// given back, so moving or shrinking it releases nothing). An upfront fee
+/// counts whole when the reservation is new or its fee changes, and is
+/// given back only by a reservation that has not started.
 pub fn reservation_delta(
     repo: &Repo,
     now: Option<&ReservationSpec>,
     before: Option<&ReservationSpec>,
     at: crate::model::Timestamp,
 ) -> f64 {
-    let now = now.map_or(0.0, |s| reservation_from(repo, s, at));
+    let started = |s: &ReservationSpec| s.term.start.value < at;
+    let now = now.map_or(0.0, |s| {
+        let fee = before.is_none_or(|b| upfront(b) != upfront(s)) || !started(s);
+        reservation_from(repo, s, at, fee)
+    });
     let released = before
         .filter(|b| !locked(b, at.hour_index()))
-        .map_or(0.0, |b| reservation_from(repo, b, at));
+        .map_or(0.0, |b| reservation_from(repo, b, at, !started(b)));
     now - released
 }
 

@@ -168,11 +168,13 @@ pub fn summary(effects: &[FileEffect]) -> EffectSummary {
         if e.kind == "Terraform" {
             s.cloud_files_changed += 1;
         }
+        // What quotas gain: one namespace's cut does not pay for another's rise.
         s.quota_delta_gpus += e
             .quota_delta
             .get("requests.nvidia.com/gpu")
             .copied()
-            .unwrap_or(0);
+            .unwrap_or(0)
+            .max(0);
     }
     s
 }

@@ -222,7 +222,9 @@ pub struct EffectFacts {
     pub objects_changed: u32,
     /// Rendered objects and files the change removes.
     pub objects_removed: u32,
-    /// Whole GPUs (`requests.nvidia.com/gpu`) the change adds to namespace quotas, summed.
+    /// Whole-GPU units (`requests.nvidia.com/gpu`) the change adds to namespace quotas: per
+    /// namespace, the largest rise at `now` or at any start or end of the change's windows,
+    /// summed over the namespaces that rise (a cut in one does not offset a rise in another).
     pub quota_delta_gpus: i64,
     /// Terraform files the change adds, changes or removes.
     pub cloud_files_changed: u32,

@@ -56,8 +56,13 @@ pub struct ClusterChange {
     pub pools_added: Vec<String>,
     /// Pools the change removes.
     pub pools_removed: Vec<String>,
-    /// Pools whose nodes, GPUs, purchase mix, MIG layout or time-slicing change.
+    /// Pools whose nodes, GPUs, purchase mix, MIG layout, time-slicing or node labels change.
     pub pools_changed: Vec<String>,
+    /// The largest fall of a pool's blended GPU-hour price (its purchase mix, instance type
+    /// or GPUs changed), as a share of the price before (0.25: a quarter cheaper), priced
+    /// with the base's catalogs and reservations; a priced pool left without a price counts
+    /// as 1. Pools in both revisions only.
+    pub largest_price_decrease: f64,
     pub previous: PreviousCluster,
 }
 
@@ -108,14 +113,15 @@ fn pool_shape(p: &NodePool) -> String {
             .join(",")
     });
     format!(
-        "{}x{}:{}:{:?}:{:?}:{:?}:{:?}",
+        "{}x{}:{}:{:?}:{:?}:{:?}:{:?}:{:?}",
         p.nodes.value.0,
         p.gpus_per_node.value.0,
         p.gpu_model.value,
         p.instance_type.as_ref().map(|t| t.value.clone()),
         mix,
         mig,
-        p.time_slicing.as_ref().map(|t| t.replicas.value)
+        p.time_slicing.as_ref().map(|t| t.replicas.value),
+        p.node_labels
     )
 }
 
@@ -140,6 +146,28 @@ pub fn cluster(env: &Env<'_>, doc: &Document<ClusterSpec>, change: &Change) -> C
     let after_pools = if removed { BTreeMap::new() } else { pools(doc) };
 
     let before_pools = previous.map(pools).unwrap_or_default();
+    let mut price_cut = 0.0f64;
+    if let (Some(p), false) = (previous, removed) {
+        for pool in &doc.spec.node_pools {
+            let Some(old) = p
+                .spec
+                .node_pools
+                .iter()
+                .find(|o| o.name.value == pool.name.value)
+            else {
+                continue;
+            };
+            let price = |c: &Document<ClusterSpec>, n: &NodePool| {
+                crate::cost::prices::pool(env.world, c, n, env.at)
+                    .blended
+                    .map(crate::cost::prices::float)
+            };
+            if let Some(b) = price(p, old).filter(|b| *b > 0.0) {
+                let cut = price(doc, pool).map_or(1.0, |a| (b - a) / b);
+                price_cut = price_cut.max(cut);
+            }
+        }
+    }
     let (prev_gpus, prev_cost) = before
         .as_ref()
         .map(|b| (b.gpus, b.monthly_cost))
@@ -170,6 +198,7 @@ pub fn cluster(env: &Env<'_>, doc: &Document<ClusterSpec>, change: &Change) -> C
                 .filter(|(k, v)| before_pools.get(*k).is_some_and(|b| b != *v))
                 .map(|(k, _)| k.clone())
                 .collect(),
+            largest_price_decrease: round(price_cut),
             previous: PreviousCluster {
                 gpus: prev_gpus,
                 environment: previous

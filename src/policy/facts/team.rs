@@ -43,8 +43,9 @@ pub struct TeamChange {
     pub borrowing_unbounded: bool,
     /// Whether a lending limit changed.
     pub lending_changed: bool,
-    /// Clusters where the team's namespace changed, where a team the base has claims a
-    /// namespace for the first time, or that it leaves (its quota object there is removed).
+    /// Clusters where the team's namespace changed, where the team claims a namespace for
+    /// the first time (every cluster of a team the change adds), or that it leaves (its
+    /// quota object there is removed).
     pub namespaces_changed: Vec<String>,
     pub previous: PreviousTeam,
 }
@@ -233,13 +234,17 @@ pub fn team(env: &Env<'_>, team: &Document<TeamSpec>, change: &Change) -> TeamSu
             borrowing_unbounded: unbounded,
             lending_changed: previous.is_some()
                 && lending((!removed).then_some(team)) != lending(previous),
-            // A namespace moved, or (for a team the base has) a namespace
-            // claimed in a cluster the team was not in.
+            // A namespace moved, or a namespace claimed in a cluster the team
+            // was not in (every namespace of a team the change adds: its
+            // quota, queues and limits are rendered into them).
             namespaces_changed: ns_now
                 .iter()
                 .filter(|(c, ns)| match ns_before.get(*c) {
                     Some(before) => before != *ns,
-                    None => previous.is_some(),
+                    None => {
+                        previous.is_some()
+                            || change.kind == crate::policy::change::ChangeKind::Added
+                    }
                 })
                 .map(|(c, _)| c.clone())
                 .chain(
