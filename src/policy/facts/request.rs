@@ -54,6 +54,9 @@ pub struct RequestChange {
     pub team_delta_total_cost: f64,
     /// GPU-equivalents the change adds to the team across every pool.
     pub team_pr_delta_gpus: f64,
+    /// Cost over the windows (from `now` on) the change adds to the team across every pool, over
+    /// all its requests (without a base, this request's own): a cost split between pools adds up.
+    pub team_pr_delta_total_cost: f64,
     /// For an added request, the highest priority among the team's requests in the base (the
     /// request's own when the team has none there: a team's first asks are judged by size);
     /// the request's own priority otherwise.
@@ -365,6 +368,7 @@ pub fn request(env: &Env<'_>, req: &Document<RequestSpec>, change: &Change) -> R
         team_delta_monthly_cost: round(team_totals.monthly_cost),
         team_delta_total_cost: round(team_totals.total_cost),
         team_pr_delta_gpus: round(pr_totals.gpus),
+        team_pr_delta_total_cost: round(pr_totals.total_cost),
         team_priority_before,
         previous: PreviousRequest {
             gpus: round(prev_gpus),
