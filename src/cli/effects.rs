@@ -139,25 +139,36 @@ fn instants(head: &Repo, changes: &[Changed], at: Timestamp) -> Vec<Timestamp> {
             rows.push(side(&p.spec, -1));
         }
     }
-    let mut candidates: BTreeSet<Timestamp> = BTreeSet::from([at]);
-    for (_, _, w, _) in &rows {
-        if let Some((start, end)) = w {
-            candidates.extend([*start, *end].into_iter().filter(|t| *t > at));
-        }
-    }
-    let in_force = |w: &Option<(Timestamp, Timestamp)>, t: Timestamp| {
-        w.is_none_or(|(start, end)| start <= t && t < end)
-    };
-    let mut best: BTreeMap<(&str, &str), (i64, Timestamp)> = BTreeMap::new();
-    for t in &candidates {
-        let mut gain: BTreeMap<(&str, &str), i64> = BTreeMap::new();
-        for (team, cluster, w, units) in &rows {
-            if in_force(w, *t) {
-                *gain.entry((team.as_str(), cluster.as_str())).or_default() += units;
+    // What each (team, cluster) gains at `--at`, then a sweep over the later
+    // starts and ends (sorted once: linear in the change's requests).
+    let mut level: BTreeMap<(&str, &str), i64> = BTreeMap::new();
+    let mut events: Vec<(Timestamp, (&str, &str), i64)> = Vec::new();
+    for (team, cluster, w, units) in &rows {
+        let key = (team.as_str(), cluster.as_str());
+        match w {
+            None => *level.entry(key).or_default() += units,
+            Some((start, end)) => {
+                if *start <= at && at < *end {
+                    *level.entry(key).or_default() += units;
+                } else if *start > at {
+                    events.push((*start, key, *units));
+                }
+                if *end > at && *end > *start {
+                    events.push((*end, key, -units));
+                }
             }
         }
-        for (k, g) in gain {
-            let e = best.entry(k).or_insert((0, at));
+    }
+    let mut best: BTreeMap<(&str, &str), (i64, Timestamp)> =
+        level.iter().map(|(k, g)| (*k, ((*g).max(0), at))).collect();
+    events.sort_by_key(|e| e.0);
+    for group in events.chunk_by(|a, b| a.0 == b.0) {
+        for (_, key, delta) in group {
+            *level.entry(*key).or_default() += delta;
+        }
+        for (t, key, _) in group {
+            let g = level[key];
+            let e = best.entry(*key).or_insert((0, at));
             if g > e.0 {
                 *e = (g, *t);
             }
