@@ -109,6 +109,9 @@ struct Decision {
     /// Rules that must have fired.
     #[serde(default)]
     rules: Vec<String>,
+    /// Rules that must not have fired.
+    #[serde(default)]
+    not_rules: Vec<String>,
 }
 
 /// The secret a link outside the repository points at.
@@ -265,6 +268,11 @@ fn decision_problems(want: &Decision, decisions: &[serde_json::Value]) -> Vec<St
                 "{}: rule {r} did not fire (fired: {fired:?})",
                 want.document
             ));
+        }
+    }
+    for r in &want.not_rules {
+        if fired.contains(&r.as_str()) {
+            problems.push(format!("{}: rule {r} must not fire", want.document));
         }
     }
     problems

@@ -139,18 +139,48 @@ fn upfront(s: &ReservationSpec) -> Decimal {
         .unwrap_or_default()
 }
 
+/// Whether two versions of a reservation bill the same: provider, type,
+/// region, zone, instance type, count, term, prices, upfront fee and
+/// commitment plan (its pool, description and business case may differ).
+pub fn same_commitment(a: &ReservationSpec, b: &ReservationSpec) -> bool {
+    bills(a) == bills(b)
+}
+
+fn bills(s: &ReservationSpec) -> String {
+    format!(
+        "{:?}|{:?}|{}|{:?}|{}|{}|{}|{}|{:?}|{:?}|{:?}",
+        s.provider.value,
+        s.kind.value,
+        s.region.value,
+        s.zone.as_ref().map(|z| &z.value),
+        s.instance_type.value,
+        s.count.value.0,
+        s.term.start.value,
+        s.term.end.value,
+        s.hourly_price.as_ref().map(|p| p.value.0),
+        s.upfront_fee.as_ref().map(|p| p.value.0),
+        s.commitment_plan.as_ref().map(|p| &p.value),
+    )
+}
+
 /// What a change to a reservation commits at `at`: what `now` commits from
 /// `at` on minus what `before` would have (nothing when `before` is locked,
 /// prepaid and started: its remaining hours are paid for and cannot be
 /// given back, so moving or shrinking it releases nothing). An upfront fee
 /// counts whole when the reservation is new or its fee changes, and is
-/// given back only by a reservation that has not started.
+/// given back only by a reservation that has not started. A change that
+/// leaves what it bills alone (`same_commitment`) commits nothing.
 pub fn reservation_delta(
     repo: &Repo,
     now: Option<&ReservationSpec>,
     before: Option<&ReservationSpec>,
     at: crate::model::Timestamp,
 ) -> f64 {
+    if let (Some(n), Some(b)) = (now, before)
+        && same_commitment(n, b)
+    {
+        return 0.0;
+    }
     let started = |s: &ReservationSpec| s.term.start.value < at;
     let now = now.map_or(0.0, |s| {
         let fee = before.is_none_or(|b| upfront(b) != upfront(s)) || !started(s);

@@ -35,12 +35,16 @@ pub struct ReservationChange {
     /// the term's hours from `now` (plus the upfront fee when it has not started) now, minus
     /// the same before (nothing before when that was locked: prepaid and started). Hours
     /// already spent count neither way, so moving a term later is judged as the new hours it
-    /// buys. Judged without a base, what it commits from `now` on.
+    /// buys; a change that leaves what it bills alone (`change.commitment_changed` false)
+    /// commits nothing. Judged without a base, what it commits from `now` on.
     pub delta_total_cost: f64,
     /// What all the change's reservations commit together (their `delta_total_cost`,
     /// summed; without a base, this reservation's own). Tiers read this, so a commitment
     /// split into many reservations is judged as the whole.
     pub pr_delta_total_cost: f64,
+    /// Whether the change alters what the reservation bills: provider, type, region, zone,
+    /// instance type, count, term, prices, upfront fee or commitment plan (true when added or removed).
+    pub commitment_changed: bool,
     pub previous: PreviousReservation,
 }
 
@@ -50,6 +54,9 @@ pub struct PreviousReservation {
     pub gpus: f64,
     /// The term's whole cost before the change (0 when added).
     pub total_cost: f64,
+    /// Whether the reservation was locked before the change (prepaid or not cancellable,
+    /// its term started by `now`): removing or shrinking it does not stop the bill.
+    pub locked: bool,
 }
 
 #[derive(Debug, Clone, Default, Serialize, JsonSchema)]
@@ -234,6 +241,16 @@ pub fn reservation(
             .unwrap_or(0.0)
     };
     let prev_total = previous.map(|p| judged_total(&p.spec)).unwrap_or(0.0);
+    let commitment_changed = match (change.kind, previous) {
+        (crate::policy::change::ChangeKind::Unchanged, _) => false,
+        (crate::policy::change::ChangeKind::Modified, Some(p)) => {
+            !crate::cost::reservation::same_commitment(&p.spec, s)
+        }
+        _ => true,
+    };
+    let prev_locked = previous
+        .filter(|_| change.kind != crate::policy::change::ChangeKind::Unchanged)
+        .is_some_and(|p| crate::cost::reservation::locked(&p.spec, env.at.hour_index()));
     let now_gpus = if removed { 0.0 } else { gpus };
     // Judged as it stands (no base), a reservation is asked for whole.
     let unchanged = change.kind == crate::policy::change::ChangeKind::Unchanged;
@@ -265,7 +282,9 @@ pub fn reservation(
             previous: PreviousReservation {
                 gpus: prev,
                 total_cost: prev_total,
+                locked: prev_locked,
             },
+            commitment_changed,
         },
         reservation,
         cluster: cluster_facts,
