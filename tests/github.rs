@@ -1059,3 +1059,174 @@ fn usage_hours_are_data_only_in_the_usage_pullers_pull_requests() {
     assert_eq!(usage(&run)["standing"], "automatic", "{}", usage(&run));
     assert_eq!(f.with(|w| w.status_of(&co.head)).unwrap().state, "success");
 }
+
+#[test]
+fn a_pull_request_into_a_branch_capops_does_not_govern_is_not_judged() {
+    // The same head, proposed into a branch of the contributor's own whose
+    // tree already holds the change: judged against it, nothing changed.
+    let co = Checkout::new(100);
+    let f = fake(&co);
+    f.with(|w| {
+        w.pulls.get_mut(&PR).unwrap().base_ref = "evil".into();
+        w.branches.insert("evil".into(), co.head.clone());
+    });
+    let run = gate(&co, &f, TOKEN, &[], &[]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("error[github-base-not-judged]") && run.stderr.contains("`main`"),
+        "{}",
+        run.stderr
+    );
+    // Nothing written: no verdict on the shared head commit, no comment.
+    assert!(f.with(|w| w.status_of(&co.head)).is_none());
+    assert!(f.with(|w| w.comments_on(PR)).is_empty());
+
+    // A branch the workflow lists is judged, against its tip.
+    f.with(|w| {
+        w.branches.insert("release".into(), co.base.clone());
+        w.pulls.get_mut(&PR).unwrap().base_ref = "release".into();
+    });
+    let run = gate(&co, &f, TOKEN, &["--base-branch", "release"], &[]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert_eq!(role(&run, "director"), (vec![], 1));
+}
+
+#[test]
+fn the_base_is_the_branch_as_it_stands_and_an_outdated_branch_is_refused() {
+    let co = Checkout::new(100);
+    let f = fake(&co);
+    // GitHub's base.sha lags (the base as of the last push), but the head
+    // contains main's tip: judged against the tip.
+    f.with(|w| w.pulls.get_mut(&PR).unwrap().base_sha = "0".repeat(40));
+    let run = gate(&co, &f, TOKEN, &[], &[]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert_eq!(run.json["github"]["baseSha"], co.base.as_str());
+
+    // main moved on (a commit the head lacks): refused until updated, with a
+    // failing verdict on the head so no earlier green stands.
+    let sig = Signature::now("test", "test@capops.invalid").unwrap();
+    let base = co
+        .git
+        .find_commit(git2::Oid::from_str(&co.base).unwrap())
+        .unwrap();
+    let moved = co
+        .git
+        .commit(
+            None,
+            &sig,
+            &sig,
+            "main moves",
+            &base.tree().unwrap(),
+            &[&base],
+        )
+        .unwrap()
+        .to_string();
+    f.with(|w| w.branches.insert("main".into(), moved.clone()));
+    let run = gate(&co, &f, TOKEN, &[], &[]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("error[github-base-out-of-date]"),
+        "{}",
+        run.stderr
+    );
+    let status = f.with(|w| w.status_of(&co.head)).unwrap();
+    assert_eq!(status.state, "failure");
+    assert!(
+        status.description.contains("github-base-out-of-date"),
+        "{}",
+        status.description
+    );
+}
+
+#[test]
+fn whoever_pushed_a_commit_to_the_pull_request_cannot_approve_it() {
+    let co = Checkout::new(100);
+    let f = fake(&co);
+    // bob (a director) pushed the head commit onto alice's pull request, then
+    // approved it with dave (capacity review).
+    f.with(|w| {
+        w.push_as(PR, &co.head, "bob");
+        w.review(PR, "bob", "APPROVED", &co.head);
+        w.review(PR, "dave", "APPROVED", &co.head);
+    });
+    let run = gate(&co, &f, TOKEN, &[], &[]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert_eq!(role(&run, "director"), (vec![], 1));
+    assert_eq!(role(&run, "capacity-review"), (vec!["dave".to_string()], 0));
+    let not_counted = run.json["github"]["notCounted"].to_string();
+    assert!(not_counted.contains("pusher"), "{not_counted}");
+    // carol, who wrote none of it, completes it.
+    f.with(|w| w.review(PR, "carol", "APPROVED", &co.head));
+    let run = gate(&co, &f, TOKEN, &[], &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+}
+
+#[test]
+fn a_github_failure_after_a_green_verdict_leaves_a_failing_one() {
+    let co = Checkout::new(100);
+    let f = fake(&co);
+    f.with(|w| {
+        w.review(PR, "bob", "APPROVED", &co.head);
+        w.review(PR, "dave", "APPROVED", &co.head);
+    });
+    let run = gate(&co, &f, TOKEN, &[], &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(f.with(|w| w.status_of(&co.head)).unwrap().state, "success");
+    // bob changes his mind; the reviews then cannot be read.
+    f.with(|w| {
+        w.review(PR, "bob", "CHANGES_REQUESTED", &co.head);
+        w.fail(None, "/reviews", 10, FaultKind::Status(502));
+    });
+    let run = gate(&co, &f, TOKEN, &[], &[]);
+    assert_eq!(run.code, 3, "{}", run.stderr);
+    let status = f.with(|w| w.status_of(&co.head)).unwrap();
+    assert_eq!(status.state, "failure", "{}", status.description);
+}
+
+#[test]
+fn a_merge_group_verdict_tells_the_truth_whatever_fail_on_says() {
+    // research work that is not preemptible is denied by the fixture's policy.
+    let co = Checkout::new(100);
+    let f = fake(&co);
+    let event = co.files.join("merge_group.json");
+    std::fs::write(
+        &event,
+        format!(
+            r#"{{"action":"checks_requested","merge_group":{{"head_sha":"{}","head_ref":"refs/heads/gh-readonly-queue/main/pr-7-{}","base_sha":"{}","base_ref":"refs/heads/main"}}}}"#,
+            co.head, co.base, co.base
+        ),
+    )
+    .unwrap();
+    let root = co.root.display().to_string();
+    let event = event.display().to_string();
+    let env = [
+        ("GITHUB_EVENT_NAME", "merge_group"),
+        ("GITHUB_EVENT_PATH", event.as_str()),
+        ("GITHUB_REPOSITORY", "org/capacity"),
+        ("GITHUB_API_URL", f.url.as_str()),
+        ("GITHUB_TOKEN", TOKEN),
+    ];
+    let denied =
+        request("grow", 100, "test").replace("workloadClass: training", "workloadClass: research");
+    std::fs::write(co.root.join("requests.yaml"), denied).unwrap();
+    let head = commit_all(&co.git, "a denied change");
+    let event_text = std::fs::read_to_string(&event)
+        .unwrap()
+        .replace(&co.head, &head);
+    std::fs::write(&event, event_text).unwrap();
+    let out = common::run(
+        &[
+            "check",
+            "--github",
+            "--at",
+            "2026-11-22",
+            "--fail-on",
+            "never",
+            &root,
+        ],
+        &env,
+    );
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    let status = f.with(|w| w.status_of(&head)).unwrap();
+    assert_eq!(status.state, "failure", "{}", status.description);
+}

@@ -68,21 +68,28 @@ pub fn run(cli: &Cli, check: &CheckArgs, io: &mut Io<'_>) -> Outcome {
                 short(&head_sha),
                 short(&base_sha)
             )?;
-            let code = match ccheck::check_to(
+            // The verdict says whether anything is denied, whatever --fail-on
+            // says about the exit code.
+            let judged = match ccheck::check_to(
                 cli,
                 check,
                 Some(&base_sha),
-                denials_only,
+                FailOn::Denied,
                 args.json_out.as_deref(),
                 io,
             ) {
                 Ok(code) | Err(Stop::Exit(code)) => code,
                 Err(e) => return Err(e),
             };
+            let code = if denials_only == FailOn::Never && judged == Exit::Gate {
+                Exit::Ok
+            } else {
+                judged
+            };
             outputs(io, None, args.json_out.as_deref())?;
             let verdict = Verdict {
-                success: code == Exit::Ok,
-                description: match code {
+                success: judged == Exit::Ok,
+                description: match judged {
                     Exit::Ok => "merge group: nothing denied".into(),
                     Exit::Gate => "merge group: something is denied (see the job log)".into(),
                     _ => "merge group: the check could not run (see the job log)".into(),
@@ -143,13 +150,27 @@ fn pull_request(
         .as_ref()
         .map(|u| u.login.clone())
         .unwrap_or_default();
+    // Only pull requests into a governed branch are judged (a branch of the
+    // contributor's own would choose what judges it), and against that
+    // branch as it stands now.
+    if let Err(e) = governed(&pr, &args.base_branch) {
+        return Err(fail(&e, io));
+    }
+    let base_sha = match rt.block_on(repo.branch_tip(&pr.base.name)) {
+        Ok(tip) => match current_base(path, &pr, &tip) {
+            Ok(b) => b,
+            Err(e) => return refuse(&repo, &rt, &head, args, settings, &e, Exit::Gate, io),
+        },
+        Err(e) => return refuse(&repo, &rt, &head, args, settings, &e, Exit::External, io),
+    };
     writeln!(
         io.stderr,
-        "capops: pull request #{number} by {author}: judging {} against its base {}",
+        "capops: pull request #{number} by {author}: judging {} against {} as it stands ({})",
         short(&head),
-        short(&pr.base.sha)
+        pr.base.name,
+        short(&base_sha)
     )?;
-    let mut loaded = match ccheck::load(cli, path, Some(&pr.base.sha), at, io) {
+    let mut loaded = match ccheck::load(cli, path, Some(&base_sha), at, io) {
         Ok(l) => l,
         Err(Stop::Io(e)) => return Err(Stop::Io(e)),
         Err(Stop::Exit(code)) => {
@@ -185,12 +206,17 @@ fn pull_request(
     );
 
     // Reviews, then only the memberships that decide something (cached per run).
-    let verified = rt.block_on(gate::verify(
-        &client, &repo, &result, number, &author, &head,
-    ));
+    let verified = rt.block_on(gate::verify(&client, &repo, &result, &pr, &author, &head));
     let (reviewers, approvals) = match verified {
         Ok(v) => v,
-        Err(e) => return Err(fail(&e, io)),
+        Err(e) => {
+            let code = if e.is_usage() {
+                Exit::Invalid
+            } else {
+                Exit::External
+            };
+            return refuse(&repo, &rt, &head, args, settings, &e, code, io);
+        }
     };
     let standings: Vec<Standing> = result
         .evaluated
@@ -307,7 +333,7 @@ fn pull_request(
         number,
         author: &author,
         head: &head,
-        base: &pr.base.sha,
+        base: &base_sha,
         success,
         reviewers: &reviewers,
         rows: &rows,
@@ -425,6 +451,89 @@ fn note_published(
 }
 
 /// Refuses unless the working tree holding `path` is at `head`.
+/// Refuses a pull request into a branch capops does not govern: the
+/// `--base-branch` list, else the repository's default branch.
+fn governed(pr: &rest::PullRequest, listed: &[String]) -> Result<(), GithubError> {
+    let allowed: Vec<String> = if listed.is_empty() {
+        pr.base
+            .repo
+            .as_ref()
+            .and_then(|r| r.default_branch.clone())
+            .into_iter()
+            .collect()
+    } else {
+        listed.to_vec()
+    };
+    if allowed.contains(&pr.base.name) {
+        return Ok(());
+    }
+    Err(GithubError::BaseNotJudged {
+        number: pr.number,
+        base: pr.base.name.clone(),
+        allowed: if allowed.is_empty() {
+            "the default branch (which GitHub did not name)".into()
+        } else {
+            allowed
+                .iter()
+                .map(|b| format!("`{b}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        },
+    })
+}
+
+/// The base to judge against: the branch's tip now. The pull request's own
+/// `base.sha` can lag (it is the base as of its last push); when the tip has
+/// moved and the head does not contain it, the pull request is refused
+/// until it is brought up to date.
+fn current_base(path: &Path, pr: &rest::PullRequest, tip: &str) -> Result<String, GithubError> {
+    if tip.eq_ignore_ascii_case(&pr.base.sha)
+        || crate::load::git::head_contains(path, tip).unwrap_or(false)
+    {
+        return Ok(tip.to_string());
+    }
+    Err(GithubError::BaseOutOfDate {
+        number: pr.number,
+        branch: pr.base.name.clone(),
+        base: short(&pr.base.sha).to_string(),
+        tip: short(tip).to_string(),
+    })
+}
+
+/// Says on the head that the pull request could not be judged (so no
+/// earlier green verdict stands), then stops with `code`.
+#[allow(clippy::too_many_arguments)]
+fn refuse(
+    repo: &Repo<'_>,
+    rt: &tokio::runtime::Runtime,
+    head: &str,
+    args: &GithubArgs,
+    settings: &Settings,
+    e: &GithubError,
+    code: Exit,
+    io: &mut Io<'_>,
+) -> Outcome {
+    writeln!(io.stderr, "error[{}]: {e}\n  help: {}", e.code(), e.help())?;
+    let verdict = Verdict {
+        success: false,
+        description: format!("not judged: {} (see the job log)", e.code()),
+        summary: format!(
+            "capops could not judge this pull request: {e}\n\n{}",
+            e.help()
+        ),
+        annotations: Vec::new(),
+        details_url: settings.run_url.clone(),
+    };
+    if let Err(p) = rt.block_on(status::publish(repo, head, args.status, &verdict)) {
+        writeln!(
+            io.stderr,
+            "error[{}]: {p} (the failing verdict could not be set either)",
+            p.code()
+        )?;
+    }
+    Err(Stop::Exit(code))
+}
+
 fn same_head(path: &Path, head: &str) -> Result<(), GithubError> {
     let checked_out = crate::load::git::head_commit(path).map_err(|e| GithubError::NoCheckout {
         path: path.display().to_string(),

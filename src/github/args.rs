@@ -34,6 +34,11 @@ pub struct GithubArgs {
     /// for the Actions token). Only comments by this login are ever edited.
     #[arg(long, value_name = "LOGIN", requires = "github")]
     pub comment_author: Option<String>,
+    /// A branch whose pull requests capops judges (repeat for several; default the
+    /// repository's default branch). A pull request into any other branch is
+    /// refused: a branch of the contributor's own would choose what judges it.
+    #[arg(long, value_name = "BRANCH", requires = "github")]
+    pub base_branch: Vec<String>,
     /// Also write the JSON result to this file.
     #[arg(long, value_name = "FILE", requires = "github")]
     pub json_out: Option<PathBuf>,

@@ -14,20 +14,24 @@ pub async fn verify(
     client: &Client,
     repo: &Repo<'_>,
     result: &CheckResult,
-    number: u64,
+    pr: &rest::PullRequest,
     author: &str,
     head: &str,
 ) -> Result<(approvals::Reviewers, Vec<DecisionApprovals>), GithubError> {
+    let number = pr.number;
     let needed = result
         .evaluated
         .iter()
         .any(|e| e.decision.outcome == Outcome::NeedsApproval && !e.decision.approvals.is_empty());
-    let reviews = if needed {
-        repo.reviews(number).await?
+    let (reviews, pushers) = if needed {
+        (
+            repo.reviews(number).await?,
+            repo.pushers(number, pr.commits).await?,
+        )
     } else {
-        Vec::new()
+        (Vec::new(), Vec::new())
     };
-    let reviewers = approvals::reviewers(&reviews, author, head);
+    let reviewers = approvals::reviewers(&reviews, author, &pushers, head);
     let required = result
         .evaluated
         .iter()

@@ -70,6 +70,28 @@ pub enum GithubError {
     BadResponse { what: String, why: String },
     #[error("cannot tell which account the token belongs to")]
     UnknownIdentity,
+    #[error(
+        "pull request #{number} targets `{base}`; capops judges pull requests into {allowed} only"
+    )]
+    BaseNotJudged {
+        number: u64,
+        base: String,
+        allowed: String,
+    },
+    #[error(
+        "`{branch}` has moved on since pull request #{number} was last updated (its base {base}, the branch now {tip}), and the head does not contain it: judged against the old base, the pull request would be judged by policy, roles and prices that are no longer the branch's"
+    )]
+    BaseOutOfDate {
+        number: u64,
+        branch: String,
+        base: String,
+        tip: String,
+    },
+    #[error(
+        "pull request #{number} has {commits} commits; GitHub lists {max} at most, so who pushed the others cannot be read and their approvals cannot be checked",
+        max = rest::MAX_PULL_COMMITS
+    )]
+    TooManyCommits { number: u64, commits: u64 },
 }
 
 impl GithubError {
@@ -90,6 +112,9 @@ impl GithubError {
             GithubError::Unreachable { .. } => "github-unreachable",
             GithubError::BadResponse { .. } => "github-bad-response",
             GithubError::UnknownIdentity => "github-unknown-identity",
+            GithubError::BaseNotJudged { .. } => "github-base-not-judged",
+            GithubError::BaseOutOfDate { .. } => "github-base-out-of-date",
+            GithubError::TooManyCommits { .. } => "github-too-many-commits",
         }
     }
 
@@ -103,6 +128,8 @@ impl GithubError {
                 | GithubError::BadRepository(_)
                 | GithubError::HeadMismatch { .. }
                 | GithubError::NoCheckout { .. }
+                | GithubError::BaseNotJudged { .. }
+                | GithubError::TooManyCommits { .. }
         )
     }
 
@@ -123,6 +150,9 @@ impl GithubError {
             GithubError::RateLimited { .. } => "run it again after the reset time, or use a token with a larger rate limit (a GitHub App installation token)".into(),
             GithubError::Http { .. } | GithubError::Unreachable { .. } | GithubError::BadResponse { .. } => "GitHub (or GITHUB_API_URL) failed; run it again, and check githubstatus.com or the Enterprise server".into(),
             GithubError::UnknownIdentity => "pass --comment-author LOGIN (the account or `app-slug[bot]` the token posts as), so capops edits only its own comment".into(),
+            GithubError::BaseNotJudged { .. } => "retarget the pull request to the branch capops governs; a branch of its own would let the pull request choose what judges it. To govern more branches, list each with --base-branch in the workflow".into(),
+            GithubError::BaseOutOfDate { branch, .. } => format!("merge `{branch}` into the pull request's branch (or rebase it); the push runs capops again against the branch as it stands. Branch protection's \"require branches to be up to date\" or a merge queue does this for you"),
+            GithubError::TooManyCommits { .. } => "squash the pull request's commits (or split it) so GitHub lists all of them".into(),
         }
     }
 }

@@ -26,7 +26,39 @@ pub struct GitRef {
     pub sha: String,
     #[serde(rename = "ref", default)]
     pub name: String,
+    #[serde(default)]
+    pub repo: Option<RepoInfo>,
 }
+
+#[derive(Clone, Debug, Deserialize)]
+pub struct RepoInfo {
+    #[serde(default)]
+    pub default_branch: Option<String>,
+}
+
+/// `GET /repos/{o}/{r}/branches/{branch}`: the branch's tip.
+#[derive(Clone, Debug, Deserialize)]
+struct Branch {
+    commit: BranchCommit,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+struct BranchCommit {
+    sha: String,
+}
+
+/// One commit of a pull request, as `GET /pulls/{n}/commits` lists it: the
+/// GitHub accounts its author and committer map to (null when none does).
+#[derive(Clone, Debug, Deserialize)]
+struct ApiCommit {
+    #[serde(default)]
+    author: Option<User>,
+    #[serde(default)]
+    committer: Option<User>,
+}
+
+/// GitHub lists at most this many commits of a pull request.
+pub const MAX_PULL_COMMITS: u64 = 250;
 
 #[derive(Clone, Debug, Deserialize)]
 pub struct PullRequest {
@@ -38,6 +70,9 @@ pub struct PullRequest {
     pub base: GitRef,
     #[serde(default)]
     pub html_url: String,
+    /// How many commits the pull request has.
+    #[serde(default)]
+    pub commits: Option<u64>,
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -121,6 +156,54 @@ impl Repo<'_> {
             )
             .await?;
         parse(&reply, &what)
+    }
+
+    /// The tip of a branch, read now (a pull request's `base.sha` is the base
+    /// as of its last push, not the branch as it stands).
+    pub async fn branch_tip(&self, branch: &str) -> Result<String, GithubError> {
+        let what = format!("reading the tip of branch `{branch}`");
+        let reply = self
+            .call(
+                Method::Get,
+                &self.path(&format!("/branches/{}", seg(branch))),
+                None,
+                &what,
+            )
+            .await?;
+        let b: Branch = parse(&reply, &what)?;
+        Ok(b.commit.sha)
+    }
+
+    /// The GitHub logins that authored or committed the pull request's
+    /// commits (lowercase, sorted, without duplicates), all pages. GitHub
+    /// lists at most 250 commits: a pull request with more is refused, since
+    /// who pushed its other commits cannot be read.
+    pub async fn pushers(
+        &self,
+        number: u64,
+        count: Option<u64>,
+    ) -> Result<Vec<String>, GithubError> {
+        let what = format!("listing the commits of pull request #{number}");
+        if let Some(n) = count.filter(|n| *n > MAX_PULL_COMMITS) {
+            return Err(GithubError::TooManyCommits { number, commits: n });
+        }
+        let url = self.path(&format!("/pulls/{number}/commits?per_page=100"));
+        let raw: Vec<ApiCommit> = self.client.get_all(&url, &what).await?;
+        if raw.len() as u64 >= MAX_PULL_COMMITS && count.is_none() {
+            return Err(GithubError::TooManyCommits {
+                number,
+                commits: raw.len() as u64,
+            });
+        }
+        let mut out: Vec<String> = raw
+            .iter()
+            .flat_map(|c| [&c.author, &c.committer])
+            .flatten()
+            .map(|u| u.login.to_ascii_lowercase())
+            .collect();
+        out.sort();
+        out.dedup();
+        Ok(out)
     }
 
     /// Every review of the pull request, all pages, in GitHub's order.

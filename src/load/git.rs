@@ -245,6 +245,21 @@ pub fn head_commit(root: &Path) -> Result<String, GitError> {
     Ok(commit.id().to_string())
 }
 
+/// Whether the commit checked out at `root` contains `commit` in its history
+/// (is it, or descends from it). `false` when this clone lacks `commit`.
+pub fn head_contains(root: &Path, commit: &str) -> Result<bool, GitError> {
+    let repo =
+        Repository::discover(root).map_err(|_| GitError::NotARepository(root.to_path_buf()))?;
+    let head = repo.head()?.peel_to_commit()?.id();
+    let Ok(other) = Oid::from_str(commit) else {
+        return Ok(false);
+    };
+    if repo.find_commit(other).is_err() {
+        return Ok(false);
+    }
+    Ok(head == other || repo.graph_descendant_of(head, other)?)
+}
+
 /// The capacity repository's folder at `rev`: the git repository, the commit
 /// and the tree of the folder (`None` when it did not exist then).
 fn capacity_tree<'r>(

@@ -98,6 +98,9 @@ pub struct Approver {
 pub enum NotCounted {
     /// The pull request's author cannot approve their own change.
     Author,
+    /// Authored or committed one of the pull request's commits: someone who
+    /// wrote part of the change cannot approve it.
+    Pusher,
     /// Bot accounts do not approve.
     Bot,
     /// Approved an earlier commit; the head moved since.
@@ -118,8 +121,15 @@ pub struct Reviewers {
 }
 
 /// Reduces reviews to one opinion per reviewer and keeps the approvals that
-/// may count. Logins compare without case, as GitHub's do.
-pub fn reviewers(reviews: &[Review], author: &str, head_sha: &str) -> Reviewers {
+/// may count: not the author's, nor those of anyone who authored or committed
+/// one of the pull request's commits (`pushers`). Logins compare without
+/// case, as GitHub's do.
+pub fn reviewers(
+    reviews: &[Review],
+    author: &str,
+    pushers: &[String],
+    head_sha: &str,
+) -> Reviewers {
     let mut ordered: Vec<&Review> = reviews.iter().collect();
     // GitHub lists reviews chronologically; sort anyway (stable), so a
     // shuffled page cannot resurrect an old approval.
@@ -139,6 +149,8 @@ pub fn reviewers(reviews: &[Review], author: &str, head_sha: &str) -> Reviewers 
     for (key, r) in latest {
         let why = if key == author.to_ascii_lowercase() {
             Some(NotCounted::Author)
+        } else if pushers.iter().any(|p| p.eq_ignore_ascii_case(&key)) {
+            Some(NotCounted::Pusher)
         } else if r.bot {
             Some(NotCounted::Bot)
         } else {

@@ -54,7 +54,7 @@ fn the_latest_opinion_counts_and_a_comment_does_not_revoke_it() {
         review(1, "bob", ReviewState::Approved, HEAD),
         review(2, "bob", ReviewState::Commented, HEAD),
     ];
-    let r = reviewers(&reviews, "alice", HEAD);
+    let r = reviewers(&reviews, "alice", &[], HEAD);
     assert_eq!(r.approvers.len(), 1);
     assert_eq!(r.approvers[0].login, "bob");
     assert_eq!(r.approvers[0].review_id, 1);
@@ -68,7 +68,7 @@ fn dismissal_and_changes_requested_revoke_an_approval() {
         review(3, "bob", ReviewState::Dismissed, HEAD),
         review(4, "carol", ReviewState::ChangesRequested, HEAD),
     ];
-    let r = reviewers(&reviews, "alice", HEAD);
+    let r = reviewers(&reviews, "alice", &[], HEAD);
     assert!(r.approvers.is_empty());
     assert_eq!(
         r.not_counted,
@@ -85,7 +85,7 @@ fn an_approval_after_changes_requested_counts() {
         review(1, "bob", ReviewState::ChangesRequested, HEAD),
         review(2, "bob", ReviewState::Approved, HEAD),
     ];
-    assert_eq!(reviewers(&reviews, "alice", HEAD).approvers.len(), 1);
+    assert_eq!(reviewers(&reviews, "alice", &[], HEAD).approvers.len(), 1);
 }
 
 #[test]
@@ -98,7 +98,7 @@ fn only_approvals_on_the_head_commit_count() {
             ..review(3, "dave", ReviewState::Approved, HEAD)
         },
     ];
-    let r = reviewers(&reviews, "alice", HEAD);
+    let r = reviewers(&reviews, "alice", &[], HEAD);
     assert_eq!(r.approvers.len(), 1);
     assert_eq!(r.approvers[0].login, "carol");
     assert_eq!(r.approvers[0].commit, HEAD);
@@ -123,7 +123,7 @@ fn the_author_and_bots_never_approve() {
             ..review(2, "helper[bot]", ReviewState::Approved, HEAD)
         },
     ];
-    let r = reviewers(&reviews, "alice", HEAD);
+    let r = reviewers(&reviews, "alice", &[], HEAD);
     assert!(r.approvers.is_empty());
     assert_eq!(r.not_counted[0], ("Alice".to_string(), NotCounted::Author));
     assert_eq!(
@@ -143,7 +143,7 @@ fn pending_reviews_and_out_of_order_pages_do_not_change_the_verdict() {
             ..review(9, "carol", ReviewState::Pending, HEAD)
         },
     ];
-    let r = reviewers(&reviews, "alice", HEAD);
+    let r = reviewers(&reviews, "alice", &[], HEAD);
     assert!(r.approvers.is_empty());
     assert_eq!(r.not_counted.len(), 1, "a pending review is no opinion");
 }
@@ -154,10 +154,11 @@ fn logins_compare_without_case() {
         review(1, "Bob", ReviewState::Approved, HEAD),
         review(2, "bob", ReviewState::Dismissed, HEAD),
     ];
-    assert!(reviewers(&reviews, "alice", HEAD).approvers.is_empty());
+    assert!(reviewers(&reviews, "alice", &[], HEAD).approvers.is_empty());
     let r = reviewers(
         &[review(1, "VP-Eng", ReviewState::Approved, HEAD)],
         "x",
+        &[],
         HEAD,
     );
     let a = verify(&[role("vp", 1, &[], &["@vp-eng"])], &r, &members);
@@ -172,6 +173,7 @@ fn a_listed_user_or_an_active_team_member_holds_the_role() {
             review(2, "vp-eng", ReviewState::Approved, HEAD),
         ],
         "alice",
+        &[],
         HEAD,
     );
     let a = verify(
@@ -193,6 +195,7 @@ fn a_pending_member_does_not_count_and_says_why() {
     let r = reviewers(
         &[review(1, "pat", ReviewState::Approved, HEAD)],
         "alice",
+        &[],
         HEAD,
     );
     let a = verify(
@@ -216,6 +219,7 @@ fn a_reviewer_outside_the_role_does_not_fill_it() {
     let r = reviewers(
         &[review(1, "mallory", ReviewState::Approved, HEAD)],
         "alice",
+        &[],
         HEAD,
     );
     let a = verify(
@@ -235,6 +239,7 @@ fn two_directors_need_two_different_people() {
             review(2, "bob", ReviewState::Approved, HEAD),
         ],
         "alice",
+        &[],
         HEAD,
     );
     let need = [role("director", 2, &["org/directors"], &[])];
@@ -247,6 +252,7 @@ fn two_directors_need_two_different_people() {
             review(2, "carol", ReviewState::Approved, HEAD),
         ],
         "alice",
+        &[],
         HEAD,
     );
     let a = verify(&need, &two, &members);
@@ -269,6 +275,7 @@ fn one_person_fills_one_slot_and_is_put_where_needed() {
             review(2, "dave", ReviewState::Approved, HEAD),
         ],
         "alice",
+        &[],
         HEAD,
     );
     let a = verify(&need, &r, &members);
@@ -279,6 +286,7 @@ fn one_person_fills_one_slot_and_is_put_where_needed() {
     let alone = reviewers(
         &[review(1, "bob", ReviewState::Approved, HEAD)],
         "alice",
+        &[],
         HEAD,
     );
     let a = verify(&need, &alone, &members);
@@ -291,6 +299,7 @@ fn the_author_in_the_role_team_cannot_fill_it() {
     let r = reviewers(
         &[review(1, "alice", ReviewState::Approved, HEAD)],
         "alice",
+        &[],
         HEAD,
     );
     let a = verify(
@@ -306,6 +315,7 @@ fn a_role_nobody_holds_cannot_be_satisfied_and_huge_counts_stay_bounded() {
     let r = reviewers(
         &[review(1, "bob", ReviewState::Approved, HEAD)],
         "alice",
+        &[],
         HEAD,
     );
     let a = verify(&[role("ghost", 1, &[], &[])], &r, &members);
@@ -324,6 +334,7 @@ fn unknown_membership_does_not_count() {
     let r = reviewers(
         &[review(1, "bob", ReviewState::Approved, HEAD)],
         "alice",
+        &[],
         HEAD,
     );
     let a = verify(
@@ -344,6 +355,7 @@ fn membership_is_asked_only_where_it_decides() {
             review(3, "old", ReviewState::Approved, OLD),
         ],
         "alice",
+        &[],
         HEAD,
     );
     let need = [
@@ -419,4 +431,16 @@ fn standing_combines_the_outcome_and_the_approvals() {
     assert_eq!(standing(&broken, &done), Standing::PolicyError);
     assert!(Standing::Approved.passes() && Standing::Automatic.passes());
     assert!(!Standing::ApprovalsMissing.passes());
+}
+
+#[test]
+fn whoever_wrote_a_commit_of_the_pull_request_does_not_approve_it() {
+    let reviews = vec![
+        review(1, "Bob", ReviewState::Approved, HEAD),
+        review(2, "dave", ReviewState::Approved, HEAD),
+    ];
+    let r = reviewers(&reviews, "alice", &["bob".to_string()], HEAD);
+    assert_eq!(r.approvers.len(), 1);
+    assert_eq!(r.approvers[0].login, "dave");
+    assert_eq!(r.not_counted, vec![("Bob".to_string(), NotCounted::Pusher)]);
 }

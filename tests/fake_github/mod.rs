@@ -50,6 +50,10 @@ pub struct Pull {
     pub author: String,
     pub head_sha: String,
     pub base_sha: String,
+    /// The branch it merges into.
+    pub base_ref: String,
+    /// (author login, committer login) of each commit, oldest first.
+    pub commits: Vec<(String, String)>,
 }
 
 #[derive(Clone, Debug)]
@@ -123,6 +127,8 @@ pub struct World {
     pub repo: String,
     pub tokens: BTreeMap<String, Account>,
     pub pulls: BTreeMap<u64, Pull>,
+    /// Branch name -> tip SHA.
+    pub branches: BTreeMap<String, String>,
     pub reviews: BTreeMap<u64, Vec<ReviewRec>>,
     pub comments: Vec<CommentRec>,
     /// (org, slug) -> login -> state.
@@ -182,13 +188,27 @@ impl World {
                 author: author.into(),
                 head_sha: head_sha.into(),
                 base_sha: base_sha.into(),
+                base_ref: "main".into(),
+                commits: vec![(author.into(), author.into())],
             },
         );
+        self.branches
+            .entry("main".into())
+            .or_insert_with(|| base_sha.into());
     }
 
-    /// A push to the pull request's branch.
+    /// A push to the pull request's branch (a commit by its author).
     pub fn push(&mut self, number: u64, head_sha: &str) {
-        self.pulls.get_mut(&number).unwrap().head_sha = head_sha.into();
+        let p = self.pulls.get_mut(&number).unwrap();
+        p.head_sha = head_sha.into();
+        p.commits.push((p.author.clone(), p.author.clone()));
+    }
+
+    /// A push to the pull request's branch by someone else.
+    pub fn push_as(&mut self, number: u64, head_sha: &str, login: &str) {
+        let p = self.pulls.get_mut(&number).unwrap();
+        p.head_sha = head_sha.into();
+        p.commits.push((login.into(), login.into()));
     }
 
     /// Submits a review (state as the REST API spells it) and returns its id.
@@ -414,9 +434,10 @@ fn pull_json(ctx: &Ctx, w: &World, p: &Pull) -> Value {
             "user": user(ctx, &w.owner, 1, false),
             "repo": repo_json(ctx, w),
         },
+        "commits": p.commits.len(),
         "base": {
-            "label": format!("{}:main", w.owner),
-            "ref": "main",
+            "label": format!("{}:{}", w.owner, p.base_ref),
+            "ref": p.base_ref,
             "sha": p.base_sha,
             "user": user(ctx, &w.owner, 1, false),
             "repo": repo_json(ctx, w),
@@ -634,6 +655,37 @@ fn respond(
                 Some(p) => json_status(StatusCode::OK, pull_json(&ctx, &w, p)),
                 None => error(404, "Not Found"),
             }
+        }
+        ("GET", ["repos", o, r, "branches", b]) if repo_ok(o, r) => match w.branches.get(*b) {
+            Some(sha) => json_status(
+                StatusCode::OK,
+                json!({"name": b, "commit": {"sha": sha, "url": format!("{}/repos/{o}/{r}/commits/{sha}", ctx.api)}, "protected": *b == "main"}),
+            ),
+            None => error(404, "Branch not found"),
+        },
+        ("GET", ["repos", o, r, "pulls", n, "commits"]) if repo_ok(o, r) => {
+            let Some(p) = n.parse::<u64>().ok().and_then(|n| w.pulls.get(&n)) else {
+                return error(404, "Not Found");
+            };
+            let items: Vec<Value> = p
+                .commits
+                .iter()
+                .enumerate()
+                .map(|(i, (a, c))| {
+                    json!({
+                        "sha": format!("{:040x}", i + 1),
+                        "commit": {
+                            "author": {"name": a, "email": format!("{a}@example.com"), "date": "2026-11-23T09:00:00Z"},
+                            "committer": {"name": c, "email": format!("{c}@example.com"), "date": "2026-11-23T09:00:00Z"},
+                            "message": "change",
+                        },
+                        "author": user(&ctx, a, uid(a), false),
+                        "committer": user(&ctx, c, uid(c), false),
+                        "parents": [],
+                    })
+                })
+                .collect();
+            page(&ctx, &path, &query, items)
         }
         ("GET", ["repos", o, r, "pulls", n, "reviews"]) if repo_ok(o, r) => {
             let Some(n) = n.parse::<u64>().ok().filter(|n| w.pulls.contains_key(n)) else {
