@@ -296,7 +296,12 @@ fn growth(
             .map(|(n, _)| n.as_str()),
     );
     let base_requests = policy::world::base_requests(&base.repo, &head.repo, &changed);
-    Ok(policy::world::recent_growth(world, &base_requests, &then))
+    Ok(policy::world::recent_growth(
+        world,
+        &base_requests,
+        &then,
+        cutoff.div_euclid(3600),
+    ))
 }
 
 pub(super) fn evaluate(

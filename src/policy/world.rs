@@ -89,20 +89,28 @@ pub fn base_requests<'r>(
 }
 
 /// GPU-equivalents each team's requests grew by between a past revision and
-/// the base: for every request of the base, what it holds beyond what it held
-/// then (a request that did not exist then counts whole). Shrinking one
-/// request does not pay for growing another: this is the growth that went
-/// through, which the rolling budget of automatic approvals counts.
+/// the base: for every request of the base, the largest amount it holds from
+/// `from_hour` (the start of the 30 days) on beyond what its past version
+/// held at the same hours (a
+/// request that did not exist then counts whole; one revived from an expired
+/// window, stretched, or moved later counts what it newly holds). Shrinking
+/// one request does not pay for growing another: this is the growth that
+/// went through, which the rolling budget of automatic approvals counts.
 pub fn recent_growth(
     world: &Repo,
     base: &BTreeMap<&str, &Document<RequestSpec>>,
     past: &BTreeMap<String, Document<RequestSpec>>,
+    from_hour: i64,
 ) -> BTreeMap<String, f64> {
+    use crate::capacity::{Hours, swing};
     let gpus = |s: &RequestSpec| crate::capacity::size(s, crate::capacity::pool_of(world, s)).gpus;
     let mut out: BTreeMap<String, f64> = BTreeMap::new();
     for (name, doc) in base {
-        let then = past.get(*name).map_or(0.0, |p| gpus(&p.spec));
-        let grew = gpus(&doc.spec) - then;
+        let mut held = vec![(Hours::of_request(&doc.spec), gpus(&doc.spec))];
+        if let Some(p) = past.get(*name) {
+            held.push((Hours::of_request(&p.spec), -gpus(&p.spec)));
+        }
+        let grew = swing(held, from_hour).0;
         if grew > 1e-9 {
             *out.entry(doc.spec.team.value.clone()).or_default() += grew;
         }
@@ -167,5 +175,43 @@ mod tests {
                 .hourly_days,
             Some(90)
         );
+    }
+
+    /// The rolling budget counts what a request newly holds since the start
+    /// of the 30 days, not its size: an expired request revived, a window
+    /// stretched, or a new request that already ended all went through.
+    #[test]
+    fn revived_stretched_and_finished_requests_count_as_growth() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/acme");
+        let world = crate::pipeline::validate_dir(&root).unwrap().repo;
+        let name = "training-eval-sweep"; // 8 GPUs, 2026-11-16 .. 2026-12-14
+        let now = world.requests[name].clone();
+        let at = |d: &str| d.parse::<crate::model::Timestamp>().unwrap().hour_index();
+        let from = at("2026-10-23T00:00:00Z");
+        let with_window = |start: &str, end: &str| {
+            let mut d = now.clone();
+            d.spec.window.as_mut().unwrap().start.value = start.parse().unwrap();
+            d.spec.window.as_mut().unwrap().end.value = end.parse().unwrap();
+            d
+        };
+        let growth = |past: Option<Document<RequestSpec>>| {
+            let base: BTreeMap<&str, &Document<RequestSpec>> = [(name, &now)].into();
+            let past: BTreeMap<String, Document<RequestSpec>> =
+                past.into_iter().map(|p| (name.to_string(), p)).collect();
+            recent_growth(&world, &base, &past, from)
+                .get("training")
+                .copied()
+                .unwrap_or(0.0)
+        };
+        // The same request then: nothing grew.
+        assert_eq!(growth(Some(now.clone())), 0.0);
+        // New in the 30 days: whole.
+        assert_eq!(growth(None), 8.0);
+        // Then expired (ended before the 30 days): revived, it grew by 8.
+        assert_eq!(growth(Some(with_window("2026-08-01", "2026-09-01"))), 8.0);
+        // Then ending before the new window starts: 8 newly held hours.
+        assert_eq!(growth(Some(with_window("2026-10-20", "2026-11-10"))), 8.0);
+        // Then a longer window: shortening it is no growth.
+        assert_eq!(growth(Some(with_window("2026-10-01", "2027-01-01"))), 0.0);
     }
 }

@@ -186,7 +186,9 @@ pub struct RequestTeamFacts {
     /// GPU-equivalents over quota at the worst hour (0 when within).
     pub over_quota_gpus: f64,
     /// GPU-equivalents the team's requests grew by in the 30 days before the base
-    /// revision, from its git history (0 without history).
+    /// revision, from its git history (0 without history): per request, the most it
+    /// holds at any hour since the 30 days began beyond what it held then (a revived,
+    /// stretched or moved request counts what it newly holds).
     pub recent_growth_gpus: f64,
 }
 
