@@ -160,6 +160,28 @@ pub fn check_names(repo: &Repo, diags: &mut Vec<Diagnostic>) {
             }
         }
     }
+    // Two Cluster documents applied to one cluster: each would prune the
+    // other's objects there (capops owns what carries its label).
+    let mut contexts: std::collections::BTreeMap<&str, &str> = Default::default();
+    for c in repo.clusters.values() {
+        let Some(ctx) = c.spec.kube_context.as_deref() else {
+            continue;
+        };
+        if let Some(first) = contexts.insert(ctx, c.name()) {
+            diags.push(
+                Diagnostic::new(
+                    Code::KubeContextShared,
+                    format!(
+                        "Cluster `{}` has the kubeContext `{}` of Cluster `{first}`",
+                        c.name(),
+                        ctx.escape_debug()
+                    ),
+                )
+                .at(c.metadata.name.span, "applied to the same cluster as another")
+                .help("give each Cluster document the context of its own cluster; one cluster is one Cluster document (sync would prune one's objects for the other)"),
+            );
+        }
+    }
     let region_form = "a region or zone as the cloud writes it: lowercase letters, digits and `-` (`us-east-1`, `us-central1-a`)";
     for c in repo.clusters.values() {
         if let Some(region) = &c.spec.region
