@@ -172,6 +172,7 @@ codes! {
     ObjectUnclaimed = "object-unclaimed", Warning, "an object carries capops's label but names no capacity repository";
     GitopsTracked = "gitops-tracked", Warning, "Argo CD or Flux tracks an object capops renders, so capops leaves it alone";
     OtherRepository = "other-repository", Warning, "another capacity repository owns an object capops renders";
+    NodePoolsShareNodes = "node-pools-share-nodes", Error, "two pools of a cluster can select the same nodes";
     NodePoolsOverlap = "node-pools-overlap", Warning, "a node is selected by pools that want different values of a label";
     PlanStale = "plan-stale", Error, "the cluster changed since the plan file was written";
     MigRolloutFailed = "mig-rollout-failed", Error, "the MIG manager reported a failed reconfiguration of a node";

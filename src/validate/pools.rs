@@ -43,6 +43,47 @@ pub fn check_clusters(repo: &Repo, diags: &mut Vec<Diagnostic>) {
             }
             check_pool(cluster, pool, diags);
         }
+        check_selectors(cluster, diags);
+    }
+}
+
+/// Two pools of a cluster, of one GPU model, whose `nodeLabels` can select
+/// the same node (no label on which they want different values): the node's GPUs would count
+/// in both, Kueue would admit either pool's work onto it, and a MIG layout
+/// would be written onto nodes of the other pool.
+fn check_selectors(cluster: &Document<ClusterSpec>, diags: &mut Vec<Diagnostic>) {
+    let pools = &cluster.spec.node_pools;
+    for (i, a) in pools.iter().enumerate() {
+        for b in &pools[..i] {
+            // A node has one GPU model: pools of different models never share one.
+            if a.node_labels.is_empty()
+                || b.node_labels.is_empty()
+                || a.gpu_model.value != b.gpu_model.value
+            {
+                continue;
+            }
+            let disjoint = a
+                .node_labels
+                .iter()
+                .any(|(k, v)| b.node_labels.get(k).is_some_and(|w| w != v));
+            if disjoint {
+                continue;
+            }
+            diags.push(
+                Diagnostic::new(
+                    Code::NodePoolsShareNodes,
+                    format!(
+                        "pools `{}` and `{}` of cluster `{}` can select the same nodes: no label of their nodeLabels tells them apart",
+                        a.name.value,
+                        b.name.value,
+                        cluster.name()
+                    ),
+                )
+                .at(a.name.span, "selects nodes of the other pool")
+                .related(b.name.span, "the other pool")
+                .help("give each pool a label value of its own (`acme.ai/gpu-pool: <pool>`) so that their nodeLabels select disjoint nodes"),
+            );
+        }
     }
 }
 

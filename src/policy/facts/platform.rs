@@ -63,6 +63,11 @@ pub struct ClusterChange {
     /// with the base's catalogs and reservations; a priced pool left without a price counts
     /// as 1. Pools in both revisions only.
     pub largest_price_decrease: f64,
+    /// GPU-equivalents the requests in force from `now` on in this cluster's pools gain
+    /// because a pool's MIG layout, time-slicing or GPUs per node changed (fewer
+    /// time-slicing replicas make each requested slice a larger share of a GPU), summed
+    /// over requests whose size grows. Pools in both revisions only.
+    pub requests_regrown_gpus: f64,
     pub previous: PreviousCluster,
 }
 
@@ -168,6 +173,32 @@ pub fn cluster(env: &Env<'_>, doc: &Document<ClusterSpec>, change: &Change) -> C
             }
         }
     }
+    let mut regrown = 0.0f64;
+    if let (Some(p), false) = (previous, removed) {
+        let at_hour = env.at.hour_index();
+        for r in env.world.requests.values() {
+            let s = &r.spec;
+            if s.cluster.value != doc.name() || crate::capacity::Hours::of_request(s).end <= at_hour
+            {
+                continue;
+            }
+            let find = |c: &'_ Document<ClusterSpec>| {
+                c.spec
+                    .node_pools
+                    .iter()
+                    .find(|n| n.name.value.as_str() == s.pool.value)
+                    .map(|n| (n.clone(), c.spec.clone()))
+            };
+            let (Some((new_pool, new_c)), Some((old_pool, old_c))) = (find(doc), find(p)) else {
+                continue;
+            };
+            let now_gpus = crate::capacity::size(s, Some((&new_pool, &new_c))).gpus;
+            let then_gpus = crate::capacity::size(s, Some((&old_pool, &old_c))).gpus;
+            if now_gpus > then_gpus + 1e-9 {
+                regrown += now_gpus - then_gpus;
+            }
+        }
+    }
     let (prev_gpus, prev_cost) = before
         .as_ref()
         .map(|b| (b.gpus, b.monthly_cost))
@@ -199,6 +230,7 @@ pub fn cluster(env: &Env<'_>, doc: &Document<ClusterSpec>, change: &Change) -> C
                 .map(|(k, _)| k.clone())
                 .collect(),
             largest_price_decrease: round(price_cut),
+            requests_regrown_gpus: round(regrown),
             previous: PreviousCluster {
                 gpus: prev_gpus,
                 environment: previous
