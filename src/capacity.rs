@@ -271,8 +271,15 @@ pub fn pool_capacity(pool: &NodePool, cluster: &ClusterSpec) -> BTreeMap<String,
 
 /// Physical GPUs in a pool.
 pub fn pool_gpus(pool: &NodePool) -> u32 {
-    pool.nodes.value.0 * pool.gpus_per_node.value.0
+    // Validation refuses a pool over MAX_POOL_GPUS; saturate, never wrap.
+    pool.nodes
+        .value
+        .0
+        .saturating_mul(pool.gpus_per_node.value.0)
 }
+
+/// The most GPUs one pool may hold (nodes times GPUs per node).
+pub const MAX_POOL_GPUS: u64 = 1_000_000;
 
 type Nested2<T> = HashMap<String, HashMap<String, T>>;
 type Nested3<T> = HashMap<String, HashMap<String, HashMap<String, T>>>;

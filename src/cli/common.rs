@@ -75,9 +75,20 @@ pub fn stop(io: &mut Io<'_>, exit: Exit, message: &str, help: Option<&str>) -> S
 
 /// clap value parser for `--at`: an ISO 8601 date or an RFC 3339 time.
 pub fn at_arg(s: &str) -> Result<Timestamp, String> {
-    s.parse().map_err(|e: String| {
+    let t: Timestamp = s.parse().map_err(|e: String| {
         format!("{e}; write a date as 2026-12-01 or a time as 2026-12-01T08:00:00Z")
-    })
+    })?;
+    // Documents' dates fall in these years; so does the time they are judged at
+    // (forecasts and budgets then stay within the calendar).
+    let year = t.0.to_zoned(jiff::tz::TimeZone::UTC).year();
+    if !crate::model::types::YEARS.contains(&year) {
+        return Err(format!(
+            "{year} is outside the years capops works in ({}-{}); give a time within them",
+            crate::model::types::YEARS.start(),
+            crate::model::types::YEARS.end()
+        ));
+    }
+    Ok(t)
 }
 
 /// clap value parser for `--horizon`: `72`, `72h`, `14d`, `8w`, up to three years.
@@ -234,16 +245,43 @@ pub fn write_diagnostics(
     }
     if matches!(cli.format, Format::Human | Format::Markdown | Format::Html) {
         let color = io.color(cli.color);
+        // Drawn in full: the first few of each code in each file; the rest
+        // are counted (a file of 100,000 empty documents is one line, not
+        // 100,000 snippets). `--format json` lists every one.
+        let mut seen: std::collections::HashMap<(&str, Option<crate::diag::FileId>), usize> =
+            std::collections::HashMap::new();
         for d in diags {
+            let key = (d.code.as_str(), d.primary.as_ref().map(|p| p.span.file));
+            let n = seen.entry(key).or_default();
+            *n += 1;
+            if *n <= SHOWN_PER_CODE_AND_FILE {
+                writeln!(
+                    io.stderr,
+                    "{}\n",
+                    output::human::render(d, sources, paths, color)
+                )?;
+            }
+        }
+        let mut more: Vec<_> = seen
+            .into_iter()
+            .filter(|(_, n)| *n > SHOWN_PER_CODE_AND_FILE)
+            .collect();
+        more.sort();
+        for ((code, file), n) in more {
+            let where_ =
+                file.map_or_else(String::new, |f| format!(" in {}", paths.file(sources, f)));
             writeln!(
                 io.stderr,
-                "{}\n",
-                output::human::render(d, sources, paths, color)
+                "... and {} more [{code}]{where_} (--format json lists every one)\n",
+                n - SHOWN_PER_CODE_AND_FILE
             )?;
         }
     }
     Ok(())
 }
+
+/// Diagnostics of one code in one file drawn in full by the human output.
+const SHOWN_PER_CODE_AND_FILE: usize = 20;
 
 /// A folder that is not a capacity repository: a diagnostic with no file.
 pub fn root_error(cli: &Cli, e: &RootError, path: &Path, io: &mut Io<'_>) -> std::io::Result<()> {

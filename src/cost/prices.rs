@@ -292,7 +292,7 @@ pub fn reservation_gpus(repo: &Repo, s: &ReservationSpec) -> u32 {
                 })
         })
         .unwrap_or(8);
-    s.count.value.0 * per
+    s.count.value.0.saturating_mul(per)
 }
 
 /// A float quantity (GPU-hours, a share) as a decimal, to eight places: fine

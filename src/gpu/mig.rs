@@ -264,50 +264,88 @@ fn search(instances: &[&'static MigProfile], used: u32, placed: &mut Vec<Placeme
 
 /// Layouts that fit and are reached from `layout` by removing the fewest
 /// instances: what to suggest when a layout does not fit (at most `limit`).
+/// Counts above a profile's most on one GPU go first (no layout that fits
+/// has more), and the search gives up after a bounded number of
+/// candidates, so an absurd layout answers at once.
 pub fn nearest_fits(
     mig: &MigModel,
     layout: &[(&'static MigProfile, u32)],
     limit: usize,
 ) -> Vec<Vec<(&'static MigProfile, u32)>> {
-    let total: u32 = layout.iter().map(|(_, n)| n).sum();
-    for removed in 1..=total {
+    let clamped: Vec<(&'static MigProfile, u32)> = layout
+        .iter()
+        .map(|(p, n)| (*p, (*n).min(p.max_count)))
+        .collect();
+    let total: u32 = clamped.iter().map(|(_, n)| n).sum();
+    let mut budget = SEARCH_BUDGET;
+    for removed in 0..=total {
         let mut found = Vec::new();
-        let mut current: Vec<(&'static MigProfile, u32)> = layout.to_vec();
-        sub_layouts(mig, layout, 0, removed, &mut current, &mut found, limit);
+        let mut current = clamped.clone();
+        let mut search = Search {
+            mig,
+            layout: &clamped,
+            found: &mut found,
+            limit,
+            budget: &mut budget,
+        };
+        search.sub_layouts(0, removed, &mut current);
         if !found.is_empty() {
+            // The layout as given does not fit, so removing nothing from
+            // the clamped one can only fit when clamping removed some.
             return found;
+        }
+        if budget == 0 {
+            break;
         }
     }
     Vec::new()
 }
 
-fn sub_layouts(
-    mig: &MigModel,
-    layout: &[(&'static MigProfile, u32)],
-    i: usize,
-    remove: u32,
-    current: &mut Vec<(&'static MigProfile, u32)>,
-    found: &mut Vec<Vec<(&'static MigProfile, u32)>>,
+/// Candidate layouts `nearest_fits` looks at, at most.
+const SEARCH_BUDGET: u32 = 200_000;
+
+struct Search<'a> {
+    mig: &'a MigModel,
+    layout: &'a [(&'static MigProfile, u32)],
+    found: &'a mut Vec<Vec<(&'static MigProfile, u32)>>,
     limit: usize,
-) {
-    if found.len() >= limit {
-        return;
-    }
-    if i == layout.len() {
-        if remove == 0 {
-            let candidate: Vec<_> = current.iter().copied().filter(|(_, n)| *n > 0).collect();
-            if !candidate.is_empty() && place(mig, &candidate).is_ok() {
-                found.push(candidate);
-            }
+    budget: &'a mut u32,
+}
+
+impl Search<'_> {
+    fn sub_layouts(
+        &mut self,
+        i: usize,
+        remove: u32,
+        current: &mut Vec<(&'static MigProfile, u32)>,
+    ) {
+        if self.found.len() >= self.limit || *self.budget == 0 {
+            return;
         }
-        return;
+        if i == self.layout.len() {
+            *self.budget = self.budget.saturating_sub(1);
+            if remove == 0 {
+                let candidate: Vec<_> = current.iter().copied().filter(|(_, n)| *n > 0).collect();
+                // Cheap bounds before placing: the slices must fit at all.
+                let memory: u32 = candidate.iter().map(|(p, n)| p.memory_slices * n).sum();
+                let compute: u32 = candidate.iter().map(|(p, n)| p.compute_slices * n).sum();
+                if !candidate.is_empty()
+                    && memory <= self.mig.memory_slices
+                    && compute <= self.mig.compute_slices
+                    && place(self.mig, &candidate).is_ok()
+                {
+                    self.found.push(candidate);
+                }
+            }
+            return;
+        }
+        let have = self.layout[i].1;
+        for take in 0..=have.min(remove) {
+            current[i].1 = have - take;
+            self.sub_layouts(i + 1, remove - take, current);
+        }
+        current[i].1 = have;
     }
-    let have = layout[i].1;
-    for take in 0..=have.min(remove) {
-        current[i].1 = have - take;
-        sub_layouts(mig, layout, i + 1, remove - take, current, found, limit);
-    }
-    current[i].1 = have;
 }
 
 /// Writes a layout as `2×3g.40gb + 1×1g.10gb`.

@@ -87,18 +87,32 @@ pub fn ignored(path: &str, patterns: &[String]) -> bool {
 }
 
 fn glob(p: &[u8], s: &[u8]) -> bool {
-    match p {
-        [] => s.is_empty(),
-        [b'*', b'*', rest @ ..] => {
-            let rest = rest.strip_prefix(b"/").unwrap_or(rest);
-            (0..=s.len()).any(|i| glob(rest, &s[i..]))
-        }
-        [b'*', rest @ ..] => (0..=s.len())
-            .take_while(|&i| i == 0 || s[i - 1] != b'/')
-            .any(|i| glob(rest, &s[i..])),
-        [b'?', rest @ ..] => !s.is_empty() && s[0] != b'/' && glob(rest, &s[1..]),
-        [c, rest @ ..] => !s.is_empty() && s[0] == *c && glob(rest, &s[1..]),
+    // Each (pattern position, text position) is decided once: `**` and `*`
+    // retried at every offset would otherwise take exponential time.
+    let mut memo = vec![None; (p.len() + 1) * (s.len() + 1)];
+    glob_at(p, s, 0, 0, &mut memo)
+}
+
+fn glob_at(p: &[u8], s: &[u8], pi: usize, si: usize, memo: &mut [Option<bool>]) -> bool {
+    let key = pi * (s.len() + 1) + si;
+    if let Some(known) = memo[key] {
+        return known;
     }
+    let (pat, text) = (&p[pi..], &s[si..]);
+    let result = match pat {
+        [] => text.is_empty(),
+        [b'*', b'*', rest @ ..] => {
+            let skip = if rest.first() == Some(&b'/') { 3 } else { 2 };
+            (si..=s.len()).any(|i| glob_at(p, s, pi + skip, i, memo))
+        }
+        [b'*', ..] => (si..=s.len())
+            .take_while(|&i| i == si || s[i - 1] != b'/')
+            .any(|i| glob_at(p, s, pi + 1, i, memo)),
+        [b'?', ..] => !text.is_empty() && text[0] != b'/' && glob_at(p, s, pi + 1, si + 1, memo),
+        [c, ..] => !text.is_empty() && text[0] == *c && glob_at(p, s, pi + 1, si + 1, memo),
+    };
+    memo[key] = Some(result);
+    result
 }
 
 /// Why a folder could not be read as a capacity repository.
@@ -310,5 +324,21 @@ mod tests {
         assert!(!ignored("draftsman/a.yaml", &pats));
         assert!(glob(b"teams/*.yaml", b"teams/a.yaml"));
         assert!(!glob(b"teams/*.yaml", b"teams/x/a.yaml"));
+        assert!(glob(b"**/a/**/b.yaml", b"x/a/y/z/b.yaml"));
+        assert!(glob(b"**/a/**/b.yaml", b"a/b.yaml"));
+        assert!(!glob(b"**/a/**/b.yaml", b"x/ab.yaml"));
+    }
+
+    /// Patterns that backtrack exponentially in a naive matcher answer at
+    /// once: each (pattern, text) position is decided once.
+    #[test]
+    fn pathological_patterns_answer_at_once() {
+        let deep = "**/".repeat(40) + "x";
+        let path = "a/".repeat(60) + "y";
+        assert!(!glob(deep.as_bytes(), path.as_bytes()));
+        let stars = "**/".to_string() + &"*a".repeat(25) + "*b";
+        let name = "a".repeat(200);
+        assert!(!glob(stars.as_bytes(), name.as_bytes()));
+        assert!(glob(stars.as_bytes(), (name + "b").as_bytes()));
     }
 }

@@ -100,13 +100,21 @@ fn describe(
         ValidationErrorKind::AdditionalProperties { unexpected }
         | ValidationErrorKind::UnevaluatedProperties { unexpected } => {
             let allowed = allowed_properties(schema, schema_path);
+            // Each key looked up once (a mapping of 80,000 unknown keys
+            // searched key by key would take quadratic time).
+            let keys: std::collections::HashMap<&str, &Node> = at
+                .value
+                .as_map()
+                .unwrap_or_default()
+                .iter()
+                .filter_map(|(k, _)| Some((k.as_str()?, k)))
+                .collect();
             unexpected
                 .iter()
                 .map(|name| {
-                    let key_span = at
-                        .value
-                        .get(name)
-                        .map(|(k, _)| k.span(file))
+                    let key_span = keys
+                        .get(name.as_str())
+                        .map(|k| k.span(file))
                         .unwrap_or(value_span);
                     let help = if allowed.is_empty() {
                         "remove this field".to_string()

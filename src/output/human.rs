@@ -19,10 +19,19 @@ pub fn render(d: &Diagnostic, sources: &SourceMap, paths: &Paths, color: bool) -
         .with_context_lines(1)
         .with_width(100)
         .with_links(false);
-    let adapter = Adapter::new(d, sources, paths);
     let mut out = String::new();
-    if handler.render_report(&mut out, &adapter).is_err() {
-        out = format!("{}[{}]: {}\n", d.severity, d.code.as_str(), d.message);
+    if d.primary
+        .as_ref()
+        .is_some_and(|p| long_line(sources, p) || d.related.iter().any(|l| long_line(sources, l)))
+    {
+        // miette cannot draw a snippet this wide (it panics past column
+        // 65,535); say where, without the snippet.
+        return plain(d, sources, paths).trim_end().to_string();
+    } else {
+        let adapter = Adapter::new(d, sources, paths);
+        if handler.render_report(&mut out, &adapter).is_err() {
+            return plain(d, sources, paths).trim_end().to_string();
+        }
     }
     // Labels in other files than the primary one cannot share its snippet.
     for label in &d.related {
@@ -38,6 +47,44 @@ pub fn render(d: &Diagnostic, sources: &SourceMap, paths: &Paths, color: bool) -
         }
     }
     out.trim_end().to_string()
+}
+
+/// Lines longer than this are not drawn as snippets.
+const MAX_SNIPPET_LINE: usize = 2_000;
+
+/// Whether the line a label points into is too long to draw.
+fn long_line(sources: &SourceMap, l: &Label) -> bool {
+    let file = sources.get(l.span.file);
+    let at = l.span.start as usize;
+    match file.text() {
+        Text::Full(text) => {
+            let bytes = text.as_bytes();
+            let at = at.min(bytes.len());
+            let start = memchr::memrchr(b'\n', &bytes[..at]).map_or(0, |i| i + 1);
+            let end = memchr::memchr(b'\n', &bytes[at..]).map_or(bytes.len(), |i| at + i);
+            end - start > MAX_SNIPPET_LINE
+        }
+        Text::Rows(rows) => rows
+            .row_at(l.span.start)
+            .is_some_and(|r| r.text.len() > MAX_SNIPPET_LINE),
+    }
+}
+
+/// The diagnostic without a snippet: code, message, where, labels, help.
+fn plain(d: &Diagnostic, sources: &SourceMap, paths: &Paths) -> String {
+    let mut out = format!("{}[{}]: {}\n", d.severity, d.code.as_str(), d.message);
+    for (i, l) in d.primary.iter().chain(&d.related).enumerate() {
+        let what = if i == 0 { "at" } else { "see" };
+        out.push_str(&format!(
+            "  {what} {}: {}\n",
+            paths.describe(sources, l.span),
+            l.text
+        ));
+    }
+    if let Some(h) = &d.help {
+        out.push_str(&format!("  help: {h}\n"));
+    }
+    out
 }
 
 struct Adapter<'a> {

@@ -88,6 +88,23 @@ fn check_selectors(cluster: &Document<ClusterSpec>, diags: &mut Vec<Diagnostic>)
 }
 
 fn check_pool(cluster: &Document<ClusterSpec>, pool: &NodePool, diags: &mut Vec<Diagnostic>) {
+    let gpus = u64::from(pool.nodes.value.0) * u64::from(pool.gpus_per_node.value.0);
+    if gpus > crate::capacity::MAX_POOL_GPUS {
+        diags.push(
+            Diagnostic::new(
+                Code::ValueOutOfRange,
+                format!(
+                    "pool `{}` would hold {gpus} GPUs ({} nodes of {}); a pool holds at most {}",
+                    pool.name.value,
+                    pool.nodes.value.0,
+                    pool.gpus_per_node.value.0,
+                    crate::capacity::MAX_POOL_GPUS
+                ),
+            )
+            .at(pool.nodes.span, "nodes times gpusPerNode is too many")
+            .help("check `nodes` and `gpusPerNode`; split a fleet this size into several pools"),
+        );
+    }
     if let Some(mix) = &pool.purchase {
         let sum = mix.value.reserved.0 + mix.value.on_demand.0 + mix.value.spot.0;
         if sum != pool.nodes.value.0 {

@@ -1,0 +1,169 @@
+//! Inputs that once panicked or took minutes: each now gets a diagnostic and
+//! a documented exit code, at once (the run helper fails a command that does
+//! not finish within its time limit, and a panic never reports back).
+
+mod common;
+use common::{root, run};
+use std::path::{Path, PathBuf};
+
+/// A copy of the example repository, changed by `edit`.
+fn example_with(edit: impl FnOnce(&Path)) -> (tempfile::TempDir, PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("repo");
+    copy_dir(&root().join("examples/acme"), &repo);
+    edit(&repo);
+    (tmp, repo)
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let target = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &target);
+        } else {
+            std::fs::copy(e.path(), target).unwrap();
+        }
+    }
+}
+
+fn replace(path: &Path, from: &str, to: &str) {
+    let text = std::fs::read_to_string(path).unwrap();
+    assert!(text.contains(from), "{}: no `{from}`", path.display());
+    std::fs::write(path, text.replacen(from, to, 1)).unwrap();
+}
+
+#[test]
+fn a_diagnostic_on_a_line_too_wide_to_draw_is_reported_without_a_snippet() {
+    // Column 70,000: miette panics drawing a snippet past column 65,535.
+    let (_t, repo) = example_with(|r| {
+        std::fs::write(
+            r.join("teams/long.yaml"),
+            format!(
+                "apiVersion: capops.dev/v1alpha1\nkind: Team\nmetadata: {{name: longt}}\nspec: {{displayName: \"{}\", costCenter: 1, bogus: 1}}\n",
+                "x".repeat(70_000)
+            ),
+        )
+        .unwrap();
+    });
+    let repo = repo.display().to_string();
+    for cmd in ["validate", "check", "report"] {
+        let out = run(&[cmd, &repo], &[]);
+        assert_eq!(out.code, 2, "{cmd}: {}", out.stderr);
+        assert!(
+            out.stderr.contains("error[unknown-field]"),
+            "{}",
+            out.stderr
+        );
+        assert!(
+            out.stderr.contains("teams/long.yaml:4:700"),
+            "{}",
+            out.stderr
+        );
+    }
+}
+
+#[test]
+fn at_outside_the_years_capops_works_in_is_a_usage_error() {
+    let example = common::example();
+    let out = run(&["check", &example, "--at", "9999-06-15"], &[]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("outside the years capops works in"),
+        "{}",
+        out.stderr
+    );
+    let out = run(&["report", &example, "--at", "2099-12-31T23:00:00Z"], &[]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+}
+
+#[test]
+fn a_pool_of_ten_billion_gpus_is_refused_not_overflowed() {
+    let (_t, repo) = example_with(|r| {
+        let c = r.join("clusters/prod-h100.yaml");
+        replace(&c, "gpusPerNode: 8", "gpusPerNode: 100000");
+        replace(&c, "nodes: 6", "nodes: 100000");
+        replace(
+            &c,
+            "purchase: {reserved: 4, onDemand: 2}",
+            "purchase: {onDemand: 100000}",
+        );
+    });
+    let repo = repo.display().to_string();
+    for cmd in ["validate", "check", "report"] {
+        let out = run(&[cmd, &repo, "--format", "json"], &[]);
+        assert_eq!(out.code, 2, "{cmd}: {}", out.stderr);
+        assert!(out.stdout.contains("value-out-of-range"), "{}", out.stdout);
+        assert!(out.stdout.contains("10000000000 GPUs"), "{}", out.stdout);
+    }
+}
+
+#[test]
+fn an_absurd_mig_layout_gets_its_nearest_fits_at_once() {
+    let (_t, repo) = example_with(|r| {
+        replace(
+            &r.join("clusters/prod-h100.yaml"),
+            "          3g.40gb: 1\n          2g.20gb: 1\n          1g.10gb: 2",
+            "          3g.40gb: 20\n          2g.20gb: 20\n          1g.10gb: 1000000\n          1g.20gb: 20\n          4g.40gb: 20\n          7g.80gb: 20",
+        );
+    });
+    let out = run(&["validate", &repo.display().to_string()], &[]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("mig-layout-does-not-fit"),
+        "{}",
+        out.stderr
+    );
+    assert!(out.stderr.contains("7×1g.10gb"), "{}", out.stderr);
+}
+
+#[test]
+fn a_file_of_many_empty_documents_is_summarized_not_drawn_one_by_one() {
+    let (_t, repo) = example_with(|r| {
+        std::fs::write(
+            r.join("teams/empty.yaml"),
+            "---\n".repeat(199_000) + "a: 1\n",
+        )
+        .unwrap();
+    });
+    let out = run(&["validate", &repo.display().to_string()], &[]);
+    assert_eq!(out.code, 2, "{}", &out.stderr[..out.stderr.len().min(2000)]);
+    assert!(
+        out.stderr.len() < 100_000,
+        "{} bytes of diagnostics",
+        out.stderr.len()
+    );
+    assert!(
+        out.stderr.contains("and 198979 more [document-empty]"),
+        "{}",
+        &out.stderr[out.stderr.len().saturating_sub(2000)..]
+    );
+    let json = run(
+        &["validate", "--format", "json", &repo.display().to_string()],
+        &[],
+    );
+    assert_eq!(json.json["summary"]["warnings"], 198_999);
+}
+
+#[test]
+fn a_mapping_of_80000_unknown_keys_is_reported_in_linear_time() {
+    let (_t, repo) = example_with(|r| {
+        let keys: String = (0..80_000).map(|i| format!("  k{i}: v\n")).collect();
+        std::fs::write(
+            r.join("teams/keys.yaml"),
+            format!("apiVersion: capops.dev/v1alpha1\nkind: Team\nmetadata:\n  name: kk\nspec:\n  displayName: K\n  costCenter: \"1\"\n{keys}"),
+        )
+        .unwrap();
+    });
+    let out = run(
+        &["validate", &repo.display().to_string(), "--format", "json"],
+        &[],
+    );
+    assert_eq!(out.code, 2);
+    assert!(
+        out.stdout.contains("unknown field `k0`"),
+        "{}",
+        &out.stdout[..out.stdout.len().min(2000)]
+    );
+}
