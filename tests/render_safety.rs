@@ -159,6 +159,66 @@ fn a_name_that_would_leave_the_output_folder_is_refused_by_validate() {
     );
 }
 
+#[test]
+fn a_corrupt_manifest_stops_the_render_before_anything_is_written() {
+    let (_d, repo) = fresh();
+    let out = repo.join("rendered");
+    assert_eq!(render(&repo, None).code, 0);
+    let manifest = out.join(".capops-manifest.json");
+    std::fs::write(&manifest, "{\"version\":1,\"files\":[").unwrap();
+    let before =
+        std::fs::read_to_string(out.join("infer-l4/resourcequota-devex-capops-gpu.yaml")).unwrap();
+    std::fs::remove_file(repo.join("requests/devex.yaml")).unwrap();
+    let r = render(&repo, None);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("does not read"), "{}", r.stderr);
+    // Nothing written, nothing removed, the manifest left as it was.
+    assert_eq!(
+        std::fs::read_to_string(out.join("infer-l4/resourcequota-devex-capops-gpu.yaml")).unwrap(),
+        before
+    );
+    assert_eq!(
+        std::fs::read_to_string(&manifest).unwrap(),
+        "{\"version\":1,\"files\":["
+    );
+}
+
+#[test]
+fn an_output_folder_that_holds_documents_is_refused_by_validate() {
+    for (folder, ignore, ok) in [
+        ("teams", "", false),
+        ("usage", "", false),
+        ("out", "", false),
+        ("out", "  ignore: [\"out/\"]\n", true),
+    ] {
+        let (_d, repo) = fresh();
+        let config = std::fs::read_to_string(repo.join("capops.yaml")).unwrap();
+        std::fs::write(
+            repo.join("capops.yaml"),
+            format!("{config}{ignore}  render:\n    outputFolder: {folder}\n"),
+        )
+        .unwrap();
+        let v = run(
+            &["validate", "--format", "json", repo.to_str().unwrap()],
+            &[],
+        );
+        let codes = common::codes(&v.json);
+        assert_eq!(v.code == 0, ok, "{folder}: {}", v.stdout);
+        assert_eq!(
+            codes.contains(&"name-invalid".to_string()),
+            !ok,
+            "{folder}: {codes:?}"
+        );
+        if ok {
+            let r = render(&repo, None);
+            assert_eq!(r.code, 0, "{}", r.stderr);
+            assert!(repo.join(folder).join(".capops-manifest.json").is_file());
+            let again = run(&["validate", repo.to_str().unwrap()], &[]);
+            assert_eq!(again.code, 0, "{}", again.stderr);
+        }
+    }
+}
+
 fn with_template(repo: &Path, name: &str, text: &str) {
     let path = repo.join("templates").join(name);
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();

@@ -96,6 +96,15 @@ pub fn run(cli: &Cli, a: &RenderArgs, io: &mut Io<'_>) -> Outcome {
     }
     let outcome = match super::render_out::write(&out_dir, &rendered, a.cluster.as_deref()) {
         Ok(o) => o,
+        Err(e @ super::render_out::Refused::BadManifest(..)) => {
+            return Err(invalid(
+                io,
+                &e.to_string(),
+                Some(
+                    "restore it (it is committed with the output: `git checkout -- <folder>/.capops-manifest.json`), or delete it and remove by hand what capops no longer renders; nothing was written",
+                ),
+            ));
+        }
         Err(e @ super::render_out::Refused::Io(..)) => {
             return Err(stop(io, Exit::External, &e.to_string(), None));
         }

@@ -32,6 +32,10 @@ pub enum Refused {
     UnsafePath(String),
     #[error("cannot write {0}: {1}")]
     Io(String, std::io::Error),
+    #[error(
+        "the manifest {0} does not read ({1}): capops cannot tell which files of the output folder it wrote, so it would not remove those it no longer renders (a deleted reservation's Terraform would stay)"
+    )]
+    BadManifest(String, String),
 }
 
 /// What a write did.
@@ -111,20 +115,26 @@ fn no_links(out: &Path, rel: &Path) -> Result<(), Refused> {
     Ok(())
 }
 
-fn read_manifest(out: &Path) -> BTreeSet<String> {
-    let Ok(text) = std::fs::read_to_string(out.join(MANIFEST)) else {
-        return BTreeSet::new();
+fn read_manifest(out: &Path) -> Result<BTreeSet<String>, Refused> {
+    let path = out.join(MANIFEST);
+    let bad = |why: String| Refused::BadManifest(path.display().to_string(), why);
+    let text = match std::fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(BTreeSet::new()),
+        Err(e) => return Err(bad(e.to_string())),
     };
-    serde_json::from_str::<serde_json::Value>(&text)
-        .ok()
-        .and_then(|v| {
-            v["files"].as_array().map(|a| {
-                a.iter()
-                    .filter_map(|f| f.as_str().map(str::to_string))
-                    .collect()
-            })
+    let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| bad(e.to_string()))?;
+    let files = v["files"]
+        .as_array()
+        .ok_or_else(|| bad("it has no `files` list".into()))?;
+    files
+        .iter()
+        .map(|f| {
+            f.as_str()
+                .map(str::to_string)
+                .ok_or_else(|| bad(format!("`files` holds {f}, not a path")))
         })
-        .unwrap_or_default()
+        .collect()
 }
 
 /// Whether a rendered path belongs to what this render covers (`--cluster`
@@ -145,7 +155,7 @@ pub fn write(out: &Path, r: &Rendered, cluster: Option<&str>) -> Result<WriteOut
     for f in &r.files {
         no_links(out, plain(&f.path)?)?;
     }
-    let previous = read_manifest(out);
+    let previous = read_manifest(out)?;
     for old in &previous {
         no_links(out, plain(old)?)?;
     }

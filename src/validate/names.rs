@@ -112,6 +112,15 @@ pub fn check_names(repo: &Repo, diags: &mut Vec<Diagnostic>) {
                 "output folder",
                 "one folder name of letters, digits, `-`, `_` and `.`, inside the repository (no `/`, no `..`)",
             ));
+        } else if let Some(why) = output_folder_clash(&r.output_folder.value, config_ignore(repo)) {
+            diags.push(
+                Diagnostic::new(
+                    Code::NameInvalid,
+                    format!("the output folder `{}` {why}", r.output_folder.value),
+                )
+                .at(r.output_folder.span, "capops render writes here")
+                .help("use `rendered` (the default), or a folder of its own that the Config's `ignore` lists (`ignore: [\"out/\"]`)"),
+            );
         }
     }
     if let Some(config) = &repo.config {
@@ -199,6 +208,29 @@ pub fn check_names(repo: &Repo, diags: &mut Vec<Diagnostic>) {
         {
             diags.push(bad(zone, "zone", region_form));
         }
+    }
+}
+
+fn config_ignore(repo: &Repo) -> Vec<String> {
+    repo.config
+        .as_ref()
+        .map(|c| c.spec.ignore.iter().map(|p| p.value.clone()).collect())
+        .unwrap_or_default()
+}
+
+/// Why a folder cannot take rendered files: it holds what capops reads
+/// (usage, templates, policy tests), or capops would read the YAML it
+/// renders there as documents of the repository.
+fn output_folder_clash(folder: &str, ignore: Vec<String>) -> Option<&'static str> {
+    match folder {
+        "rendered" => None,
+        "usage" | "templates" | "tests" => {
+            Some("holds files capops reads (usage history, templates, policy tests)")
+        }
+        f if crate::load::files::ignored(&format!("{f}/x.yaml"), &ignore) => None,
+        _ => Some(
+            "is read as documents: the files rendered there would be loaded as documents of the repository (and documents there overwritten)",
+        ),
     }
 }
 
