@@ -92,6 +92,8 @@ pub(super) struct Loaded {
     world: Option<crate::model::Repo>,
     /// GPUs each team gained in the 30 days before the base (git history).
     recent_growth: std::collections::BTreeMap<String, f64>,
+    /// Quota and cluster growth in the same 30 days.
+    platform_growth: policy::world::PlatformGrowth,
     /// How the template overrides changed since the base.
     templates: Option<crate::policy::facts::TemplateDelta>,
     /// What the change does on clusters and clouds.
@@ -142,6 +144,7 @@ pub(super) fn load(
         ));
     };
     let mut recent_growth = std::collections::BTreeMap::new();
+    let mut platform_growth = policy::world::PlatformGrowth::default();
     let mut templates = None;
     let mut effects = super::effects::Effects::default();
     // The head's template overrides, compiled against the head's sources: a
@@ -192,7 +195,7 @@ pub(super) fn load(
                 .map_err(|e| git_failed(io, e))?;
             templates = Some(delta);
             let world = policy::world_of(&head.repo, Some(&b.repo), &b.same_files).into_owned();
-            recent_growth =
+            (recent_growth, platform_growth) =
                 growth(&head, b, &world, path, at, cache).map_err(|e| git_failed(io, e))?;
             Some(world)
         }
@@ -204,6 +207,7 @@ pub(super) fn load(
         pack,
         world,
         recent_growth,
+        platform_growth,
         templates,
         effects,
         template_problems,
@@ -271,12 +275,18 @@ fn growth(
     path: &Path,
     at: Timestamp,
     cache: Option<&crate::load::cache::Cache>,
-) -> Result<std::collections::BTreeMap<String, f64>, crate::load::git::GitError> {
+) -> Result<
+    (
+        std::collections::BTreeMap<String, f64>,
+        policy::world::PlatformGrowth,
+    ),
+    crate::load::git::GitError,
+> {
     let cutoff = at.as_second() - 30 * 86_400;
     // A history younger than 30 days counts from its first commit.
     let (crate::load::git::Past::Commit(past) | crate::load::git::Past::Root(past)) =
         crate::load::git::commit_before(path, &base.commit, cutoff)?;
-    let then = base::requests_at(
+    let then = base::documents_at(
         &head.sources,
         &head.repo,
         &base.worktree_blobs,
@@ -296,12 +306,13 @@ fn growth(
             .map(|(n, _)| n.as_str()),
     );
     let base_requests = policy::world::base_requests(&base.repo, &head.repo, &changed);
-    Ok(policy::world::recent_growth(
+    let requests = policy::world::recent_growth(
         world,
         &base_requests,
-        &then,
+        &then.requests,
         cutoff.div_euclid(3600),
-    ))
+    );
+    Ok((requests, policy::world::platform_growth(&base.repo, &then)))
 }
 
 pub(super) fn evaluate(
@@ -322,6 +333,7 @@ pub(super) fn evaluate(
         world: Some(loaded.world()),
         analysis: Some(analysis),
         recent_growth: &loaded.recent_growth,
+        platform_growth: &loaded.platform_growth,
         templates: loaded.templates.as_ref(),
         effects: &loaded.effects.summary,
         author,

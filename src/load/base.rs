@@ -146,26 +146,50 @@ fn documents_in(repo: &Repo, files: &HashSet<FileId>) -> Vec<TypedDoc> {
         .collect()
 }
 
-/// The CapacityRequests of the repository at `rev` (for the rolling budget of
-/// automatic approvals): files unchanged since are the head's documents, the
+/// The documents of the repository at `rev` that the rolling budgets count
+/// from: its requests, teams and clusters.
+#[derive(Debug, Default)]
+pub struct PastDocs {
+    pub requests: BTreeMap<String, crate::model::Document<crate::model::RequestSpec>>,
+    pub teams: BTreeMap<String, crate::model::Document<crate::model::TeamSpec>>,
+    pub clusters: BTreeMap<String, crate::model::Document<crate::model::ClusterSpec>>,
+}
+
+/// The CapacityRequests, Teams and Clusters of the repository at `rev` (for
+/// the rolling budgets): files unchanged since are the head's documents, the
 /// others are read from git. `known` is the working tree's blob ids
 /// ([`Base::worktree_blobs`]).
-pub fn requests_at(
+pub fn documents_at(
     sources: &SourceMap,
     head: &Repo,
     known: &BTreeMap<String, git2::Oid>,
     root: &Path,
     rev: &str,
     cache: Option<&super::cache::Cache>,
-) -> Result<BTreeMap<String, crate::model::Document<crate::model::RequestSpec>>, GitError> {
+) -> Result<PastDocs, GitError> {
     let revision = git::read_revision(root, rev, known)?;
     let unchanged: HashSet<&str> = revision.unchanged.iter().map(String::as_str).collect();
-    let mut out: BTreeMap<String, _> = head
-        .requests
-        .iter()
-        .filter(|(_, d)| unchanged.contains(sources.get(d.origin.file).path.as_str()))
-        .map(|(n, d)| (n.clone(), d.clone()))
-        .collect();
+    let kept = |file: FileId| unchanged.contains(sources.get(file).path.as_str());
+    let mut out = PastDocs {
+        requests: head
+            .requests
+            .iter()
+            .filter(|(_, d)| kept(d.origin.file))
+            .map(|(n, d)| (n.clone(), d.clone()))
+            .collect(),
+        teams: head
+            .teams
+            .iter()
+            .filter(|(_, d)| kept(d.origin.file))
+            .map(|(n, d)| (n.clone(), d.clone()))
+            .collect(),
+        clusters: head
+            .clusters
+            .iter()
+            .filter(|(_, d)| kept(d.origin.file))
+            .map(|(n, d)| (n.clone(), d.clone()))
+            .collect(),
+    };
     let loaded = super::load_with(
         SourceMap::new(),
         revision.inputs,
@@ -173,8 +197,17 @@ pub fn requests_at(
         cache,
     );
     for doc in loaded.docs {
-        if let TypedDoc::CapacityRequest(d) = doc {
-            out.entry(d.name().to_string()).or_insert(d);
+        match doc {
+            TypedDoc::CapacityRequest(d) => {
+                out.requests.entry(d.name().to_string()).or_insert(d);
+            }
+            TypedDoc::Team(d) => {
+                out.teams.entry(d.name().to_string()).or_insert(d);
+            }
+            TypedDoc::Cluster(d) => {
+                out.clusters.entry(d.name().to_string()).or_insert(d);
+            }
+            _ => {}
         }
     }
     Ok(out)

@@ -138,6 +138,8 @@ pub struct CheckInput<'a> {
     /// GPU-equivalents each team gained in the 30 days before the base, from
     /// the base's git history (empty when there is none).
     pub recent_growth: &'a std::collections::BTreeMap<String, f64>,
+    /// Quota and cluster growth in the same 30 days (empty without history).
+    pub platform_growth: &'a world::PlatformGrowth,
     /// How the template overrides changed, when they did.
     pub templates: Option<&'a facts::TemplateDelta>,
     /// What the change does to the rendered objects and files.
@@ -234,7 +236,8 @@ pub fn check(input: &CheckInput<'_>) -> CheckResult {
         proposed_ledger,
         input.at,
     ));
-    let aggregates = judge::aggregates(world, analysis, &changes, input.recent_growth);
+    let mut aggregates = judge::aggregates(world, analysis, &changes, input.recent_growth);
+    aggregates.platform_growth = input.platform_growth.clone();
     let shared = facts::Shared::new(world, &config);
     let fenv = facts::Env {
         world,

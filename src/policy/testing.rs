@@ -266,6 +266,7 @@ fn judge(
         world: None,
         analysis: None,
         recent_growth,
+        platform_growth: &Default::default(),
         templates: None,
         effects: &Default::default(),
         author: None,

@@ -118,6 +118,52 @@ pub fn recent_growth(
     out
 }
 
+/// Quota and cluster growth that went through in the 30 days before the
+/// base, from its git history: what splitting one change into several pull
+/// requests would otherwise hide from the tiers.
+#[derive(Debug, Clone, Default)]
+pub struct PlatformGrowth {
+    /// team -> GPU-equivalents its quota rose by (per cluster and resource;
+    /// a cut in one place does not pay for a rise in another).
+    pub quotas: BTreeMap<String, f64>,
+    /// cluster -> GPUs its pools gained.
+    pub clusters: BTreeMap<String, f64>,
+}
+
+/// How each team's quota and each cluster grew from `past` to `base` (a team
+/// or cluster new since counts whole).
+pub fn platform_growth(base: &Repo, past: &crate::load::base::PastDocs) -> PlatformGrowth {
+    use crate::policy::facts::team::{quota_delta, team_quota_by};
+    let mut out = PlatformGrowth::default();
+    for (name, team) in &base.teams {
+        let now = team_quota_by(base, team);
+        let then = past
+            .teams
+            .get(name)
+            .map(|t| team_quota_by(base, t))
+            .unwrap_or_default();
+        let (gain, _) = quota_delta(&now, &then);
+        if gain > 1e-9 {
+            out.quotas.insert(name.clone(), gain);
+        }
+    }
+    let gpus = |c: &Document<ClusterSpec>| -> f64 {
+        c.spec
+            .node_pools
+            .iter()
+            .map(|p| f64::from(crate::capacity::pool_gpus(p)))
+            .sum()
+    };
+    for (name, cluster) in &base.clusters {
+        let then = past.clusters.get(name).map_or(0.0, gpus);
+        let grew = gpus(cluster) - then;
+        if grew > 1e-9 {
+            out.clusters.insert(name.clone(), grew);
+        }
+    }
+    out
+}
+
 /// The base revision whole, for rendering it: the base keeps only the
 /// requests and reservations of the files the change touched; the others are
 /// the head's documents of the files identical in both.

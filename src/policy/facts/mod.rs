@@ -371,6 +371,8 @@ pub struct Aggregates {
     pub by_team: std::collections::HashMap<String, Totals>,
     /// team -> GPU-equivalents its requests grew by in the 30 days before the base.
     pub recent_growth: std::collections::BTreeMap<String, f64>,
+    /// Quota and cluster growth in the same 30 days.
+    pub platform_growth: crate::policy::world::PlatformGrowth,
     /// What the change's reservations commit together: each one's term cost
     /// now minus before, summed (so splitting one commitment into many
     /// small reservations is judged as the whole).

@@ -68,6 +68,9 @@ pub struct ClusterChange {
     /// time-slicing replicas make each requested slice a larger share of a GPU), summed
     /// over requests whose size grows. Pools in both revisions only.
     pub requests_regrown_gpus: f64,
+    /// GPUs the cluster's pools gained in the 30 days before the base revision, from its
+    /// git history (0 without history): growth split over several pull requests adds up.
+    pub recent_growth_gpus: f64,
     pub previous: PreviousCluster,
 }
 
@@ -231,6 +234,14 @@ pub fn cluster(env: &Env<'_>, doc: &Document<ClusterSpec>, change: &Change) -> C
                 .collect(),
             largest_price_decrease: round(price_cut),
             requests_regrown_gpus: round(regrown),
+            recent_growth_gpus: round(
+                env.aggregates
+                    .platform_growth
+                    .clusters
+                    .get(doc.name())
+                    .copied()
+                    .unwrap_or(0.0),
+            ),
             previous: PreviousCluster {
                 gpus: prev_gpus,
                 environment: previous

@@ -47,6 +47,10 @@ pub struct TeamChange {
     /// the first time (every cluster of a team the change adds), or that it leaves (its
     /// quota object there is removed).
     pub namespaces_changed: Vec<String>,
+    /// GPU-equivalents the team's quota rose by in the 30 days before the base revision,
+    /// from its git history (0 without history): a raise split over several pull requests
+    /// adds up.
+    pub recent_quota_growth_gpus: f64,
     pub previous: PreviousTeam,
 }
 
@@ -254,6 +258,14 @@ pub fn team(env: &Env<'_>, team: &Document<TeamSpec>, change: &Change) -> TeamSu
                         .cloned(),
                 )
                 .collect(),
+            recent_quota_growth_gpus: round(
+                env.aggregates
+                    .platform_growth
+                    .quotas
+                    .get(team.name())
+                    .copied()
+                    .unwrap_or(0.0),
+            ),
             previous: PreviousTeam {
                 gpus: round(before_quota.values().sum()),
                 leads: before_leads.into_iter().collect(),
@@ -299,7 +311,7 @@ pub fn team_quota_by(repo: &Repo, team: &Document<TeamSpec>) -> BTreeMap<(String
 /// The quota a change adds, cluster by cluster and resource by resource
 /// (quota taken off one cluster does not pay for quota added on another);
 /// minus what it removes when it only removes.
-fn quota_delta(
+pub(crate) fn quota_delta(
     now: &BTreeMap<(String, String), f64>,
     before: &BTreeMap<(String, String), f64>,
 ) -> (f64, f64) {
