@@ -312,7 +312,14 @@ fn growth(
         &then.requests,
         cutoff.div_euclid(3600),
     );
-    Ok((requests, policy::world::platform_growth(&base.repo, &then)))
+    let platform = policy::world::platform_growth(
+        world,
+        &base.repo,
+        &base_requests,
+        &then,
+        cutoff.div_euclid(3600),
+    );
+    Ok((requests, platform))
 }
 
 pub(super) fn evaluate(

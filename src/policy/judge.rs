@@ -264,6 +264,26 @@ pub fn aggregates(
 
 /// A request's monthly cost and the cost of the part of its window from hour
 /// `at` on (0 when unpriced).
+/// What each team's request growth of the 30 days before the base costs:
+/// per request that grew, its cost from the start of the 30 days on less
+/// what it cost then over the same hours (never below 0).
+pub fn recent_growth_cost(
+    analysis: &crate::cost::Analysis<'_>,
+    growth: &crate::policy::world::PlatformGrowth,
+) -> std::collections::BTreeMap<String, f64> {
+    let mut out = std::collections::BTreeMap::new();
+    for (now, then) in &growth.grown_requests {
+        let cost = future_cost(analysis, now, growth.from_hour).1
+            - then
+                .as_ref()
+                .map_or(0.0, |t| future_cost(analysis, t, growth.from_hour).1);
+        if cost > 0.0 {
+            *out.entry(now.team.value.clone()).or_insert(0.0) += cost;
+        }
+    }
+    out
+}
+
 pub fn future_cost(
     analysis: &crate::cost::Analysis<'_>,
     spec: &RequestSpec,

@@ -128,13 +128,40 @@ pub struct PlatformGrowth {
     pub quotas: BTreeMap<String, f64>,
     /// cluster -> GPUs its pools gained.
     pub clusters: BTreeMap<String, f64>,
+    /// The requests that grew, as they are in the base and as they were then
+    /// (`None`: new since), for the cost of that growth (priced when judged).
+    pub grown_requests: Vec<(RequestSpec, Option<RequestSpec>)>,
+    /// The start of the 30 days, as an hour index.
+    pub from_hour: i64,
 }
 
 /// How each team's quota and each cluster grew from `past` to `base` (a team
 /// or cluster new since counts whole).
-pub fn platform_growth(base: &Repo, past: &crate::load::base::PastDocs) -> PlatformGrowth {
+pub fn platform_growth(
+    world: &Repo,
+    base: &Repo,
+    base_requests: &BTreeMap<&str, &Document<RequestSpec>>,
+    past: &crate::load::base::PastDocs,
+    from_hour: i64,
+) -> PlatformGrowth {
+    use crate::capacity::{Hours, swing};
     use crate::policy::facts::team::{quota_delta, team_quota_by};
-    let mut out = PlatformGrowth::default();
+    let mut out = PlatformGrowth {
+        from_hour,
+        ..PlatformGrowth::default()
+    };
+    let gpus = |s: &RequestSpec| crate::capacity::size(s, crate::capacity::pool_of(world, s)).gpus;
+    for (name, doc) in base_requests {
+        let then = past.requests.get(*name);
+        let mut held = vec![(Hours::of_request(&doc.spec), gpus(&doc.spec))];
+        if let Some(p) = then {
+            held.push((Hours::of_request(&p.spec), -gpus(&p.spec)));
+        }
+        if swing(held, from_hour).0 > 1e-9 {
+            out.grown_requests
+                .push((doc.spec.clone(), then.map(|p| p.spec.clone())));
+        }
+    }
     for (name, team) in &base.teams {
         let now = team_quota_by(base, team);
         let then = past
@@ -147,7 +174,7 @@ pub fn platform_growth(base: &Repo, past: &crate::load::base::PastDocs) -> Platf
             out.quotas.insert(name.clone(), gain);
         }
     }
-    let gpus = |c: &Document<ClusterSpec>| -> f64 {
+    let cluster_gpus = |c: &Document<ClusterSpec>| -> f64 {
         c.spec
             .node_pools
             .iter()
@@ -155,8 +182,8 @@ pub fn platform_growth(base: &Repo, past: &crate::load::base::PastDocs) -> Platf
             .sum()
     };
     for (name, cluster) in &base.clusters {
-        let then = past.clusters.get(name).map_or(0.0, gpus);
-        let grew = gpus(cluster) - then;
+        let then = past.clusters.get(name).map_or(0.0, cluster_gpus);
+        let grew = cluster_gpus(cluster) - then;
         if grew > 1e-9 {
             out.clusters.insert(name.clone(), grew);
         }

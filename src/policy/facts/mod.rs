@@ -373,6 +373,9 @@ pub struct Aggregates {
     pub recent_growth: std::collections::BTreeMap<String, f64>,
     /// Quota and cluster growth in the same 30 days.
     pub platform_growth: crate::policy::world::PlatformGrowth,
+    /// team -> what the growth of its requests in those 30 days costs (from
+    /// the start of the 30 days on, at today's prices).
+    pub recent_growth_cost: std::collections::BTreeMap<String, f64>,
     /// What the change's reservations commit together: each one's term cost
     /// now minus before, summed (so splitting one commitment into many
     /// small reservations is judged as the whole).

@@ -190,6 +190,9 @@ pub struct RequestTeamFacts {
     /// holds at any hour since the 30 days began beyond what it held then (a revived,
     /// stretched or moved request counts what it newly holds).
     pub recent_growth_gpus: f64,
+    /// What that growth costs, from the start of the 30 days on at today's prices (0
+    /// without history): the money a request split over several pull requests adds up to.
+    pub recent_growth_cost: f64,
 }
 
 /// The request's pool, with what all requests commit to it.
@@ -524,6 +527,9 @@ fn team_facts(
             over_gpus += (held - ceiling) * eq_of(resource);
         }
     }
+    let of_team = |m: &std::collections::BTreeMap<String, f64>| {
+        round(m.get(&spec.team.value).copied().unwrap_or(0.0))
+    };
     RequestTeamFacts {
         team,
         namespace: team_doc
@@ -536,13 +542,8 @@ fn team_facts(
         within_quota: over.is_empty(),
         over_quota: over.into(),
         over_quota_gpus: round(over_gpus),
-        recent_growth_gpus: round(
-            env.aggregates
-                .recent_growth
-                .get(&spec.team.value)
-                .copied()
-                .unwrap_or(0.0),
-        ),
+        recent_growth_gpus: of_team(&env.aggregates.recent_growth),
+        recent_growth_cost: of_team(&env.aggregates.recent_growth_cost),
     }
 }
 
