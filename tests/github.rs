@@ -753,19 +753,25 @@ fn push_and_schedule_events_check_the_repository_without_the_api() {
     assert!(f.with(|w| w.log.is_empty()), "no GitHub call on push");
 }
 
-#[test]
-fn a_merge_group_is_judged_against_its_base_and_gets_a_status() {
-    let co = Checkout::new(100);
-    let f = fake(&co);
+/// A `merge_group` event payload for the queue's merge commit `head`.
+fn merge_group_event(co: &Checkout, head: &str) -> PathBuf {
     let event = co.files.join("merge_group.json");
     std::fs::write(
         &event,
         format!(
-            r#"{{"action":"checks_requested","merge_group":{{"head_sha":"{}","head_ref":"refs/heads/gh-readonly-queue/main/pr-7-{}","base_sha":"{}","base_ref":"refs/heads/main"}}}}"#,
-            co.head, co.base, co.base
+            r#"{{"action":"checks_requested","merge_group":{{"head_sha":"{head}","head_ref":"refs/heads/gh-readonly-queue/main/pr-7-{}","base_sha":"{}","base_ref":"refs/heads/main"}}}}"#,
+            co.base, co.base
         ),
     )
     .unwrap();
+    event
+}
+
+#[test]
+fn a_merge_group_is_judged_against_its_base_and_gets_a_status() {
+    let co = Checkout::new(100);
+    let f = fake(&co);
+    let event = merge_group_event(&co, &co.head);
     let root = co.root.display().to_string();
     let event = event.display().to_string();
     let out = common::run(
@@ -1188,15 +1194,7 @@ fn a_merge_group_verdict_tells_the_truth_whatever_fail_on_says() {
     // research work that is not preemptible is denied by the fixture's policy.
     let co = Checkout::new(100);
     let f = fake(&co);
-    let event = co.files.join("merge_group.json");
-    std::fs::write(
-        &event,
-        format!(
-            r#"{{"action":"checks_requested","merge_group":{{"head_sha":"{}","head_ref":"refs/heads/gh-readonly-queue/main/pr-7-{}","base_sha":"{}","base_ref":"refs/heads/main"}}}}"#,
-            co.head, co.base, co.base
-        ),
-    )
-    .unwrap();
+    let event = merge_group_event(&co, &co.head);
     let root = co.root.display().to_string();
     let event = event.display().to_string();
     let env = [

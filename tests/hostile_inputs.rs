@@ -3,7 +3,7 @@
 //! not finish within its time limit, and a panic never reports back).
 
 mod common;
-use common::{root, run};
+use common::{copy_dir, root, run};
 use std::path::{Path, PathBuf};
 
 /// A copy of the example repository, changed by `edit`.
@@ -13,19 +13,6 @@ fn example_with(edit: impl FnOnce(&Path)) -> (tempfile::TempDir, PathBuf) {
     copy_dir(&root().join("examples/acme"), &repo);
     edit(&repo);
     (tmp, repo)
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let target = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            copy_dir(&e.path(), &target);
-        } else {
-            std::fs::copy(e.path(), target).unwrap();
-        }
-    }
 }
 
 fn replace(path: &Path, from: &str, to: &str) {

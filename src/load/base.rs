@@ -155,6 +155,17 @@ pub struct PastDocs {
     pub clusters: BTreeMap<String, crate::model::Document<crate::model::ClusterSpec>>,
 }
 
+/// The documents of `docs` whose files `kept` says are unchanged.
+fn unchanged_of<T: Clone>(
+    docs: &BTreeMap<String, crate::model::Document<T>>,
+    kept: &dyn Fn(FileId) -> bool,
+) -> BTreeMap<String, crate::model::Document<T>> {
+    docs.iter()
+        .filter(|(_, d)| kept(d.origin.file))
+        .map(|(n, d)| (n.clone(), d.clone()))
+        .collect()
+}
+
 /// The CapacityRequests, Teams and Clusters of the repository at `rev` (for
 /// the rolling budgets): files unchanged since are the head's documents, the
 /// others are read from git. `known` is the working tree's blob ids
@@ -171,24 +182,9 @@ pub fn documents_at(
     let unchanged: HashSet<&str> = revision.unchanged.iter().map(String::as_str).collect();
     let kept = |file: FileId| unchanged.contains(sources.get(file).path.as_str());
     let mut out = PastDocs {
-        requests: head
-            .requests
-            .iter()
-            .filter(|(_, d)| kept(d.origin.file))
-            .map(|(n, d)| (n.clone(), d.clone()))
-            .collect(),
-        teams: head
-            .teams
-            .iter()
-            .filter(|(_, d)| kept(d.origin.file))
-            .map(|(n, d)| (n.clone(), d.clone()))
-            .collect(),
-        clusters: head
-            .clusters
-            .iter()
-            .filter(|(_, d)| kept(d.origin.file))
-            .map(|(n, d)| (n.clone(), d.clone()))
-            .collect(),
+        requests: unchanged_of(&head.requests, &kept),
+        teams: unchanged_of(&head.teams, &kept),
+        clusters: unchanged_of(&head.clusters, &kept),
     };
     let loaded = super::load_with(
         SourceMap::new(),
