@@ -91,8 +91,8 @@ pub fn base_requests<'r>(
 /// GPU-equivalents each team's requests grew by between a past revision and
 /// the base: for every request of the base, the largest amount it holds from
 /// `from_hour` (the start of the 30 days) on beyond what its past version
-/// held at the same hours (a
-/// request that did not exist then counts whole; one revived from an expired
+/// held at the same hours in the same pool (a request moved to another pool,
+/// or one that did not exist then, counts whole; one revived from an expired
 /// window, stretched, or moved later counts what it newly holds). Shrinking
 /// one request does not pay for growing another: this is the growth that
 /// went through, which the rolling budget of automatic approvals counts.
@@ -107,7 +107,7 @@ pub fn recent_growth(
     let mut out: BTreeMap<String, f64> = BTreeMap::new();
     for (name, doc) in base {
         let mut held = vec![(Hours::of_request(&doc.spec), gpus(&doc.spec))];
-        if let Some(p) = past.get(*name) {
+        if let Some(p) = past.get(*name).filter(|p| same_pool(&p.spec, &doc.spec)) {
             held.push((Hours::of_request(&p.spec), -gpus(&p.spec)));
         }
         let grew = swing(held, from_hour).0;
@@ -116,6 +116,12 @@ pub fn recent_growth(
         }
     }
     out
+}
+
+/// Whether two versions of a request hold capacity in the same pool: a
+/// request moved to another pool holds all it holds there anew.
+fn same_pool(a: &RequestSpec, b: &RequestSpec) -> bool {
+    a.cluster.value == b.cluster.value && a.pool.value == b.pool.value
 }
 
 /// Quota and cluster growth that went through in the 30 days before the
@@ -152,7 +158,10 @@ pub fn platform_growth(
     };
     let gpus = |s: &RequestSpec| crate::capacity::size(s, crate::capacity::pool_of(world, s)).gpus;
     for (name, doc) in base_requests {
-        let then = past.requests.get(*name);
+        let then = past
+            .requests
+            .get(*name)
+            .filter(|p| same_pool(&p.spec, &doc.spec));
         let mut held = vec![(Hours::of_request(&doc.spec), gpus(&doc.spec))];
         if let Some(p) = then {
             held.push((Hours::of_request(&p.spec), -gpus(&p.spec)));

@@ -188,7 +188,7 @@ spec:
       gpuModel: t4
       gpusPerNode: 1
       nodes: 4
-      nodeLabels: {{pool: shared}}
+      nodeLabels: {{pool: shared, l0: shared}}
       timeSlicing: {{replicas: 4}}
     - name: labelled
       gpuModel: l4

@@ -47,19 +47,18 @@ pub fn check_clusters(repo: &Repo, diags: &mut Vec<Diagnostic>) {
     }
 }
 
-/// Two pools of a cluster, of one GPU model, whose `nodeLabels` can select
-/// the same node (no label on which they want different values): the node's GPUs would count
+/// Two pools of a cluster whose `nodeLabels` can select the same node (no
+/// label on which they want different values): the node's GPUs would count
 /// in both, Kueue would admit either pool's work onto it, and a MIG layout
 /// would be written onto nodes of the other pool.
 fn check_selectors(cluster: &Document<ClusterSpec>, diags: &mut Vec<Diagnostic>) {
     let pools = &cluster.spec.node_pools;
     for (i, a) in pools.iter().enumerate() {
         for b in &pools[..i] {
-            // A node has one GPU model: pools of different models never share one.
-            if a.node_labels.is_empty()
-                || b.node_labels.is_empty()
-                || a.gpu_model.value != b.gpu_model.value
-            {
+            // Whatever their GPU models say: a selector aimed at another
+            // model's nodes still reaches them (the model is not checked
+            // against the nodes).
+            if a.node_labels.is_empty() || b.node_labels.is_empty() {
                 continue;
             }
             let disjoint = a
