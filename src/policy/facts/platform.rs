@@ -71,6 +71,10 @@ pub struct ClusterChange {
     /// GPUs the cluster's pools gained in the 30 days before the base revision, from its
     /// git history (0 without history): growth split over several pull requests adds up.
     pub recent_growth_gpus: f64,
+    /// Pools whose `nodeLabels` select more nodes than before (a label dropped, or all of
+    /// them: an empty selector selects every node), and pools added with no `nodeLabels`
+    /// to a cluster that has other pools: their queues and settings reach nodes they did not.
+    pub selectors_widened: Vec<String>,
     pub previous: PreviousCluster,
 }
 
@@ -176,6 +180,31 @@ pub fn cluster(env: &Env<'_>, doc: &Document<ClusterSpec>, change: &Change) -> C
             }
         }
     }
+    let mut widened = Vec::new();
+    if !removed {
+        for pool in &doc.spec.node_pools {
+            let old = previous.and_then(|p| {
+                p.spec
+                    .node_pools
+                    .iter()
+                    .find(|o| o.name.value == pool.name.value)
+            });
+            let wider = match old {
+                // Every label still asked for was asked for before, and fewer are.
+                Some(o) => {
+                    pool.node_labels.len() < o.node_labels.len()
+                        && pool
+                            .node_labels
+                            .iter()
+                            .all(|(k, v)| o.node_labels.get(k) == Some(v))
+                }
+                None => pool.node_labels.is_empty() && doc.spec.node_pools.len() > 1,
+            };
+            if wider && change.kind != crate::policy::change::ChangeKind::Unchanged {
+                widened.push(pool.name.value.to_string());
+            }
+        }
+    }
     let mut regrown = 0.0f64;
     if let (Some(p), false) = (previous, removed) {
         let at_hour = env.at.hour_index();
@@ -234,6 +263,7 @@ pub fn cluster(env: &Env<'_>, doc: &Document<ClusterSpec>, change: &Change) -> C
                 .collect(),
             largest_price_decrease: round(price_cut),
             requests_regrown_gpus: round(regrown),
+            selectors_widened: widened,
             recent_growth_gpus: round(
                 env.aggregates
                     .platform_growth
