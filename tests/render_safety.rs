@@ -184,6 +184,48 @@ fn a_corrupt_manifest_stops_the_render_before_anything_is_written() {
 }
 
 #[test]
+fn a_write_that_fails_partway_leaves_the_output_folder_as_it_was() {
+    let (_d, repo) = fresh();
+    let out = repo.join("rendered");
+    assert_eq!(render(&repo, None).code, 0);
+    let class = out.join("infer-l4/priorityclass-development.yaml");
+    let before = std::fs::read_to_string(&class).unwrap();
+    let manifest = std::fs::read_to_string(out.join(".capops-manifest.json")).unwrap();
+    // A priority class's description changes on every cluster; train-a100's
+    // folder is now a file, so its part of the change cannot be written.
+    let classes = repo.join("priority-classes.yaml");
+    let text = std::fs::read_to_string(&classes).unwrap().replace(
+        "Notebooks, CI and experiments people wait on",
+        "Notebooks and CI",
+    );
+    std::fs::write(&classes, text).unwrap();
+    std::fs::remove_dir_all(out.join("train-a100")).unwrap();
+    std::fs::write(out.join("train-a100"), "not a folder\n").unwrap();
+    let r = render(&repo, None);
+    assert_eq!(r.code, 3, "{}", r.stderr);
+    assert!(r.stderr.contains("left as it was"), "{}", r.stderr);
+    // infer-l4's class, which could be written, was not: no cluster is half new.
+    assert_eq!(std::fs::read_to_string(&class).unwrap(), before);
+    assert_eq!(
+        std::fs::read_to_string(out.join(".capops-manifest.json")).unwrap(),
+        manifest
+    );
+    let leftovers: Vec<String> = files_under(&out)
+        .into_iter()
+        .filter(|f| f.contains(".capops-") && !f.ends_with("manifest.json"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+    // Once the obstacle is gone the same render completes.
+    std::fs::remove_file(out.join("train-a100")).unwrap();
+    assert_eq!(render(&repo, None).code, 0);
+    assert!(
+        std::fs::read_to_string(&class)
+            .unwrap()
+            .contains("Notebooks and CI")
+    );
+}
+
+#[test]
 fn an_output_folder_that_holds_documents_is_refused_by_validate() {
     for (folder, ignore, ok) in [
         ("teams", "", false),

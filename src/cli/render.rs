@@ -106,7 +106,12 @@ pub fn run(cli: &Cli, a: &RenderArgs, io: &mut Io<'_>) -> Outcome {
             ));
         }
         Err(e @ super::render_out::Refused::Io(..)) => {
-            return Err(stop(io, Exit::External, &e.to_string(), None));
+            return Err(stop(
+                io,
+                Exit::External,
+                &e.to_string(),
+                Some("the output folder was left as it was: no file was replaced or removed"),
+            ));
         }
         Err(e) => return Err(invalid(io, &e.to_string(), Some("nothing was written"))),
     };

@@ -8,6 +8,9 @@
 //!   folders below it and the files themselves are checked before anything is
 //!   written, so a committed `rendered/<cluster>` link to a folder elsewhere
 //!   cannot redirect it.
+//! - A write that fails partway (a full disk, a file where a folder should
+//!   be) leaves the output folder as it was: changed files are staged beside
+//!   their targets and renamed into place only once all of them are written.
 //! - It keeps a manifest (`.capops-manifest.json`) of the files it wrote; a
 //!   later render removes only files listed there that it no longer renders,
 //!   never a file just because it carries capops' label.
@@ -146,10 +149,61 @@ fn in_scope(path: &str, cluster: Option<&str>) -> bool {
     }
 }
 
-/// Writes the rendered files into `out` (each replaced atomically and only
-/// when its bytes change), removes the files the previous renders of this
-/// scope wrote and this one no longer renders, and records the manifest.
-/// Everything is checked before the first byte is written.
+/// A file written beside its target, waiting to be renamed into place.
+struct Staged {
+    tmp: PathBuf,
+    path: PathBuf,
+}
+
+/// Removes what a failed stage left: its temporary files, and the folders
+/// it created that are still empty (deepest first).
+fn unstage(staged: &[Staged], created: &[PathBuf]) {
+    for s in staged {
+        let _ = std::fs::remove_file(&s.tmp);
+    }
+    for dir in created.iter().rev() {
+        let _ = std::fs::remove_dir(dir);
+    }
+}
+
+/// Creates `dir` and the folders above it that are missing, recording each
+/// one it created.
+fn create_dirs(dir: &Path, created: &mut Vec<PathBuf>) -> std::io::Result<()> {
+    let mut missing = Vec::new();
+    let mut p = dir.to_path_buf();
+    while std::fs::symlink_metadata(&p).is_err() {
+        missing.push(p.clone());
+        match p.parent() {
+            Some(parent) if !parent.as_os_str().is_empty() => p = parent.to_path_buf(),
+            _ => break,
+        }
+    }
+    for d in missing.into_iter().rev() {
+        std::fs::create_dir(&d)?;
+        created.push(d);
+    }
+    Ok(())
+}
+
+fn manifest_text(files: &BTreeSet<String>) -> String {
+    serde_json::to_string_pretty(&serde_json::json!({
+        "version": 1,
+        "writtenBy": "capops render",
+        "files": files,
+    }))
+    .unwrap_or_default()
+        + "\n"
+}
+
+/// Writes the rendered files into `out` (each only when its bytes change),
+/// removes the files the previous renders of this scope wrote and this one
+/// no longer renders, and records the manifest. Everything is checked
+/// before the first byte is written, and every changed file is first
+/// written beside its target: when one of those writes fails (a full disk,
+/// a file where a folder should be) the temporary files are removed and
+/// the output folder is left exactly as it was. Only then are they renamed
+/// into place, with a manifest that already lists them, so even a failure
+/// among the renames leaves nothing a later render could not prune.
 pub fn write(out: &Path, r: &Rendered, cluster: Option<&str>) -> Result<WriteOutcome, Refused> {
     let io = |p: &Path, e: std::io::Error| Refused::Io(p.display().to_string(), e);
     for f in &r.files {
@@ -161,6 +215,10 @@ pub fn write(out: &Path, r: &Rendered, cluster: Option<&str>) -> Result<WriteOut
     }
     no_links(out, Path::new(MANIFEST))?;
     let wanted: BTreeSet<&str> = r.files.iter().map(|f| f.path.as_str()).collect();
+
+    // Stage: every changed file beside its target.
+    let mut staged: Vec<Staged> = Vec::new();
+    let mut created: Vec<PathBuf> = Vec::new();
     let mut written = BTreeSet::new();
     for f in &r.files {
         let path = out.join(&f.path);
@@ -168,11 +226,49 @@ pub fn write(out: &Path, r: &Rendered, cluster: Option<&str>) -> Result<WriteOut
         if std::fs::read(&path).is_ok_and(|old| old == text.as_bytes()) {
             continue;
         }
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent).map_err(|e| io(parent, e))?;
+        let parent = path.parent().unwrap_or(out);
+        let tmp = parent.join(format!(
+            ".{}.capops-{}",
+            path.file_name().unwrap_or_default().to_string_lossy(),
+            std::process::id()
+        ));
+        let result = create_dirs(parent, &mut created)
+            .map_err(|e| io(parent, e))
+            .and_then(|()| std::fs::write(&tmp, text.as_bytes()).map_err(|e| io(&path, e)));
+        if let Err(e) = result {
+            let _ = std::fs::remove_file(&tmp);
+            unstage(&staged, &created);
+            return Err(e);
         }
-        super::common::write_atomically(&path, text.as_bytes()).map_err(|e| io(&path, e))?;
+        staged.push(Staged { tmp, path });
         written.insert(f.path.clone());
+    }
+
+    // The manifest lists the old files and the new before any is replaced.
+    let kept: BTreeSet<String> = previous
+        .iter()
+        .filter(|p| !in_scope(p, cluster))
+        .cloned()
+        .collect();
+    let mut during = previous.clone();
+    during.extend(wanted.iter().map(|p| p.to_string()));
+    let manifest = out.join(MANIFEST);
+    let result = create_dirs(out, &mut created)
+        .and_then(|()| {
+            super::common::write_atomically(&manifest, manifest_text(&during).as_bytes())
+        })
+        .map_err(|e| io(&manifest, e));
+    if let Err(e) = result {
+        unstage(&staged, &created);
+        return Err(e);
+    }
+
+    // Commit: rename into place, prune, record.
+    for (i, s) in staged.iter().enumerate() {
+        if let Err(e) = std::fs::rename(&s.tmp, &s.path) {
+            unstage(&staged[i..], &[]);
+            return Err(io(&s.path, e));
+        }
     }
     let mut removed = Vec::new();
     for old in previous.iter().filter(|p| in_scope(p, cluster)) {
@@ -185,20 +281,9 @@ pub fn write(out: &Path, r: &Rendered, cluster: Option<&str>) -> Result<WriteOut
             removed.push(old.clone());
         }
     }
-    let mut manifest: BTreeSet<String> = previous
-        .into_iter()
-        .filter(|p| !in_scope(p, cluster))
-        .collect();
-    manifest.extend(wanted.iter().map(|p| p.to_string()));
-    let text = serde_json::to_string_pretty(&serde_json::json!({
-        "version": 1,
-        "writtenBy": "capops render",
-        "files": manifest,
-    }))
-    .unwrap_or_default()
-        + "\n";
-    let path = out.join(MANIFEST);
-    std::fs::create_dir_all(out).map_err(|e| io(out, e))?;
-    super::common::write_atomically(&path, text.as_bytes()).map_err(|e| io(&path, e))?;
+    let mut files = kept;
+    files.extend(wanted.iter().map(|p| p.to_string()));
+    super::common::write_atomically(&manifest, manifest_text(&files).as_bytes())
+        .map_err(|e| io(&manifest, e))?;
     Ok(WriteOutcome { written, removed })
 }
