@@ -66,6 +66,52 @@ fn at_outside_the_years_capops_works_in_is_a_usage_error() {
 }
 
 #[test]
+fn a_year_no_clock_can_hold_is_out_of_range_not_an_invalid_date() {
+    let (_t, repo) = example_with(|r| {
+        replace(
+            &r.join("requests/devex.yaml"),
+            "end: 2027-06-01",
+            "end: 9999-12-31",
+        );
+    });
+    let out = run(&["validate", &repo.display().to_string()], &[]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("error[value-out-of-range]") && out.stderr.contains("in the year 9999"),
+        "{}",
+        out.stderr
+    );
+    assert!(!out.stderr.contains("invalid-date"), "{}", out.stderr);
+}
+
+#[test]
+fn usage_for_an_unknown_team_points_at_the_row_key() {
+    let (_t, repo) = example_with(|r| {
+        let f = r.join("usage/infer-l4.csv");
+        let mut text = std::fs::read_to_string(&f).unwrap();
+        text.push_str("2026-11-01T00:00:00Z,infer-l4,l4-serve,ghosts,1,1\n");
+        std::fs::write(&f, text).unwrap();
+    });
+    let out = run(&["validate", &repo.display().to_string()], &[]);
+    assert!(
+        out.stderr.contains("error[usage-unknown-reference]")
+            || out.stderr.contains("warning[usage-unknown-reference]"),
+        "{}",
+        out.stderr
+    );
+    assert!(out.stderr.contains("team `ghosts`"), "{}", out.stderr);
+    // The label underlines the row's cluster, pool and team, not the cluster alone.
+    let lines: Vec<&str> = out.stderr.lines().collect();
+    let row = lines
+        .iter()
+        .position(|l| l.contains("infer-l4,l4-serve,ghosts"))
+        .expect("snippet");
+    let marks = lines[row + 1];
+    let width = marks.matches(['─', '┬']).count();
+    assert_eq!(width, "infer-l4,l4-serve,ghosts".len(), "{}", out.stderr);
+}
+
+#[test]
 fn a_pool_of_ten_billion_gpus_is_refused_not_overflowed() {
     let (_t, repo) = example_with(|r| {
         let c = r.join("clusters/prod-h100.yaml");

@@ -286,7 +286,12 @@ impl RowReader<'_> {
                     pool: pool.to_string(),
                     team: team.to_string(),
                 });
-                self.usage.series_spans.push(span(1));
+                // The row's key: its cluster, pool and team cells.
+                let (first, last) = (span(1), span(3));
+                self.usage.series_spans.push(Span {
+                    end: last.end.max(first.start),
+                    ..first
+                });
                 self.ids.entry(hash()).or_default().push(id);
                 id
             }

@@ -122,11 +122,10 @@ fn rows_after_blank_lines_point_at_their_own_line() {
     assert_eq!(diags.len(), 1, "{diags:?}");
     let span = diags[0].span().unwrap();
     assert_eq!((span.start as usize, span.end as usize), (x, x + 1));
-    // The valid row's series starts at its cluster cell, `d`.
-    assert_eq!(
-        rows.series_spans[0].start as usize,
-        text.find(",d,").unwrap() + 1
-    );
+    // The valid row's series is its key, `d,p,t`.
+    let key = text.find(",d,").unwrap() + 1;
+    let s = rows.series_spans[0];
+    assert_eq!((s.start as usize, s.end as usize), (key, key + 5));
 }
 
 #[test]

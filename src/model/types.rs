@@ -212,13 +212,23 @@ pub const YEARS: std::ops::RangeInclusive<i16> = 2000..=2099;
 impl<'de> Deserialize<'de> for Timestamp {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let s = String::deserialize(d)?;
-        let t: Timestamp = s.parse().map_err(|m| {
-            de::Error::custom(coded(
-                crate::diag::Code::InvalidDate,
-                format!("{m}; write a date as 2026-12-01 or a time as 2026-12-01T08:00:00Z"),
-            ))
-        })?;
-        let year = t.date().year();
+        // A year written out of range is that, even where no clock can
+        // hold the date (9999-12-31 is past the last representable hour).
+        let written_year = s
+            .get(..5)
+            .filter(|p| p.ends_with('-') && p[..4].bytes().all(|b| b.is_ascii_digit()))
+            .and_then(|p| p[..4].parse::<i16>().ok());
+        let parsed: Result<Timestamp, _> = s.parse();
+        let year = match (&parsed, written_year) {
+            (Ok(t), _) => t.date().year(),
+            (Err(_), Some(y)) if !YEARS.contains(&y) => y,
+            (Err(m), _) => {
+                return Err(de::Error::custom(coded(
+                    crate::diag::Code::InvalidDate,
+                    format!("{m}; write a date as 2026-12-01 or a time as 2026-12-01T08:00:00Z"),
+                )));
+            }
+        };
         if !YEARS.contains(&year) {
             return Err(de::Error::custom(coded(
                 crate::diag::Code::ValueOutOfRange,
@@ -229,7 +239,7 @@ impl<'de> Deserialize<'de> for Timestamp {
                 ),
             )));
         }
-        Ok(t)
+        parsed.map_err(|m| de::Error::custom(m.to_string()))
     }
 }
 

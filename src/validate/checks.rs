@@ -514,7 +514,7 @@ fn check_usage_rows(repo: &Repo, diags: &mut Vec<Diagnostic>) {
                 ),
             )
             .at(usage.series_spans[series as usize], "series first seen here")
-            .help("keep one row per series and hour"),
+            .help(format!("keep one row per series and hour; search the files for `{first}` rows of this series")),
         );
     }
     let mut over: BTreeMap<u32, (f64, Timestamp)> = BTreeMap::new();
@@ -576,7 +576,7 @@ fn check_usage(repo: &Repo, diags: &mut Vec<Diagnostic>) {
                     Code::UsageUnknownReference,
                     format!("usage for {} names no existing document", missing.join(", ")),
                 )
-                .at(*span, "unknown in the repository")
+                .at(*span, "cluster, pool and team of the series' first row")
                 .help("rows for removed clusters, pools or teams are ignored; drop them from the file or restore the document"),
             );
         }
