@@ -797,3 +797,66 @@ fn scripts_must_say_yes_and_transient_errors_are_retried() {
     assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
     assert!(out.stdout.contains("Plan: 8 to add"), "{}", out.stdout);
 }
+
+#[test]
+fn two_clusters_on_one_api_server_are_refused_before_anything_is_sent() {
+    let mut w = World::new(None);
+    // infer-l4's context reaches prod-h100's API server: applying either
+    // would prune the other's quotas and priority classes.
+    let prod = w.fakes["prod-h100"].url();
+    let train = w.fakes["train-a100"].url();
+    FakeKube::kubeconfig(
+        &w.kubeconfig,
+        &[
+            ("prod-h100-use1", prod.as_str()),
+            ("train-a100-use2", train.as_str()),
+            ("gke_acme_us-central1_infer-l4", &format!("{prod}/")),
+        ],
+        None,
+    );
+    w.reset();
+    let e = ex();
+    for args in [
+        vec!["plan", &e],
+        vec!["apply", &e, "--yes"],
+        vec!["apply", &e, "--yes", "--cluster", "infer-l4"],
+        vec!["drift", &e],
+    ] {
+        let out = w.run(&args);
+        assert_eq!(out.code, 2, "{args:?}: {}{}", out.stdout, out.stderr);
+        assert!(
+            out.stderr.contains("error[kube-context-shared]: the clusters `infer-l4` (context `gke_acme_us-central1_infer-l4`), `prod-h100` (context `prod-h100-use1`) all reach the API server"),
+            "{}",
+            out.stderr
+        );
+        assert!(out.stderr.contains("nothing was sent to any cluster"));
+    }
+    // Not even read: nothing was listed, dry-run or written anywhere.
+    for f in w.fakes.values() {
+        let c = f.counts();
+        assert_eq!((c.lists, c.gets, c.dry_runs, c.writes), (0, 0, 0, 0));
+    }
+    // train-a100 shares nothing, so it alone may still be synced.
+    let out = w.run(&["plan", &ex(), "--cluster", "train-a100"]);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+
+    // Two Clusters without kubeContext are both the current context.
+    let repo = copy_example(w.dir.path());
+    for c in ["infer-l4", "train-a100"] {
+        let f = repo.join(format!("clusters/{c}.yaml"));
+        let text = std::fs::read_to_string(&f).unwrap();
+        let kept: Vec<&str> = text
+            .lines()
+            .filter(|l| !l.contains("kubeContext"))
+            .collect();
+        std::fs::write(&f, kept.join("\n") + "\n").unwrap();
+    }
+    w.write_kubeconfig(None);
+    let out = w.run(&["plan", repo.to_str().unwrap(), "--cluster", "infer-l4"]);
+    assert_eq!(out.code, 2, "{}{}", out.stdout, out.stderr);
+    assert!(
+        out.stderr.contains("`infer-l4` (no kubeContext: the current context), `train-a100` (no kubeContext: the current context)"),
+        "{}",
+        out.stderr
+    );
+}

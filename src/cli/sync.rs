@@ -140,6 +140,7 @@ pub fn plan(cli: &Cli, a: &PlanArgs, io: &mut Io<'_>) -> Outcome {
     }
     let loaded = support::load(cli, &a.common, io)?;
     let kc = support::kubeconfig(&a.common, io)?;
+    support::refuse_shared_servers(&loaded, kc.as_ref(), io)?;
     let progress = bars(cli, io);
     let rt = support::runtime()?;
     let planned = plan_all(&rt, &loaded, kc.as_ref(), a.common.parallel, &progress);
@@ -169,6 +170,7 @@ pub fn drift(cli: &Cli, c: &Common, io: &mut Io<'_>) -> Outcome {
     }
     let loaded = support::load(cli, c, io)?;
     let kc = support::kubeconfig(c, io)?;
+    support::refuse_shared_servers(&loaded, kc.as_ref(), io)?;
     let progress = bars(cli, io);
     let rt = support::runtime()?;
     let planned = plan_all(&rt, &loaded, kc.as_ref(), c.parallel, &progress);

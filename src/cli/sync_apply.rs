@@ -73,6 +73,7 @@ pub fn apply(cli: &Cli, a: &ApplyArgs, io: &mut Io<'_>) -> Outcome {
     let (plan, conns, preconditions) = match &a.plan {
         None => {
             let loaded = support::load(cli, &a.common, io)?;
+            support::refuse_shared_servers(&loaded, kc.as_ref(), io)?;
             let planned = plan_all(&rt, &loaded, kc.as_ref(), a.common.parallel, &progress);
             let (plans, conns): (Vec<ClusterPlan>, Vec<Option<Conn>>) = planned.into_iter().unzip();
             (plan_of(&loaded, plans), conns, BTreeMap::new())

@@ -55,6 +55,8 @@ pub struct Loaded {
     pub revision: String,
     pub at: String,
     pub targets: Vec<Target>,
+    /// Every Cluster document's name and kubeContext, targets or not.
+    pub contexts: Vec<(String, Option<String>)>,
 }
 
 /// Loads, validates and renders; on any error prints it and returns the exit code.
@@ -114,12 +116,63 @@ pub fn load(cli: &Cli, c: &Common, io: &mut Io<'_>) -> Result<Loaded, Stop> {
             spec: cl.spec.clone(),
         })
         .collect();
+    let contexts = head
+        .repo
+        .clusters
+        .values()
+        .map(|cl| (cl.name().to_string(), cl.spec.kube_context.clone()))
+        .collect();
     Ok(Loaded {
         repository,
         revision,
         at: at.to_string(),
         targets,
+        contexts,
     })
+}
+
+/// Refuses, before any cluster is contacted, when two Cluster documents
+/// reach one API server (two contexts for one server, or two Clusters
+/// without `kubeContext`, both the current context). Objects carry the
+/// repository, not the Cluster, so planning either would prune the other's
+/// objects. Every Cluster counts, not only `--cluster`'s: syncing one alone
+/// would still prune the other's.
+pub fn refuse_shared_servers(
+    loaded: &Loaded,
+    kc: Option<&kube::config::Kubeconfig>,
+    io: &mut Io<'_>,
+) -> Result<(), Stop> {
+    let mut by_server: BTreeMap<String, Vec<&(String, Option<String>)>> = BTreeMap::new();
+    for c in &loaded.contexts {
+        if let Some(server) = crate::sync::client::server_of(kc, c.1.as_deref()) {
+            by_server.entry(server).or_default().push(c);
+        }
+    }
+    let targets: Vec<&str> = loaded.targets.iter().map(|t| t.cluster.as_str()).collect();
+    let mut shared = false;
+    for (server, clusters) in by_server.iter().filter(|(_, c)| c.len() > 1) {
+        if !clusters.iter().any(|(n, _)| targets.contains(&n.as_str())) {
+            continue;
+        }
+        shared = true;
+        let list: Vec<String> = clusters
+            .iter()
+            .map(|(n, ctx)| match ctx {
+                Some(ctx) => format!("`{n}` (context `{ctx}`)"),
+                None => format!("`{n}` (no kubeContext: the current context)"),
+            })
+            .collect();
+        writeln!(
+            io.stderr,
+            "error[{}]: the clusters {} all reach the API server {server}: syncing one would prune the others' objects, so nothing was sent to any cluster\n  help: give each Cluster a `kubeContext` of its own that reaches its own API server, or make them one Cluster with several node pools",
+            Code::KubeContextShared.as_str(),
+            list.join(", "),
+        )?;
+    }
+    if shared {
+        return Err(Stop::Exit(Exit::Invalid));
+    }
+    Ok(())
 }
 
 /// The capacity repository's name: its Config's name.

@@ -158,7 +158,7 @@ codes! {
     PoolWithoutNodeLabels = "pool-without-node-labels", Warning, "a pool that needs its nodes selected (Kueue, MIG, time-slicing) has no nodeLabels";
     // Sync to clusters (plan, apply, drift, verify)
     KubeconfigInvalid = "kubeconfig-invalid", Error, "no usable kubeconfig was found, or it could not be read";
-    KubeContextShared = "kube-context-shared", Error, "two Clusters name the same kubeContext";
+    KubeContextShared = "kube-context-shared", Error, "two Clusters name the same kubeContext or reach one API server";
     KubeContextMissing = "kube-context-missing", Error, "a Cluster's kubeContext is not a context of the kubeconfig";
     ClusterUnreachable = "cluster-unreachable", Error, "a cluster's API server could not be reached or did not answer in time";
     KueueCrdMissing = "kueue-crd-missing", Error, "a cluster that should run Kueue does not serve Kueue's v1beta2 kinds";

@@ -114,6 +114,42 @@ pub fn load(source: &Source) -> Result<Option<Kubeconfig>, ConnectError> {
     Ok(merged)
 }
 
+/// The API server a context reaches: its cluster's `server`, without a
+/// trailing slash and lower-cased; `in-cluster` without a kubeconfig.
+/// `None` when the kubeconfig does not say (connecting says why).
+pub fn server_of(kubeconfig: Option<&Kubeconfig>, context: Option<&str>) -> Option<String> {
+    let Some(kc) = kubeconfig else {
+        return Some("in-cluster".into());
+    };
+    let name = context.or(kc.current_context.as_deref())?;
+    let cluster = kc
+        .contexts
+        .iter()
+        .find(|c| c.name == name)?
+        .context
+        .as_ref()?
+        .cluster
+        .clone();
+    let server = kc
+        .clusters
+        .iter()
+        .find(|c| c.name == cluster)?
+        .cluster
+        .as_ref()?
+        .server
+        .clone()?;
+    // Userinfo in a URL is a credential: never part of what is shown.
+    let server = match server.split_once("://") {
+        Some((scheme, rest)) => {
+            let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+            let host = authority.rsplit('@').next().unwrap_or(authority);
+            format!("{scheme}://{host}{path}")
+        }
+        None => server,
+    };
+    Some(server.trim_end_matches('/').to_ascii_lowercase())
+}
+
 /// A connection to one cluster.
 #[derive(Clone)]
 pub struct Conn {
