@@ -489,3 +489,65 @@ fn forecast_rejects_unknown_pools_and_bad_horizons() {
         assert!(out.stderr.contains(needle), "{args:?}: {}", out.stderr);
     }
 }
+
+fn pool_of<'a>(report: &'a Value, pool: &str) -> &'a Value {
+    report["pools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["pool"] == pool)
+        .unwrap()
+}
+
+#[test]
+fn each_hour_is_priced_by_the_reservations_in_force_then() {
+    // h100-serve-1y (4 p5.48xlarge at 55.04, 2026-01-01 to 2027-01-01) and
+    // 2 on-demand p5.48xlarge at 55.04: 6.88 a GPU-hour. The 30 days
+    // before 2027-01-01 all lie inside the term, so they cost
+    // 48 × 6.88 × 720 = 237,772.80 whether `--at` is the term's last hour
+    // or the first hour after it, when today's price falls back to the
+    // catalog.
+    for at in ["2026-12-31T23:00:00Z", "2027-01-01"] {
+        let out = run(&["report", &example(), "--at", at, "--format", "json"], &[]);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        let r: Value = serde_json::from_str(&out.stdout).unwrap();
+        let p = pool_of(&r, "h100-serve");
+        let lookback: f64 = dec(&p["account"]["capacity"]);
+        assert!((lookback - 237_772.80).abs() < 0.005, "{at}: {lookback}");
+    }
+    // A commitment bought for next summer does not price today.
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("acme");
+    common::copy_dir(std::path::Path::new(&example()), &repo);
+    std::fs::write(
+        repo.join("reservations/l4-next-summer.yaml"),
+        "apiVersion: capops.dev/v1alpha1\nkind: Reservation\nmetadata:\n  name: l4-next-summer\nspec:\n  provider: gcp\n  type: gcp-commitment\n  region: us-central1\n  zone: us-central1-a\n  instanceType: g2-standard-4\n  count: 24\n  term: {start: 2027-06-01, end: 2028-05-31}\n  hourlyPrice: 0.10\n  covers: {cluster: infer-l4, pool: l4-serve}\n",
+    )
+    .unwrap();
+    let out = run(
+        &[
+            "report",
+            repo.to_str().unwrap(),
+            "--at",
+            AT,
+            "--format",
+            "json",
+        ],
+        &[],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let r: Value = serde_json::from_str(&out.stdout).unwrap();
+    let p = pool_of(&r, "l4-serve");
+    // 24 reserved at the catalog's 1-year 0.45 and 16 on demand at 0.71:
+    // (24 × 0.45 + 16 × 0.71) / 40 = 0.554.
+    assert_eq!(dec(&p["gpuHourPrice"]), 0.554);
+    assert!((dec(&p["account"]["capacity"]) - 40.0 * 0.554 * 720.0).abs() < 0.01);
+    // Not bought yet (a commitment starts when bought): nothing locked.
+    let res = r["reservations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["name"] == "l4-next-summer")
+        .unwrap();
+    assert_eq!(res["locked"], false);
+}

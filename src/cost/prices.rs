@@ -75,8 +75,10 @@ pub struct PoolPrice {
 }
 
 /// Prices a pool at `at`: its reserved nodes at the reservations covering it
-/// whose term has not ended (the repository's `pricing_reservations`: the
-/// base's when judging a change), else at the catalog's committed price.
+/// that are in force at `at` (started, not ended; the repository's
+/// `pricing_reservations`: the base's when judging a change), else at the
+/// catalog's committed price. A reservation bought for later prices the
+/// hours of its term, not today.
 pub fn pool(
     repo: &Repo,
     cluster: &Document<ClusterSpec>,
@@ -120,6 +122,7 @@ pub fn pool(
         if s.covers.cluster.value != cluster.name()
             || s.covers.pool.value != pool.name.value.as_str()
             || s.term.end.value <= at
+            || s.term.start.value > at
             || !same_instances
         {
             continue;
@@ -175,6 +178,52 @@ pub fn pool(
         on_demand_nodes,
         spot_nodes,
     }
+}
+
+/// The pool's blended price hour by hour over `[from, to)` (hour indices),
+/// as segments: each starts at its hour and lasts until the next. The price
+/// changes only where a covering reservation starts or ends, so a lookback
+/// that spans a reservation's end is priced at what each hour cost.
+pub fn pool_segments(
+    repo: &Repo,
+    cluster: &Document<ClusterSpec>,
+    pool_doc: &NodePool,
+    from: i64,
+    to: i64,
+) -> Vec<(i64, Option<Decimal>)> {
+    let reservations = repo
+        .pricing_reservations
+        .as_deref()
+        .unwrap_or(&repo.reservations);
+    let mut starts: Vec<i64> = vec![from];
+    for r in reservations.values() {
+        let s = &r.spec;
+        if s.covers.cluster.value != cluster.name()
+            || s.covers.pool.value != pool_doc.name.value.as_str()
+        {
+            continue;
+        }
+        for t in [s.term.start.value, s.term.end.value] {
+            // The first whole hour at or after the boundary.
+            let h = t.hour_index() + i64::from(t.as_second().rem_euclid(3600) != 0);
+            if h > from && h < to {
+                starts.push(h);
+            }
+        }
+    }
+    starts.sort_unstable();
+    starts.dedup();
+    let mut out: Vec<(i64, Option<Decimal>)> = Vec::with_capacity(starts.len());
+    for h in starts {
+        let Some(at) = crate::model::Timestamp::from_second(h * 3600) else {
+            continue;
+        };
+        let price = pool(repo, cluster, pool_doc, at).blended;
+        if out.last().is_none_or(|l| l.1 != price) {
+            out.push((h, price));
+        }
+    }
+    out
 }
 
 /// What a reservation costs.

@@ -22,8 +22,9 @@
 //! measurement than the Config's history multiple times the history's length
 //! is not supported by the history (`term_supported`). A reservation is
 //! **locked** when it is prepaid or cannot be cancelled (capacity blocks, GCP
-//! commitments, an upfront fee) and its term has started: nothing can change
-//! what it costs, so nothing is recommended for it.
+//! commitments, an upfront fee) and bought ([`locked`]: a capacity block from
+//! eight weeks before its start, the others from their start): nothing can
+//! change what it costs, so nothing is recommended for it.
 
 use super::prices::{self, ReservationCost};
 use crate::forecast::demand::{Basis, Outlook};
@@ -94,13 +95,23 @@ pub struct Context {
     pub history_multiple: f64,
 }
 
-/// Whether a reservation can no longer be changed: prepaid or not cancellable, and started.
+/// How far ahead AWS sells capacity blocks: eight weeks.
+pub const CAPACITY_BLOCK_LEAD_HOURS: i64 = 8 * 7 * 24;
+
+/// Whether a reservation can no longer be changed: prepaid or not
+/// cancellable, and bought. A reservation on the main branch is bought when
+/// its Terraform can buy it: a capacity block from eight weeks before its
+/// start (AWS sells them that far ahead and takes the whole price at
+/// purchase), a commitment or a reservation with an upfront fee when its
+/// term starts (GCP commitments start when bought; a queued reserved
+/// instance can be cancelled until then).
 pub fn locked(s: &ReservationSpec, at_hour: i64) -> bool {
-    let prepaid = matches!(
-        s.kind.value,
-        ReservationType::AwsCapacityBlock | ReservationType::GcpCommitment
-    ) || s.upfront_fee.as_ref().is_some_and(|f| !f.value.0.is_zero());
-    prepaid && term_hours(&s.term).0 <= at_hour
+    let start = term_hours(&s.term).0;
+    match s.kind.value {
+        ReservationType::AwsCapacityBlock => start - CAPACITY_BLOCK_LEAD_HOURS <= at_hour,
+        ReservationType::GcpCommitment => start <= at_hour,
+        _ => s.upfront_fee.as_ref().is_some_and(|f| !f.value.0.is_zero()) && start <= at_hour,
+    }
 }
 
 /// What a reservation commits from `at` on, at its judged price (the catalog's

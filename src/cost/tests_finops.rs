@@ -291,8 +291,7 @@ fn rightsizing_comes_first_and_commitments_are_sized_on_what_is_left() {
 }
 
 #[test]
-fn nothing_is_recommended_for_a_running_prepaid_block_and_an_unstarted_one_is_resized_in_the_plan()
-{
+fn nothing_is_recommended_for_a_bought_prepaid_block_and_one_not_yet_sold_is_resized_in_the_plan() {
     // 25 p4d (200 A100s) for a pool whose demand runs at 80: 60% stranded either way.
     let now = at("2026-11-22T00:00:00Z");
     let block = |name: &str, start: &str, end: &str| {
@@ -308,10 +307,19 @@ fn nothing_is_recommended_for_a_running_prepaid_block_and_an_unstarted_one_is_re
             "2027-04-23T00:00:00Z",
             true,
         ),
+        // Bought: AWS sells capacity blocks eight weeks ahead and takes the
+        // whole price then, so one starting in under eight weeks is paid.
         (
-            "next",
+            "bought",
             "2027-01-01T00:00:00Z",
             "2027-01-29T00:00:00Z",
+            true,
+        ),
+        // Further out than AWS sells: not bought yet, so still a choice.
+        (
+            "next",
+            "2027-02-01T00:00:00Z",
+            "2027-03-01T00:00:00Z",
             false,
         ),
     ] {
@@ -349,7 +357,7 @@ fn nothing_is_recommended_for_a_running_prepaid_block_and_an_unstarted_one_is_re
             .filter(|c| c.contains(&format!("Reservation `{name}`")))
             .collect();
         if locked {
-            assert!(mentions.is_empty(), "prepaid and running: {mentions:?}");
+            assert!(mentions.is_empty(), "prepaid and bought: {mentions:?}");
             assert!(!recs.iter().any(|x| x.subject == name));
         } else {
             // Not started yet: resized within the pool's plan (which re-buys the

@@ -2,8 +2,9 @@
 //! stranded or unmeasured, and who pays for it.
 //!
 //! Every hour of the lookback, a pool's GPUs (its nodes as the Cluster
-//! declares them now) cost its blended GPU-hour price, and each of them is in
-//! exactly one bucket:
+//! declares them now) cost its blended GPU-hour price of that hour (the
+//! reservations in force then: one that ended or began inside the lookback
+//! prices only its own hours), and each of them is in exactly one bucket:
 //!
 //! - **used**: allocated to a team and busy (`used_gpus`, capped at the allocation);
 //! - **idle**: allocated to a team and not busy;
@@ -135,8 +136,19 @@ pub fn measure(a: &Analysis<'_>) -> Vec<PoolWaste> {
             })
             .collect();
         let mut gh = GpuHours::default();
+        // The price hour by hour: each segment's GPU-hours are costed at its
+        // own price (a reservation that ended or began in the lookback).
+        let segments = prices::pool_segments(a.repo, entry.cluster, entry.pool, from, at);
+        let mut seg_gh = vec![GpuHours::default(); segments.len()];
+        let mut seg_teams = vec![vec![(0.0_f64, 0.0_f64); teams.len()]; segments.len()];
+        let mut seg = 0;
         let mut measured: Vec<(usize, f64, f64)> = Vec::new();
         for h in from..at {
+            while seg + 1 < segments.len() && h >= segments[seg + 1].0 {
+                seg += 1;
+            }
+            let sg = &mut seg_gh[seg];
+            sg.capacity += gpus;
             gh.capacity += gpus;
             measured.clear();
             let mut complete = true;
@@ -167,6 +179,9 @@ pub fn measure(a: &Analysis<'_>) -> Vec<PoolWaste> {
                 t.hours += 1;
                 t.allocated_gpu_hours += x * scale;
                 t.used_gpu_hours += u * scale;
+                let st = &mut seg_teams[seg][k];
+                st.0 += x * scale;
+                st.1 += u * scale;
                 gh.allocated += x * scale;
                 gh.used += u * scale;
                 gh.idle += (x - u) * scale;
@@ -174,8 +189,24 @@ pub fn measure(a: &Analysis<'_>) -> Vec<PoolWaste> {
             let rest = gpus - total * scale;
             if complete {
                 gh.stranded += rest;
+                seg_gh[seg].stranded += rest;
             } else {
                 gh.unmeasured += rest;
+            }
+        }
+        // Costs by team before merging (a team's rows keep their series order).
+        let priced = !segments.is_empty() && segments.iter().all(|s| s.1.is_some());
+        let mut capacity_cost = Decimal::ZERO;
+        let mut stranded_cost = Decimal::ZERO;
+        if priced {
+            for (k, (_, price)) in segments.iter().enumerate() {
+                let price = price.unwrap_or_default();
+                capacity_cost += round(prices::decimal(seg_gh[k].capacity) * price);
+                stranded_cost += round(prices::decimal(seg_gh[k].stranded) * price);
+                for (t, &(x, u)) in teams.iter_mut().zip(&seg_teams[k]) {
+                    t.allocated_cost += round(prices::decimal(x) * price);
+                    t.idle_cost += round(prices::decimal(x - u).max(Decimal::ZERO) * price);
+                }
             }
         }
         // One row per team (a team has one series per pool; merge to be safe).
@@ -186,29 +217,26 @@ pub fn measure(a: &Analysis<'_>) -> Vec<PoolWaste> {
                     m.hours = m.hours.max(t.hours);
                     m.allocated_gpu_hours += t.allocated_gpu_hours;
                     m.used_gpu_hours += t.used_gpu_hours;
+                    m.allocated_cost += t.allocated_cost;
+                    m.idle_cost += t.idle_cost;
                 }
                 None => merged.push(t),
             }
         }
         let mut teams = merged;
         let mut unassigned = Decimal::ZERO;
-        let costs = entry.price.blended.map(|price| {
+        let costs = priced.then(|| {
             let mut c = Costs {
-                capacity: round(prices::decimal(gh.capacity) * price),
+                capacity: capacity_cost,
                 ..Costs::default()
             };
-            for t in &mut teams {
-                t.allocated_cost = round(prices::decimal(t.allocated_gpu_hours) * price);
-                t.idle_cost = round(
-                    prices::decimal(t.allocated_gpu_hours - t.used_gpu_hours).max(Decimal::ZERO)
-                        * price,
-                );
+            for t in &teams {
                 c.allocated += t.allocated_cost;
                 c.idle += t.idle_cost;
             }
             c.used = c.allocated - c.idle;
             let unallocated = c.capacity - c.allocated;
-            c.stranded = round(prices::decimal(gh.stranded) * price).min(unallocated);
+            c.stranded = stranded_cost.min(unallocated);
             c.unmeasured = unallocated - c.stranded;
             unassigned = share(&mut teams, unallocated, rule);
             c

@@ -55,7 +55,8 @@ pub struct PreviousReservation {
     /// The term's whole cost before the change (0 when added).
     pub total_cost: f64,
     /// Whether the reservation was locked before the change (prepaid or not cancellable,
-    /// its term started by `now`): removing or shrinking it does not stop the bill.
+    /// bought by `now`: a capacity block from eight weeks before its start): removing
+    /// or shrinking it does not stop the bill.
     pub locked: bool,
 }
 
@@ -107,7 +108,7 @@ pub struct ReservationFacts {
     pub supported_until: String,
     /// Whether a non-blank `businessCase` is given.
     pub has_business_case: bool,
-    /// Whether the reservation is prepaid or cannot be cancelled (capacity block, GCP commitment, upfront fee) and its term has started.
+    /// Whether the reservation is prepaid or cannot be cancelled (capacity block, GCP commitment, upfront fee) and bought by `now` (a capacity block from eight weeks before its start, others from their start).
     pub locked: bool,
     /// Share of the reserved GPU-hours the P50 demand uses (measured hours as measured).
     pub expected_utilization: f64,
