@@ -79,6 +79,26 @@ fn ownership_comes_from_gitops_markers_the_label_and_the_repository() {
     let mut f = live(&rq("ml", json!("8")), "1");
     f["metadata"]["labels"]["kustomize.toolkit.fluxcd.io/name"] = json!("gpu");
     assert!(matches!(owner(&f, REPO), Owner::Gitops { tool, .. } if tool == "Flux"));
+    // Argo CD's label tracking, its common instance label, its multi-instance
+    // annotation, and Helm releases: the tool's, whatever capops's label says.
+    for (annotation, key, tool) in [
+        (
+            false,
+            "app.kubernetes.io/instance",
+            "Argo CD (label tracking) or Helm",
+        ),
+        (false, "argocd.argoproj.io/instance", "Argo CD"),
+        (true, "argocd.argoproj.io/installation-id", "Argo CD"),
+        (true, "meta.helm.sh/release-name", "Helm"),
+    ] {
+        let mut g = live(&rq("ml", json!("8")), "1");
+        let at = if annotation { "annotations" } else { "labels" };
+        g["metadata"][at][key] = json!("gpu-capacity");
+        assert!(
+            matches!(owner(&g, REPO), Owner::Gitops { tool: t, .. } if t == tool),
+            "{key}"
+        );
+    }
     let mut u = live(&rq("ml", json!("8")), "1");
     u["metadata"]["annotations"]
         .as_object_mut()
