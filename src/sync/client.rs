@@ -138,16 +138,11 @@ pub fn server_of(kubeconfig: Option<&Kubeconfig>, context: Option<&str>) -> Opti
         .as_ref()?
         .server
         .clone()?;
-    // Userinfo in a URL is a credential: never part of what is shown.
-    let server = match server.split_once("://") {
-        Some((scheme, rest)) => {
-            let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
-            let host = authority.rsplit('@').next().unwrap_or(authority);
-            format!("{scheme}://{host}{path}")
-        }
-        None => server,
-    };
-    Some(server.trim_end_matches('/').to_ascii_lowercase())
+    Some(
+        super::secrets::without_userinfo(&server)
+            .trim_end_matches('/')
+            .to_ascii_lowercase(),
+    )
 }
 
 /// A connection to one cluster.
@@ -192,12 +187,10 @@ impl Conn {
         kubeconfig: Option<&Kubeconfig>,
         context: Option<&str>,
     ) -> Result<Conn, ConnectError> {
-        let secrets = kubeconfig.map(kubeconfig_secrets).unwrap_or_default();
-        let scrub = |t: String| {
-            secrets
-                .iter()
-                .fold(t, |t, s| t.replace(s.as_str(), "<redacted>"))
-        };
+        let secrets = kubeconfig
+            .map(super::secrets::kubeconfig_secrets)
+            .unwrap_or_default();
+        let scrub = |t: String| super::secrets::scrub_text(&secrets, &t);
         Self::connect_inner(kubeconfig, context)
             .await
             .map_err(|e| match e {
@@ -253,8 +246,15 @@ impl Conn {
                 secrets.push(s.expose_secret().to_string());
             }
         }
+        secrets.extend(
+            kubeconfig
+                .map(super::secrets::kubeconfig_secrets)
+                .unwrap_or_default(),
+        );
         secrets.retain(|s| s.len() >= 4);
-        let server = config.cluster_url.to_string();
+        secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
+        secrets.dedup();
+        let server = super::secrets::without_userinfo(&config.cluster_url.to_string());
         let client = Client::try_from(config).map_err(|e| ConnectError::BadContext {
             context: ctx_name,
             reason: e.to_string(),
@@ -290,11 +290,7 @@ impl Conn {
 
     /// Removes the kubeconfig's secrets from a message.
     pub fn scrub(&self, text: &str) -> String {
-        let mut t = text.to_string();
-        for s in self.secrets.iter() {
-            t = t.replace(s.as_str(), "<redacted>");
-        }
-        t
+        super::secrets::scrub_text(&self.secrets, text)
     }
 
     async fn send(&self, req: http::Request<Vec<u8>>, count: Count) -> Result<Value, CallError> {
@@ -506,21 +502,6 @@ impl Conn {
             .map_err(|e| CallError::Transport(e.to_string()))?;
         self.send(req, Count::Write).await.map(|_| ())
     }
-}
-
-/// Every credential a kubeconfig holds (tokens, passwords, client keys).
-fn kubeconfig_secrets(kc: &Kubeconfig) -> Vec<String> {
-    use secrecy::ExposeSecret;
-    let mut out: Vec<String> = kc
-        .auth_infos
-        .iter()
-        .filter_map(|a| a.auth_info.as_ref())
-        .flat_map(|a| [&a.token, &a.password, &a.client_key_data])
-        .flatten()
-        .map(|s| s.expose_secret().to_string())
-        .collect();
-    out.retain(|s| s.len() >= 4);
-    out
 }
 
 /// An error and its sources, one line.

@@ -28,6 +28,7 @@ pub mod plan;
 pub mod quantity;
 pub mod report;
 pub mod run;
+pub mod secrets;
 
 #[cfg(test)]
 mod tests;
