@@ -860,3 +860,53 @@ fn two_clusters_on_one_api_server_are_refused_before_anything_is_sent() {
         out.stderr
     );
 }
+
+#[test]
+fn prunes_wait_until_every_create_and_update_of_the_cluster_lands() {
+    let w = World::new(None);
+    assert_eq!(w.run(&["apply", &ex(), "--yes"]).code, 0);
+    // Research moves to a namespace on infer-l4 that does not exist yet.
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = copy_example(tmp.path());
+    let repo_s = repo.display().to_string();
+    let team = repo.join("teams/research.yaml");
+    let text = std::fs::read_to_string(&team).unwrap();
+    let moved = text.replacen(
+        "    infer-l4:\n      namespace: research\n",
+        "    infer-l4:\n      namespace: research-ml\n",
+        1,
+    );
+    assert_ne!(moved, text);
+    std::fs::write(&team, moved).unwrap();
+    let out = w.run(&["apply", &repo_s, "--cluster", "infer-l4", "--yes"]);
+    assert_ne!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    assert!(
+        out.stdout.contains("namespace-missing"),
+        "{}{}",
+        out.stdout,
+        out.stderr
+    );
+    assert!(
+        out.stdout.contains("prune-held-back"),
+        "{}{}",
+        out.stdout,
+        out.stderr
+    );
+    // The old quota stays: research is never left without one.
+    let old = w.fakes["infer-l4"].get("v1", "ResourceQuota", "research", "capops-gpu");
+    assert!(old.is_some());
+    // Once the namespace exists, the same apply moves the quota.
+    w.fakes["infer-l4"].namespaces(&["research-ml"]);
+    let out = w.run(&["apply", &repo_s, "--cluster", "infer-l4", "--yes"]);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    assert!(
+        w.fakes["infer-l4"]
+            .get("v1", "ResourceQuota", "research-ml", "capops-gpu")
+            .is_some()
+    );
+    assert!(
+        w.fakes["infer-l4"]
+            .get("v1", "ResourceQuota", "research", "capops-gpu")
+            .is_none()
+    );
+}

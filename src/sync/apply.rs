@@ -1,8 +1,9 @@
 //! Applying one cluster's plan: objects with server-side apply in the
 //! kinds' order (each kind's objects concurrently), forceable conflicts only
 //! with `--force-conflicts`, node labels with a merge patch, then prunes in
-//! reverse order with uid and resourceVersion preconditions; with `--wait`,
-//! the MIG manager's progress on each relabelled node.
+//! reverse order with uid and resourceVersion preconditions (held back when
+//! a create or update of the cluster did not land); with `--wait`, the MIG
+//! manager's progress on each relabelled node.
 
 use super::client::{CallError, Conn};
 use super::desired::FIELD_MANAGER;
@@ -213,10 +214,40 @@ pub async fn apply_cluster(
         groups.entry((delete, order)).or_default().push(c);
     }
     let mut labelled = false;
+    // Creates and updates that did not land: an object the plan found
+    // invalid (a missing namespace) or a write the server refused.
+    let mut missed = 0;
     for ((delete, _), changes) in groups {
         if delete && !labelled {
             apply_nodes(conn, plan, o, progress, &mut out).await;
             labelled = true;
+        }
+        if delete && missed > 0 {
+            // A prune after a failed create would leave the team with
+            // neither the old object nor the new one (a quota moved to a
+            // namespace that does not exist yet): prunes wait for a clean
+            // apply.
+            for c in changes {
+                progress.advance(cluster);
+                out.outcomes.push(Outcome {
+                    target: c.target.to_string(),
+                    action: c.action,
+                    status: "skipped".into(),
+                    error: Some(ObjectError {
+                        code: Code::PruneHeldBack.as_str().into(),
+                        message: format!(
+                            "{}: not deleted: {missed} create{} or update{} in this cluster did not land",
+                            c.target,
+                            if missed == 1 { "" } else { "s" },
+                            if missed == 1 { "" } else { "s" },
+                        ),
+                        help: Some(
+                            "fix what failed and apply again; prunes run once every create and update of the cluster lands".into(),
+                        ),
+                    }),
+                });
+            }
+            continue;
         }
         let results: Vec<Outcome> = futures::stream::iter(changes)
             .map(|c| async move {
@@ -232,6 +263,12 @@ pub async fn apply_cluster(
                 .as_ref()
                 .is_some_and(|e| e.code == Code::ClusterUnreachable.as_str())
         });
+        if !delete {
+            missed += results
+                .iter()
+                .filter(|r| r.status == "failed" || r.action == Action::Error)
+                .count();
+        }
         out.outcomes.extend(results);
         if unreachable {
             out.error = Some(cluster_error(
