@@ -910,3 +910,51 @@ fn prunes_wait_until_every_create_and_update_of_the_cluster_lands() {
             .is_none()
     );
 }
+
+#[test]
+fn a_context_that_reaches_another_clusters_server_touches_none_of_its_objects() {
+    let w = World::new(None);
+    assert_eq!(w.run(&["apply", &ex(), "--yes"]).code, 0);
+    let before = w.fakes["train-a100"].all("kueue.x-k8s.io/v1beta2", "ClusterQueue");
+    assert_eq!(before.len(), 2);
+    // A stale kubeconfig: infer-l4's and train-a100's contexts swapped.
+    let (infer, train, prod) = (
+        w.fakes["infer-l4"].url(),
+        w.fakes["train-a100"].url(),
+        w.fakes["prod-h100"].url(),
+    );
+    FakeKube::kubeconfig(
+        &w.kubeconfig,
+        &[
+            ("prod-h100-use1", prod.as_str()),
+            ("train-a100-use2", infer.as_str()),
+            ("gke_acme_us-central1_infer-l4", train.as_str()),
+        ],
+        None,
+    );
+    let out = w.run(&["plan", &ex(), "--cluster", "infer-l4"]);
+    assert!(
+        out.stdout
+            .contains("applied for this repository's Cluster `train-a100`"),
+        "{}{}",
+        out.stdout,
+        out.stderr
+    );
+    assert!(
+        !out.stdout.contains("  - "),
+        "nothing pruned: {}",
+        out.stdout
+    );
+    w.reset();
+    let out = w.run(&["apply", &ex(), "--cluster", "infer-l4", "--yes"]);
+    assert_ne!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    // train-a100's queues and quotas are all still there, unchanged.
+    assert_eq!(
+        w.fakes["train-a100"].all("kueue.x-k8s.io/v1beta2", "ClusterQueue"),
+        before
+    );
+    let quota = w.fakes["train-a100"]
+        .get("v1", "ResourceQuota", "research", "capops-gpu")
+        .unwrap();
+    assert_eq!(quota["spec"]["hard"]["requests.nvidia.com/gpu"], "104");
+}

@@ -172,6 +172,7 @@ codes! {
     ObjectNotOwned = "object-not-owned", Warning, "an object with a name capops renders exists and capops did not create it";
     ObjectUnclaimed = "object-unclaimed", Warning, "an object carries capops's label but names no capacity repository";
     GitopsTracked = "gitops-tracked", Warning, "Argo CD or Flux tracks an object capops renders, so capops leaves it alone";
+    OtherCluster = "other-cluster", Warning, "an object this repository applied for another of its Clusters is on this cluster's API server";
     OtherRepository = "other-repository", Warning, "another capacity repository owns an object capops renders";
     NodePoolsShareNodes = "node-pools-share-nodes", Error, "two pools of a cluster can select the same nodes";
     NodePoolsOverlap = "node-pools-overlap", Warning, "a node is selected by pools that want different values of a label";

@@ -178,6 +178,7 @@ pub fn conflict_code(c: &super::plan::Conflict) -> Code {
     match c {
         Gitops { .. } => Code::GitopsTracked,
         OtherRepository { .. } => Code::OtherRepository,
+        OtherCluster { .. } => Code::OtherCluster,
         NotOwned { .. } => Code::ObjectNotOwned,
         Unclaimed => Code::ObjectUnclaimed,
         Fields { .. } => Code::FieldConflict,

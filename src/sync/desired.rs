@@ -13,6 +13,8 @@ use std::collections::BTreeMap;
 /// prunes only objects that carry its label and this annotation with its
 /// own repository's name.
 pub const REPOSITORY: &str = "capops.dev/repository";
+/// The annotation naming the Cluster document an object was applied for.
+pub const CLUSTER: &str = "capops.dev/cluster";
 /// The field manager capops applies with.
 pub const FIELD_MANAGER: &str = "capops";
 
@@ -49,7 +51,7 @@ pub fn from_rendered(rendered: &Rendered, cluster: &str, repository: &str) -> De
     let mut pools = Vec::new();
     for f in &rendered.files {
         if f.kubernetes && f.path.starts_with(&prefix) {
-            if let Some(o) = object(&f.value, repository) {
+            if let Some(o) = object(&f.value, repository, cluster) {
                 objects.push(o);
             }
         } else if f.path == format!("node-labels/{cluster}.yaml") {
@@ -64,8 +66,9 @@ pub fn from_rendered(rendered: &Rendered, cluster: &str, repository: &str) -> De
     }
 }
 
-/// A rendered object as a desired object, with the repository annotation.
-pub fn object(value: &Value, repository: &str) -> Option<DesiredObject> {
+/// A rendered object as a desired object, with the repository and cluster
+/// annotations.
+pub fn object(value: &Value, repository: &str, cluster: &str) -> Option<DesiredObject> {
     let api = value["apiVersion"].as_str()?;
     let kind = kinds::find(api, value["kind"].as_str()?)?;
     let mut value = value.clone();
@@ -80,6 +83,7 @@ pub fn object(value: &Value, repository: &str) -> Option<DesiredObject> {
         .or_insert_with(|| Value::Object(Default::default()));
     if let Some(a) = annotations.as_object_mut() {
         a.insert(REPOSITORY.into(), repository.into());
+        a.insert(CLUSTER.into(), cluster.into());
     }
     Some(DesiredObject {
         target: ObjRef {

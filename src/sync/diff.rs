@@ -14,7 +14,7 @@
 //! on every applied field, with nothing capops owned left out, need no
 //! dry-run at all: a cluster in the desired state costs one list per kind.
 
-use super::desired::{DesiredObject, FIELD_MANAGER, REPOSITORY};
+use super::desired::{CLUSTER, DesiredObject, FIELD_MANAGER, REPOSITORY};
 use super::fields::{self, FieldDiff, Path, Seg};
 use super::plan::{Action, Change, Conflict, FieldConflict, ObjRef, ObjectError, Observed};
 use super::quantity;
@@ -53,14 +53,27 @@ pub enum Owner {
         marker: String,
     },
     OtherRepository(String),
+    /// This repository's, applied for another of its Cluster documents:
+    /// this context reaches that cluster's API server.
+    OtherCluster(String),
     /// capops's label without a repository annotation.
     Unclaimed,
     /// Not capops's: these field managers wrote it.
     Foreign(Vec<String>),
 }
 
-/// Who `live` belongs to, seen from the capacity repository `repository`.
-pub fn owner(live: &Value, repository: &str) -> Owner {
+/// Whose objects capops is syncing: a capacity repository's, for one of its
+/// Cluster documents.
+#[derive(Clone, Copy, Debug)]
+pub struct Ident<'a> {
+    pub repository: &'a str,
+    pub cluster: &'a str,
+}
+
+/// Who `live` belongs to, seen from `id`. An object of this repository
+/// that names another of its clusters is that cluster's (objects applied
+/// before capops named the cluster are taken as this one's).
+pub fn owner(live: &Value, id: &Ident<'_>) -> Owner {
     let meta = &live["metadata"];
     for (key, tool) in GITOPS_ANNOTATIONS {
         if meta["annotations"].get(*key).is_some() {
@@ -89,7 +102,10 @@ pub fn owner(live: &Value, repository: &str) -> Owner {
         return Owner::Foreign(managers);
     }
     match meta["annotations"][REPOSITORY].as_str() {
-        Some(r) if r == repository => Owner::Ours,
+        Some(r) if r == id.repository => match meta["annotations"][CLUSTER].as_str() {
+            Some(c) if c != id.cluster => Owner::OtherCluster(c.to_string()),
+            _ => Owner::Ours,
+        },
         Some(r) => Owner::OtherRepository(r.to_string()),
         None => Owner::Unclaimed,
     }
@@ -177,12 +193,12 @@ fn ignored(path: &[Seg]) -> bool {
 /// Whether the desired object needs a dry-run to be planned: it is absent,
 /// not plainly ours, differs from the live object on a field capops
 /// applies, or leaves out a field capops owned (which the apply removes).
-pub fn needs_dry_run(desired: &DesiredObject, live: Option<&Value>, repository: &str) -> bool {
+pub fn needs_dry_run(desired: &DesiredObject, live: Option<&Value>, id: &Ident<'_>) -> bool {
     let Some(live) = live else {
         return true;
     };
-    match owner(live, repository) {
-        Owner::Gitops { .. } | Owner::OtherRepository(_) => return false,
+    match owner(live, id) {
+        Owner::Gitops { .. } | Owner::OtherRepository(_) | Owner::OtherCluster(_) => return false,
         Owner::Foreign(_) | Owner::Unclaimed => return true,
         Owner::Ours => {}
     }
@@ -335,7 +351,7 @@ pub fn plan_objects(
     desired: &[DesiredObject],
     live: &Live,
     dry: &BTreeMap<ObjRef, DryRun>,
-    repository: &str,
+    id: &Ident<'_>,
 ) -> (Vec<Change>, usize, BTreeMap<String, Observed>) {
     let mut changes = Vec::new();
     let mut unchanged = 0;
@@ -372,13 +388,17 @@ pub fn plan_objects(
                 _ => None,
             }
         };
-        let c = match l.map(|l| owner(l, repository)) {
+        let c = match l.map(|l| owner(l, id)) {
             Some(Owner::Gitops { tool, marker }) => Change {
                 conflict: Some(Conflict::Gitops { tool, marker }),
                 ..change(Action::Conflict, d, l)
             },
             Some(Owner::OtherRepository(repository)) => Change {
                 conflict: Some(Conflict::OtherRepository { repository }),
+                ..change(Action::Conflict, d, l)
+            },
+            Some(Owner::OtherCluster(cluster)) => Change {
+                conflict: Some(Conflict::OtherCluster { cluster }),
                 ..change(Action::Conflict, d, l)
             },
             Some(o @ (Owner::Foreign(_) | Owner::Unclaimed)) => {
@@ -469,7 +489,7 @@ pub fn plan_objects(
         .filter(|r| !wanted.contains(r))
         .filter_map(|r| {
             let v = live.objects.get(r)?;
-            (owner(v, repository) == Owner::Ours).then(|| Change {
+            (owner(v, id) == Owner::Ours).then(|| Change {
                 action: Action::Delete,
                 target: r.clone(),
                 resource_version: v["metadata"]["resourceVersion"]

@@ -69,6 +69,10 @@ pub enum Conflict {
     /// Another capacity repository owns it: capops never touches it.
     #[serde(rename_all = "camelCase")]
     OtherRepository { repository: String },
+    /// This repository's, applied for another of its Cluster documents: the
+    /// context reaches that cluster's API server. capops never touches it.
+    #[serde(rename_all = "camelCase")]
+    OtherCluster { cluster: String },
     /// An object of the same name that capops did not create (by hand, or by
     /// another tool); `--force-conflicts` takes it over.
     #[serde(rename_all = "camelCase")]
@@ -101,6 +105,9 @@ impl Conflict {
             Conflict::Gitops { tool, marker } => {
                 format!("tracked by {tool} ({marker}); capops never touches it")
             }
+            Conflict::OtherCluster { cluster } => format!(
+                "applied for this repository's Cluster `{cluster}`: this context reaches that cluster's API server, so capops never touches it here"
+            ),
             Conflict::OtherRepository { repository } => format!(
                 "owned by the capacity repository `{repository}`; capops never touches it"
             ),

@@ -263,6 +263,14 @@ pub async fn plan_cluster(
     plan
 }
 
+/// Whose objects a cluster's sync may change.
+fn ident<'a>(s: &'a Settings, desired: &'a Desired) -> diff::Ident<'a> {
+    diff::Ident {
+        repository: &s.repository,
+        cluster: &desired.cluster,
+    }
+}
+
 async fn plan_inner(
     conn: &Conn,
     desired: &Desired,
@@ -274,7 +282,7 @@ async fn plan_inner(
     let need: Vec<&DesiredObject> = desired
         .objects
         .iter()
-        .filter(|d| diff::needs_dry_run(d, read.live.objects.get(&d.target), &s.repository))
+        .filter(|d| diff::needs_dry_run(d, read.live.objects.get(&d.target), &ident(s, desired)))
         .collect();
     let cluster = plan.cluster.clone();
     let cluster = cluster.as_str();
@@ -315,7 +323,7 @@ async fn plan_inner(
         }
     }
     let (changes, unchanged, observed) =
-        diff::plan_objects(&desired.objects, &read.live, &dry, &s.repository);
+        diff::plan_objects(&desired.objects, &read.live, &dry, &ident(s, desired));
     plan.changes = changes;
     plan.summary.unchanged = unchanged;
     plan.observed = observed;
@@ -370,7 +378,9 @@ pub async fn check_fresh(
     }
     for (r, v) in &read.live.objects {
         let key = super::plan::key(r);
-        if !plan.observed.contains_key(&key) && diff::owner(v, &s.repository) == diff::Owner::Ours {
+        if !plan.observed.contains_key(&key)
+            && diff::owner(v, &ident(s, desired)) == diff::Owner::Ours
+        {
             stale.push(format!("{key} appeared since the plan"));
         }
     }

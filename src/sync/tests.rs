@@ -14,6 +14,11 @@ use serde_json::{Value, json};
 use std::collections::BTreeMap;
 
 const REPO: &str = "acme";
+const CLUSTER: &str = "c";
+const ID: Ident = Ident {
+    repository: REPO,
+    cluster: CLUSTER,
+};
 
 fn rq(ns: &str, gpus: Value) -> Value {
     json!({
@@ -26,7 +31,7 @@ fn rq(ns: &str, gpus: Value) -> Value {
 }
 
 fn want(v: &Value) -> DesiredObject {
-    desired::object(v, REPO).unwrap()
+    desired::object(v, REPO, CLUSTER).unwrap()
 }
 
 /// A live object as the server would hold `v` after capops applied it.
@@ -71,14 +76,37 @@ fn failure(code: u16, reason: &str, message: &str, causes: &[(&str, &str, &str)]
 #[test]
 fn ownership_comes_from_gitops_markers_the_label_and_the_repository() {
     let mut v = live(&rq("ml", json!("8")), "1");
-    assert_eq!(owner(&v, REPO), Owner::Ours);
-    assert_eq!(owner(&v, "other"), Owner::OtherRepository(REPO.into()));
+    assert_eq!(owner(&v, &ID), Owner::Ours);
+    // Applied for another Cluster of this repository: that cluster's, even
+    // when this context reaches its API server; an object applied before
+    // capops named the cluster is taken as this one's.
+    let here = Ident {
+        repository: REPO,
+        cluster: "other-cluster",
+    };
+    assert_eq!(owner(&v, &here), Owner::OtherCluster(CLUSTER.into()));
+    let mut older = v.clone();
+    older["metadata"]["annotations"]
+        .as_object_mut()
+        .unwrap()
+        .remove("capops.dev/cluster");
+    assert_eq!(owner(&older, &here), Owner::Ours);
+    assert_eq!(
+        owner(
+            &v,
+            &Ident {
+                repository: "other",
+                cluster: CLUSTER
+            }
+        ),
+        Owner::OtherRepository(REPO.into())
+    );
     v["metadata"]["annotations"]["argocd.argoproj.io/tracking-id"] =
         json!("app:/ResourceQuota:ml/capops-gpu");
-    assert!(matches!(owner(&v, REPO), Owner::Gitops { tool, .. } if tool == "Argo CD"));
+    assert!(matches!(owner(&v, &ID), Owner::Gitops { tool, .. } if tool == "Argo CD"));
     let mut f = live(&rq("ml", json!("8")), "1");
     f["metadata"]["labels"]["kustomize.toolkit.fluxcd.io/name"] = json!("gpu");
-    assert!(matches!(owner(&f, REPO), Owner::Gitops { tool, .. } if tool == "Flux"));
+    assert!(matches!(owner(&f, &ID), Owner::Gitops { tool, .. } if tool == "Flux"));
     // Argo CD's label tracking, its common instance label, its multi-instance
     // annotation, and Helm releases: the tool's, whatever capops's label says.
     for (annotation, key, tool) in [
@@ -95,7 +123,7 @@ fn ownership_comes_from_gitops_markers_the_label_and_the_repository() {
         let at = if annotation { "annotations" } else { "labels" };
         g["metadata"][at][key] = json!("gpu-capacity");
         assert!(
-            matches!(owner(&g, REPO), Owner::Gitops { tool: t, .. } if t == tool),
+            matches!(owner(&g, &ID), Owner::Gitops { tool: t, .. } if t == tool),
             "{key}"
         );
     }
@@ -104,12 +132,12 @@ fn ownership_comes_from_gitops_markers_the_label_and_the_repository() {
         .as_object_mut()
         .unwrap()
         .remove("capops.dev/repository");
-    assert_eq!(owner(&u, REPO), Owner::Unclaimed);
+    assert_eq!(owner(&u, &ID), Owner::Unclaimed);
     let mut h = live(&rq("ml", json!("8")), "1");
     h["metadata"]["labels"] = json!({});
     h["metadata"]["managedFields"] = json!([{"manager": "kubectl-create", "operation": "Update"}, {"manager": "capops", "operation": "Apply"}]);
     assert_eq!(
-        owner(&h, REPO),
+        owner(&h, &ID),
         Owner::Foreign(vec!["kubectl-create".into()])
     );
 }
@@ -117,34 +145,34 @@ fn ownership_comes_from_gitops_markers_the_label_and_the_repository() {
 #[test]
 fn a_dry_run_is_needed_only_when_something_may_change() {
     let d = want(&rq("ml", json!("8")));
-    assert!(needs_dry_run(&d, None, REPO), "absent");
+    assert!(needs_dry_run(&d, None, &ID), "absent");
     let same = live(&rq("ml", json!("8000m")), "1");
     assert!(
-        !needs_dry_run(&d, Some(&same), REPO),
+        !needs_dry_run(&d, Some(&same), &ID),
         "same value, other spelling"
     );
     let mut other_rev = same.clone();
     other_rev["metadata"]["annotations"]["capops.dev/revision"] = json!("r0");
     assert!(
-        !needs_dry_run(&d, Some(&other_rev), REPO),
+        !needs_dry_run(&d, Some(&other_rev), &ID),
         "only the revision differs"
     );
     let changed = live(&rq("ml", json!("4")), "1");
-    assert!(needs_dry_run(&d, Some(&changed), REPO));
+    assert!(needs_dry_run(&d, Some(&changed), &ID));
     // capops owned a field it no longer applies: the apply removes it.
     let mut extra = same.clone();
     extra["spec"]["hard"]["requests.nvidia.com/mig-1g.10gb"] = json!("2");
     extra["metadata"]["managedFields"][0]["fieldsV1"]["f:spec"]["f:hard"]["f:requests.nvidia.com/mig-1g.10gb"] =
         json!({});
-    assert!(needs_dry_run(&d, Some(&extra), REPO));
+    assert!(needs_dry_run(&d, Some(&extra), &ID));
     // Someone else's extra field is not capops's business.
     let mut theirs = same.clone();
     theirs["spec"]["scopes"] = json!(["NotTerminating"]);
-    assert!(!needs_dry_run(&d, Some(&theirs), REPO));
+    assert!(!needs_dry_run(&d, Some(&theirs), &ID));
     let mut argo = same.clone();
     argo["metadata"]["annotations"]["argocd.argoproj.io/tracking-id"] = json!("x");
     assert!(
-        !needs_dry_run(&d, Some(&argo), REPO),
+        !needs_dry_run(&d, Some(&argo), &ID),
         "never written, nothing to ask"
     );
 }
@@ -186,7 +214,7 @@ fn the_plan_follows_each_answer_of_the_server() {
             )],
         )),
     );
-    let (changes, unchanged, observed) = plan_objects(&desired, &live, &dry, REPO);
+    let (changes, unchanged, observed) = plan_objects(&desired, &live, &dry, &ID);
     assert_eq!(unchanged, 1, "c needs nothing");
     let by_ns = |ns: &str| {
         changes
@@ -244,7 +272,7 @@ fn field_conflicts_name_the_manager_and_show_what_force_would_do() {
             forced: Some(forced),
         },
     )]);
-    let (changes, _, _) = plan_objects(std::slice::from_ref(&d), &live_set(&[l]), &dry, REPO);
+    let (changes, _, _) = plan_objects(std::slice::from_ref(&d), &live_set(&[l]), &dry, &ID);
     let c = &changes[0];
     assert_eq!(c.action, Action::Conflict);
     let Some(Conflict::Fields { fields }) = &c.conflict else {
@@ -281,8 +309,11 @@ fn prune_takes_only_this_repositorys_objects_queues_before_what_they_name() {
         .remove("capops.dev/repository");
     let mut argo = live(&rq("z", json!("1")), "8");
     argo["metadata"]["annotations"]["argocd.argoproj.io/tracking-id"] = json!("t");
-    objects.extend([other, unclaimed, argo]);
-    let (changes, _, _) = plan_objects(&[], &live_set(&objects), &BTreeMap::new(), REPO);
+    // This repository's, applied for another of its clusters: never pruned here.
+    let mut sibling = live(&rq("w", json!("1")), "9");
+    sibling["metadata"]["annotations"]["capops.dev/cluster"] = json!("train-a100");
+    objects.extend([other, unclaimed, argo, sibling]);
+    let (changes, _, _) = plan_objects(&[], &live_set(&objects), &BTreeMap::new(), &ID);
     let deleted: Vec<String> = changes
         .iter()
         .map(|c| format!("{:?} {}", c.action, c.target))
@@ -317,7 +348,7 @@ fn an_unlabelled_object_of_the_same_name_is_fetched_and_never_taken_silently() {
     let mut l = Live::default();
     l.objects.insert(d.target.clone(), hand);
     let dry = BTreeMap::from([(d.target.clone(), DryRun::Applied(existing))]);
-    let (changes, _, _) = plan_objects(std::slice::from_ref(&d), &l, &dry, REPO);
+    let (changes, _, _) = plan_objects(std::slice::from_ref(&d), &l, &dry, &ID);
     assert_eq!(
         changes[0].conflict,
         Some(Conflict::NotOwned {
@@ -325,7 +356,7 @@ fn an_unlabelled_object_of_the_same_name_is_fetched_and_never_taken_silently() {
         })
     );
     // Not listed, so never a prune candidate either.
-    let (none, _, _) = plan_objects(&[], &l, &BTreeMap::new(), REPO);
+    let (none, _, _) = plan_objects(&[], &l, &BTreeMap::new(), &ID);
     assert!(none.is_empty());
 }
 
