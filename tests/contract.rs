@@ -474,7 +474,7 @@ fn desired(repo: &str, objects: &[Value]) -> Desired {
         ..Desired::default()
     };
     for o in objects {
-        d.objects.push(desired::object(o, repo).unwrap());
+        d.objects.push(desired::object(o, repo, "c").unwrap());
     }
     d.objects.sort_by(|a, b| a.target.cmp(&b.target));
     d
