@@ -111,6 +111,21 @@ pub fn owner(live: &Value, id: &Ident<'_>) -> Owner {
     }
 }
 
+/// Whether capops's own server-side apply set the repository annotation.
+/// A label and annotation someone else patched onto an object (the GPU
+/// operator's ConfigMap, a copy restored with `kubectl create`) do not make
+/// it capops's to delete.
+pub fn applied_by_capops(live: &Value) -> bool {
+    let path = [
+        Seg::Key("metadata".into()),
+        Seg::Key("annotations".into()),
+        Seg::Key(REPOSITORY.into()),
+    ];
+    fields::owned_by(live, FIELD_MANAGER, "Apply")
+        .iter()
+        .any(|p| p.as_slice() == path)
+}
+
 /// A failed API call, as the server's Status said it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ApiFailure {
@@ -489,7 +504,7 @@ pub fn plan_objects(
         .filter(|r| !wanted.contains(r))
         .filter_map(|r| {
             let v = live.objects.get(r)?;
-            (owner(v, id) == Owner::Ours).then(|| Change {
+            (owner(v, id) == Owner::Ours && applied_by_capops(v)).then(|| Change {
                 action: Action::Delete,
                 target: r.clone(),
                 resource_version: v["metadata"]["resourceVersion"]

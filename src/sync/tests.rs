@@ -294,12 +294,19 @@ fn prune_takes_only_this_repositorys_objects_queues_before_what_they_name() {
     let mut objects: Vec<Value> = [&pc, &cq, &lq]
         .iter()
         .map(|v| {
-            let mut l = want(v).value;
-            l["metadata"]["resourceVersion"] = json!("5");
+            let mut l = live(v, "5");
             l["metadata"]["uid"] = json!("u");
             l
         })
         .collect();
+    // capops's label and this repository's annotation, patched on by another
+    // manager (capops never applied it): not capops's to delete.
+    let mut patched = want(&rq("gpu-operator", json!("1"))).value;
+    patched["metadata"]["resourceVersion"] = json!("10");
+    patched["metadata"]["managedFields"] = json!([{"manager": "kubectl-patch", "operation": "Update", "fieldsV1": {
+        "f:metadata": {"f:labels": {"f:app.kubernetes.io/managed-by": {}},
+                       "f:annotations": {"f:capops.dev/repository": {}}}}}]);
+    objects.push(patched);
     let mut other = live(&rq("x", json!("1")), "6");
     other["metadata"]["annotations"]["capops.dev/repository"] = json!("another");
     let mut unclaimed = live(&rq("y", json!("1")), "7");
