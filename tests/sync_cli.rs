@@ -958,3 +958,68 @@ fn a_context_that_reaches_another_clusters_server_touches_none_of_its_objects() 
         .unwrap();
     assert_eq!(quota["spec"]["hard"]["requests.nvidia.com/gpu"], "104");
 }
+
+#[test]
+fn a_plan_file_edited_to_delete_or_write_what_plan_would_not_is_refused() {
+    let w = World::new(None);
+    assert_eq!(w.run(&["apply", &ex(), "--yes"]).code, 0);
+    let h = &w.fakes["prod-h100"];
+    h.create_as(
+        "kubeadm",
+        &json!({"apiVersion": "v1", "kind": "ConfigMap",
+                "metadata": {"name": "coredns", "namespace": "gpu-operator"},
+                "data": {"Corefile": "."}}),
+    )
+    .unwrap();
+    let plan = w.dir.path().join("plan.json");
+    let p = plan.display().to_string();
+    assert_eq!(w.run(&["plan", &ex(), "--out", &p]).code, 0);
+    let saved: Value = serde_json::from_str(&std::fs::read_to_string(&plan).unwrap()).unwrap();
+    let i = saved["clusters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .position(|c| c["cluster"] == "prod-h100")
+        .unwrap();
+    for (what, change) in [
+        (
+            "delete",
+            json!({"action": "delete", "order": 5, "apiVersion": "v1", "kind": "ConfigMap",
+                   "namespace": "gpu-operator", "name": "coredns"}),
+        ),
+        (
+            "write",
+            json!({"action": "create", "order": 4, "apiVersion": "v1", "kind": "ResourceQuota",
+                   "namespace": "inference", "name": "pods-zero",
+                   "object": {"apiVersion": "v1", "kind": "ResourceQuota",
+                              "metadata": {"name": "pods-zero", "namespace": "inference"},
+                              "spec": {"hard": {"pods": "0"}}}}),
+        ),
+    ] {
+        let mut edited = saved.clone();
+        edited["clusters"][i]["changes"]
+            .as_array_mut()
+            .unwrap()
+            .push(change);
+        std::fs::write(&plan, serde_json::to_string(&edited).unwrap()).unwrap();
+        w.reset();
+        let out = w.run(&["apply", "--plan", &p, "--yes"]);
+        assert_ne!(out.code, 0, "{what}: {}{}", out.stdout, out.stderr);
+        assert!(
+            out.stderr.contains("error[plan-stale]")
+                && out.stderr.contains("the plan")
+                && (out.stderr.contains("coredns") || out.stderr.contains("pods-zero")),
+            "{what}: {}",
+            out.stderr
+        );
+        assert_eq!(w.writes(), 0, "{what}");
+    }
+    assert!(
+        h.get("v1", "ConfigMap", "gpu-operator", "coredns")
+            .is_some()
+    );
+    assert!(
+        h.get("v1", "ResourceQuota", "inference", "pods-zero")
+            .is_none()
+    );
+}

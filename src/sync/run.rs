@@ -376,6 +376,7 @@ pub async fn check_fresh(
             }
         }
     }
+    stale.extend(untrusted_changes(plan, &by_key, &ident(s, desired)));
     for (r, v) in &read.live.objects {
         let key = super::plan::key(r);
         if !plan.observed.contains_key(&key)
@@ -407,6 +408,62 @@ pub async fn check_fresh(
         }
     }
     Ok((stale, current))
+}
+
+/// A plan file is data anyone could edit between `plan` and `apply`: each
+/// of its changes must be one `capops plan` could have made. A delete
+/// must name an object the plan read (`observed`) that is, now, this
+/// repository's and cluster's and was applied by capops, with its uid; a
+/// write must be an object of a kind capops syncs, named as its target,
+/// with capops's label and this repository's and cluster's annotations.
+fn untrusted_changes(
+    plan: &ClusterPlan,
+    live: &BTreeMap<String, &Value>,
+    id: &diff::Ident<'_>,
+) -> Vec<String> {
+    let mut out = Vec::new();
+    for c in &plan.changes {
+        let key = super::plan::key(&c.target);
+        match c.action {
+            super::plan::Action::Delete => {
+                let ours = live.get(&key).is_some_and(|v| {
+                    diff::owner(v, id) == diff::Owner::Ours
+                        && diff::applied_by_capops(v)
+                        && v["metadata"]["uid"].as_str() == c.uid.as_deref()
+                });
+                if !plan.observed.contains_key(&key) || c.uid.is_none() || !ours {
+                    out.push(format!(
+                        "the plan deletes {key}, which is not an object capops applied for this repository and cluster as the plan read it"
+                    ));
+                }
+            }
+            _ => {
+                let Some(o) = &c.object else { continue };
+                let meta = &o["metadata"];
+                let kind = kinds::find(
+                    o["apiVersion"].as_str().unwrap_or_default(),
+                    o["kind"].as_str().unwrap_or_default(),
+                );
+                let named = kind.is_some_and(|k| {
+                    k.kind == c.target.kind
+                        && k.api_version() == c.target.api_version
+                        && meta["name"].as_str() == Some(c.target.name.as_str())
+                        && meta["namespace"].as_str() == c.target.namespace.as_deref()
+                });
+                let marked = meta["labels"][crate::render::MANAGED_BY.0]
+                    == crate::render::MANAGED_BY.1
+                    && meta["annotations"][super::desired::REPOSITORY].as_str()
+                        == Some(id.repository)
+                    && meta["annotations"][super::desired::CLUSTER].as_str() == Some(id.cluster);
+                if !named || !marked {
+                    out.push(format!(
+                        "the plan writes {key} as something `capops plan` does not write (another kind or name, or without capops's label and this repository's and cluster's annotations)"
+                    ));
+                }
+            }
+        }
+    }
+    out
 }
 
 /// The reference a `plan::key` names.
