@@ -346,7 +346,7 @@ fn kueue_objects(
                     .map(|_| (u64::from(v.value.0), v.span))
             })
         };
-        let mut flavors = Vec::new();
+        let mut flavors: Vec<(Value, Vec<u64>)> = Vec::new();
         let mut warned = BTreeSet::new();
         for (pool, prov) in provided {
             let pool_name = pool.name.value.as_str();
@@ -389,15 +389,32 @@ fn kueue_objects(
                         }
                         n.min(nominal)
                     });
+                let team_lending = provides
+                    .then(|| limit(&tc.lending_limit, pool, prov, res))
+                    .flatten()
+                    .map(|(n, _)| n);
                 resources_out.push(json!({
                     "name": res,
                     "nominal_quota": nominal,
                     "borrowing_limit": borrowing,
                     "lending_limit": lending,
+                    "team_lending_limit": team_lending,
                 }));
             }
-            flavors.push(json!({"name": pool_name, "resources": resources_out}));
+            let units: Vec<u64> = covered
+                .iter()
+                .map(|res| {
+                    prov.iter().find(|p| &p.resource == res).map_or(0, |p| {
+                        u64::from(crate::capacity::pool_gpus(pool)) * u64::from(p.per_gpu)
+                    })
+                })
+                .collect();
+            flavors.push((
+                json!({"name": pool_name, "resources": resources_out}),
+                units,
+            ));
         }
+        let flavors = split_team_limits(flavors, covered.len());
         let mut sources = vec![format!("Team/{}", team.name())];
         sources.extend(h.requests.iter().cloned());
         jobs.push(Job {
@@ -431,4 +448,75 @@ fn kueue_objects(
             file_name: None,
         });
     }
+}
+
+/// Kueue limits borrowing and lending per flavor, while a Team states them
+/// per resource for its whole queue: copied onto every flavor they would
+/// add up (32 per flavor over three pools is 96). So a team's limit is
+/// split: borrowing among the flavors in proportion to their pools' units
+/// (the remainder to the first), lending flavor by flavor up to what the
+/// team holds in each, until the limit is spent. The sums are the Team's
+/// limits. Flavors where the team holds quota come first: Kueue tries
+/// flavors in order and, by default, stops at the first one it can borrow
+/// in, so a team's own capacity must come before its neighbours'.
+pub(super) fn split_team_limits(
+    mut flavors: Vec<(Value, Vec<u64>)>,
+    resources: usize,
+) -> Vec<Value> {
+    for r in 0..resources {
+        let field = |f: &Value, k: &str| f["resources"][r][k].as_u64();
+        // Borrowing: one limit for the team, split by units.
+        let with: Vec<usize> = (0..flavors.len())
+            .filter(|&i| field(&flavors[i].0, "borrowing_limit").is_some())
+            .collect();
+        if let Some(&first) = with.first() {
+            let limit = field(&flavors[first].0, "borrowing_limit").unwrap_or(0);
+            let total: u64 = with.iter().map(|&i| flavors[i].1[r]).sum();
+            let mut shares: Vec<u64> = with
+                .iter()
+                .map(|&i| {
+                    (limit * flavors[i].1[r])
+                        .checked_div(total)
+                        .unwrap_or(limit / with.len() as u64)
+                })
+                .collect();
+            let mut rest = limit - shares.iter().sum::<u64>();
+            for s in shares.iter_mut() {
+                if rest == 0 {
+                    break;
+                }
+                *s += 1;
+                rest -= 1;
+            }
+            for (&i, s) in with.iter().zip(shares) {
+                flavors[i].0["resources"][r]["borrowing_limit"] = json!(s);
+            }
+        }
+        // Lending: spent flavor by flavor, each at most what is held there.
+        let mut left: Option<u64> = None;
+        for (f, _) in flavors.iter_mut() {
+            let Some(limit) = f["resources"][r]["team_lending_limit"].as_u64() else {
+                continue;
+            };
+            let remaining = left.get_or_insert(limit);
+            let nominal = f["resources"][r]["nominal_quota"].as_u64().unwrap_or(0);
+            let lend = nominal.min(*remaining);
+            *remaining -= lend;
+            f["resources"][r]["lending_limit"] = json!(lend);
+        }
+    }
+    let mut out: Vec<Value> = flavors.into_iter().map(|(f, _)| f).collect();
+    for f in &mut out {
+        for r in f["resources"].as_array_mut().into_iter().flatten() {
+            if let Some(m) = r.as_object_mut() {
+                m.remove("team_lending_limit");
+            }
+        }
+    }
+    out.sort_by_key(|f| {
+        !f["resources"]
+            .as_array()
+            .is_some_and(|rs| rs.iter().any(|r| r["nominal_quota"].as_u64() > Some(0)))
+    });
+    out
 }

@@ -259,3 +259,49 @@ fn quota_keys_that_kubernetes_ignores_are_named() {
         ]
     );
 }
+
+#[test]
+fn a_teams_borrowing_and_lending_limits_are_split_among_flavors_not_copied() {
+    use serde_json::json;
+    let flavor = |name: &str, nominal: u64, borrow: Option<u64>, lend: Option<u64>| {
+        json!({"name": name, "resources": [{
+            "name": "nvidia.com/gpu", "nominal_quota": nominal,
+            "borrowing_limit": borrow, "lending_limit": lend.map(|l| l.min(nominal)),
+            "team_lending_limit": lend,
+        }]})
+    };
+    // Borrowing 32 over pools of 256, 240 and 16 GPUs; lending 64 of 16 + 64 held.
+    let out = super::kube::split_team_limits(
+        vec![
+            (flavor("train", 0, Some(32), Some(64)), vec![256]),
+            (flavor("research", 64, Some(32), Some(64)), vec![240]),
+            (flavor("small", 16, Some(32), Some(64)), vec![16]),
+        ],
+        1,
+    );
+    let got: Vec<(String, u64, u64, u64)> = out
+        .iter()
+        .map(|f| {
+            let r = &f["resources"][0];
+            (
+                f["name"].as_str().unwrap().to_string(),
+                r["nominal_quota"].as_u64().unwrap(),
+                r["borrowing_limit"].as_u64().unwrap(),
+                r["lending_limit"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    // 32 × 256/512 = 16, 32 × 240/512 = 15, 32 × 16/512 = 1; lending
+    // spends 64 in pool order: train holds 0, research's 64, then nothing
+    // is left for small's 16. The team's own flavors come first.
+    assert_eq!(
+        got,
+        vec![
+            ("research".into(), 64, 15, 64),
+            ("small".into(), 16, 1, 0),
+            ("train".into(), 0, 16, 0),
+        ]
+    );
+    let borrowed: u64 = got.iter().map(|g| g.2).sum();
+    assert_eq!(borrowed, 32);
+}
