@@ -435,6 +435,21 @@ spec:
   hourlyPrice: 98.32
   term: {start: 2026-12-01, end: 2027-12-01}
   covers: {cluster: prod-h100, pool: h100-serve}
+---
+apiVersion: capops.dev/v1alpha1
+kind: Reservation
+metadata:
+  name: t4-commit
+spec:
+  provider: gcp
+  type: gcp-commitment
+  region: us-central1
+  zone: us-central1-a
+  instanceType: n1-standard-8-t4
+  count: 4
+  commitmentPlan: 12-month
+  term: {start: 2026-12-01, end: 2027-12-01}
+  covers: {cluster: infer-l4, pool: t4-batch}
 "#,
     )
     .unwrap();
@@ -479,7 +494,20 @@ spec:
             "cloud/azure/eastus/variables.tf.json",
             "cloud/gcp/us-central1/l4-commit.tf.json",
             "cloud/gcp/us-central1/providers.tf.json",
+            "cloud/gcp/us-central1/t4-commit.tf.json",
         ]
+    );
+    // N1 GPUs are attached to the machine, not part of its type: the
+    // reservation names Compute Engine's machine type and lists the T4s.
+    let t4 = &tf
+        .iter()
+        .find(|f| f.path == "cloud/gcp/us-central1/t4-commit.tf.json")
+        .unwrap()
+        .value["resource"]["google_compute_reservation"]["t4_commit"]["specific_reservation"]["instance_properties"];
+    assert_eq!(t4["machine_type"], "n1-standard-8");
+    assert_eq!(
+        t4["guest_accelerators"],
+        serde_json::json!([{"accelerator_type": "nvidia-tesla-t4", "accelerator_count": 1}])
     );
     // One root module per provider region: each pins its provider's major
     // version and configures it for the region.

@@ -144,6 +144,7 @@ codes! {
     CapacityBlockDuration = "capacity-block-duration", Error, "an AWS capacity block's term is not a duration AWS sells";
     CapacityBlockSize = "capacity-block-size", Error, "AWS capacity blocks exceed 64 instances each or 256 at once";
     CapacityBlockEndTime = "capacity-block-end-time", Warning, "an AWS capacity block's term does not end at 11:30 UTC, when every block ends";
+    ReservationsExceedReservedNodes = "reservations-exceed-reserved-nodes", Warning, "the reservations covering a pool hold more instances than it declares reserved";
     ReservationZoneRequired = "reservation-zone-required", Error, "a reservation type that holds capacity in one zone names no zone";
     ReservationNameInvalid = "reservation-name-invalid", Error, "a reservation's name breaks the cloud's naming rules";
     CommitmentTermMismatch = "commitment-term-mismatch", Error, "a GCP commitment's term is not the length of its plan (one or three years)";

@@ -73,6 +73,26 @@ pub fn gcp_accelerator(model: &str) -> Option<&'static str> {
     })
 }
 
+/// An N1 instance type with GPUs attached, as the catalogs name it
+/// (`n1-standard-8-t4`): Compute Engine's machine type (`n1-standard-8`)
+/// and the accelerator attached to each instance. N1 GPUs are not part of
+/// the machine type: a reservation must list them as guest accelerators.
+pub fn gcp_n1_gpus(instance_type: &str) -> Option<(&str, &'static str)> {
+    let (machine, gpu) = instance_type.rsplit_once('-')?;
+    if !machine.starts_with("n1-") {
+        return None;
+    }
+    let accelerator = match gpu {
+        "t4" => "nvidia-tesla-t4",
+        "v100" => "nvidia-tesla-v100",
+        "p100" => "nvidia-tesla-p100",
+        "p4" => "nvidia-tesla-p4",
+        "k80" => "nvidia-tesla-k80",
+        _ => return None,
+    };
+    Some((machine, accelerator))
+}
+
 /// GCP commitment type of a machine family (`None`: leave it to GCP's default).
 pub fn gcp_commitment_type(machine: &str) -> Option<&'static str> {
     let family = machine.split('-').next().unwrap_or("");
@@ -160,6 +180,11 @@ pub fn reservations(repo: &Repo, opts: &Options, jobs: &mut Vec<Job>, files: &mu
                     "hours": hours,
                     "plan": plan,
                     "commitment_type": gcp_commitment_type(&s.instance_type.value),
+                    "machine_type": gcp_n1_gpus(&s.instance_type.value)
+                        .map_or(s.instance_type.value.as_str(), |(m, _)| m),
+                    "guest_accelerator": gcp_n1_gpus(&s.instance_type.value).map(|(_, a)| {
+                        json!({"type": a, "count": gpus_per_instance})
+                    }),
                     "accelerator_type": accelerator,
                     "accelerators": s.count.value.0 * gpus_per_instance,
                     "cluster": s.covers.cluster.value,

@@ -4,6 +4,7 @@
 
 use crate::diag::{Code, Diagnostic};
 use crate::model::*;
+use std::collections::BTreeMap;
 
 /// AWS: capacity blocks last 1-14 days in whole days, or up to 182 days in whole weeks.
 pub const BLOCK_MAX_DAYS: i64 = 182;
@@ -178,6 +179,56 @@ pub fn check_reservations(repo: &Repo, diags: &mut Vec<Diagnostic>) {
                 .at(r.spec.term.start.span, "term start")
                 .help("shorten or move overlapping blocks, or have AWS raise the limit"),
             );
+        }
+    }
+    reserved_nodes_cover_reservations(repo, diags);
+}
+
+/// The reservations covering a pool, at any moment, hold no more instances
+/// than the pool declares reserved (`purchase.reserved`): capops prices a
+/// pool's reserved nodes by its reservations, so instances beyond them
+/// would be paid for and counted nowhere. Checked at each term's start,
+/// where the total can first rise.
+fn reserved_nodes_cover_reservations(repo: &Repo, diags: &mut Vec<Diagnostic>) {
+    let mut by_pool: BTreeMap<(&str, &str), Vec<&Document<ReservationSpec>>> = BTreeMap::new();
+    for r in repo.reservations.values() {
+        by_pool
+            .entry((
+                r.spec.covers.cluster.value.as_str(),
+                r.spec.covers.pool.value.as_str(),
+            ))
+            .or_default()
+            .push(r);
+    }
+    for ((cluster, pool_name), list) in by_pool {
+        let Some(pool) = repo.pool(cluster, pool_name) else {
+            continue;
+        };
+        let reserved = pool.purchase.as_ref().map_or(0, |p| p.value.reserved.0);
+        for r in &list {
+            let at = r.spec.term.start.value;
+            let held: Vec<&&Document<ReservationSpec>> = list
+                .iter()
+                .filter(|o| o.spec.term.start.value <= at && at < o.spec.term.end.value)
+                .collect();
+            let count: u32 = held.iter().map(|o| o.spec.count.value.0).sum();
+            if count <= reserved {
+                continue;
+            }
+            let names: Vec<String> = held.iter().map(|o| format!("`{}`", o.name())).collect();
+            diags.push(
+                Diagnostic::new(
+                    Code::ReservationsExceedReservedNodes,
+                    format!(
+                        "from {at} the reservations {} hold {count} instances of pool `{pool_name}`, which declares {reserved} reserved nodes: the other {} would be paid for and counted in no pool's cost",
+                        names.join(", "),
+                        count - reserved
+                    ),
+                )
+                .at(r.spec.count.span, "instances reserved")
+                .help("raise the pool's `purchase.reserved` (and its nodes) to what is reserved, or reserve fewer instances"),
+            );
+            break;
         }
     }
 }
