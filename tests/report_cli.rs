@@ -551,3 +551,33 @@ fn each_hour_is_priced_by_the_reservations_in_force_then() {
         .unwrap();
     assert_eq!(res["locked"], false);
 }
+
+#[test]
+fn stale_usage_keeps_the_last_measured_busy_share_not_zero_idle() {
+    // The example's usage ends on 2026-11-21. A month later the 30 days
+    // before `--at` hold no measurement; the reservations' idle spend is
+    // still estimated, from the 30 days up to the last measured hour (the
+    // same hours as at 2026-11-22), never taken as nothing.
+    let idle = |at: &str| -> Vec<(String, f64)> {
+        let out = run(&["report", &example(), "--at", at, "--format", "json"], &[]);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        let r: Value = serde_json::from_str(&out.stdout).unwrap();
+        r["reservations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| {
+                (
+                    x["name"].as_str().unwrap().to_string(),
+                    x["idleShare"].as_f64().unwrap(),
+                )
+            })
+            .collect()
+    };
+    let now = idle(AT);
+    let later = idle("2026-12-25");
+    assert_eq!(now.len(), 2);
+    for ((name, a), (_, b)) in now.iter().zip(&later) {
+        assert!(*a > 0.1 && *b > 0.1, "{name}: {a} then {b}");
+    }
+}

@@ -437,7 +437,15 @@ impl<'r> Analysis<'r> {
             let outlook = self.outlook(cluster, pool);
             let ctx = reservation::Context {
                 threshold: self.config.thresholds.stranded_spend_share.as_f64(),
-                busy: self.pool_waste(cluster, pool).and_then(|w| w.busy()),
+                // Stale usage is not an idle-free pool: without a measured
+                // hour in the 30 days, the last 30 measured days say.
+                busy: self
+                    .pool_waste(cluster, pool)
+                    .and_then(|w| w.busy())
+                    .or_else(|| {
+                        self.pool(cluster, pool)
+                            .and_then(|p| waste::last_busy(self, &p.series))
+                    }),
                 at_hour: self.at.hour_index(),
                 history_multiple: self.history_multiple(),
             };

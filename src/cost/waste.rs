@@ -107,6 +107,27 @@ impl PoolWaste {
     }
 }
 
+/// A pool's busy share (used over allocated GPU-hours) over the 30 days
+/// up to its last measured hour: what the busy share is taken to be when
+/// the 30 days before `--at` hold no measurement (usage not pulled lately,
+/// or `--at` ahead of it). `None` when the pool was never measured.
+pub fn last_busy(a: &Analysis<'_>, series: &[usize]) -> Option<f64> {
+    let last = series
+        .iter()
+        .filter_map(|&id| a.series.allocated(id).last_observed())
+        .max()?;
+    let (mut allocated, mut used) = (0.0, 0.0);
+    for &id in series {
+        for h in (last - LOOKBACK_HOURS + 1)..=last {
+            if let (Some(x), Some(u)) = (a.series.allocated(id).get(h), a.series.used(id).get(h)) {
+                allocated += x.max(0.0);
+                used += u.clamp(0.0, x.max(0.0));
+            }
+        }
+    }
+    (allocated > 0.0).then(|| used / allocated)
+}
+
 fn round(d: Decimal) -> Decimal {
     d.round_dp(2)
 }
