@@ -581,3 +581,36 @@ fn stale_usage_keeps_the_last_measured_busy_share_not_zero_idle() {
         assert!(*a > 0.1 && *b > 0.1, "{name}: {a} then {b}");
     }
 }
+
+#[test]
+fn gpus_without_a_price_are_named_apart_from_what_the_pools_cost() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("acme");
+    common::copy_dir(std::path::Path::new(&example()), &repo);
+    let c = repo.join("clusters/infer-l4.yaml");
+    let text = std::fs::read_to_string(&c).unwrap();
+    std::fs::write(&c, text.replacen("g2-standard-4", "g2-standard-8", 1)).unwrap();
+    let out = run(
+        &[
+            "report",
+            repo.to_str().unwrap(),
+            "--at",
+            AT,
+            "--format",
+            "json",
+        ],
+        &[],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let r: Value = serde_json::from_str(&out.stdout).unwrap();
+    // l4-serve's 40 L4s have no price now: 636 priced GPUs, 40 not.
+    assert_eq!(r["totals"]["gpus"], 676);
+    assert_eq!(r["totals"]["unpricedGpus"], 40);
+    let human = run(&["report", repo.to_str().unwrap(), "--at", AT], &[]);
+    assert!(
+        human.stdout.contains("636 GPUs cost")
+            && human.stdout.contains("and 40 more have no price"),
+        "{}",
+        human.stdout
+    );
+}

@@ -42,6 +42,8 @@ pub struct Totals {
     /// Every priced pool's GPUs at its blended price, for an average month.
     pub monthly_cost: Decimal,
     pub gpus: u32,
+    /// GPUs of pools without a price: in `gpus`, not in any cost.
+    pub unpriced_gpus: u32,
     /// The lookback's account over the priced pools: capacity = used + idle + stranded + unmeasured.
     pub lookback: Account,
     /// The teams' chargeback (allocation plus shared unallocated cost).
@@ -275,6 +277,9 @@ pub fn build(a: &Analysis<'_>) -> CostReport {
             .blended
             .map(|p| (p * Decimal::from(gpus) * month).round_dp(2));
         totals.monthly_cost += monthly_cost.unwrap_or_default();
+        if monthly_cost.is_none() {
+            totals.unpriced_gpus += gpus;
+        }
         let demand = a.pool_demand(cluster, pool);
         let mut sum = 0.0;
         let mut n = 0usize;

@@ -381,11 +381,20 @@ fn headline(r: &CostReport) -> Vec<String> {
     let m = |d: Decimal| crate::model::money::format(d, cur);
     let l = &t.lookback;
     vec![
-        format!(
-            "{} GPUs cost {} a month as provisioned",
-            t.gpus,
-            m(t.monthly_cost)
-        ),
+        if t.unpriced_gpus == 0 {
+            format!(
+                "{} GPUs cost {} a month as provisioned",
+                t.gpus,
+                m(t.monthly_cost)
+            )
+        } else {
+            format!(
+                "{} GPUs cost {} a month as provisioned, and {} more have no price (their pools' instance types are in no PriceCatalog) and count in no cost",
+                t.gpus - t.unpriced_gpus,
+                m(t.monthly_cost),
+                t.unpriced_gpus
+            )
+        },
         format!(
             "last {} days: capacity {} = allocated {} (used {} + idle {}, allocated but not busy) + stranded {} (allocated to nobody) + unmeasured {}",
             r.lookback_days,
