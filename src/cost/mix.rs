@@ -135,7 +135,18 @@ pub fn recommend(i: &Inputs<'_>) -> Option<Mix> {
     let allowance = prices::decimal(1.0 + i.spot_allowance.max(0.0));
     let spot = price.spot.map(|s| s * allowance).filter(|s| *s < od);
     let block = price.capacity_block.filter(|b| *b < od);
+    // On-demand capacity comes in whole instances: an hour that needs 3.1
+    // GPUs of an 8-GPU instance pays for 8.
+    let gpn = i.gpus_per_node as f64;
+    let whole_up = |gpus: f64| -> f64 {
+        if gpus <= 1e-9 {
+            0.0
+        } else {
+            (gpus / gpn - 1e-9).ceil() * gpn
+        }
+    };
     // Hourly split of the demand.
+    let mut uncovered_whole = 0.0;
     let mut steady50 = Vec::with_capacity(i.hours);
     let mut steady10 = Vec::with_capacity(i.hours);
     let (mut pre, mut blocks, mut locked_served, mut total) = (0.0, 0.0, 0.0, 0.0);
@@ -153,6 +164,7 @@ pub fn recommend(i: &Inputs<'_>) -> Option<Mix> {
         let steady_left = (steady - lock).max(0.0);
         let pre_left = (p - (lock - steady).max(0.0)).max(0.0);
         locked_served += d50 - steady_left - pre_left;
+        uncovered_whole += whole_up(steady_left + pre_left);
         let burst = if block.is_some() {
             i.bursts.at(h).max(0.0).min(steady_left)
         } else {
@@ -168,7 +180,6 @@ pub fn recommend(i: &Inputs<'_>) -> Option<Mix> {
     if n == 0 {
         return None;
     }
-    let gpn = i.gpus_per_node as f64;
     let whole = |gpus: f64| -> u32 { (gpus.max(0.0) / gpn + 1e-9).floor() as u32 };
     let mut sorted50 = steady50.clone();
     sorted50.sort_by(f64::total_cmp);
@@ -208,11 +219,14 @@ pub fn recommend(i: &Inputs<'_>) -> Option<Mix> {
     let gpus_of = |t: &Option<Tier>| t.as_ref().map_or(0.0, |t| t.gpus as f64);
     let (long_gpus, flex_gpus) = (gpus_of(&baseline), gpus_of(&flexible));
     let (mut long_served, mut flex_served, mut on_demand) = (0.0, 0.0, 0.0);
+    // What on demand is paid for: whole instances.
+    let mut on_demand_paid = 0.0;
     for s in &steady50 {
         let s = s.max(0.0);
         long_served += s.min(long_gpus);
         flex_served += (s - long_gpus).clamp(0.0, flex_gpus);
         on_demand += (s - long_gpus - flex_gpus).max(0.0);
+        on_demand_paid += whole_up(s - long_gpus - flex_gpus);
     }
     let nf = n as f64;
     let month = Decimal::from(HOURS_PER_MONTH);
@@ -224,13 +238,13 @@ pub fn recommend(i: &Inputs<'_>) -> Option<Mix> {
     let per_hour = |gpu_hours: f64| prices::decimal(gpu_hours / nf);
     let monthly_mix = ((tier_cost(&baseline)
         + tier_cost(&flexible)
-        + per_hour(on_demand) * od
+        + per_hour(on_demand_paid) * od
         + per_hour(pre) * spot.unwrap_or(od)
         + per_hour(blocks) * block.unwrap_or(od))
         * month)
         .round_dp(2);
-    let uncovered = total - locked_served;
-    let monthly_on_demand = (per_hour(uncovered) * od * month).round_dp(2);
+    // The comparison: the same demand all on demand, in whole instances.
+    let monthly_on_demand = (per_hour(uncovered_whole) * od * month).round_dp(2);
     let savings_share = if monthly_on_demand.is_zero() {
         0.0
     } else {
@@ -254,7 +268,7 @@ pub fn recommend(i: &Inputs<'_>) -> Option<Mix> {
         flexible,
         block_gpus: blocks / nf,
         spot_gpus: pre / nf,
-        on_demand_gpus: on_demand / nf,
+        on_demand_gpus: on_demand_paid / nf,
         on_demand_price: od,
         spot_price: spot,
         monthly_mix,

@@ -363,19 +363,24 @@ fn commitment(
             gpus(m.released_gpus)
         ));
     }
+    // The mix keeps the locked commitments and re-buys the rest of the
+    // demand, so a reservation that is not locked (and not over) is
+    // replaced by it: its saving is in the plan's, and the change says so.
+    let mut locked_nodes = 0;
     for r in a.repo.reservations.values().filter(|r| {
         r.spec.covers.cluster.value == cluster
             && r.spec.covers.pool.value == pool
-            && !super::reservation::locked(&r.spec, a.at.hour_index())
+            && r.spec.term.end.value > a.at
     }) {
-        if let Some(x) = a.reservation(r.name())
-            && x.suggested_count < r.spec.count.value.0
-        {
+        if super::reservation::locked(&r.spec, a.at.hour_index()) {
+            if r.spec.term.start.value <= a.at {
+                locked_nodes += r.spec.count.value.0;
+            }
+        } else if r.spec.count.value.0 > 0 {
             changes.push(format!(
-                "Reservation `{}`: count {} → {}",
+                "Reservation `{}`: count {} → 0 (the commitments above replace it)",
                 r.name(),
                 r.spec.count.value.0,
-                x.suggested_count
             ));
         }
     }
@@ -383,7 +388,8 @@ fn commitment(
         .into_iter()
         .flatten()
         .map(|t| t.nodes)
-        .sum();
+        .sum::<u32>()
+        + locked_nodes;
     changes.push(format!(
         "Cluster `{cluster}` pool `{pool}`: purchase {{reserved: {committed}}}, the rest on demand{} as demand needs",
         if m.spot_gpus > 0.0 { " and spot" } else { "" }
@@ -395,7 +401,11 @@ fn commitment(
         ));
     }
     let buy = if parts.iter().all(|p| p.starts_with("sized after")) {
-        let mut keep = "keep only the locked commitments, which cover the demand".to_string();
+        let mut keep = if m.monthly_locked > Decimal::ZERO {
+            "keep only the locked commitments, which cover the demand".to_string()
+        } else {
+            "buy nothing: no demand is forecast for the pool".to_string()
+        };
         if let Some(p) = parts.first() {
             keep.push_str(&format!(" ({p})"));
         }

@@ -258,15 +258,17 @@ fn rightsizing_comes_first_and_commitments_are_sized_on_what_is_left() {
         .iter()
         .find(|r| r.kind == plan::RecommendationKind::CommitmentMix)
         .unwrap();
-    // On 20 GPUs the mix would commit 2 nodes (16 GPUs) for a year and run 4 on demand:
-    // (16 x 4.472 + 4 x 6.88) x 730 = 72,322.56. On the rightsized 6 (under one node):
-    // all on demand, 6 x 6.88 x 730 = 30,134.40. Rightsizing saves the difference,
-    // 42,188.16; the plan the rest of today's 32 x 6.88 x 730 = 160,716.80: 88,394.24.
-    assert_eq!(rightsize.monthly_savings, Some(d(4_218_816)));
-    assert_eq!(mix.monthly_savings, Some(d(8_839_424)));
+    // On 20 GPUs the mix would commit 2 nodes (16 GPUs) for a year and run the
+    // other 4 on demand, in a whole 8-GPU instance:
+    // (16 x 4.472 + 8 x 6.88) x 730 = 92,412.16. On the rightsized 6 (under one
+    // node): one instance on demand, 8 x 6.88 x 730 = 40,179.20. Rightsizing
+    // saves the difference, 52,232.96; the plan the rest of today's
+    // 32 x 6.88 x 730 = 160,716.80: 68,304.64.
+    assert_eq!(rightsize.monthly_savings, Some(d(5_223_296)));
+    assert_eq!(mix.monthly_savings, Some(d(6_830_464)));
     // Together exactly today minus the plan's cost: nothing counted twice.
     let m1 = a.mix("c", "h100", 14.0).unwrap();
-    assert_eq!(m1.monthly_plan(), d(3_013_440));
+    assert_eq!(m1.monthly_plan(), d(4_017_920));
     assert_eq!(
         rightsize.monthly_savings.unwrap() + mix.monthly_savings.unwrap(),
         d(16_071_680) - m1.monthly_plan()
@@ -360,14 +362,11 @@ fn nothing_is_recommended_for_a_bought_prepaid_block_and_one_not_yet_sold_is_res
             assert!(mentions.is_empty(), "prepaid and bought: {mentions:?}");
             assert!(!recs.iter().any(|x| x.subject == name));
         } else {
-            // Not started yet: resized within the pool's plan (which re-buys the
-            // pool's demand), not as a saving of its own on top of it.
+            // Not bought yet: replaced within the pool's plan (which re-buys
+            // the pool's demand), not resized as a saving of its own on top.
             assert_eq!(
                 mentions,
-                vec![&format!(
-                    "Reservation `next`: count 25 → {}",
-                    r.suggested_count
-                )]
+                vec!["Reservation `next`: count 25 → 0 (the commitments above replace it)"]
             );
             assert!(
                 !recs
