@@ -8,13 +8,16 @@
 //! low-utilization teams release what they do not use (`mix1`). Then
 //!
 //! - each **rightsize-team** recommendation saves its share (by GPUs
-//!   released) of `mix0 - mix1`: what the released GPUs would have cost under
-//!   the recommended purchase, locked commitments included (a pool whose
-//!   GPUs are all locked saves nothing by rightsizing until they end);
+//!   released) of `min(mix0, today) - mix1` (never below 0): what the
+//!   released GPUs would have cost under the recommended purchase, locked
+//!   commitments included (a pool whose GPUs are all locked saves nothing by
+//!   rightsizing until they end), and never more than the bill can fall by
+//!   when the forecast demand would cost more than today;
 //! - the pool's **commitment-mix** recommendation buys `mix1` and saves
 //!   `today - mix0`, the rest of the difference to today's bill;
 //!
-//! so a pool's savings add up to `today - mix1` and no saving is counted
+//! so a pool's savings add up to `today - mix1` (or less, never more) and
+//! no saving is counted
 //! twice. A commitment mix is recommended when it saves at least 10% of
 //! today's cost. A reservation that is oversized and can still be changed
 //! (not locked) is resized inside its pool's commitment plan; on its own
@@ -152,8 +155,12 @@ pub fn recommendations(a: &Analysis<'_>) -> Vec<Recommendation> {
         } else {
             mix0.clone()
         };
+        // What the bill can fall by: from today's cost at most (a pool whose
+        // forecast outgrows today's cost saves only down from today).
         let rightsizing = match (&mix0, &mix1) {
-            (Some(m0), Some(m1)) => (m0.monthly_plan() - m1.monthly_plan()).max(Decimal::ZERO),
+            (Some(m0), Some(m1)) => {
+                (m0.monthly_plan().min(today) - m1.monthly_plan()).max(Decimal::ZERO)
+            }
             _ => (prices::decimal(released) * blended * month).round_dp(2),
         };
         let mut given = Decimal::ZERO;
