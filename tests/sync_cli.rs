@@ -1023,3 +1023,58 @@ fn a_plan_file_edited_to_delete_or_write_what_plan_would_not_is_refused() {
             .is_none()
     );
 }
+
+#[test]
+fn an_apply_from_a_checkout_behind_the_cluster_is_refused() {
+    let w = World::new(None);
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = copy_example(tmp.path());
+    let git = git2::Repository::init(&repo).unwrap();
+    let old = common::commit_all(&git, "acme");
+    // A newer commit removes team devex; it is applied (its prune included).
+    std::fs::remove_file(repo.join("teams/devex.yaml")).unwrap();
+    std::fs::remove_file(repo.join("requests/devex.yaml")).unwrap();
+    let new = common::commit_all(&git, "devex leaves");
+    let kc = w.kubeconfig.display().to_string();
+    let home = w.dir.path().display().to_string();
+    let env = [("KUBECONFIG", kc.as_str()), ("HOME", home.as_str())];
+    let r = repo.to_str().unwrap();
+    let out = run(&["apply", r, "--yes", "--at", AT], &env);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    let quota = w.fakes["infer-l4"]
+        .get("v1", "ResourceQuota", "research", "capops-gpu")
+        .unwrap();
+    assert_eq!(
+        quota["metadata"]["annotations"]["capops.dev/revision"],
+        new.as_str()
+    );
+    // A checkout of the older commit (a laptop that has not pulled) would
+    // bring devex back and roll the rest back: refused, nothing sent.
+    let obj = git.revparse_single(&old).unwrap();
+    git.checkout_tree(&obj, Some(git2::build::CheckoutBuilder::new().force()))
+        .unwrap();
+    git.set_head_detached(obj.id()).unwrap();
+    w.reset();
+    let out = run(&["apply", r, "--yes", "--at", AT], &env);
+    assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
+    assert!(
+        out.stderr.contains("error[revision-behind-cluster]")
+            && out
+                .stderr
+                .contains(&format!("infer-l4: objects applied from {}", &new[..12])),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(w.writes(), 0);
+    // On purpose, it goes through.
+    let out = run(
+        &["apply", r, "--yes", "--at", AT, "--allow-older-revision"],
+        &env,
+    );
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    assert!(
+        w.fakes["infer-l4"]
+            .get("v1", "ResourceQuota", "devex", "capops-gpu")
+            .is_some()
+    );
+}

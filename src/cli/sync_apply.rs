@@ -46,6 +46,10 @@ pub struct ApplyArgs {
     /// Apply without asking.
     #[arg(long)]
     pub yes: bool,
+    /// Apply even when objects were applied from a revision this checkout
+    /// does not contain (rolling them back, prunes included).
+    #[arg(long)]
+    pub allow_older_revision: bool,
     /// Take over fields and objects other field managers own (never objects
     /// Argo CD, Flux or another capacity repository own).
     #[arg(long)]
@@ -137,6 +141,22 @@ pub fn apply(cli: &Cli, a: &ApplyArgs, io: &mut Io<'_>) -> Outcome {
             (plan, conns, pre)
         }
     };
+    let elsewhere = super::sync_revision::applied_from_elsewhere(&a.common.path, &plan);
+    if !elsewhere.is_empty() && !a.allow_older_revision {
+        writeln!(
+            io.stderr,
+            "error[{}]: the clusters hold objects applied from a revision this checkout does not contain: applying would roll them back; nothing was sent to any cluster",
+            Code::RevisionBehindCluster.as_str(),
+        )?;
+        for e in elsewhere.iter().take(20) {
+            writeln!(io.stderr, "  {e}")?;
+        }
+        writeln!(
+            io.stderr,
+            "  help: pull the branch the clusters were applied from and plan again, or pass --allow-older-revision to roll back on purpose"
+        )?;
+        return Ok(Exit::Gate);
+    }
     let pending = plan.summary.add + plan.summary.change + plan.summary.delete;
     if cli.format == Format::Human {
         write!(io.stdout, "{}", report::plan(&plan))?;

@@ -177,6 +177,7 @@ codes! {
     OtherRepository = "other-repository", Warning, "another capacity repository owns an object capops renders";
     NodePoolsShareNodes = "node-pools-share-nodes", Error, "two pools of a cluster can select the same nodes";
     NodePoolsOverlap = "node-pools-overlap", Warning, "a node is selected by pools that want different values of a label";
+    RevisionBehindCluster = "revision-behind-cluster", Error, "apply would roll back objects applied from a revision the checkout does not contain";
     PlanStale = "plan-stale", Error, "the cluster changed since the plan file was written";
     MigRolloutFailed = "mig-rollout-failed", Error, "the MIG manager reported a failed reconfiguration of a node";
     MigRolloutTimeout = "mig-rollout-timeout", Error, "a node did not finish its MIG reconfiguration before the wait timed out";

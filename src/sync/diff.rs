@@ -278,6 +278,7 @@ pub fn observed(v: &Value) -> Observed {
             .unwrap_or_default()
             .to_string(),
         content: content_hash(v),
+        revision: None,
     }
 }
 
@@ -373,7 +374,15 @@ pub fn plan_objects(
     let observed_map: BTreeMap<String, Observed> = live
         .objects
         .iter()
-        .map(|(r, v)| (super::plan::key(r), observed(v)))
+        .map(|(r, v)| {
+            let mut o = observed(v);
+            if owner(v, id) == Owner::Ours {
+                o.revision = v["metadata"]["annotations"][REVISION]
+                    .as_str()
+                    .map(str::to_string);
+            }
+            (super::plan::key(r), o)
+        })
         .collect();
     let change = |action, d: &DesiredObject, l: Option<&Value>| Change {
         action,
@@ -383,6 +392,9 @@ pub fn plan_objects(
             .map(str::to_string),
         uid: l
             .and_then(|l| l["metadata"]["uid"].as_str())
+            .map(str::to_string),
+        live_revision: l
+            .and_then(|l| l["metadata"]["annotations"][REVISION].as_str())
             .map(str::to_string),
         diff: Vec::new(),
         conflict: None,
@@ -511,6 +523,9 @@ pub fn plan_objects(
                     .as_str()
                     .map(str::to_string),
                 uid: v["metadata"]["uid"].as_str().map(str::to_string),
+                live_revision: v["metadata"]["annotations"][REVISION]
+                    .as_str()
+                    .map(str::to_string),
                 diff: Vec::new(),
                 conflict: None,
                 error: None,

@@ -170,6 +170,9 @@ pub struct Change {
     /// The live object's uid (deletes are made with it as a precondition).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub uid: Option<String>,
+    /// The revision the live object was applied from (`capops.dev/revision`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub live_revision: Option<String>,
     /// Field-level differences (updates; the object's fields for creates are in `object`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub diff: Vec<FieldDiff>,
@@ -209,6 +212,9 @@ pub struct Observed {
     pub resource_version: String,
     /// Hash of the object without status and server bookkeeping.
     pub content: String,
+    /// The revision this repository applied it from (its own objects only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub revision: Option<String>,
 }
 
 /// Counts of a plan.

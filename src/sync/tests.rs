@@ -558,6 +558,7 @@ fn plans_read_like_terraform() {
             target: want(&rq("ml", json!("8"))).target,
             resource_version: Some("1".into()),
             uid: None,
+            live_revision: None,
             diff: vec![super::fields::FieldDiff {
                 path: r#"spec.hard["requests.nvidia.com/gpu"]"#.into(),
                 before: Some(json!("4")),

@@ -1,0 +1,66 @@
+//! Never rolling a cluster back by accident: objects carry the revision they
+//! were applied from (`capops.dev/revision`, the last commit that changed the
+//! capacity documents). An apply from a checkout that does not contain that
+//! commit (a laptop that has not pulled, a delayed CI job, a feature branch)
+//! would undo newer work, prunes included, so it is refused unless
+//! `--allow-older-revision` says that is the point.
+
+use crate::sync::plan::{Action, Plan};
+use std::path::Path;
+
+/// For each cluster the plan would change, the revisions this repository's
+/// objects there were applied from that the checkout at `path` does not
+/// contain, as `cluster: objects applied from <rev>`. Empty outside git, or
+/// when the revisions are not commits (`--revision` labels, `unversioned`).
+pub fn applied_from_elsewhere(path: &Path, plan: &Plan) -> Vec<String> {
+    let Ok(repo) = git2::Repository::discover(path) else {
+        return Vec::new();
+    };
+    let Some(head) = repo.head().ok().and_then(|h| h.peel_to_commit().ok()) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for c in &plan.clusters {
+        let pending = c
+            .changes
+            .iter()
+            .any(|ch| matches!(ch.action, Action::Create | Action::Update | Action::Delete));
+        if !pending {
+            continue;
+        }
+        // Every object this repository applied there, changed or not: a
+        // create (a team the newer revision removed) rolls back as much.
+        let mut revisions: Vec<&str> = c
+            .observed
+            .values()
+            .filter_map(|o| o.revision.as_deref())
+            .chain(
+                c.changes
+                    .iter()
+                    .filter_map(|ch| ch.live_revision.as_deref()),
+            )
+            .collect();
+        revisions.sort_unstable();
+        revisions.dedup();
+        for live in revisions {
+            let sha = live.trim_end_matches("+dirty");
+            if sha.len() != 40 || !sha.bytes().all(|b| b.is_ascii_hexdigit()) {
+                continue;
+            }
+            let Ok(oid) = git2::Oid::from_str(sha) else {
+                continue;
+            };
+            let contained = oid == head.id()
+                || (repo.find_commit(oid).is_ok()
+                    && repo.graph_descendant_of(head.id(), oid).unwrap_or(false));
+            if !contained {
+                out.push(format!(
+                    "{}: objects applied from {}",
+                    c.cluster,
+                    &sha[..12]
+                ));
+            }
+        }
+    }
+    out
+}
