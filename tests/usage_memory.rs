@@ -66,7 +66,8 @@ fn clean_usage_files_keep_rows_and_diagnostics_keep_their_place() {
         out.sources.describe(span),
         format!("usage/prod-h100.csv:{line}:{column}")
     );
-    assert_eq!(out.sources.snippet(span), "prod-h100");
+    // The span is the row's key: cluster, pool and team.
+    assert_eq!(out.sources.snippet(span), "prod-h100,h100-serve,ghost-team");
     let bad = out
         .diagnostics
         .iter()
