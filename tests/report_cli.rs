@@ -16,6 +16,22 @@ fn dec(v: &Value) -> f64 {
         .unwrap()
 }
 
+/// `capops report REPO --at AT --format json`, which must succeed.
+fn report_at(repo: &str, at: &str) -> Value {
+    let out = run(&["report", repo, "--at", at, "--format", "json"], &[]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    serde_json::from_str(&out.stdout).unwrap()
+}
+
+/// A copy of the example, edited.
+fn example_with(edit: impl FnOnce(&std::path::Path)) -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("acme");
+    common::copy_dir(std::path::Path::new(&example()), &repo);
+    edit(&repo);
+    (dir, repo)
+}
+
 fn report_json() -> Value {
     let out = run(&["report", &example(), "--at", AT, "--format", "json"], &[]);
     assert_eq!(out.code, 0, "{}", out.stderr);
@@ -508,35 +524,20 @@ fn each_hour_is_priced_by_the_reservations_in_force_then() {
     // or the first hour after it, when today's price falls back to the
     // catalog.
     for at in ["2026-12-31T23:00:00Z", "2027-01-01"] {
-        let out = run(&["report", &example(), "--at", at, "--format", "json"], &[]);
-        assert_eq!(out.code, 0, "{}", out.stderr);
-        let r: Value = serde_json::from_str(&out.stdout).unwrap();
+        let r = report_at(&example(), at);
         let p = pool_of(&r, "h100-serve");
         let lookback: f64 = dec(&p["account"]["capacity"]);
         assert!((lookback - 237_772.80).abs() < 0.005, "{at}: {lookback}");
     }
     // A commitment bought for next summer does not price today.
-    let dir = tempfile::tempdir().unwrap();
-    let repo = dir.path().join("acme");
-    common::copy_dir(std::path::Path::new(&example()), &repo);
-    std::fs::write(
+    let (_dir, repo) = example_with(|repo| {
+        std::fs::write(
         repo.join("reservations/l4-next-summer.yaml"),
         "apiVersion: capops.dev/v1alpha1\nkind: Reservation\nmetadata:\n  name: l4-next-summer\nspec:\n  provider: gcp\n  type: gcp-commitment\n  region: us-central1\n  zone: us-central1-a\n  instanceType: g2-standard-4\n  count: 24\n  term: {start: 2027-06-01, end: 2028-05-31}\n  hourlyPrice: 0.10\n  covers: {cluster: infer-l4, pool: l4-serve}\n",
     )
     .unwrap();
-    let out = run(
-        &[
-            "report",
-            repo.to_str().unwrap(),
-            "--at",
-            AT,
-            "--format",
-            "json",
-        ],
-        &[],
-    );
-    assert_eq!(out.code, 0, "{}", out.stderr);
-    let r: Value = serde_json::from_str(&out.stdout).unwrap();
+    });
+    let r = report_at(repo.to_str().unwrap(), AT);
     let p = pool_of(&r, "l4-serve");
     // 24 reserved at the catalog's 1-year 0.45 and 16 on demand at 0.71:
     // (24 × 0.45 + 16 × 0.71) / 40 = 0.554.
@@ -559,9 +560,7 @@ fn stale_usage_keeps_the_last_measured_busy_share_not_zero_idle() {
     // still estimated, from the 30 days up to the last measured hour (the
     // same hours as at 2026-11-22), never taken as nothing.
     let idle = |at: &str| -> Vec<(String, f64)> {
-        let out = run(&["report", &example(), "--at", at, "--format", "json"], &[]);
-        assert_eq!(out.code, 0, "{}", out.stderr);
-        let r: Value = serde_json::from_str(&out.stdout).unwrap();
+        let r = report_at(&example(), at);
         r["reservations"]
             .as_array()
             .unwrap()
@@ -584,25 +583,12 @@ fn stale_usage_keeps_the_last_measured_busy_share_not_zero_idle() {
 
 #[test]
 fn gpus_without_a_price_are_named_apart_from_what_the_pools_cost() {
-    let dir = tempfile::tempdir().unwrap();
-    let repo = dir.path().join("acme");
-    common::copy_dir(std::path::Path::new(&example()), &repo);
-    let c = repo.join("clusters/infer-l4.yaml");
-    let text = std::fs::read_to_string(&c).unwrap();
-    std::fs::write(&c, text.replacen("g2-standard-4", "g2-standard-8", 1)).unwrap();
-    let out = run(
-        &[
-            "report",
-            repo.to_str().unwrap(),
-            "--at",
-            AT,
-            "--format",
-            "json",
-        ],
-        &[],
-    );
-    assert_eq!(out.code, 0, "{}", out.stderr);
-    let r: Value = serde_json::from_str(&out.stdout).unwrap();
+    let (_dir, repo) = example_with(|repo| {
+        let c = repo.join("clusters/infer-l4.yaml");
+        let text = std::fs::read_to_string(&c).unwrap();
+        std::fs::write(&c, text.replacen("g2-standard-4", "g2-standard-8", 1)).unwrap();
+    });
+    let r = report_at(repo.to_str().unwrap(), AT);
     // l4-serve's 40 L4s have no price now: 636 priced GPUs, 40 not.
     assert_eq!(r["totals"]["gpus"], 676);
     assert_eq!(r["totals"]["unpricedGpus"], 40);
