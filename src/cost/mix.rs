@@ -189,9 +189,14 @@ pub fn recommend(i: &Inputs<'_>) -> Option<Mix> {
         .reserved3y
         .filter(|p| *p < od && i.three_years_supported);
     let one = price.reserved1y.filter(|p| *p < od);
+    // Instance k is needed whenever the demand is above k - 1 instances
+    // (on demand comes in whole instances), so it is worth committing when
+    // that holds in more hours than the committed price's share of on
+    // demand: the quantile rounded up to whole instances.
     let break_even = |p: Decimal| -> u32 {
         let share = prices::float(p / od).clamp(0.0, 1.0);
-        whole(quantile(&sorted50, 1.0 - share))
+        let q = quantile(&sorted50, 1.0 - share).max(0.0);
+        (q / gpn - 1e-9).ceil().max(0.0) as u32
     };
     let tier = |kind, nodes: u32, p| {
         (nodes > 0).then(|| Tier {

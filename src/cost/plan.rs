@@ -196,7 +196,9 @@ pub fn recommendations(a: &Analysis<'_>) -> Vec<Recommendation> {
         }
         let mut planned = false;
         if let (Some(m0), Some(m1)) = (&mix0, &mix1) {
-            let saving = today - m0.monthly_plan();
+            // The plan buys mix1: with whole instances it can cost more than
+            // mix0, and the pool's savings never exceed today - mix1.
+            let saving = today - m0.monthly_plan().max(m1.monthly_plan());
             if !today.is_zero() && prices::float(saving / today) >= MIN_PLAN_SAVING {
                 planned = true;
                 out.push(commitment(a, cluster, pool, entry, m1, today, saving, &cur));
@@ -373,24 +375,39 @@ fn commitment(
     // The mix keeps the locked commitments and re-buys the rest of the
     // demand, so a reservation that is not locked (and not over) is
     // replaced by it: its saving is in the plan's, and the change says so.
-    let mut locked_nodes = 0;
+    let mut locked_terms = Vec::new();
     for r in a.repo.reservations.values().filter(|r| {
         r.spec.covers.cluster.value == cluster
             && r.spec.covers.pool.value == pool
             && r.spec.term.end.value > a.at
     }) {
         if super::reservation::locked(&r.spec, a.at.hour_index()) {
-            if r.spec.term.start.value <= a.at {
-                locked_nodes += r.spec.count.value.0;
-            }
+            locked_terms.push((
+                r.spec.term.start.value.max(a.at),
+                r.spec.term.end.value,
+                r.spec.count.value.0,
+            ));
         } else if r.spec.count.value.0 > 0 {
             changes.push(format!(
-                "Reservation `{}`: count {} → 0 (the commitments above replace it)",
+                "Reservation `{}`: count {} → 0 (the plan above re-buys its demand)",
                 r.name(),
                 r.spec.count.value.0,
             ));
         }
     }
+    // The most locked instances held at once, now or later (a bought block
+    // that starts next month is reserved nodes all the same).
+    let locked_nodes = locked_terms
+        .iter()
+        .map(|(start, _, _)| {
+            locked_terms
+                .iter()
+                .filter(|(s, e, _)| s <= start && start < e)
+                .map(|(_, _, n)| n)
+                .sum::<u32>()
+        })
+        .max()
+        .unwrap_or(0);
     let committed: u32 = [&m.baseline, &m.flexible]
         .into_iter()
         .flatten()

@@ -258,25 +258,28 @@ fn rightsizing_comes_first_and_commitments_are_sized_on_what_is_left() {
         .iter()
         .find(|r| r.kind == plan::RecommendationKind::CommitmentMix)
         .unwrap();
-    // On 20 GPUs the mix would commit 2 nodes (16 GPUs) for a year and run the
-    // other 4 on demand, in a whole 8-GPU instance:
-    // (16 x 4.472 + 8 x 6.88) x 730 = 92,412.16. On the rightsized 6 (under one
-    // node): one instance on demand, 8 x 6.88 x 730 = 40,179.20. Rightsizing
-    // saves the difference, 52,232.96; the plan the rest of today's
-    // 32 x 6.88 x 730 = 160,716.80: 68,304.64.
+    // Instances are whole: 20 GPUs need 3 p5 instances every hour, so the mix
+    // commits 3 for a year: 24 x 4.472 x 730 = 78,349.44. The rightsized 6
+    // need one instance every hour, cheaper reserved than on demand:
+    // 8 x 4.472 x 730 = 26,116.48. Rightsizing saves the difference,
+    // 52,232.96; the plan the rest of today's 32 x 6.88 x 730 = 160,716.80:
+    // 82,367.36.
     assert_eq!(rightsize.monthly_savings, Some(d(5_223_296)));
-    assert_eq!(mix.monthly_savings, Some(d(6_830_464)));
+    assert_eq!(mix.monthly_savings, Some(d(8_236_736)));
     // Together exactly today minus the plan's cost: nothing counted twice.
     let m1 = a.mix("c", "h100", 14.0).unwrap();
-    assert_eq!(m1.monthly_plan(), d(4_017_920));
+    assert_eq!(m1.monthly_plan(), d(2_611_648));
     assert_eq!(
         rightsize.monthly_savings.unwrap() + mix.monthly_savings.unwrap(),
         d(16_071_680) - m1.monthly_plan()
     );
-    // The commitments are sized on the rightsized 6 GPUs: nothing reserved, not 20.
-    assert!(m1.baseline.is_none() && m1.flexible.is_none());
+    // The commitments are sized on the rightsized 6 GPUs: one instance, not 3.
+    assert_eq!(m1.baseline.as_ref().map(|t| t.nodes), Some(1));
+    assert!(m1.flexible.is_none());
     assert!(
-        !mix.changes.iter().any(|c| c.contains("Reservation (new)")),
+        mix.changes
+            .iter()
+            .any(|c| c.starts_with("Reservation (new): 1 × p5.48xlarge")),
         "{mix:?}"
     );
     assert!(mix.text.contains("releases 14 GPUs"), "{}", mix.text);
@@ -366,7 +369,7 @@ fn nothing_is_recommended_for_a_bought_prepaid_block_and_one_not_yet_sold_is_res
             // the pool's demand), not resized as a saving of its own on top.
             assert_eq!(
                 mentions,
-                vec!["Reservation `next`: count 25 → 0 (the commitments above replace it)"]
+                vec!["Reservation `next`: count 25 → 0 (the plan above re-buys its demand)"]
             );
             assert!(
                 !recs
