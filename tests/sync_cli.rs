@@ -1078,3 +1078,44 @@ fn an_apply_from_a_checkout_behind_the_cluster_is_refused() {
             .is_some()
     );
 }
+
+#[test]
+fn a_new_namespaces_quota_taken_by_another_tool_holds_the_old_one() {
+    let w = World::new(None);
+    assert_eq!(w.run(&["apply", &ex(), "--yes"]).code, 0);
+    let h = &w.fakes["infer-l4"];
+    h.namespaces(&["research2"]);
+    h.create_as(
+        "kubectl-create",
+        &json!({"apiVersion": "v1", "kind": "ResourceQuota",
+                "metadata": {"name": "capops-gpu", "namespace": "research2"},
+                "spec": {"hard": {"requests.nvidia.com/gpu": "1"}}}),
+    )
+    .unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = copy_example(tmp.path());
+    let team = repo.join("teams/research.yaml");
+    let text = std::fs::read_to_string(&team).unwrap().replacen(
+        "    infer-l4:\n      namespace: research\n",
+        "    infer-l4:\n      namespace: research2\n",
+        1,
+    );
+    std::fs::write(&team, text).unwrap();
+    let out = w.run(&[
+        "apply",
+        repo.to_str().unwrap(),
+        "--cluster",
+        "infer-l4",
+        "--yes",
+    ]);
+    assert!(
+        out.stdout.contains("object-not-owned") && out.stdout.contains("prune-held-back"),
+        "{}{}",
+        out.stdout,
+        out.stderr
+    );
+    assert!(
+        h.get("v1", "ResourceQuota", "research", "capops-gpu")
+            .is_some()
+    );
+}

@@ -216,7 +216,8 @@ pub async fn apply_cluster(
     }
     let mut labelled = false;
     // Creates and updates that did not land: an object the plan found
-    // invalid (a missing namespace) or a write the server refused.
+    // invalid (a missing namespace), a write the server refused, or an
+    // object of the same name that is not capops's.
     let mut missed = 0;
     for ((delete, _), changes) in groups {
         if delete && !labelled {
@@ -265,9 +266,27 @@ pub async fn apply_cluster(
                 .is_some_and(|e| e.code == Code::ClusterUnreachable.as_str())
         });
         if !delete {
+            // A conflict with an object that is not capops's leaves the
+            // desired object missing too (a quota whose name another tool
+            // took in the team's new namespace); a field conflict on
+            // capops's own object does not.
+            let not_ours = [
+                Code::ObjectNotOwned,
+                Code::ObjectUnclaimed,
+                Code::GitopsTracked,
+                Code::OtherRepository,
+                Code::OtherCluster,
+            ];
             missed += results
                 .iter()
-                .filter(|r| r.status == "failed" || r.action == Action::Error)
+                .filter(|r| {
+                    r.status == "failed"
+                        || r.action == Action::Error
+                        || (r.status == "skipped"
+                            && r.error
+                                .as_ref()
+                                .is_some_and(|e| not_ours.iter().any(|c| c.as_str() == e.code)))
+                })
                 .count();
         }
         out.outcomes.extend(results);
