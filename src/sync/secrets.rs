@@ -40,15 +40,16 @@ pub fn kubeconfig_secrets(kc: &Kubeconfig) -> Vec<String> {
         // out ordinary words.
         out.extend(loose.into_iter().filter(|v| v.len() >= 8));
     }
-    // Userinfo in a server URL.
+    // Userinfo in a server or proxy URL.
     for c in kc.clusters.iter().filter_map(|c| c.cluster.as_ref()) {
-        if let Some(server) = &c.server
-            && let Some((_, rest)) = server.split_once("://")
-            && let Some((userinfo, _)) = rest.split('/').next().unwrap_or("").rsplit_once('@')
-        {
-            out.push(userinfo.to_string());
-            if let Some((_, password)) = userinfo.split_once(':') {
-                out.push(password.to_string());
+        for url in [&c.server, &c.proxy_url].into_iter().flatten() {
+            if let Some((_, rest)) = url.split_once("://")
+                && let Some((userinfo, _)) = rest.split('/').next().unwrap_or("").rsplit_once('@')
+            {
+                out.push(userinfo.to_string());
+                if let Some((_, password)) = userinfo.split_once(':') {
+                    out.push(password.to_string());
+                }
             }
         }
     }
@@ -63,20 +64,51 @@ pub fn kubeconfig_secrets(kc: &Kubeconfig) -> Vec<String> {
 /// error echoes (a token a credential plugin obtained is not in the
 /// kubeconfig, but a server or proxy may quote the header that carried it).
 pub fn scrub_text(secrets: &[String], text: &str) -> String {
+    let lower = text.to_ascii_lowercase();
+    // kube's credential-plugin errors print the plugin's command line,
+    // environment and output, escaped (so an exact match can miss): none
+    // of it is shown.
+    if ["auth exec", "exec auth", "exec-plugin"]
+        .iter()
+        .any(|m| lower.contains(m))
+    {
+        return "the kubeconfig's credential plugin (`exec`) failed; its command line, environment and output are not shown, since they may hold credentials: run the plugin by hand to see why".into();
+    }
     let mut t = secrets
         .iter()
         .fold(text.to_string(), |t, s| t.replace(s.as_str(), "<redacted>"));
-    for scheme in ["Bearer ", "bearer ", "Basic ", "basic "] {
+    // Credentials after an auth scheme or a token key, in any case, after
+    // any spaces, colons, equals signs or quotes.
+    for scheme in ["bearer", "basic", "token", "password", "secret"] {
         let mut from = 0;
-        while let Some(i) = t[from..].find(scheme) {
-            let start = from + i + scheme.len();
+        loop {
+            let lower = t.to_ascii_lowercase();
+            let Some(i) = lower[from..].find(scheme) else {
+                break;
+            };
+            let mut start = from + i + scheme.len();
+            let bytes = t.as_bytes();
+            let mut separated = false;
+            while start < t.len() {
+                if matches!(bytes[start], b' ' | b'\t' | b':' | b'=' | b'"' | b'\'') {
+                    separated = true;
+                    start += 1;
+                } else if t[start..].starts_with("%20") {
+                    separated = true;
+                    start += 3;
+                } else {
+                    break;
+                }
+            }
             let end = t[start..]
                 .find(|c: char| !(c.is_ascii_alphanumeric() || "-._~+/=".contains(c)))
                 .map_or(t.len(), |j| start + j);
-            if end > start && &t[start..end] != "<redacted>" {
+            if separated && end >= start + 4 && &t[start..end] != "<redacted>" {
                 t.replace_range(start..end, "<redacted>");
+                from = start + "<redacted>".len();
+            } else {
+                from = (from + i + scheme.len()).min(t.len());
             }
-            from = start + "<redacted>".len().min(t.len() - start);
         }
     }
     t
@@ -101,12 +133,18 @@ mod tests {
     #[test]
     fn plugin_arguments_environment_and_url_userinfo_are_secrets() {
         let kc: Kubeconfig = kubeconfig_of(
-            "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: https://admin:URLPASS-4242@10.0.0.1:6443/\nusers:\n- name: u\n  user:\n    exec:\n      apiVersion: client.authentication.k8s.io/v1\n      command: kubelogin\n      args: [get-token, --oidc-client-secret=ARGSECRET-987654]\n      env:\n      - {name: CLIENT_SECRET, value: ENVSECRET-123456}\n      - {name: MODE, value: json}\ncontexts:\n- name: c\n  context: {cluster: c, user: u}\ncurrent-context: c\n",
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: https://admin:URLPASS-4242@10.0.0.1:6443/\n    proxy-url: http://puser:PROXYPASS-4242@10.0.0.2:3128\nusers:\n- name: u\n  user:\n    exec:\n      apiVersion: client.authentication.k8s.io/v1\n      command: kubelogin\n      args: [get-token, --oidc-client-secret=ARGSECRET-987654]\n      env:\n      - {name: CLIENT_SECRET, value: ENVSECRET-123456}\n      - {name: MODE, value: json}\ncontexts:\n- name: c\n  context: {cluster: c, user: u}\ncurrent-context: c\n",
         );
         let secrets = kubeconfig_secrets(&kc);
-        let text = "exec failed: CLIENT_SECRET=\"ENVSECRET-123456\" args [\"get-token\", \"--oidc-client-secret=ARGSECRET-987654\"]; cannot reach https://admin:URLPASS-4242@10.0.0.1:6443; header Authorization: Bearer EXECTOKEN-abc.def/123=, mode json";
+        let text = "exec failed: CLIENT_SECRET=\"ENVSECRET-123456\" args [\"get-token\", \"--oidc-client-secret=ARGSECRET-987654\"]; cannot reach https://admin:URLPASS-4242@10.0.0.1:6443 via http://puser:PROXYPASS-4242@10.0.0.2:3128; header Authorization: Bearer EXECTOKEN-abc.def/123=, mode json";
         let out = scrub_text(&secrets, text);
-        for secret in ["ENVSECRET", "ARGSECRET", "URLPASS", "EXECTOKEN"] {
+        for secret in [
+            "ENVSECRET",
+            "ARGSECRET",
+            "URLPASS",
+            "PROXYPASS",
+            "EXECTOKEN",
+        ] {
             assert!(!out.contains(secret), "{secret}: {out}");
         }
         // Short settings are not secrets and ordinary words stay.
@@ -115,6 +153,30 @@ mod tests {
         assert_eq!(
             without_userinfo("https://admin:pw@h:6443/x"),
             "https://h:6443/x"
+        );
+        // Any case, any separator, and token keys.
+        for echoed in [
+            "BEARER TOKEN-AAAA1111",
+            "BeArEr\tTOKEN-AAAA1111",
+            "Authorization: bearer:TOKEN-AAAA1111",
+            "Bearer%20TOKEN-AAAA1111",
+            "?token=TOKEN-AAAA1111&x=1",
+            "basic  dXNlcjpwYXNz",
+        ] {
+            let out = scrub_text(&[], echoed);
+            assert!(
+                !out.contains("TOKEN-AAAA1111") && !out.contains("dXNlcjpwYXNz"),
+                "{echoed} -> {out}"
+            );
+        }
+        // A credential plugin's failure is not echoed at all.
+        let out = scrub_text(
+            &[],
+            "auth exec command 'kubelogin' failed with status 1: Output { stdout: \"ISSUED\\\"TOKEN\" }",
+        );
+        assert!(
+            !out.contains("ISSUED") && out.contains("credential plugin"),
+            "{out}"
         );
     }
 
