@@ -1119,3 +1119,33 @@ fn a_new_namespaces_quota_taken_by_another_tool_holds_the_old_one() {
             .is_some()
     );
 }
+
+#[test]
+fn one_api_server_spelled_two_ways_is_still_one() {
+    let w = World::new(None);
+    let prod = w.fakes["prod-h100"].url();
+    let train = w.fakes["train-a100"].url();
+    let port = prod.rsplit(':').next().unwrap().to_string();
+    for spelling in [
+        format!("http://localhost:{port}"),
+        format!("HTTP://127.0.0.1:0{port}/"),
+        format!("http://[::ffff:127.0.0.1]:{port}"),
+    ] {
+        FakeKube::kubeconfig(
+            &w.kubeconfig,
+            &[
+                ("prod-h100-use1", prod.as_str()),
+                ("train-a100-use2", train.as_str()),
+                ("gke_acme_us-central1_infer-l4", spelling.as_str()),
+            ],
+            None,
+        );
+        let out = w.run(&["plan", &ex(), "--cluster", "infer-l4"]);
+        assert_eq!(out.code, 2, "{spelling}: {}{}", out.stdout, out.stderr);
+        assert!(
+            out.stderr.contains("error[kube-context-shared]"),
+            "{spelling}: {}",
+            out.stderr
+        );
+    }
+}

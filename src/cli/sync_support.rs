@@ -142,11 +142,46 @@ pub fn refuse_shared_servers(
     kc: Option<&kube::config::Kubeconfig>,
     io: &mut Io<'_>,
 ) -> Result<(), Stop> {
-    let mut by_server: BTreeMap<String, Vec<&(String, Option<String>)>> = BTreeMap::new();
-    for c in &loaded.contexts {
-        if let Some(server) = crate::sync::client::server_of(kc, c.1.as_deref()) {
-            by_server.entry(server).or_default().push(c);
+    // Each Cluster's server in one spelling, and the addresses its host
+    // resolves to: two names for one server (a DNS name and its IP) share
+    // an address.
+    let resolved: Vec<(&(String, Option<String>), String, Vec<std::net::SocketAddr>)> = loaded
+        .contexts
+        .iter()
+        .filter_map(|c| {
+            let server = crate::sync::client::server_of(kc, c.1.as_deref())?;
+            let addrs = server
+                .split_once("://")
+                .map(|(_, rest)| rest.split('/').next().unwrap_or(""))
+                .and_then(|authority| {
+                    use std::net::ToSocketAddrs;
+                    let authority = authority.replace(['[', ']'], "");
+                    let (host, port) = authority.rsplit_once(':')?;
+                    (host, port.parse::<u16>().ok()?).to_socket_addrs().ok()
+                })
+                .map(|a| a.collect())
+                .unwrap_or_default();
+            Some((c, server, addrs))
+        })
+        .collect();
+    // Group: same spelling, or a shared address (union by the first seen).
+    let mut group: Vec<usize> = (0..resolved.len()).collect();
+    for i in 0..resolved.len() {
+        for j in 0..i {
+            let same = resolved[i].1 == resolved[j].1
+                || resolved[i].2.iter().any(|a| resolved[j].2.contains(a));
+            if same {
+                group[i] = group[j];
+                break;
+            }
         }
+    }
+    let mut by_server: BTreeMap<String, Vec<&(String, Option<String>)>> = BTreeMap::new();
+    for (i, (c, _, _)) in resolved.iter().enumerate() {
+        by_server
+            .entry(resolved[group[i]].1.clone())
+            .or_default()
+            .push(c);
     }
     let targets: Vec<&str> = loaded.targets.iter().map(|t| t.cluster.as_str()).collect();
     let mut shared = false;
