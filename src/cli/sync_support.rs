@@ -145,7 +145,12 @@ pub fn refuse_shared_servers(
     // Each Cluster's server in one spelling, and the addresses its host
     // resolves to: two names for one server (a DNS name and its IP) share
     // an address.
-    let resolved: Vec<(&(String, Option<String>), String, Vec<std::net::SocketAddr>)> = loaded
+    type Resolved<'a> = (
+        &'a (String, Option<String>),
+        String,
+        Vec<std::net::SocketAddr>,
+    );
+    let resolved: Vec<Resolved<'_>> = loaded
         .contexts
         .iter()
         .filter_map(|c| {
