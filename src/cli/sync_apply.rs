@@ -84,6 +84,14 @@ pub fn apply(cli: &Cli, a: &ApplyArgs, io: &mut Io<'_>) -> Outcome {
         }
         Some(file) => {
             let mut plan = read_plan(file, io)?;
+            // The plan's clusters must not share an API server either.
+            let contexts: Vec<(String, Option<String>)> = plan
+                .clusters
+                .iter()
+                .map(|c| (c.cluster.clone(), c.context.clone()))
+                .collect();
+            let names: Vec<&str> = contexts.iter().map(|c| c.0.as_str()).collect();
+            support::refuse_shared(&contexts, &names, kc.as_ref(), io)?;
             if let Some(only) = &a.common.cluster {
                 plan.clusters.retain(|c| &c.cluster == only);
             }

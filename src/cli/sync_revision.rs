@@ -43,6 +43,10 @@ pub fn applied_from_elsewhere(path: &Path, plan: &Plan) -> Vec<String> {
         revisions.sort_unstable();
         revisions.dedup();
         for live in revisions {
+            if live == plan.revision {
+                continue;
+            }
+            let dirty = live.ends_with("+dirty");
             let sha = live.trim_end_matches("+dirty");
             if sha.len() != 40 || !sha.bytes().all(|b| b.is_ascii_hexdigit()) {
                 continue;
@@ -50,12 +54,21 @@ pub fn applied_from_elsewhere(path: &Path, plan: &Plan) -> Vec<String> {
             let Ok(oid) = git2::Oid::from_str(sha) else {
                 continue;
             };
-            let contained = oid == head.id()
-                || (repo.find_commit(oid).is_ok()
-                    && repo.graph_descendant_of(head.id(), oid).unwrap_or(false));
+            let known = repo.find_commit(oid).is_ok();
+            // A commit the checkout holds; applied with uncommitted changes
+            // on top, only a later commit can hold those.
+            let contained = (oid == head.id() && !dirty)
+                || (known && repo.graph_descendant_of(head.id(), oid).unwrap_or(false));
             if !contained {
+                let why = if !known && repo.is_shallow() {
+                    " (the checkout is a shallow clone that may simply lack it: fetch the full history, e.g. `fetch-depth: 0`)"
+                } else if dirty && known {
+                    " with uncommitted changes"
+                } else {
+                    ""
+                };
                 out.push(format!(
-                    "{}: objects applied from {}",
+                    "{}: objects applied from {}{why}",
                     c.cluster,
                     &sha[..12]
                 ));

@@ -142,6 +142,17 @@ pub fn refuse_shared_servers(
     kc: Option<&kube::config::Kubeconfig>,
     io: &mut Io<'_>,
 ) -> Result<(), Stop> {
+    let targets: Vec<&str> = loaded.targets.iter().map(|t| t.cluster.as_str()).collect();
+    refuse_shared(&loaded.contexts, &targets, kc, io)
+}
+
+/// The same for any list of Clusters and their contexts (a plan file's).
+pub fn refuse_shared(
+    contexts: &[(String, Option<String>)],
+    targets: &[&str],
+    kc: Option<&kube::config::Kubeconfig>,
+    io: &mut Io<'_>,
+) -> Result<(), Stop> {
     // Each Cluster's server in one spelling, and the addresses its host
     // resolves to: two names for one server (a DNS name and its IP) share
     // an address.
@@ -150,8 +161,7 @@ pub fn refuse_shared_servers(
         String,
         Vec<std::net::SocketAddr>,
     );
-    let resolved: Vec<Resolved<'_>> = loaded
-        .contexts
+    let resolved: Vec<Resolved<'_>> = contexts
         .iter()
         .filter_map(|c| {
             let server = crate::sync::client::server_of(kc, c.1.as_deref())?;
@@ -188,7 +198,6 @@ pub fn refuse_shared_servers(
             .or_default()
             .push(c);
     }
-    let targets: Vec<&str> = loaded.targets.iter().map(|t| t.cluster.as_str()).collect();
     let mut shared = false;
     for (server, clusters) in by_server.iter().filter(|(_, c)| c.len() > 1) {
         if !clusters.iter().any(|(n, _)| targets.contains(&n.as_str())) {

@@ -377,6 +377,28 @@ pub async fn check_fresh(
         }
     }
     stale.extend(untrusted_changes(plan, &by_key, &ident(s, desired)));
+    // A create was planned for an absent object: one there now (another
+    // cluster's, another tool's) would be taken over by the apply.
+    for c in plan
+        .changes
+        .iter()
+        .filter(|c| c.action == super::plan::Action::Create)
+    {
+        let key = super::plan::key(&c.target);
+        let exists = match by_key.get(&key) {
+            Some(_) => true,
+            None => conn
+                .get(&path_of(&c.target), &c.target.name)
+                .await
+                .map_err(|e| call_error(conn, &format!("reading {}", c.target), &e))?
+                .is_some(),
+        };
+        if exists {
+            stale.push(format!(
+                "{key} exists now; the plan creates it (an apply would take it over)"
+            ));
+        }
+    }
     for (r, v) in &read.live.objects {
         let key = super::plan::key(r);
         if !plan.observed.contains_key(&key)
@@ -439,6 +461,20 @@ fn untrusted_changes(
             }
             _ => {
                 let Some(o) = &c.object else { continue };
+                // Whose the live object is, read now, not as the file says.
+                if let Some(v) = live.get(&key)
+                    && matches!(
+                        diff::owner(v, id),
+                        diff::Owner::Gitops { .. }
+                            | diff::Owner::OtherRepository(_)
+                            | diff::Owner::OtherCluster(_)
+                    )
+                {
+                    out.push(format!(
+                        "the plan writes {key}, which capops never writes here (another tool's, repository's or cluster's)"
+                    ));
+                    continue;
+                }
                 let meta = &o["metadata"];
                 let kind = kinds::find(
                     o["apiVersion"].as_str().unwrap_or_default(),
