@@ -128,6 +128,7 @@ fn main() {
     let s = Settings {
         repository: repository.into(),
         concurrency: 8,
+        clusters: Vec::new(),
     };
     // 1. Empty clusters: every object is a create, each dry-run once.
     let mut times = Vec::new();

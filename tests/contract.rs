@@ -484,6 +484,7 @@ fn settings(repo: &str) -> Settings {
     Settings {
         repository: repo.into(),
         concurrency: 4,
+        clusters: Vec::new(),
     }
 }
 

@@ -25,10 +25,11 @@ pub struct PlanArgs {
     pub out: Option<PathBuf>,
 }
 
-pub(super) fn settings(repository: &str) -> Settings {
+pub(super) fn settings(repository: &str, clusters: Vec<String>) -> Settings {
     Settings {
         repository: repository.to_string(),
         concurrency: 8,
+        clusters,
     }
 }
 
@@ -45,7 +46,10 @@ pub(super) fn plan_all(
     parallel: u16,
     progress: &dyn Progress,
 ) -> Vec<(ClusterPlan, Option<Conn>)> {
-    let s = settings(&loaded.repository);
+    let s = settings(
+        &loaded.repository,
+        loaded.contexts.iter().map(|c| c.0.clone()).collect(),
+    );
     rt.block_on(run::for_each_cluster(
         loaded.targets.iter().collect(),
         usize::from(parallel),

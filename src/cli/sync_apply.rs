@@ -100,7 +100,9 @@ pub fn apply(cli: &Cli, a: &ApplyArgs, io: &mut Io<'_>) -> Outcome {
                 plan.clusters.iter().collect(),
                 usize::from(a.common.parallel),
                 |p: &ClusterPlan| {
-                    let s = settings(&repository);
+                    // A plan file does not list the repository's Clusters:
+                    // any other Cluster named on an object stays its.
+                    let s = settings(&repository, Vec::new());
                     let kc = kc.as_ref();
                     async move {
                         if p.error.is_some() {
@@ -199,7 +201,7 @@ pub fn apply(cli: &Cli, a: &ApplyArgs, io: &mut Io<'_>) -> Outcome {
             interval: Duration::from_secs_f64(a.wait_interval.clamp(0.01, 600.0)),
         }),
     };
-    let s = settings(&plan.repository);
+    let s = settings(&plan.repository, Vec::new());
     let work: Vec<(&ClusterPlan, Option<Conn>)> = plan.clusters.iter().zip(conns).collect();
     let results: Vec<ClusterApply> = rt.block_on(run::for_each_cluster(
         work,

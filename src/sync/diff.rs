@@ -68,6 +68,10 @@ pub enum Owner {
 pub struct Ident<'a> {
     pub repository: &'a str,
     pub cluster: &'a str,
+    /// The repository's Cluster documents (empty: not known). An object
+    /// that names a Cluster no longer among them (renamed or removed) is
+    /// this one's to claim.
+    pub known: &'a [String],
 }
 
 /// Who `live` belongs to, seen from `id`. An object of this repository
@@ -103,7 +107,11 @@ pub fn owner(live: &Value, id: &Ident<'_>) -> Owner {
     }
     match meta["annotations"][REPOSITORY].as_str() {
         Some(r) if r == id.repository => match meta["annotations"][CLUSTER].as_str() {
-            Some(c) if c != id.cluster => Owner::OtherCluster(c.to_string()),
+            Some(c)
+                if c != id.cluster && (id.known.is_empty() || id.known.iter().any(|k| k == c)) =>
+            {
+                Owner::OtherCluster(c.to_string())
+            }
             _ => Owner::Ours,
         },
         Some(r) => Owner::OtherRepository(r.to_string()),

@@ -24,6 +24,8 @@ pub struct Settings {
     pub repository: String,
     /// Calls in flight at once within one cluster.
     pub concurrency: usize,
+    /// The repository's Cluster documents (empty: not known).
+    pub clusters: Vec<String>,
 }
 
 /// Progress of the clusters (progress bars on a terminal; nothing otherwise).
@@ -268,6 +270,7 @@ fn ident<'a>(s: &'a Settings, desired: &'a Desired) -> diff::Ident<'a> {
     diff::Ident {
         repository: &s.repository,
         cluster: &desired.cluster,
+        known: &s.clusters,
     }
 }
 

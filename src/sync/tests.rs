@@ -18,6 +18,7 @@ const CLUSTER: &str = "c";
 const ID: Ident = Ident {
     repository: REPO,
     cluster: CLUSTER,
+    known: &[],
 };
 
 fn rq(ns: &str, gpus: Value) -> Value {
@@ -80,11 +81,20 @@ fn ownership_comes_from_gitops_markers_the_label_and_the_repository() {
     // Applied for another Cluster of this repository: that cluster's, even
     // when this context reaches its API server; an object applied before
     // capops named the cluster is taken as this one's.
+    let known = [CLUSTER.to_string(), "other-cluster".to_string()];
     let here = Ident {
         repository: REPO,
         cluster: "other-cluster",
+        known: &known,
     };
     assert_eq!(owner(&v, &here), Owner::OtherCluster(CLUSTER.into()));
+    // A Cluster no longer in the repository (renamed, removed): claimable.
+    let renamed = ["other-cluster".to_string()];
+    let after = Ident {
+        known: &renamed,
+        ..here
+    };
+    assert_eq!(owner(&v, &after), Owner::Ours);
     let mut older = v.clone();
     older["metadata"]["annotations"]
         .as_object_mut()
@@ -96,7 +106,8 @@ fn ownership_comes_from_gitops_markers_the_label_and_the_repository() {
             &v,
             &Ident {
                 repository: "other",
-                cluster: CLUSTER
+                cluster: CLUSTER,
+                known: &[]
             }
         ),
         Owner::OtherRepository(REPO.into())
