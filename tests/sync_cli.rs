@@ -1014,6 +1014,20 @@ fn a_plan_file_edited_to_delete_or_write_what_plan_would_not_is_refused() {
         );
         assert_eq!(w.writes(), 0, "{what}");
     }
+    // A label capops never sets, on a node.
+    let mut edited = saved.clone();
+    edited["clusters"][i]["nodes"] = json!([{"node": "serve-0", "pool": "h100-serve",
+        "labels": {"team": {"before": null, "after": "x"}}}]);
+    std::fs::write(&plan, serde_json::to_string(&edited).unwrap()).unwrap();
+    w.reset();
+    let out = w.run(&["apply", "--plan", &p, "--yes"]);
+    assert!(
+        out.stderr
+            .contains("the plan sets label team on node serve-0, which capops never sets"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(w.writes(), 0);
     assert!(
         h.get("v1", "ConfigMap", "gpu-operator", "coredns")
             .is_some()

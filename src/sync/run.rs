@@ -447,6 +447,19 @@ fn untrusted_changes(
     id: &diff::Ident<'_>,
 ) -> Vec<String> {
     let mut out = Vec::new();
+    // Nodes get only the labels capops renders for pools.
+    let labels = [
+        crate::render::operator::MIG_LABEL,
+        crate::render::operator::DEVICE_PLUGIN_LABEL,
+    ];
+    for n in &plan.nodes {
+        for k in n.labels.keys().filter(|k| !labels.contains(&k.as_str())) {
+            out.push(format!(
+                "the plan sets label {k} on node {}, which capops never sets",
+                n.node
+            ));
+        }
+    }
     for c in &plan.changes {
         let key = super::plan::key(&c.target);
         match c.action {
