@@ -581,7 +581,7 @@ fn a_saved_plan_applies_only_while_the_clusters_are_unchanged() {
         &json!({"metadata": {"labels": {"team": "inference"}}}),
     )
     .unwrap();
-    let out = w.run(&["apply", "--plan", &p, "--yes", "--force-conflicts"]);
+    let out = w.run(&["apply", &ex(), "--plan", &p, "--yes", "--force-conflicts"]);
     assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
     assert!(out.stderr.contains("error[plan-stale]"), "{}", out.stderr);
     assert!(
@@ -594,7 +594,7 @@ fn a_saved_plan_applies_only_while_the_clusters_are_unchanged() {
     // Planned again, applied from the file with --force-conflicts.
     let out = w.run(&["plan", &ex(), "--out", &p]);
     assert_eq!(out.code, 1);
-    let out = w.run(&["apply", "--plan", &p, "--yes", "--force-conflicts"]);
+    let out = w.run(&["apply", &ex(), "--plan", &p, "--yes", "--force-conflicts"]);
     assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
     assert_eq!(
         h.get("v1", "ResourceQuota", "inference", "capops-gpu")
@@ -603,7 +603,7 @@ fn a_saved_plan_applies_only_while_the_clusters_are_unchanged() {
     );
     // Not a plan file.
     std::fs::write(&plan, "{}").unwrap();
-    let out = w.run(&["apply", "--plan", &p, "--yes"]);
+    let out = w.run(&["apply", &ex(), "--plan", &p, "--yes"]);
     assert_eq!(out.code, 2);
     assert!(
         out.stderr.contains("is not a capops plan"),
@@ -1003,7 +1003,7 @@ fn a_plan_file_edited_to_delete_or_write_what_plan_would_not_is_refused() {
             .push(change);
         std::fs::write(&plan, serde_json::to_string(&edited).unwrap()).unwrap();
         w.reset();
-        let out = w.run(&["apply", "--plan", &p, "--yes"]);
+        let out = w.run(&["apply", &ex(), "--plan", &p, "--yes"]);
         assert_ne!(out.code, 0, "{what}: {}{}", out.stdout, out.stderr);
         assert!(
             out.stderr.contains("error[plan-stale]")
@@ -1014,16 +1014,50 @@ fn a_plan_file_edited_to_delete_or_write_what_plan_would_not_is_refused() {
         );
         assert_eq!(w.writes(), 0, "{what}");
     }
+    // What the checkout renders, changed: a quota's value, or a delete of
+    // an object it still renders.
+    let quota = h
+        .get("v1", "ResourceQuota", "inference", "capops-gpu")
+        .unwrap();
+    let mut bigger = quota.clone();
+    bigger["spec"]["hard"]["requests.nvidia.com/gpu"] = json!("100000");
+    for (change, says) in [
+        (
+            json!({"action": "update", "order": 4, "apiVersion": "v1", "kind": "ResourceQuota",
+                   "namespace": "inference", "name": "capops-gpu", "object": bigger}),
+            "the plan writes ResourceQuota/inference/capops-gpu other than the checkout renders it",
+        ),
+        (
+            json!({"action": "delete", "order": 4, "apiVersion": "v1", "kind": "ResourceQuota",
+                   "namespace": "inference", "name": "capops-gpu",
+                   "uid": quota["metadata"]["uid"], "resourceVersion": quota["metadata"]["resourceVersion"]}),
+            "the plan deletes ResourceQuota/inference/capops-gpu, which the checkout renders",
+        ),
+    ] {
+        let mut edited = saved.clone();
+        edited["clusters"][i]["changes"] = json!([change]);
+        std::fs::write(&plan, serde_json::to_string(&edited).unwrap()).unwrap();
+        w.reset();
+        let out = w.run(&["apply", &ex(), "--plan", &p, "--yes"]);
+        assert!(out.stderr.contains(says), "{says}: {}", out.stderr);
+        assert_eq!(w.writes(), 0);
+    }
+    assert_eq!(
+        h.get("v1", "ResourceQuota", "inference", "capops-gpu")
+            .unwrap()["spec"],
+        quota["spec"]
+    );
     // A label capops never sets, on a node.
     let mut edited = saved.clone();
     edited["clusters"][i]["nodes"] = json!([{"node": "serve-0", "pool": "h100-serve",
         "labels": {"team": {"before": null, "after": "x"}}}]);
     std::fs::write(&plan, serde_json::to_string(&edited).unwrap()).unwrap();
     w.reset();
-    let out = w.run(&["apply", "--plan", &p, "--yes"]);
+    let out = w.run(&["apply", &ex(), "--plan", &p, "--yes"]);
     assert!(
-        out.stderr
-            .contains("the plan sets label team on node serve-0, which capops never sets"),
+        out.stderr.contains(
+            "the plan sets team=x on node serve-0, which pool `h100-serve` does not ask for"
+        ),
         "{}",
         out.stderr
     );

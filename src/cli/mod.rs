@@ -22,6 +22,7 @@ mod render_out;
 mod report;
 mod sync;
 mod sync_apply;
+mod sync_planfile;
 mod sync_revision;
 mod sync_support;
 mod test;

@@ -84,6 +84,37 @@ pub fn apply(cli: &Cli, a: &ApplyArgs, io: &mut Io<'_>) -> Outcome {
         }
         Some(file) => {
             let mut plan = read_plan(file, io)?;
+            // The checkout the plan was made from, rendered at its moment
+            // and revision: the plan must be what it asks for.
+            let at = plan.at.parse().ok();
+            let common = Common {
+                path: a.common.path.clone(),
+                cluster: None,
+                at,
+                kubeconfig: a.common.kubeconfig.clone(),
+                revision: Some(plan.revision.clone()),
+                parallel: a.common.parallel,
+            };
+            let checkout = support::load(cli, &common, io)?;
+            let differs = super::sync_planfile::differences(&plan, &checkout);
+            if !differs.is_empty() {
+                writeln!(
+                    io.stderr,
+                    "error[{}]: the plan {} is not what the checkout at {} renders: nothing was sent to any cluster",
+                    Code::PlanStale.as_str(),
+                    file.display(),
+                    a.common.path.display()
+                )?;
+                for d in differs.iter().take(20) {
+                    writeln!(io.stderr, "  {d}")?;
+                }
+                writeln!(
+                    io.stderr,
+                    "  help: run `capops apply` from the checkout the plan was made from, or `capops plan --out {}` again and review it",
+                    file.display()
+                )?;
+                return Ok(Exit::Gate);
+            }
             // The plan's clusters must not share an API server either.
             let contexts: Vec<(String, Option<String>)> = plan
                 .clusters
