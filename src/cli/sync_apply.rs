@@ -115,14 +115,10 @@ pub fn apply(cli: &Cli, a: &ApplyArgs, io: &mut Io<'_>) -> Outcome {
                 )?;
                 return Ok(Exit::Gate);
             }
-            // The plan's clusters must not share an API server either.
-            let contexts: Vec<(String, Option<String>)> = plan
-                .clusters
-                .iter()
-                .map(|c| (c.cluster.clone(), c.context.clone()))
-                .collect();
-            let names: Vec<&str> = contexts.iter().map(|c| c.0.as_str()).collect();
-            support::refuse_shared(&contexts, &names, kc.as_ref(), io)?;
+            // No Cluster of the checkout may share an API server with the plan's.
+            let names: Vec<&str> = plan.clusters.iter().map(|c| c.cluster.as_str()).collect();
+            support::refuse_shared(&checkout.contexts, &names, kc.as_ref(), io)?;
+            let known: Vec<String> = checkout.contexts.iter().map(|c| c.0.clone()).collect();
             if let Some(only) = &a.common.cluster {
                 plan.clusters.retain(|c| &c.cluster == only);
             }
@@ -131,9 +127,7 @@ pub fn apply(cli: &Cli, a: &ApplyArgs, io: &mut Io<'_>) -> Outcome {
                 plan.clusters.iter().collect(),
                 usize::from(a.common.parallel),
                 |p: &ClusterPlan| {
-                    // A plan file does not list the repository's Clusters:
-                    // any other Cluster named on an object stays its.
-                    let s = settings(&repository, Vec::new());
+                    let s = settings(&repository, known.clone());
                     let kc = kc.as_ref();
                     async move {
                         if p.error.is_some() {
