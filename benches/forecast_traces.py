@@ -7,6 +7,7 @@
     python3 benches/forecast_traces.py alibaba-dlrm disaggregated_DLRM_trace.csv OUT.csv
     python3 benches/forecast_traces.py helios-venus cluster_throughput.csv OUT.csv
     python3 benches/forecast_traces.py alibaba-genai lora_request_trace.csv OUT.csv
+    python3 benches/forecast_traces.py alibaba-openb openb_pod_list_default.csv OUT.csv
 
 Nothing is downloaded and no data goes into the repository: point it at
 copies of the traces (docs/benchmarks.md says where each comes from).
@@ -50,6 +51,16 @@ alibaba/clusterdata (Stable Diffusion serving requests). GPUs busy if each
 request holds one GPU from `gmt_create` for `exec_time_seconds`:
 time-weighted hourly mean. A small serving sample (under 4 at its peak);
 timestamps carry the trace's unknown anonymisation offset. Columns:
+timestamp, series, value.
+
+alibaba-openb: `cluster-trace-gpu-v2023/csv/openb_pod_list_default.csv` of
+alibaba/clusterdata (ATC'23 "Beware of Fragmentation": 8,152 pods of a GPU
+cluster). A scheduled pod holds `num_gpu` x `gpu_milli` / 1000 GPUs (shared
+GPUs count their fraction) from `scheduled_time` to `deletion_time`. The
+table lists only pods deleted after a cut-off (the earliest deletion, about
+hour 2,768), so the level is complete only from that hour on: the series
+starts at the first whole hour after it and ends with the last whole hour.
+Times count from the trace's start, put on a grid from 2024-01-01. Columns:
 timestamp, series, value.
 """
 
@@ -236,6 +247,23 @@ def alibaba_genai(src, out):
     write_series(out, [("alibaba-genai2026/busy-gpu-equivalents", hourly_means(intervals, hours))], origin)
 
 
+def alibaba_openb(src, out):
+    with open(src, newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    deleted = [float(r["deletion_time"]) for r in rows if r["deletion_time"].strip()]
+    first = int(-(-min(deleted) // 3600))
+    hours = int(max(deleted) // 3600)
+    intervals = []
+    for r in rows:
+        gpus = float(r["num_gpu"] or 0) * float(r["gpu_milli"] or 0) / 1000
+        if gpus <= 0 or not r["scheduled_time"].strip() or not r["deletion_time"].strip():
+            continue
+        intervals.append((float(r["scheduled_time"]), float(r["deletion_time"]), gpus))
+    level = hourly_means(intervals, hours)[first:]
+    write_series(out, [("alibaba-openb2023/gpus-allocated", level)],
+                 datetime.datetime(2024, 1, 1) + datetime.timedelta(hours=first))
+
+
 def main():
     p = argparse.ArgumentParser()
     sub = p.add_subparsers(dest="trace", required=True)
@@ -250,7 +278,7 @@ def main():
     a.add_argument("models")
     a.add_argument("total")
     a.add_argument("out")
-    for name in ["alibaba-dlrm", "helios-venus", "alibaba-genai"]:
+    for name in ["alibaba-dlrm", "helios-venus", "alibaba-genai", "alibaba-openb"]:
         x = sub.add_parser(name)
         x.add_argument("src")
         x.add_argument("out")
@@ -265,8 +293,10 @@ def main():
         alibaba_dlrm(args.src, args.out)
     elif args.trace == "helios-venus":
         helios_venus(args.src, args.out)
-    else:
+    elif args.trace == "alibaba-genai":
         alibaba_genai(args.src, args.out)
+    else:
+        alibaba_openb(args.src, args.out)
 
 
 if __name__ == "__main__":
