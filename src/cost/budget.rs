@@ -5,7 +5,9 @@
 //! sample are measured; later hours are its allocation forecast (P50), plus
 //! the requests that start after the measurements end (their GPUs are not in
 //! the measured level yet), minus the requests running when they ended, from
-//! the hour each of those ends (their GPUs are). In a pool where the team has
+//! the hour each of those ends (their GPUs are). Each hour is priced at the
+//! pool's blended price in force then (reservations that start or end in the
+//! month change it), as in chargeback. In a pool where the team has
 //! no usage history, its requests alone make the projection. Alerts fire at
 //! the Config's budget levels (default 80%, 100%, 120%): a month's alert is
 //! the highest level its spend reaches.
@@ -112,8 +114,7 @@ pub fn project(a: &Analysis<'_>, team: &str) -> Vec<MonthSpend> {
         }
     }
     for (cluster, pool) in pools {
-        let entry = a.pool(&cluster, &pool);
-        let Some(price) = entry.and_then(|e| e.price.blended) else {
+        let Some(entry) = a.pool(&cluster, &pool) else {
             for m in &mut months {
                 m.unpriced = true;
             }
@@ -123,7 +124,7 @@ pub fn project(a: &Analysis<'_>, team: &str) -> Vec<MonthSpend> {
             .iter()
             .filter(|r| r.spec.cluster.value == cluster && r.spec.pool.value == pool)
             .map(|r| {
-                let gpus = capacity::size(&r.spec, entry.map(|e| (e.pool, &e.cluster.spec))).gpus;
+                let gpus = capacity::size(&r.spec, Some((entry.pool, &entry.cluster.spec))).gpus;
                 (Hours::of_request(&r.spec), gpus)
             })
             .collect();
@@ -132,39 +133,21 @@ pub fn project(a: &Analysis<'_>, team: &str) -> Vec<MonthSpend> {
             .get(team)
             .and_then(|v| v.iter().find(|s| s.cluster == cluster && s.pool == pool));
         let outlook = series.and_then(|s| a.team_outlook(s));
-        let outlook = outlook.as_ref();
         for m in &mut months {
-            let month = (m.start, m.end);
-            let (mut measured, mut total) = (0.0, 0.0);
-            match outlook {
-                Some(o) => {
-                    let e = o.forecast_start;
-                    for h in m.start..m.end {
-                        if let Some(q) = o.at(h) {
-                            total += q.p50;
-                            if q.measured {
-                                measured += q.p50;
-                            }
-                        }
-                    }
-                    let future = (e.max(m.start), m.end);
-                    for (w, gpus) in &sized {
-                        if w.start >= e {
-                            total += gpus * overlap((w.start, w.end), future) as f64;
-                        } else if w.end > e && w.end != i64::MAX {
-                            total -= gpus * overlap((w.end, i64::MAX), future) as f64;
-                        }
-                    }
-                }
-                None => {
-                    for (w, gpus) in &sized {
-                        let hours = overlap((w.start, w.end), month);
-                        total += gpus * hours as f64;
-                    }
-                }
+            // Each hour at the price in force then: a reservation that starts
+            // or ends within the month changes the pool's blended price there,
+            // as in chargeback.
+            let segments = prices::pool_segments(a.repo, entry.cluster, entry.pool, m.start, m.end);
+            for (k, &(from, price)) in segments.iter().enumerate() {
+                let to = segments.get(k + 1).map_or(m.end, |next| next.0);
+                let Some(price) = price else {
+                    m.unpriced = true;
+                    continue;
+                };
+                let (measured, total) = gpu_hours(outlook.as_ref(), &sized, (from, to));
+                m.spend += prices::decimal(total.max(0.0)) * price;
+                m.measured += prices::decimal(measured) * price;
             }
-            m.spend += prices::decimal(total.max(0.0)) * price;
-            m.measured += prices::decimal(measured) * price;
         }
     }
     for m in &mut months {
@@ -177,4 +160,43 @@ pub fn project(a: &Analysis<'_>, team: &str) -> Vec<MonthSpend> {
         }
     }
     months
+}
+
+/// The team's GPU-hours in the pool over hours `[range.0, range.1)`: measured
+/// and in all. With an outlook, the allocation (measured, then forecast) plus
+/// requests that start after the measurements end, minus those running when
+/// they ended, from their end. Without one, the requests alone.
+fn gpu_hours(
+    outlook: Option<&crate::forecast::demand::Outlook>,
+    sized: &[(Hours, f64)],
+    range: (i64, i64),
+) -> (f64, f64) {
+    let (mut measured, mut total) = (0.0, 0.0);
+    match outlook {
+        Some(o) => {
+            let e = o.forecast_start;
+            for h in range.0..range.1 {
+                if let Some(q) = o.at(h) {
+                    total += q.p50;
+                    if q.measured {
+                        measured += q.p50;
+                    }
+                }
+            }
+            let future = (e.max(range.0), range.1);
+            for (w, gpus) in sized {
+                if w.start >= e {
+                    total += gpus * overlap((w.start, w.end), future) as f64;
+                } else if w.end > e && w.end != i64::MAX {
+                    total -= gpus * overlap((w.end, i64::MAX), future) as f64;
+                }
+            }
+        }
+        None => {
+            for (w, gpus) in sized {
+                total += gpus * overlap((w.start, w.end), range) as f64;
+            }
+        }
+    }
+    (measured, total)
 }

@@ -301,6 +301,55 @@ fn a_budget_crosses_its_alert_levels_in_the_right_months() {
 }
 
 #[test]
+fn a_budget_prices_each_hour_at_the_price_in_force_then() {
+    let now = at("2026-11-22T00:00:00Z");
+    // 2 reserved + 2 on-demand p4d.24xlarge. While the reservation (8.00 an
+    // instance-hour: 1.00 a GPU-hour) is in force the blended GPU-hour is
+    // (2 x 1.00 + 2 x 21.96 / 8) / 4 = 1.8725; after it ends on December 16
+    // the reserved nodes fall back to the catalog's 1-year price (14.00 / 8 =
+    // 1.75): (2 x 1.75 + 2 x 2.745) / 4 = 2.2475.
+    let pool = "    - {name: a100, gpuModel: a100-40gb, instanceType: p4d.24xlarge, gpusPerNode: 8, nodes: 4,\n       purchase: {reserved: 2, onDemand: 2}}\n";
+    let reservation = r#"apiVersion: capops.dev/v1alpha1
+kind: Reservation
+metadata: {name: ri}
+spec:
+  provider: aws
+  type: aws-capacity-reservation
+  region: us-east-2
+  zone: us-east-2a
+  instanceType: p4d.24xlarge
+  count: 2
+  term: {start: "2026-11-01T00:00:00Z", end: "2026-12-16T00:00:00Z"}
+  hourlyPrice: 8.00
+  covers: {cluster: c, pool: a100}
+"#;
+    let request = "apiVersion: capops.dev/v1alpha1\nkind: CapacityRequest\nmetadata: {name: run}\nspec:\n  team: vision\n  cluster: c\n  pool: a100\n  resources: {nvidia.com/gpu: 8}\n  window: {start: 2026-11-01, end: 2027-02-01}\n  workloadClass: training\n";
+    let repo = repo_of(&[
+        ("capops.yaml", CONFIG.into()),
+        ("prices.yaml", prices()),
+        ("cluster.yaml", cluster(pool)),
+        ("team.yaml", team("vision", Some(100_000))),
+        ("reservation.yaml", reservation.into()),
+        ("request.yaml", request.into()),
+    ]);
+    let a = Analysis::new(&repo, now);
+    let m = a.budget("vision");
+    let spend: Vec<Decimal> = m.iter().take(4).map(|m| m.spend).collect();
+    // November: 8 x 720 x 1.8725 = 10,785.60.
+    // December: 8 x (360 x 1.8725 + 384 x 2.2475) = 12,297.12.
+    // January: 8 x 744 x 2.2475 = 13,377.12. February: nothing.
+    assert_eq!(
+        spend,
+        [
+            Decimal::new(1_078_560, 2),
+            Decimal::new(1_229_712, 2),
+            Decimal::new(1_337_712, 2),
+            Decimal::ZERO
+        ]
+    );
+}
+
+#[test]
 fn usage_history_sets_the_projection_and_requests_move_it() {
     let now = at("2026-11-16T00:00:00Z");
     let pool = "    - {name: h100, gpuModel: h100-80gb-sxm, instanceType: p5.48xlarge, gpusPerNode: 8, nodes: 4}\n";
