@@ -25,7 +25,8 @@
 //!    1-year tier goes up to its break-even level.
 //! 5. Steady demand above the commitments runs **on demand**.
 //!
-//! Commitments are whole instances. Costs are per average month (730 hours).
+//! Commitments are whole instances, and so is what each hour buys on spot, on
+//! capacity blocks and on demand. Costs are per average month (730 hours).
 
 use super::prices::{self, GpuHour, HOURS_PER_MONTH};
 use crate::capacity::Timeline;
@@ -74,7 +75,8 @@ pub struct Mix {
     pub released_gpus: f64,
     pub baseline: Option<Tier>,
     pub flexible: Option<Tier>,
-    /// Mean GPUs on capacity blocks, on spot and on demand.
+    /// Mean GPUs bought on capacity blocks, on spot and on demand (whole
+    /// instances each hour).
     pub block_gpus: f64,
     pub spot_gpus: f64,
     pub on_demand_gpus: f64,
@@ -135,8 +137,8 @@ pub fn recommend(i: &Inputs<'_>) -> Option<Mix> {
     let allowance = prices::decimal(1.0 + i.spot_allowance.max(0.0));
     let spot = price.spot.map(|s| s * allowance).filter(|s| *s < od);
     let block = price.capacity_block.filter(|b| *b < od);
-    // On-demand capacity comes in whole instances: an hour that needs 3.1
-    // GPUs of an 8-GPU instance pays for 8.
+    // On-demand, spot and capacity-block capacity comes in whole instances:
+    // an hour that needs 3.1 GPUs of an 8-GPU instance pays for 8.
     let gpn = i.gpus_per_node as f64;
     let whole_up = |gpus: f64| -> f64 {
         if gpus <= 1e-9 {
@@ -150,6 +152,8 @@ pub fn recommend(i: &Inputs<'_>) -> Option<Mix> {
     let mut steady50 = Vec::with_capacity(i.hours);
     let mut steady10 = Vec::with_capacity(i.hours);
     let (mut pre, mut blocks, mut locked_served, mut total) = (0.0, 0.0, 0.0, 0.0);
+    // Spot and capacity-block GPU-hours paid for (whole instances).
+    let (mut pre_paid, mut blocks_paid) = (0.0, 0.0);
     for h in i.from..i.from + i.hours as i64 {
         let Some(q) = i.demand.at(h) else { continue };
         let d50 = (q.p50 - i.release).max(0.0);
@@ -173,6 +177,8 @@ pub fn recommend(i: &Inputs<'_>) -> Option<Mix> {
         total += d50;
         pre += pre_left;
         blocks += burst;
+        pre_paid += whole_up(pre_left);
+        blocks_paid += whole_up(burst);
         steady50.push(steady_left - burst);
         steady10.push(((d10 - p).max(0.0) - lock).max(0.0) - burst);
     }
@@ -244,8 +250,8 @@ pub fn recommend(i: &Inputs<'_>) -> Option<Mix> {
     let monthly_mix = ((tier_cost(&baseline)
         + tier_cost(&flexible)
         + per_hour(on_demand_paid) * od
-        + per_hour(pre) * spot.unwrap_or(od)
-        + per_hour(blocks) * block.unwrap_or(od))
+        + per_hour(pre_paid) * spot.unwrap_or(od)
+        + per_hour(blocks_paid) * block.unwrap_or(od))
         * month)
         .round_dp(2);
     // The comparison: the same demand all on demand, in whole instances.
@@ -271,8 +277,8 @@ pub fn recommend(i: &Inputs<'_>) -> Option<Mix> {
         },
         baseline,
         flexible,
-        block_gpus: blocks / nf,
-        spot_gpus: pre / nf,
+        block_gpus: blocks_paid / nf,
+        spot_gpus: pre_paid / nf,
         on_demand_gpus: on_demand_paid / nf,
         on_demand_price: od,
         spot_price: spot,

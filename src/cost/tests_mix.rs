@@ -186,6 +186,63 @@ fn the_research_lab_mix_commits_its_floor_long_its_day_for_a_year_and_spots_rese
 }
 
 #[test]
+fn spot_and_capacity_blocks_are_bought_in_whole_instances() {
+    // 8-GPU instances: on demand 8.00 a GPU-hour, spot 2.00 (no interruption
+    // allowance), capacity blocks 5.00, no committed prices. 3 GPUs of
+    // preemptible demand all the time, and a known burst of 12 GPUs for the
+    // first 240 of 720 hours.
+    let price = prices::GpuHour {
+        on_demand: d(800),
+        spot: Some(d(200)),
+        reserved1y: None,
+        reserved3y: None,
+        capacity_block: Some(d(500)),
+        source: "test".into(),
+    };
+    let hours = 720;
+    let demand = Outlook::requests_only(0, hours, |h| 3.0 + if h < 240 { 12.0 } else { 0.0 });
+    let pre = Outlook::requests_only(0, hours, |_| 3.0);
+    let burst =
+        crate::capacity::Timeline::build([(crate::capacity::Hours { start: 0, end: 240 }, 12.0)]);
+    let none = crate::capacity::Timeline::default();
+    let m = mix::recommend(&mix::Inputs {
+        demand: &demand,
+        preemptible: Some(&pre),
+        from: 0,
+        hours: hours as usize,
+        gpus_per_node: 8,
+        price: &price,
+        spot_allowance: 0.0,
+        release: 0.0,
+        locked: &none,
+        locked_monthly: Decimal::ZERO,
+        bursts: &burst,
+        three_years_supported: true,
+    })
+    .unwrap();
+    // Spot: 3 GPUs need one instance, 8 GPUs every hour. Blocks: 12 GPUs need
+    // two instances, 16 GPUs for 240 of 720 hours: 5.33 on average.
+    assert!((m.spot_gpus - 8.0).abs() < 1e-9, "{m:?}");
+    assert!((m.block_gpus - 16.0 / 3.0).abs() < 1e-9, "{m:?}");
+    assert!(m.on_demand_gpus < 1e-9, "{m:?}");
+    // (8 x 2.00 + 16/3 x 5.00) x 730 = 31,146.67 a month, against all on
+    // demand in whole instances: (16 x 240 + 8 x 480) / 720 x 8.00 x 730 =
+    // 62,293.33.
+    assert!(
+        (prices::float(m.monthly_mix) - 31_146.67).abs() < 0.02,
+        "{}",
+        m.monthly_mix
+    );
+    assert!(
+        (prices::float(m.monthly_on_demand) - 62_293.33).abs() < 0.02,
+        "{}",
+        m.monthly_on_demand
+    );
+    // What the hours serve is still counted in GPUs: 3 of 7 on spot.
+    assert!((m.shares.spot - 3.0 / 7.0).abs() < 1e-9, "{:?}", m.shares);
+}
+
+#[test]
 fn a_three_year_term_on_ninety_days_of_history_is_flagged_and_its_bands_widen() {
     let now = at("2026-11-22T00:00:00Z");
     let pool = "    - {name: a100, gpuModel: a100-40gb, instanceType: p4d.24xlarge, gpusPerNode: 8, nodes: 30}\n";
