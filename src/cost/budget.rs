@@ -5,15 +5,17 @@
 //! sample are measured; later hours are its allocation forecast (P50), plus
 //! the requests that start after the measurements end (their GPUs are not in
 //! the measured level yet), minus the requests running when they ended, from
-//! the hour each of those ends (their GPUs are). Each hour is priced at the
-//! pool's blended price in force then (reservations that start or end in the
-//! month change it), as in chargeback. In a pool where the team has
-//! no usage history, its requests alone make the projection. Alerts fire at
-//! the Config's budget levels (default 80%, 100%, 120%): a month's alert is
-//! the highest level its spend reaches.
+//! the hour each of those ends (their GPUs are), never below zero in any
+//! hour. Each hour is priced at the pool's blended price in force then
+//! (reservations that start or end in the month change it), as in
+//! chargeback. In a pool where the team has no usage history, its requests
+//! alone make the projection. Alerts fire at the Config's budget levels
+//! (default 80%, 100%, 120%): a month's alert is the highest level its spend
+//! reaches.
 
 use super::{Analysis, BUDGET_MONTHS, prices};
 use crate::capacity::{self, Hours};
+use crate::forecast::demand::Outlook;
 use crate::model::*;
 use rust_decimal::Decimal;
 
@@ -133,6 +135,27 @@ pub fn project(a: &Analysis<'_>, team: &str) -> Vec<MonthSpend> {
             .get(team)
             .and_then(|v| v.iter().find(|s| s.cluster == cluster && s.pool == pool));
         let outlook = series.and_then(|s| a.team_outlook(s));
+        // What the requests add to the forecast from the end of the
+        // measurements: those starting later add their GPUs, those running
+        // then take theirs away from their end.
+        let adjust = outlook.as_ref().map(|o| {
+            let e = o.forecast_start;
+            capacity::Timeline::build(sized.iter().filter_map(|(w, gpus)| {
+                if w.start >= e {
+                    Some((*w, *gpus))
+                } else if w.end > e && w.end != i64::MAX {
+                    Some((
+                        Hours {
+                            start: w.end,
+                            end: i64::MAX,
+                        },
+                        -gpus,
+                    ))
+                } else {
+                    None
+                }
+            }))
+        });
         for m in &mut months {
             // Each hour at the price in force then: a reservation that starts
             // or ends within the month changes the pool's blended price there,
@@ -144,8 +167,11 @@ pub fn project(a: &Analysis<'_>, team: &str) -> Vec<MonthSpend> {
                     m.unpriced = true;
                     continue;
                 };
-                let (measured, total) = gpu_hours(outlook.as_ref(), &sized, (from, to));
-                m.spend += prices::decimal(total.max(0.0)) * price;
+                let (measured, total) = match (&outlook, &adjust) {
+                    (Some(o), Some(adjust)) => forecast_gpu_hours(o, adjust, (from, to)),
+                    _ => (0.0, requests_gpu_hours(&sized, (from, to))),
+                };
+                m.spend += prices::decimal(total) * price;
                 m.measured += prices::decimal(measured) * price;
             }
         }
@@ -162,41 +188,30 @@ pub fn project(a: &Analysis<'_>, team: &str) -> Vec<MonthSpend> {
     months
 }
 
-/// The team's GPU-hours in the pool over hours `[range.0, range.1)`: measured
-/// and in all. With an outlook, the allocation (measured, then forecast) plus
-/// requests that start after the measurements end, minus those running when
-/// they ended, from their end. Without one, the requests alone.
-fn gpu_hours(
-    outlook: Option<&crate::forecast::demand::Outlook>,
-    sized: &[(Hours, f64)],
-    range: (i64, i64),
-) -> (f64, f64) {
+/// The team's GPU-hours in the pool over hours `[range.0, range.1)`,
+/// measured and in all: the allocation (measured, then forecast), plus the
+/// requests' adjustment after the measurements end, never below zero in any
+/// hour.
+fn forecast_gpu_hours(o: &Outlook, adjust: &capacity::Timeline, range: (i64, i64)) -> (f64, f64) {
     let (mut measured, mut total) = (0.0, 0.0);
-    match outlook {
-        Some(o) => {
-            let e = o.forecast_start;
-            for h in range.0..range.1 {
-                if let Some(q) = o.at(h) {
-                    total += q.p50;
-                    if q.measured {
-                        measured += q.p50;
-                    }
-                }
-            }
-            let future = (e.max(range.0), range.1);
-            for (w, gpus) in sized {
-                if w.start >= e {
-                    total += gpus * overlap((w.start, w.end), future) as f64;
-                } else if w.end > e && w.end != i64::MAX {
-                    total -= gpus * overlap((w.end, i64::MAX), future) as f64;
-                }
-            }
-        }
-        None => {
-            for (w, gpus) in sized {
-                total += gpus * overlap((w.start, w.end), range) as f64;
-            }
+    for h in range.0..range.1 {
+        let q = o.at(h);
+        if let Some(q) = q.filter(|q| q.measured) {
+            measured += q.p50;
+            total += q.p50;
+        } else if h >= o.forecast_start {
+            total += (q.map_or(0.0, |q| q.p50) + adjust.at(h)).max(0.0);
+        } else if let Some(q) = q {
+            total += q.p50;
         }
     }
     (measured, total)
+}
+
+/// A team's GPU-hours from its requests alone (no usage history in the pool).
+fn requests_gpu_hours(sized: &[(Hours, f64)], range: (i64, i64)) -> f64 {
+    sized
+        .iter()
+        .map(|(w, gpus)| gpus * overlap((w.start, w.end), range) as f64)
+        .sum()
 }

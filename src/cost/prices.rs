@@ -102,9 +102,12 @@ pub fn pool(
         Some(p) => (p.value.reserved.0, p.value.on_demand.0, p.value.spot.0),
         None => (0, pool.nodes.value.0, 0),
     };
-    // Reservations covering the pool: their cost over their GPU-hours.
+    // Reservations covering the pool and in force at `at`: each bills its
+    // GPUs at its own rate (its total over its GPU-hours) this hour, so they
+    // are weighted by GPUs, not by the length of their terms.
     let mut cost = Decimal::ZERO;
-    let mut gpu_hours = Decimal::ZERO;
+    let mut gpus = Decimal::ZERO;
+    let mut instances: u32 = 0;
     let mut names = Vec::new();
     let reservations = repo
         .pricing_reservations
@@ -133,16 +136,14 @@ pub fn pool(
         if rc.gpu_hours.is_zero() {
             continue;
         }
-        cost += rc.total;
-        gpu_hours += rc.gpu_hours;
+        cost += rc.per_gpu_hour * Decimal::from(rc.gpus);
+        gpus += Decimal::from(rc.gpus);
+        instances = instances.saturating_add(s.count.value.0);
         names.push(r.name().to_string());
     }
-    let reserved = if !gpu_hours.is_zero() {
-        Some((
-            cost / gpu_hours,
-            format!("reservations {}", names.join(", ")),
-        ))
-    } else {
+    // The catalog's committed price: what a reserved node no reservation
+    // covers is taken to cost.
+    let committed = || {
         catalog.as_ref().and_then(|g| {
             g.reserved1y
                 .map(|p| (p, "catalog 1-year price".to_string()))
@@ -157,6 +158,27 @@ pub fn pool(
                     ))
                 })
         })
+    };
+    let reserved = if gpus.is_zero() {
+        committed()
+    } else {
+        let rate = cost / gpus;
+        let source = format!("reservations {}", names.join(", "));
+        match committed() {
+            // Reserved nodes beyond the reservations' instances are priced at
+            // the catalog's committed price.
+            Some((fallback, fallback_source)) if instances < reserved_nodes => {
+                let covered = Decimal::from(instances);
+                let rest = Decimal::from(reserved_nodes - instances);
+                Some((
+                    (covered * rate + rest * fallback) / (covered + rest),
+                    format!(
+                        "{source} ({instances} of {reserved_nodes} reserved nodes), {fallback_source} for the rest"
+                    ),
+                ))
+            }
+            _ => Some((rate, source)),
+        }
     };
     let blended = catalog.as_ref().map(|g| {
         let nodes = reserved_nodes + on_demand_nodes + spot_nodes;

@@ -301,6 +301,64 @@ fn a_budget_crosses_its_alert_levels_in_the_right_months() {
 }
 
 #[test]
+fn reservations_in_force_are_weighted_by_their_gpus_and_uncovered_reserved_nodes_by_the_catalog() {
+    let now = at("2026-11-20T00:00:00Z");
+    let res = |name: &str, count: u32, start: &str, end: &str, price: &str| {
+        format!(
+            "apiVersion: capops.dev/v1alpha1\nkind: Reservation\nmetadata: {{name: {name}}}\nspec:\n  provider: aws\n  type: aws-capacity-reservation\n  region: us-east-2\n  zone: us-east-2a\n  instanceType: p4d.24xlarge\n  count: {count}\n  term: {{start: \"{start}\", end: \"{end}\"}}\n  hourlyPrice: {price}\n  covers: {{cluster: c, pool: a100}}\n---\n"
+        )
+    };
+    let price_of = |purchase: &str, reservations: String| {
+        let pool = format!(
+            "    - {{name: a100, gpuModel: a100-40gb, instanceType: p4d.24xlarge, gpusPerNode: 8, nodes: 4,\n       purchase: {purchase}}}\n"
+        );
+        let repo = repo_of(&[
+            ("capops.yaml", CONFIG.into()),
+            ("prices.yaml", prices()),
+            ("cluster.yaml", cluster(&pool)),
+            ("reservations.yaml", reservations),
+        ]);
+        let a = Analysis::new(&repo, now);
+        a.pool("c", "a100").unwrap().price.blended.unwrap()
+    };
+    // A year at 8.00 an instance-hour (1.00 a GPU-hour) and a week at 24.00
+    // (3.00), both billing now for two instances each: (2 x 1.00 + 2 x 3.00)
+    // / 4 = 2.00 a GPU-hour, however short the week is.
+    let both = [
+        res(
+            "year",
+            2,
+            "2026-10-01T00:00:00Z",
+            "2027-10-01T00:00:00Z",
+            "8.00",
+        ),
+        res(
+            "week",
+            2,
+            "2026-11-15T00:00:00Z",
+            "2026-11-22T00:00:00Z",
+            "24.00",
+        ),
+    ]
+    .concat();
+    assert_eq!(price_of("{reserved: 4}", both), Decimal::new(2, 0));
+    // Three reserved nodes, two of them covered at 1.00: the third costs the
+    // catalog's 1-year 1.75, so reserved GPU-hours average 1.25 and the pool
+    // (3 x 1.25 + 1 x 2.745 on demand) / 4 = 1.62375.
+    let one = res(
+        "year",
+        2,
+        "2026-10-01T00:00:00Z",
+        "2027-10-01T00:00:00Z",
+        "8.00",
+    );
+    assert_eq!(
+        price_of("{reserved: 3, onDemand: 1}", one),
+        Decimal::new(162_375, 5)
+    );
+}
+
+#[test]
 fn a_budget_prices_each_hour_at_the_price_in_force_then() {
     let now = at("2026-11-22T00:00:00Z");
     // 2 reserved + 2 on-demand p4d.24xlarge. While the reservation (8.00 an
@@ -347,6 +405,32 @@ spec:
             Decimal::ZERO
         ]
     );
+}
+
+#[test]
+fn a_request_ending_takes_its_gpus_away_but_no_hour_costs_less_than_nothing() {
+    let now = at("2026-11-16T00:00:00Z");
+    let pool = "    - {name: h100, gpuModel: h100-80gb-sxm, instanceType: p5.48xlarge, gpusPerNode: 8, nodes: 4}\n";
+    // The team is measured at 2 GPUs, while a request of 3 runs until
+    // December 20: from then on the forecast is max(0, 2 - 3) = 0 an hour.
+    let request = "apiVersion: capops.dev/v1alpha1\nkind: CapacityRequest\nmetadata: {name: a}\nspec:\n  team: vision\n  cluster: c\n  pool: h100\n  resources: {nvidia.com/gpu: 3}\n  window: {start: 2026-11-01, end: 2026-12-20}\n  workloadClass: training\n";
+    let repo = repo_of(&[
+        ("capops.yaml", CONFIG.into()),
+        ("prices.yaml", prices()),
+        ("cluster.yaml", cluster(pool)),
+        ("team.yaml", team("vision", Some(100_000))),
+        ("request.yaml", request.into()),
+        (
+            "usage/c.csv",
+            usage(now, 40, "h100", "vision", |_| 2.0, |_| 1.0),
+        ),
+    ]);
+    let a = Analysis::new(&repo, now);
+    let m = a.budget("vision");
+    // December: 19 days x 24 h x 2 GPUs x 6.88 = 6,274.56 (the last 12 days
+    // cost nothing; they do not take 864 GPU-hours off the first 19).
+    assert_eq!(m[1].spend, Decimal::new(627_456, 2));
+    assert_eq!(m[2].spend, Decimal::ZERO);
 }
 
 #[test]
