@@ -21,7 +21,8 @@
 //! twice. A commitment mix is recommended when it saves at least 10% of
 //! today's cost. A reservation that is oversized and can still be changed
 //! (not locked) is resized inside its pool's commitment plan; on its own
-//! (with its own saving) only when the pool has no plan. Pools without a
+//! (with its own saving) only when the pool has no plan, and then its saving
+//! is what is left of `today - mix1` after rightsizing. Pools without a
 //! catalog price credit rightsizing at the blended price. Every
 //! recommendation carries its saving, its risk and the document change that
 //! would apply it.
@@ -205,7 +206,14 @@ pub fn recommendations(a: &Analysis<'_>) -> Vec<Recommendation> {
             }
         }
         if !planned {
-            out.extend(resizes(a, cluster, pool, &cur));
+            let mut resized = resizes(a, cluster, pool, &cur);
+            // Rightsizing's saving already assumes the pool buys mix1; what
+            // is left of `today - mix1` bounds what resizing can add.
+            if let Some(m1) = &mix1 {
+                let room = (today - m1.monthly_plan() - rightsizing).max(Decimal::ZERO);
+                cap_savings(&mut resized, room, &cur);
+            }
+            out.extend(resized);
         }
     }
     for (
@@ -458,6 +466,34 @@ fn commitment(
             risks.join("; ")
         },
         changes,
+    }
+}
+
+/// Scales the savings of `recs` down so that they add up to `room` at most
+/// (the last one takes the rounding), and says so in their text.
+fn cap_savings(recs: &mut [Recommendation], room: Decimal, cur: &str) {
+    let total: Decimal = recs.iter().filter_map(|r| r.monthly_savings).sum();
+    if total <= room || total.is_zero() {
+        return;
+    }
+    let mut given = Decimal::ZERO;
+    let n = recs.len();
+    for (k, r) in recs.iter_mut().enumerate() {
+        let Some(own) = r.monthly_savings else {
+            continue;
+        };
+        let part = if k + 1 == n {
+            (room - given).max(Decimal::ZERO)
+        } else {
+            (room * own / total).round_dp(2)
+        };
+        given += part;
+        r.monthly_savings = Some(part);
+        r.text.push_str(&format!(
+            "; it saves {} of its {} on its own: the rest is already counted in the pool's rightsizing, which needs fewer committed GPUs",
+            money(part, cur),
+            money(own, cur)
+        ));
     }
 }
 

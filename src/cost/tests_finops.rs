@@ -379,3 +379,72 @@ fn nothing_is_recommended_for_a_bought_prepaid_block_and_one_not_yet_sold_is_res
         }
     }
 }
+
+#[test]
+fn a_reservation_resize_beside_rightsizing_adds_only_what_rightsizing_left() {
+    // Ten 1-GPU instances reserved at 5.50 (today 10 x 5.50 x 730 = 40,150 a
+    // month). vision holds 7.5 and uses 1 (rightsized to 2 at 70%: 5.5
+    // released); text holds 1 and uses it. Before rightsizing the demand of
+    // 8.5 costs 9 one-year GPUs at 6.00 = 39,420 (1.8% less than today: no
+    // commitment plan); after it, 3 x 6.00 x 730 = 13,140. Rightsizing saves
+    // 39,420 - 13,140 = 26,280, which already assumes fewer committed GPUs,
+    // so the reservation's resize (10 -> 8, 8,030 on its own) adds only what
+    // is left of today - 13,140 = 27,010: 730.
+    let now = at("2026-11-20T00:00:00Z");
+    let reservation = "apiVersion: capops.dev/v1alpha1\nkind: Reservation\nmetadata: {name: r1}\nspec:\n  provider: aws\n  type: aws-capacity-reservation\n  region: us-east-2\n  zone: us-east-2a\n  instanceType: g1\n  count: 10\n  term: {start: \"2026-10-01T00:00:00Z\", end: \"2027-06-01T00:00:00Z\"}\n  hourlyPrice: 5.5\n  covers: {cluster: c, pool: p}\n";
+    let repo = repo_of(&[
+        (
+            "capops.yaml",
+            "apiVersion: capops.dev/v1alpha1\nkind: Config\nmetadata: {name: t}\nspec:\n  thresholds: {strandedSpendShare: 0.05}\n".into(),
+        ),
+        (
+            "prices.yaml",
+            catalog(
+                "    - {provider: aws, region: us-east-2, instanceType: g1, gpusPerInstance: 1, onDemand: 10, spot: 4, reserved1y: 6, reserved3y: 4, source: test}\n",
+            ),
+        ),
+        (
+            "cluster.yaml",
+            cluster(
+                "    - {name: p, gpuModel: h100-80gb-sxm, instanceType: g1, gpusPerNode: 1, nodes: 10, purchase: {reserved: 10}}\n",
+            ),
+        ),
+        (
+            "teams.yaml",
+            format!("{}---\n{}", team("vision", None), team("text", None)),
+        ),
+        ("reservation.yaml", reservation.into()),
+        (
+            "usage/c.csv",
+            join(
+                usage(now, 50, "p", "vision", |_| 7.5, |_| 1.0),
+                usage(now, 50, "p", "text", |_| 1.0, |_| 1.0),
+            ),
+        ),
+    ]);
+    let a = Analysis::new(&repo, now);
+    let recs = plan::recommendations(&a);
+    let saving = |kind| {
+        recs.iter()
+            .filter(|r| r.kind == kind)
+            .map(|r| r.monthly_savings.unwrap())
+            .sum::<Decimal>()
+    };
+    assert_eq!(
+        saving(plan::RecommendationKind::RightsizeTeam),
+        d(2_628_000)
+    );
+    assert_eq!(
+        saving(plan::RecommendationKind::CommitmentMix),
+        Decimal::ZERO
+    );
+    assert_eq!(
+        saving(plan::RecommendationKind::ResizeReservation),
+        d(73_000)
+    );
+    let resize = recs
+        .iter()
+        .find(|r| r.kind == plan::RecommendationKind::ResizeReservation)
+        .unwrap();
+    assert!(resize.text.contains("already counted"), "{}", resize.text);
+}
