@@ -2,7 +2,9 @@
 //!
 //! A team's spend in a calendar month (UTC) is the GPU-hours allocated to it
 //! in each pool times the pool's blended price. Hours up to its last usage
-//! sample are measured; later hours are its allocation forecast (P50), plus
+//! sample are measured (scaled down, as chargeback does, in hours its pool's
+//! teams report more GPUs than it has); later hours are its allocation
+//! forecast (P50), plus
 //! the requests that start after the measurements end (their GPUs are not in
 //! the measured level yet), minus the requests running when they ended, from
 //! the hour each of those ends (their GPUs are), never below zero in any
@@ -168,7 +170,9 @@ pub fn project(a: &Analysis<'_>, team: &str) -> Vec<MonthSpend> {
                     continue;
                 };
                 let (measured, total) = match (&outlook, &adjust) {
-                    (Some(o), Some(adjust)) => forecast_gpu_hours(o, adjust, (from, to)),
+                    (Some(o), Some(adjust)) => forecast_gpu_hours(o, adjust, (from, to), |h| {
+                        a.allocation_scale(&cluster, &pool, h)
+                    }),
                     _ => (0.0, requests_gpu_hours(&sized, (from, to))),
                 };
                 m.spend += prices::decimal(total) * price;
@@ -189,16 +193,23 @@ pub fn project(a: &Analysis<'_>, team: &str) -> Vec<MonthSpend> {
 }
 
 /// The team's GPU-hours in the pool over hours `[range.0, range.1)`,
-/// measured and in all: the allocation (measured, then forecast), plus the
-/// requests' adjustment after the measurements end, never below zero in any
-/// hour.
-fn forecast_gpu_hours(o: &Outlook, adjust: &capacity::Timeline, range: (i64, i64)) -> (f64, f64) {
+/// measured and in all: the allocation (measured, scaled down as chargeback
+/// does in hours the pool's teams hold more than it has; then forecast),
+/// plus the requests' adjustment after the measurements end, never below
+/// zero in any hour.
+fn forecast_gpu_hours(
+    o: &Outlook,
+    adjust: &capacity::Timeline,
+    range: (i64, i64),
+    scale: impl Fn(i64) -> f64,
+) -> (f64, f64) {
     let (mut measured, mut total) = (0.0, 0.0);
     for h in range.0..range.1 {
         let q = o.at(h);
         if let Some(q) = q.filter(|q| q.measured) {
-            measured += q.p50;
-            total += q.p50;
+            let x = q.p50 * scale(h);
+            measured += x;
+            total += x;
         } else if h >= o.forecast_start {
             total += (q.map_or(0.0, |q| q.p50) + adjust.at(h)).max(0.0);
         } else if let Some(q) = q {

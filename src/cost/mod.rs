@@ -54,6 +54,8 @@ pub struct PoolEntry<'r> {
     until: i64,
     outlook: OnceLock<Option<Outlook>>,
     preemptible: OnceLock<Option<Outlook>>,
+    /// The measured demand of all the pool's teams (see [`Analysis::pool_demand`]).
+    demand: OnceLock<Hourly>,
 }
 
 /// One team's usage series in one pool.
@@ -172,6 +174,7 @@ impl<'r> Analysis<'r> {
                         until,
                         outlook: OnceLock::new(),
                         preemptible: OnceLock::new(),
+                        demand: OnceLock::new(),
                     },
                 );
             }
@@ -227,9 +230,29 @@ impl<'r> Analysis<'r> {
 
     /// The pool's measured demand (allocated GPUs of all its teams).
     pub fn pool_demand(&self, cluster: &str, pool: &str) -> Hourly {
-        self.pool(cluster, pool)
-            .map(|p| self.series.sum(&p.series))
+        self.pool_demand_ref(cluster, pool)
+            .cloned()
             .unwrap_or_default()
+    }
+
+    /// [`Analysis::pool_demand`], computed once per pool.
+    pub fn pool_demand_ref(&self, cluster: &str, pool: &str) -> Option<&Hourly> {
+        let p = self.pool(cluster, pool)?;
+        Some(p.demand.get_or_init(|| self.series.sum(&p.series)))
+    }
+
+    /// What chargeback scales a team's measured allocation by in hour `h`:
+    /// the pool's GPUs over its teams' allocation when that is more (an
+    /// hour over capacity), else 1.
+    pub fn allocation_scale(&self, cluster: &str, pool: &str, h: i64) -> f64 {
+        let Some(p) = self.pool(cluster, pool) else {
+            return 1.0;
+        };
+        let gpus = crate::capacity::pool_gpus(p.pool) as f64;
+        match self.pool_demand_ref(cluster, pool).and_then(|d| d.get(h)) {
+            Some(total) if total > gpus && total > 0.0 => gpus / total,
+            _ => 1.0,
+        }
     }
 
     /// The pool's demand outlook: its measured demand and forecast plus

@@ -434,6 +434,38 @@ fn a_request_ending_takes_its_gpus_away_but_no_hour_costs_less_than_nothing() {
 }
 
 #[test]
+fn measured_hours_over_capacity_cost_a_budget_what_chargeback_charges() {
+    let now = at("2026-11-16T00:00:00Z");
+    // One 8-GPU node, while two teams report 6 GPUs each: chargeback scales
+    // each to 8 x 6 / 12 = 4, and the budget's measured hours agree.
+    let pool = "    - {name: h100, gpuModel: h100-80gb-sxm, instanceType: p5.48xlarge, gpusPerNode: 8, nodes: 1}\n";
+    let repo = repo_of(&[
+        ("capops.yaml", CONFIG.into()),
+        ("prices.yaml", prices()),
+        ("cluster.yaml", cluster(pool)),
+        (
+            "teams.yaml",
+            format!(
+                "{}---\n{}",
+                team("vision", Some(100_000)),
+                team("text", None)
+            ),
+        ),
+        (
+            "usage/c.csv",
+            super::tests_finops::join(
+                usage(now, 40, "h100", "vision", |_| 6.0, |_| 3.0),
+                usage(now, 40, "h100", "text", |_| 6.0, |_| 3.0),
+            ),
+        ),
+    ]);
+    let a = Analysis::new(&repo, now);
+    let m = a.budget("vision");
+    // November 1-15: 360 h x 4 GPUs x 6.88 = 9,907.20.
+    assert_eq!(m[0].measured, Decimal::new(990_720, 2));
+}
+
+#[test]
 fn usage_history_sets_the_projection_and_requests_move_it() {
     let now = at("2026-11-16T00:00:00Z");
     let pool = "    - {name: h100, gpuModel: h100-80gb-sxm, instanceType: p5.48xlarge, gpusPerNode: 8, nodes: 4}\n";
