@@ -575,6 +575,8 @@ pub struct RequestCost {
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
+mod tests_budget;
+#[cfg(test)]
 mod tests_finops;
 #[cfg(test)]
 mod tests_history;

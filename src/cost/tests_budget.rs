@@ -1,0 +1,209 @@
+//! Budgets: monthly spend projected from measured and forecast allocation
+//! and the approved requests, priced hour by hour, with alert levels; every
+//! number worked out by hand in the comments.
+
+use super::tests::{CONFIG, at, cluster, prices, repo_of, team, usage};
+use super::*;
+use rust_decimal::Decimal;
+
+#[test]
+fn a_budget_crosses_its_alert_levels_in_the_right_months() {
+    let now = at("2026-11-22T00:00:00Z");
+    let pool = "    - {name: h100, gpuModel: h100-80gb-sxm, instanceType: p5.48xlarge, gpusPerNode: 8, nodes: 4}\n";
+    let request = |name: &str, gpus: u32, start: &str, end: &str| {
+        format!(
+            "apiVersion: capops.dev/v1alpha1\nkind: CapacityRequest\nmetadata: {{name: {name}}}\nspec:\n  team: vision\n  cluster: c\n  pool: h100\n  resources: {{nvidia.com/gpu: {gpus}}}\n  window: {{start: {start}, end: {end}}}\n  workloadClass: training\n---\n"
+        )
+    };
+    let requests = [
+        request("base", 16, "2026-11-01", "2027-06-01"),
+        request("dec", 2, "2026-12-01", "2027-06-01"),
+        request("jan", 2, "2027-01-01", "2027-06-01"),
+        request("march-peak", 4, "2027-03-01", "2027-04-01"),
+    ]
+    .concat();
+    let repo = repo_of(&[
+        ("capops.yaml", CONFIG.into()),
+        ("prices.yaml", prices()),
+        ("cluster.yaml", cluster(pool)),
+        ("team.yaml", team("vision", Some(100_000))),
+        ("requests.yaml", requests),
+    ]);
+    let a = Analysis::new(&repo, now);
+    let months = a.budget("vision");
+    assert_eq!(months.len(), BUDGET_MONTHS);
+    let got: Vec<(String, Option<String>)> = months
+        .iter()
+        .take(8)
+        .map(|m| (m.label(), m.alert.map(|l| l.normalize().to_string())))
+        .collect();
+    let want = [
+        ("2026-11", None),        // 16 GPUs x 720 h x 6.88 = 79,258: 79%
+        ("2026-12", Some("0.8")), // 18 x 744 h: 92,137
+        ("2027-01", Some("1")),   // 20 x 744 h: 102,374
+        ("2027-02", Some("0.8")), // 20 x 672 h: 92,467 (a short month)
+        ("2027-03", Some("1.2")), // 24 x 744 h: 122,849
+        ("2027-04", Some("0.8")), // 20 x 720 h: 99,072
+        ("2027-05", Some("1")),   // 20 x 744 h: 102,374
+        ("2027-06", None),        // nothing left
+    ];
+    let want: Vec<(String, Option<String>)> = want
+        .iter()
+        .map(|(m, l)| (m.to_string(), l.map(String::from)))
+        .collect();
+    assert_eq!(got, want);
+    assert_eq!(months[1].spend, Decimal::new(9_213_696, 2));
+    assert!((months[4].share.unwrap() - 1.228_492_8).abs() < 1e-6);
+}
+
+#[test]
+fn a_budget_prices_each_hour_at_the_price_in_force_then() {
+    let now = at("2026-11-22T00:00:00Z");
+    // 2 reserved + 2 on-demand p4d.24xlarge. While the reservation (8.00 an
+    // instance-hour: 1.00 a GPU-hour) is in force the blended GPU-hour is
+    // (2 x 1.00 + 2 x 21.96 / 8) / 4 = 1.8725; after it ends on December 16
+    // the reserved nodes fall back to the catalog's 1-year price (14.00 / 8 =
+    // 1.75): (2 x 1.75 + 2 x 2.745) / 4 = 2.2475.
+    let pool = "    - {name: a100, gpuModel: a100-40gb, instanceType: p4d.24xlarge, gpusPerNode: 8, nodes: 4,\n       purchase: {reserved: 2, onDemand: 2}}\n";
+    let reservation = r#"apiVersion: capops.dev/v1alpha1
+kind: Reservation
+metadata: {name: ri}
+spec:
+  provider: aws
+  type: aws-capacity-reservation
+  region: us-east-2
+  zone: us-east-2a
+  instanceType: p4d.24xlarge
+  count: 2
+  term: {start: "2026-11-01T00:00:00Z", end: "2026-12-16T00:00:00Z"}
+  hourlyPrice: 8.00
+  covers: {cluster: c, pool: a100}
+"#;
+    let request = "apiVersion: capops.dev/v1alpha1\nkind: CapacityRequest\nmetadata: {name: run}\nspec:\n  team: vision\n  cluster: c\n  pool: a100\n  resources: {nvidia.com/gpu: 8}\n  window: {start: 2026-11-01, end: 2027-02-01}\n  workloadClass: training\n";
+    let repo = repo_of(&[
+        ("capops.yaml", CONFIG.into()),
+        ("prices.yaml", prices()),
+        ("cluster.yaml", cluster(pool)),
+        ("team.yaml", team("vision", Some(100_000))),
+        ("reservation.yaml", reservation.into()),
+        ("request.yaml", request.into()),
+    ]);
+    let a = Analysis::new(&repo, now);
+    let m = a.budget("vision");
+    let spend: Vec<Decimal> = m.iter().take(4).map(|m| m.spend).collect();
+    // November: 8 x 720 x 1.8725 = 10,785.60.
+    // December: 8 x (360 x 1.8725 + 384 x 2.2475) = 12,297.12.
+    // January: 8 x 744 x 2.2475 = 13,377.12. February: nothing.
+    assert_eq!(
+        spend,
+        [
+            Decimal::new(1_078_560, 2),
+            Decimal::new(1_229_712, 2),
+            Decimal::new(1_337_712, 2),
+            Decimal::ZERO
+        ]
+    );
+}
+
+#[test]
+fn a_request_ending_takes_its_gpus_away_but_no_hour_costs_less_than_nothing() {
+    let now = at("2026-11-16T00:00:00Z");
+    let pool = "    - {name: h100, gpuModel: h100-80gb-sxm, instanceType: p5.48xlarge, gpusPerNode: 8, nodes: 4}\n";
+    // The team is measured at 2 GPUs, while a request of 3 runs until
+    // December 20: from then on the forecast is max(0, 2 - 3) = 0 an hour.
+    let request = "apiVersion: capops.dev/v1alpha1\nkind: CapacityRequest\nmetadata: {name: a}\nspec:\n  team: vision\n  cluster: c\n  pool: h100\n  resources: {nvidia.com/gpu: 3}\n  window: {start: 2026-11-01, end: 2026-12-20}\n  workloadClass: training\n";
+    let repo = repo_of(&[
+        ("capops.yaml", CONFIG.into()),
+        ("prices.yaml", prices()),
+        ("cluster.yaml", cluster(pool)),
+        ("team.yaml", team("vision", Some(100_000))),
+        ("request.yaml", request.into()),
+        (
+            "usage/c.csv",
+            usage(now, 40, "h100", "vision", |_| 2.0, |_| 1.0),
+        ),
+    ]);
+    let a = Analysis::new(&repo, now);
+    let m = a.budget("vision");
+    // December: 19 days x 24 h x 2 GPUs x 6.88 = 6,274.56 (the last 12 days
+    // cost nothing; they do not take 864 GPU-hours off the first 19).
+    assert_eq!(m[1].spend, Decimal::new(627_456, 2));
+    assert_eq!(m[2].spend, Decimal::ZERO);
+}
+
+#[test]
+fn measured_hours_over_capacity_cost_a_budget_what_chargeback_charges() {
+    let now = at("2026-11-16T00:00:00Z");
+    // One 8-GPU node, while two teams report 6 GPUs each: chargeback scales
+    // each to 8 x 6 / 12 = 4, and the budget's measured hours agree.
+    let pool = "    - {name: h100, gpuModel: h100-80gb-sxm, instanceType: p5.48xlarge, gpusPerNode: 8, nodes: 1}\n";
+    let repo = repo_of(&[
+        ("capops.yaml", CONFIG.into()),
+        ("prices.yaml", prices()),
+        ("cluster.yaml", cluster(pool)),
+        (
+            "teams.yaml",
+            format!(
+                "{}---\n{}",
+                team("vision", Some(100_000)),
+                team("text", None)
+            ),
+        ),
+        (
+            "usage/c.csv",
+            super::tests_finops::join(
+                usage(now, 40, "h100", "vision", |_| 6.0, |_| 3.0),
+                usage(now, 40, "h100", "text", |_| 6.0, |_| 3.0),
+            ),
+        ),
+    ]);
+    let a = Analysis::new(&repo, now);
+    let m = a.budget("vision");
+    // November 1-15: 360 h x 4 GPUs x 6.88 = 9,907.20.
+    assert_eq!(m[0].measured, Decimal::new(990_720, 2));
+}
+
+#[test]
+fn usage_history_sets_the_projection_and_requests_move_it() {
+    let now = at("2026-11-16T00:00:00Z");
+    let pool = "    - {name: h100, gpuModel: h100-80gb-sxm, instanceType: p5.48xlarge, gpusPerNode: 8, nodes: 4}\n";
+    let request = |name: &str, gpus: u32, start: &str, end: &str| {
+        format!(
+            "apiVersion: capops.dev/v1alpha1\nkind: CapacityRequest\nmetadata: {{name: {name}}}\nspec:\n  team: vision\n  cluster: c\n  pool: h100\n  resources: {{nvidia.com/gpu: {gpus}}}\n  window: {{start: {start}, end: {end}}}\n  workloadClass: training\n---\n"
+        )
+    };
+    // 10 GPUs allocated throughout, 8 of them by a request that ends on December 1;
+    // a new request adds 4 from January 1.
+    let repo = repo_of(&[
+        ("capops.yaml", CONFIG.into()),
+        ("prices.yaml", prices()),
+        ("cluster.yaml", cluster(pool)),
+        ("team.yaml", team("vision", Some(100_000))),
+        (
+            "requests.yaml",
+            [
+                request("running", 8, "2026-09-01", "2026-12-01"),
+                request("new", 4, "2027-01-01", "2027-02-01"),
+            ]
+            .concat(),
+        ),
+        (
+            "usage/c.csv",
+            usage(now, 40, "h100", "vision", |_| 10.0, |_| 5.0),
+        ),
+    ]);
+    let a = Analysis::new(&repo, now);
+    let m = a.budget("vision");
+    let gpu_hours = |i: usize| prices::float(m[i].spend) / 6.88;
+    // November: 10 GPUs all month (15 days measured, 15 forecast at the same level).
+    assert!(
+        (gpu_hours(0) - 10.0 * 720.0).abs() < 1.0,
+        "{}",
+        gpu_hours(0)
+    );
+    assert!((prices::float(m[0].measured) / 6.88 - 10.0 * 360.0).abs() < 1.0);
+    // December: the running request has ended: 2 GPUs.
+    assert!((gpu_hours(1) - 2.0 * 744.0).abs() < 1.0, "{}", gpu_hours(1));
+    // January: 2 + 4.
+    assert!((gpu_hours(2) - 6.0 * 744.0).abs() < 1.0, "{}", gpu_hours(2));
+}
