@@ -4,18 +4,18 @@
 //! in each pool times the pool's blended price. Hours up to its last usage
 //! sample are measured (scaled down, as chargeback does, in hours its pool's
 //! teams report more GPUs than it has); later hours are its allocation
-//! forecast (P50), plus
-//! the requests that start after the measurements end (their GPUs are not in
-//! the measured level yet), minus the requests running when they ended, from
-//! the hour each of those ends (their GPUs are), never below zero in any
-//! hour. Each hour is priced at the pool's blended price in force then
-//! (reservations that start or end in the month change it), as in
-//! chargeback. In a pool where the team has no usage history, its requests
-//! alone make the projection. Alerts fire at the Config's budget levels
-//! (default 80%, 100%, 120%): a month's alert is the highest level its spend
-//! reaches.
+//! forecast (P50), plus the requests that start after the measurements end
+//! (their GPUs are not in the measured level yet), minus the requests
+//! running when they ended, from the hour each of those ends (their GPUs
+//! are; never more than the team held when the measurements ended), never
+//! below zero in any hour. Each hour is priced at the pool's blended price
+//! in force then (reservations that start or end in the month change it), as
+//! in chargeback. In a pool where the team has no usage history, its
+//! requests alone make the projection. Alerts fire at the Config's budget
+//! levels (default 80%, 100%, 120%): a month's alert is the highest level
+//! its spend reaches.
 
-use super::{Analysis, BUDGET_MONTHS, prices};
+use super::{Analysis, BUDGET_MONTHS, approved, prices};
 use crate::capacity::{self, Hours};
 use crate::forecast::demand::Outlook;
 use crate::model::*;
@@ -139,24 +139,20 @@ pub fn project(a: &Analysis<'_>, team: &str) -> Vec<MonthSpend> {
         let outlook = series.and_then(|s| a.team_outlook(s));
         // What the requests add to the forecast from the end of the
         // measurements: those starting later add their GPUs, those running
-        // then take theirs away from their end.
-        let adjust = outlook.as_ref().map(|o| {
+        // then take theirs away from their end, never more than the team
+        // held when the measurements ended (as in the pool's outlook).
+        let adjust = series.zip(outlook.as_ref()).map(|(s, o)| {
             let e = o.forecast_start;
-            capacity::Timeline::build(sized.iter().filter_map(|(w, gpus)| {
-                if w.start >= e {
-                    Some((*w, *gpus))
-                } else if w.end > e && w.end != i64::MAX {
-                    Some((
-                        Hours {
-                            start: w.end,
-                            end: i64::MAX,
-                        },
-                        -gpus,
-                    ))
-                } else {
-                    None
-                }
-            }))
+            let allocated = a.series.allocated(s.id);
+            let seen: Vec<f64> = ((e - 24)..e).filter_map(|h| allocated.get(h)).collect();
+            let level = if seen.is_empty() {
+                0.0
+            } else {
+                seen.iter().sum::<f64>() / seen.len() as f64
+            };
+            approved::Approved::new(entry.requests.iter().filter(|r| r.team == team), e, |_| {
+                Some(level)
+            })
         });
         for m in &mut months {
             // Each hour at the price in force then: a reservation that starts
@@ -199,7 +195,7 @@ pub fn project(a: &Analysis<'_>, team: &str) -> Vec<MonthSpend> {
 /// zero in any hour.
 fn forecast_gpu_hours(
     o: &Outlook,
-    adjust: &capacity::Timeline,
+    adjust: &approved::Approved,
     range: (i64, i64),
     scale: impl Fn(i64) -> f64,
 ) -> (f64, f64) {

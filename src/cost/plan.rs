@@ -17,15 +17,16 @@
 //!   `today - mix0`, the rest of the difference to today's bill;
 //!
 //! so a pool's savings add up to `today - mix1` (or less, never more) and
-//! no saving is counted
-//! twice. A commitment mix is recommended when it saves at least 10% of
-//! today's cost. A reservation that is oversized and can still be changed
-//! (not locked) is resized inside its pool's commitment plan; on its own
-//! (with its own saving) only when the pool has no plan, and then its saving
-//! is what is left of `today - mix1` after rightsizing. Pools without a
-//! catalog price credit rightsizing at the blended price. Every
-//! recommendation carries its saving, its risk and the document change that
-//! would apply it.
+//! no saving is counted twice. A commitment mix is recommended when it saves
+//! at least 10% of today's cost. A reservation that is oversized and can
+//! still be changed (not locked) is resized inside its pool's commitment
+//! plan; on its own (with its own saving) only when the pool has no plan.
+//! Beside rightsizing, the pool's savings are then at most the better of
+//! `today - mix1` and what the resizes drop (keeping a reservation cheaper
+//! than the catalog can beat buying mix1), and the resizes get what
+//! rightsizing left of that. Pools without a catalog price credit
+//! rightsizing at the blended price. Every recommendation carries its
+//! saving, its risk and the document change that would apply it.
 
 use super::usage::rightsize;
 use super::{Analysis, LOOKBACK_HOURS, prices};
@@ -207,10 +208,14 @@ pub fn recommendations(a: &Analysis<'_>) -> Vec<Recommendation> {
         }
         if !planned {
             let mut resized = resizes(a, cluster, pool, &cur);
-            // Rightsizing's saving already assumes the pool buys mix1; what
-            // is left of `today - mix1` bounds what resizing can add.
-            if let Some(m1) = &mix1 {
-                let room = (today - m1.monthly_plan() - rightsizing).max(Decimal::ZERO);
+            // Rightsizing's saving assumes the pool buys mix1. With it, the
+            // pool saves at most the better of two ways: rightsize and buy
+            // mix1 (today - mix1), or rightsize and keep the resized
+            // reservations (what the resizes drop); what rightsizing has
+            // counted of that is not counted again.
+            if let Some(m1) = mix1.as_ref().filter(|_| rightsizing > Decimal::ZERO) {
+                let own: Decimal = resized.iter().filter_map(|r| r.monthly_savings).sum();
+                let room = ((today - m1.monthly_plan()).max(own) - rightsizing).max(Decimal::ZERO);
                 cap_savings(&mut resized, room, &cur);
             }
             out.extend(resized);

@@ -207,3 +207,43 @@ fn usage_history_sets_the_projection_and_requests_move_it() {
     // January: 2 + 4.
     assert!((gpu_hours(2) - 6.0 * 744.0).abs() < 1.0, "{}", gpu_hours(2));
 }
+
+#[test]
+fn an_ended_request_takes_away_no_more_than_the_team_held() {
+    let now = at("2026-11-20T00:00:00Z");
+    let pool = "    - {name: h100, gpuModel: h100-80gb-sxm, instanceType: p5.48xlarge, gpusPerNode: 8, nodes: 4}\n";
+    let request = |name: &str, gpus: u32, start: &str, end: &str| {
+        format!(
+            "apiVersion: capops.dev/v1alpha1\nkind: CapacityRequest\nmetadata: {{name: {name}}}\nspec:\n  team: vision\n  cluster: c\n  pool: h100\n  resources: {{nvidia.com/gpu: {gpus}}}\n  window: {{start: {start}, end: {end}}}\n  workloadClass: training\n---\n"
+        )
+    };
+    // The team asked for 16 GPUs until December but was measured at 4; from
+    // December a new request of 8 starts. The ended request takes away what
+    // the team held (4), not 16: 4 - 4 + 8 = 8 GPUs from December 1.
+    let repo = repo_of(&[
+        ("capops.yaml", CONFIG.into()),
+        ("prices.yaml", prices()),
+        ("cluster.yaml", cluster(pool)),
+        ("team.yaml", team("vision", Some(40_000))),
+        (
+            "requests.yaml",
+            [
+                request("qa", 16, "2026-09-01", "2026-12-01"),
+                request("qb", 8, "2026-12-01", "2027-03-01"),
+            ]
+            .concat(),
+        ),
+        (
+            "usage/c.csv",
+            usage(now, 80, "h100", "vision", |_| 4.0, |_| 4.0),
+        ),
+    ]);
+    let a = Analysis::new(&repo, now);
+    let m = a.budget("vision");
+    // December: 8 x 744 x 6.88 = 40,949.76 (102% of 40,000: the 100% alert);
+    // February: 8 x 672 x 6.88 = 36,986.88; March: nothing.
+    assert_eq!(m[1].spend, Decimal::new(4_094_976, 2));
+    assert_eq!(m[1].alert, Some(Decimal::ONE));
+    assert_eq!(m[3].spend, Decimal::new(3_698_688, 2));
+    assert_eq!(m[4].spend, Decimal::ZERO);
+}

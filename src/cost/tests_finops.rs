@@ -448,3 +448,66 @@ fn a_reservation_resize_beside_rightsizing_adds_only_what_rightsizing_left() {
         .unwrap();
     assert!(resize.text.contains("already counted"), "{}", resize.text);
 }
+
+#[test]
+fn beside_rightsizing_a_cheap_reservation_resized_saves_what_it_drops() {
+    // Four 8-GPU instances reserved at 20.00 an instance-hour (2.50 a GPU-hour,
+    // cheaper than the catalog's 1-year 6.25): today 32 x 2.50 x 730 = 58,400.
+    let now = at("2026-11-20T00:00:00Z");
+    let repo_with = |used: f64| {
+        let reservation = "apiVersion: capops.dev/v1alpha1\nkind: Reservation\nmetadata: {name: ra}\nspec:\n  provider: aws\n  type: aws-capacity-reservation\n  region: us-east-2\n  zone: us-east-2a\n  instanceType: g8\n  count: 4\n  term: {start: \"2026-10-01T00:00:00Z\", end: \"2027-04-01T00:00:00Z\"}\n  hourlyPrice: 20\n  covers: {cluster: c, pool: p}\n";
+        repo_of(&[
+            ("capops.yaml", CONFIG.into()),
+            (
+                "prices.yaml",
+                catalog(
+                    "    - {provider: aws, region: us-east-2, instanceType: g8, gpusPerInstance: 8, onDemand: 80, reserved1y: 50, source: test}\n",
+                ),
+            ),
+            (
+                "cluster.yaml",
+                cluster(
+                    "    - {name: p, gpuModel: h100-80gb-sxm, instanceType: g8, gpusPerNode: 8, nodes: 4, purchase: {reserved: 4}}\n",
+                ),
+            ),
+            ("team.yaml", team("vision", None)),
+            ("reservation.yaml", reservation.into()),
+            (
+                "usage/c.csv",
+                usage(now, 80, "p", "vision", |_| 16.0, move |_| used),
+            ),
+        ])
+    };
+    let savings = |repo: &Repo| {
+        let a = Analysis::new(repo, now);
+        let recs = plan::recommendations(&a);
+        let of = |kind| {
+            recs.iter()
+                .filter(|r| r.kind == kind)
+                .filter_map(|r| r.monthly_savings)
+                .sum::<Decimal>()
+        };
+        (
+            of(plan::RecommendationKind::RightsizeTeam),
+            of(plan::RecommendationKind::ResizeReservation),
+            of(plan::RecommendationKind::CommitmentMix),
+        )
+    };
+    // 16 GPUs held and used: nothing to rightsize; the reservation is half
+    // stranded, and dropping 2 instances saves 2 x 20 x 730 = 29,200 on its
+    // own. Buying 16 GPUs at the catalog's 1-year (73,000) would cost more
+    // than today: no commitment plan.
+    assert_eq!(
+        savings(&repo_with(16.0)),
+        (Decimal::ZERO, d(2_920_000), Decimal::ZERO)
+    );
+    // Used 4: rightsized to 6 (at 70%), which buying one 1-year instance
+    // (8 x 6.25 x 730 = 36,500) would serve: rightsizing saves
+    // min(73,000, 58,400) - 36,500 = 21,900. Keeping two of the cheap
+    // instances instead costs 29,200, so the pool can save 29,200: the
+    // resize adds 7,300.
+    assert_eq!(
+        savings(&repo_with(4.0)),
+        (d(2_190_000), d(730_000), Decimal::ZERO)
+    );
+}
