@@ -56,6 +56,9 @@ pub struct PoolEntry<'r> {
     preemptible: OnceLock<Option<Outlook>>,
     /// The measured demand of all the pool's teams (see [`Analysis::pool_demand`]).
     demand: OnceLock<Hourly>,
+    /// Per hour, the allocation of the teams measured then (allocated and
+    /// used both known), as chargeback counts it: (first hour, values).
+    measured_allocation: OnceLock<(i64, Vec<f64>)>,
 }
 
 /// One team's usage series in one pool.
@@ -175,6 +178,7 @@ impl<'r> Analysis<'r> {
                         outlook: OnceLock::new(),
                         preemptible: OnceLock::new(),
                         demand: OnceLock::new(),
+                        measured_allocation: OnceLock::new(),
                     },
                 );
             }
@@ -242,15 +246,46 @@ impl<'r> Analysis<'r> {
     }
 
     /// What chargeback scales a team's measured allocation by in hour `h`:
-    /// the pool's GPUs over its teams' allocation when that is more (an
-    /// hour over capacity), else 1.
+    /// the pool's GPUs over the allocation of its teams measured then
+    /// (allocated and used known) when that is more (an hour over
+    /// capacity), else 1.
     pub fn allocation_scale(&self, cluster: &str, pool: &str, h: i64) -> f64 {
         let Some(p) = self.pool(cluster, pool) else {
             return 1.0;
         };
         let gpus = crate::capacity::pool_gpus(p.pool) as f64;
-        match self.pool_demand_ref(cluster, pool).and_then(|d| d.get(h)) {
-            Some(total) if total > gpus && total > 0.0 => gpus / total,
+        let (start, values) = p.measured_allocation.get_or_init(|| {
+            let spans: Vec<usize> = p
+                .series
+                .iter()
+                .copied()
+                .filter(|&id| self.series.allocated(id).hours() > 0)
+                .collect();
+            let Some(start) = spans
+                .iter()
+                .map(|&id| self.series.allocated(id).start)
+                .min()
+            else {
+                return (0, Vec::new());
+            };
+            let end = spans
+                .iter()
+                .map(|&id| self.series.allocated(id).end())
+                .max()
+                .unwrap_or(start);
+            let mut values = vec![0.0; (end - start) as usize];
+            for &id in &spans {
+                let (x, u) = (self.series.allocated(id), self.series.used(id));
+                for h in x.start..x.end() {
+                    if let (Some(x), Some(_)) = (x.get(h), u.get(h)) {
+                        values[(h - start) as usize] += x.max(0.0);
+                    }
+                }
+            }
+            (start, values)
+        });
+        match usize::try_from(h - start).ok().and_then(|i| values.get(i)) {
+            Some(&total) if total > gpus && total > 0.0 => gpus / total,
             _ => 1.0,
         }
     }

@@ -247,3 +247,59 @@ fn an_ended_request_takes_away_no_more_than_the_team_held() {
     assert_eq!(m[3].spend, Decimal::new(3_698_688, 2));
     assert_eq!(m[4].spend, Decimal::ZERO);
 }
+
+#[test]
+fn an_hour_another_team_did_not_report_is_scaled_by_the_teams_that_did() {
+    let now = at("2026-11-16T00:00:00Z");
+    // Two 8-GPU nodes; vision and text report 12 GPUs each, speech 4, except
+    // that speech reported nothing from November 5 to 9 (120 hours).
+    let pool = "    - {name: h100, gpuModel: h100-80gb-sxm, instanceType: p5.48xlarge, gpusPerNode: 8, nodes: 2}\n";
+    let gap = (
+        at("2026-11-05T00:00:00Z").hour_index(),
+        at("2026-11-10T00:00:00Z").hour_index(),
+    );
+    let speech: String = usage(now, 40, "h100", "speech", |_| 4.0, |_| 2.0)
+        .lines()
+        .map(|l| {
+            let hour = l
+                .split(',')
+                .next()
+                .and_then(|t| t.parse::<Timestamp>().ok())
+                .map(|t| t.hour_index());
+            match hour {
+                Some(h) if (gap.0..gap.1).contains(&h) => {
+                    format!("{},c,h100,speech,,\n", l.split(',').next().unwrap())
+                }
+                _ => format!("{l}\n"),
+            }
+        })
+        .collect();
+    let repo = repo_of(&[
+        ("capops.yaml", CONFIG.into()),
+        ("prices.yaml", prices()),
+        ("cluster.yaml", cluster(pool)),
+        (
+            "teams.yaml",
+            [
+                team("vision", Some(100_000)),
+                team("text", None),
+                team("speech", None),
+            ]
+            .join("---\n"),
+        ),
+        (
+            "usage/a.csv",
+            usage(now, 40, "h100", "vision", |_| 12.0, |_| 6.0),
+        ),
+        (
+            "usage/b.csv",
+            usage(now, 40, "h100", "text", |_| 12.0, |_| 6.0),
+        ),
+        ("usage/d.csv", speech),
+    ]);
+    let a = Analysis::new(&repo, now);
+    let m = a.budget("vision");
+    // As chargeback: 240 hours at 12 x 16 / 28 and, while speech is silent,
+    // 120 hours at 12 x 16 / 24 = 8: 2,605.71 GPU-hours x 6.88 = 17,927.31.
+    assert_eq!(m[0].measured, Decimal::new(1_792_731, 2));
+}
