@@ -88,6 +88,9 @@ pub struct Mix {
     pub monthly_mix: Decimal,
     /// Monthly cost of the locked commitments (paid whatever is bought).
     pub monthly_locked: Decimal,
+    /// Unlocked reservations the mix keeps (cheaper than the catalog's
+    /// committed prices), paid like locked ones and in `monthly_locked`.
+    pub kept: Vec<String>,
     /// Monthly cost of buying the demand the locked commitments leave all on demand.
     pub monthly_on_demand: Decimal,
     /// `monthly_on_demand - monthly_mix` over `monthly_on_demand`.
@@ -284,6 +287,7 @@ pub fn recommend(i: &Inputs<'_>) -> Option<Mix> {
         spot_price: spot,
         monthly_mix,
         monthly_locked: i.locked_monthly.round_dp(2),
+        kept: Vec::new(),
         monthly_on_demand,
         savings_share,
         three_year_unsupported: price.reserved3y.is_some_and(|p| p < od)

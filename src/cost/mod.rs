@@ -18,9 +18,12 @@ pub mod forecasts;
 pub mod history;
 pub mod mix;
 pub mod plan;
+mod pool_mix;
 pub mod prices;
+mod recommendation;
 pub mod report;
 pub mod reservation;
+mod resize;
 pub mod usage;
 pub mod waste;
 
@@ -510,68 +513,6 @@ impl<'r> Analysis<'r> {
             reservation::analyze(self.repo, name, outlook, ctx)
         })
         .as_ref()
-    }
-
-    /// The commitment mix for a pool's next 90 days, with `release` GPUs
-    /// taken off its demand by rightsizing ([`mix`]).
-    pub fn mix(&self, cluster: &str, pool: &str, release: f64) -> Option<mix::Mix> {
-        let p = self.pool(cluster, pool)?;
-        let price = p.price.catalog.as_ref()?;
-        let outlook = self.outlook(cluster, pool)?;
-        let at = self.at.hour_index();
-        let from = at.max(outlook.forecast_start);
-        let hours = OUTLOOK_HOURS as usize;
-        let to = from + OUTLOOK_HOURS;
-        // Locked commitments on the pool: their GPUs over their terms, and
-        // their cost over the window, per average month.
-        let mut locked = Vec::new();
-        let mut locked_cost = rust_decimal::Decimal::ZERO;
-        for r in self.repo.reservations.values().filter(|r| {
-            r.spec.covers.cluster.value == cluster
-                && r.spec.covers.pool.value == pool
-                && reservation::locked(&r.spec, at)
-        }) {
-            let (start, end) = reservation::term_hours(&r.spec.term);
-            let gpus = prices::reservation_gpus(self.repo, &r.spec) as f64;
-            locked.push((crate::capacity::Hours { start, end }, gpus));
-            if let Some(c) = prices::reservation(self.repo, &r.spec)
-                && c.hours > 0
-            {
-                let overlap = (end.min(to) - start.max(from)).max(0);
-                locked_cost += c.total / rust_decimal::Decimal::from(c.hours)
-                    * rust_decimal::Decimal::from(overlap)
-                    / rust_decimal::Decimal::from(OUTLOOK_HOURS)
-                    * rust_decimal::Decimal::from(prices::HOURS_PER_MONTH);
-            }
-        }
-        let locked = crate::capacity::Timeline::build(locked);
-        let bursts = crate::capacity::Timeline::build(
-            p.requests
-                .iter()
-                .filter(|r| {
-                    !r.preemptible
-                        && !r.hours.is_open()
-                        && r.hours.start >= at
-                        && r.hours.len() <= mix::MAX_BLOCK_HOURS
-                })
-                .map(|r| (r.hours, r.gpus)),
-        );
-        let three_years = at + 3 * 365 * 24;
-        mix::recommend(&mix::Inputs {
-            demand: outlook,
-            preemptible: self.preemptible_outlook(cluster, pool),
-            from,
-            hours,
-            gpus_per_node: p.pool.gpus_per_node.value.0,
-            price,
-            spot_allowance: self.config.costs.spot_interruption_allowance.as_f64(),
-            release,
-            locked: &locked,
-            locked_monthly: locked_cost,
-            bursts: &bursts,
-            three_years_supported: outlook.basis == crate::forecast::demand::Basis::History
-                && outlook.supported_until(self.history_multiple()) >= three_years,
-        })
     }
 
     /// What a request costs: per hour, per month and over its window.

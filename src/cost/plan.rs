@@ -33,49 +33,11 @@ use super::{Analysis, LOOKBACK_HOURS, prices};
 use crate::model::money::{format as money, percent as pct};
 use crate::model::*;
 use rust_decimal::Decimal;
-use serde::Serialize;
 
 /// The smallest saving, as a share of a pool's cost, worth a commitment plan.
 pub const MIN_PLAN_SAVING: f64 = 0.10;
 
-#[derive(Clone, Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Recommendation {
-    pub kind: RecommendationKind,
-    pub subject: String,
-    pub text: String,
-    /// What following it saves a month, where that can be priced.
-    pub monthly_savings: Option<Decimal>,
-    /// What could go wrong.
-    pub risk: String,
-    /// The document changes that apply it.
-    pub changes: Vec<String>,
-}
-
-/// What a recommendation is about.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum RecommendationKind {
-    /// Hold fewer GPUs: a team uses far less than it is allocated.
-    RightsizeTeam,
-    /// Reserve fewer instances than a reservation holds.
-    ResizeReservation,
-    /// Buy a pool's demand the way the field does: commitments, spot, on demand.
-    CommitmentMix,
-    /// A team's projected spend passes its budget.
-    Budget,
-}
-
-impl RecommendationKind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            RecommendationKind::RightsizeTeam => "rightsize-team",
-            RecommendationKind::ResizeReservation => "resize-reservation",
-            RecommendationKind::CommitmentMix => "commitment-mix",
-            RecommendationKind::Budget => "budget",
-        }
-    }
-}
+pub use super::recommendation::{Recommendation, RecommendationKind};
 
 /// A team's rightsizing across pools: its saving, per-pool texts, document changes and risks.
 #[derive(Default)]
@@ -207,7 +169,7 @@ pub fn recommendations(a: &Analysis<'_>) -> Vec<Recommendation> {
             }
         }
         if !planned {
-            let mut resized = resizes(a, cluster, pool, &cur);
+            let mut resized = super::resize::resizes(a, cluster, pool, &cur);
             // Rightsizing's saving assumes the pool buys mix1. With it, the
             // pool saves at most the better of two ways: rightsize and buy
             // mix1 (today - mix1), or rightsize and keep the resized
@@ -216,7 +178,7 @@ pub fn recommendations(a: &Analysis<'_>) -> Vec<Recommendation> {
             if let Some(m1) = mix1.as_ref().filter(|_| rightsizing > Decimal::ZERO) {
                 let own: Decimal = resized.iter().filter_map(|r| r.monthly_savings).sum();
                 let room = ((today - m1.monthly_plan()).max(own) - rightsizing).max(Decimal::ZERO);
-                cap_savings(&mut resized, room, &cur);
+                super::resize::cap_savings(&mut resized, room, &cur);
             }
             out.extend(resized);
         }
@@ -385,16 +347,26 @@ fn commitment(
             gpus(m.released_gpus)
         ));
     }
-    // The mix keeps the locked commitments and re-buys the rest of the
-    // demand, so a reservation that is not locked (and not over) is
-    // replaced by it: its saving is in the plan's, and the change says so.
+    // The mix keeps the locked commitments (and unlocked ones cheaper than
+    // what it would buy, when keeping them costs less) and re-buys the rest
+    // of the demand, so any other reservation that is not over is replaced
+    // by it: its saving is in the plan's, and the change says so.
     let mut locked_terms = Vec::new();
     for r in a.repo.reservations.values().filter(|r| {
         r.spec.covers.cluster.value == cluster
             && r.spec.covers.pool.value == pool
             && r.spec.term.end.value > a.at
     }) {
-        if super::reservation::locked(&r.spec, a.at.hour_index()) {
+        if super::reservation::locked(&r.spec, a.at.hour_index())
+            || m.kept.iter().any(|k| k == r.name())
+        {
+            if !super::reservation::locked(&r.spec, a.at.hour_index()) {
+                changes.push(format!(
+                    "Reservation `{}`: keep its {} (cheaper than the catalog's committed prices)",
+                    r.name(),
+                    r.spec.count.value.0,
+                ));
+            }
             locked_terms.push((
                 r.spec.term.start.value.max(a.at),
                 r.spec.term.end.value,
@@ -431,15 +403,20 @@ fn commitment(
         "Cluster `{cluster}` pool `{pool}`: purchase {{reserved: {committed}}}, the rest on demand{} as demand needs",
         if m.spot_gpus > 0.0 { " and spot" } else { "" }
     ));
+    let held = if m.kept.is_empty() {
+        "locked commitments"
+    } else {
+        "locked and kept commitments"
+    };
     if m.monthly_locked > Decimal::ZERO {
         risks.push(format!(
-            "{} a month of locked commitments is paid whatever happens",
+            "{} a month of {held} is paid whatever happens",
             money(m.monthly_locked, cur)
         ));
     }
     let buy = if parts.iter().all(|p| p.starts_with("sized after")) {
         let mut keep = if m.monthly_locked > Decimal::ZERO {
-            "keep only the locked commitments, which cover the demand".to_string()
+            format!("keep only the {held}, which cover the demand")
         } else {
             "buy nothing: no demand is forecast for the pool".to_string()
         };
@@ -472,83 +449,6 @@ fn commitment(
         },
         changes,
     }
-}
-
-/// Scales the savings of `recs` down so that they add up to `room` at most
-/// (the last one takes the rounding), and says so in their text.
-fn cap_savings(recs: &mut [Recommendation], room: Decimal, cur: &str) {
-    let total: Decimal = recs.iter().filter_map(|r| r.monthly_savings).sum();
-    if total <= room || total.is_zero() {
-        return;
-    }
-    let mut given = Decimal::ZERO;
-    let n = recs.len();
-    for (k, r) in recs.iter_mut().enumerate() {
-        let Some(own) = r.monthly_savings else {
-            continue;
-        };
-        let part = if k + 1 == n {
-            (room - given).max(Decimal::ZERO)
-        } else {
-            (room * own / total).round_dp(2)
-        };
-        given += part;
-        r.monthly_savings = Some(part);
-        r.text.push_str(&format!(
-            "; it saves {} of its {} on its own: the rest is already counted in the pool's rightsizing, which needs fewer committed GPUs",
-            money(part, cur),
-            money(own, cur)
-        ));
-    }
-}
-
-/// Oversized reservations that can still be changed, in a pool without a commitment plan.
-fn resizes(a: &Analysis<'_>, cluster: &str, pool: &str, cur: &str) -> Vec<Recommendation> {
-    let month = Decimal::from(prices::HOURS_PER_MONTH);
-    let threshold = a.config.thresholds.stranded_spend_share.as_f64();
-    let mut out = Vec::new();
-    for (name, doc) in
-        a.repo.reservations.iter().filter(|(_, r)| {
-            r.spec.covers.cluster.value == cluster && r.spec.covers.pool.value == pool
-        })
-    {
-        let s = &doc.spec;
-        let Some(r) = a.reservation(name) else {
-            continue;
-        };
-        if r.locked || r.stranded_share <= threshold {
-            continue;
-        }
-        let per = r.cost.total / Decimal::from(s.count.value.0.max(1));
-        out.push(Recommendation {
-            kind: RecommendationKind::ResizeReservation,
-            subject: name.clone(),
-            text: format!(
-                "{} of {} GPUs used at P50: {} stranded ({} at P10); {} × {} would keep the stranded share within {:.0}%",
-                pct(r.utilization_p50),
-                r.cost.gpus,
-                money(r.stranded_p50, cur),
-                money(r.stranded_p10, cur),
-                r.suggested_count,
-                s.instance_type.value,
-                100.0 * threshold
-            ),
-            monthly_savings: Some(
-                (per * Decimal::from(s.count.value.0.saturating_sub(r.suggested_count)) * month
-                    / Decimal::from(r.cost.hours.max(1)))
-                .round_dp(2),
-            ),
-            risk: format!(
-                "P90 demand would exceed the smaller reservation; the pool's on-demand nodes take it ({} shortfall hours over the whole pool)",
-                r.shortfall_hours
-            ),
-            changes: vec![format!(
-                "Reservation `{name}`: count {} → {}",
-                s.count.value.0, r.suggested_count
-            )],
-        });
-    }
-    out
 }
 
 fn budgets(a: &Analysis<'_>, cur: &str) -> Vec<Recommendation> {
