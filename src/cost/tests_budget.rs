@@ -6,15 +6,20 @@ use super::tests::{CONFIG, at, cluster, prices, repo_of, team, usage};
 use super::*;
 use rust_decimal::Decimal;
 
+/// Four p5.48xlarge nodes (6.88 a GPU-hour on demand).
+const H100_POOL: &str = "    - {name: h100, gpuModel: h100-80gb-sxm, instanceType: p5.48xlarge, gpusPerNode: 8, nodes: 4}\n";
+
+/// A request of vision's in the H100 pool.
+fn request(name: &str, gpus: u32, start: &str, end: &str) -> String {
+    format!(
+        "apiVersion: capops.dev/v1alpha1\nkind: CapacityRequest\nmetadata: {{name: {name}}}\nspec:\n  team: vision\n  cluster: c\n  pool: h100\n  resources: {{nvidia.com/gpu: {gpus}}}\n  window: {{start: {start}, end: {end}}}\n  workloadClass: training\n---\n"
+    )
+}
+
 #[test]
 fn a_budget_crosses_its_alert_levels_in_the_right_months() {
     let now = at("2026-11-22T00:00:00Z");
-    let pool = "    - {name: h100, gpuModel: h100-80gb-sxm, instanceType: p5.48xlarge, gpusPerNode: 8, nodes: 4}\n";
-    let request = |name: &str, gpus: u32, start: &str, end: &str| {
-        format!(
-            "apiVersion: capops.dev/v1alpha1\nkind: CapacityRequest\nmetadata: {{name: {name}}}\nspec:\n  team: vision\n  cluster: c\n  pool: h100\n  resources: {{nvidia.com/gpu: {gpus}}}\n  window: {{start: {start}, end: {end}}}\n  workloadClass: training\n---\n"
-        )
-    };
+    let pool = H100_POOL;
     let requests = [
         request("base", 16, "2026-11-01", "2027-06-01"),
         request("dec", 2, "2026-12-01", "2027-06-01"),
@@ -108,7 +113,7 @@ spec:
 #[test]
 fn a_request_ending_takes_its_gpus_away_but_no_hour_costs_less_than_nothing() {
     let now = at("2026-11-16T00:00:00Z");
-    let pool = "    - {name: h100, gpuModel: h100-80gb-sxm, instanceType: p5.48xlarge, gpusPerNode: 8, nodes: 4}\n";
+    let pool = H100_POOL;
     // The team is measured at 2 GPUs, while a request of 3 runs until
     // December 20: from then on the forecast is max(0, 2 - 3) = 0 an hour.
     let request = "apiVersion: capops.dev/v1alpha1\nkind: CapacityRequest\nmetadata: {name: a}\nspec:\n  team: vision\n  cluster: c\n  pool: h100\n  resources: {nvidia.com/gpu: 3}\n  window: {start: 2026-11-01, end: 2026-12-20}\n  workloadClass: training\n";
@@ -166,12 +171,7 @@ fn measured_hours_over_capacity_cost_a_budget_what_chargeback_charges() {
 #[test]
 fn usage_history_sets_the_projection_and_requests_move_it() {
     let now = at("2026-11-16T00:00:00Z");
-    let pool = "    - {name: h100, gpuModel: h100-80gb-sxm, instanceType: p5.48xlarge, gpusPerNode: 8, nodes: 4}\n";
-    let request = |name: &str, gpus: u32, start: &str, end: &str| {
-        format!(
-            "apiVersion: capops.dev/v1alpha1\nkind: CapacityRequest\nmetadata: {{name: {name}}}\nspec:\n  team: vision\n  cluster: c\n  pool: h100\n  resources: {{nvidia.com/gpu: {gpus}}}\n  window: {{start: {start}, end: {end}}}\n  workloadClass: training\n---\n"
-        )
-    };
+    let pool = H100_POOL;
     // 10 GPUs allocated throughout, 8 of them by a request that ends on December 1;
     // a new request adds 4 from January 1.
     let repo = repo_of(&[
@@ -211,12 +211,7 @@ fn usage_history_sets_the_projection_and_requests_move_it() {
 #[test]
 fn an_ended_request_takes_away_no_more_than_the_team_held() {
     let now = at("2026-11-20T00:00:00Z");
-    let pool = "    - {name: h100, gpuModel: h100-80gb-sxm, instanceType: p5.48xlarge, gpusPerNode: 8, nodes: 4}\n";
-    let request = |name: &str, gpus: u32, start: &str, end: &str| {
-        format!(
-            "apiVersion: capops.dev/v1alpha1\nkind: CapacityRequest\nmetadata: {{name: {name}}}\nspec:\n  team: vision\n  cluster: c\n  pool: h100\n  resources: {{nvidia.com/gpu: {gpus}}}\n  window: {{start: {start}, end: {end}}}\n  workloadClass: training\n---\n"
-        )
-    };
+    let pool = H100_POOL;
     // The team asked for 16 GPUs until December but was measured at 4; from
     // December a new request of 8 starts. The ended request takes away what
     // the team held (4), not 16: 4 - 4 + 8 = 8 GPUs from December 1.
