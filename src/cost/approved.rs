@@ -9,7 +9,7 @@
 //! - a request running at `e` (started before it) is in the measured level:
 //!   it adds nothing, and when its window ends it takes its GPUs away, but
 //!   never more, for one team, than that team held when the measurements
-//!   ended (the mean of its last 24 measured hours): a request whose GPUs
+//!   ended (the mean of its measured values in the 24 hours before): a request whose GPUs
 //!   never showed up in the measurements cannot take away other work;
 //! - a team with requests in the pool but no usage history there is not in
 //!   the measured level at all: its requests count over their whole windows

@@ -2,8 +2,8 @@
 //!
 //! A team's spend in a calendar month (UTC) is the GPU-hours allocated to it
 //! in each pool times the pool's blended price. Hours up to its last usage
-//! sample are measured (scaled down, as chargeback does, in hours its pool's
-//! teams report more GPUs than it has); later hours are its allocation
+//! sample are measured (scaled down, as chargeback does, in hours where the
+//! pool's teams report more GPUs than it has); later hours are its allocation
 //! forecast (P50), plus the requests that start after the measurements end
 //! (their GPUs are not in the measured level yet), minus the requests
 //! running when they ended, from the hour each of those ends (their GPUs

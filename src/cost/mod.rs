@@ -59,8 +59,8 @@ pub struct PoolEntry<'r> {
     preemptible: OnceLock<Option<Outlook>>,
     /// The measured demand of all the pool's teams (see [`Analysis::pool_demand`]).
     demand: OnceLock<Hourly>,
-    /// Per hour, the allocation of the teams measured then (allocated and
-    /// used both known), as chargeback counts it: (first hour, values).
+    /// Per hour, the allocation of the teams whose allocation is known then:
+    /// (first hour, values).
     measured_allocation: OnceLock<(i64, Vec<f64>)>,
 }
 
@@ -248,9 +248,9 @@ impl<'r> Analysis<'r> {
         Some(p.demand.get_or_init(|| self.series.sum(&p.series)))
     }
 
-    /// What chargeback scales a team's measured allocation by in hour `h`:
-    /// the pool's GPUs over the allocation of its teams measured then
-    /// (allocated and used known) when that is more (an hour over
+    /// What a team's measured allocation is scaled by in hour `h`, as
+    /// chargeback scales it: the pool's GPUs over the allocation of its
+    /// teams whose allocation is known then, when that is more (an hour over
     /// capacity), else 1.
     pub fn allocation_scale(&self, cluster: &str, pool: &str, h: i64) -> f64 {
         let Some(p) = self.pool(cluster, pool) else {
@@ -278,9 +278,9 @@ impl<'r> Analysis<'r> {
                 .unwrap_or(start);
             let mut values = vec![0.0; (end - start) as usize];
             for &id in &spans {
-                let (x, u) = (self.series.allocated(id), self.series.used(id));
+                let x = self.series.allocated(id);
                 for h in x.start..x.end() {
-                    if let (Some(x), Some(_)) = (x.get(h), u.get(h)) {
+                    if let Some(x) = x.get(h) {
                         values[(h - start) as usize] += x.max(0.0);
                     }
                 }

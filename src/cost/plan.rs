@@ -14,19 +14,18 @@
 //!   rightsizing until they end), and never more than the bill can fall by
 //!   when the forecast demand would cost more than today;
 //! - the pool's **commitment-mix** recommendation buys `mix1` and saves
-//!   `today - mix0`, the rest of the difference to today's bill;
+//!   `today - mix0` (never below 0), the rest of the difference to today's
+//!   bill;
 //!
 //! so a pool's savings add up to `today - mix1` (or less, never more) and
 //! no saving is counted twice. A commitment mix is recommended when it saves
-//! at least 10% of today's cost. A reservation that is oversized and can
-//! still be changed (not locked) is resized inside its pool's commitment
-//! plan; on its own (with its own saving) only when the pool has no plan.
-//! Beside rightsizing, the pool's savings are then at most the better of
-//! `today - mix1` and what the resizes drop (keeping a reservation cheaper
-//! than the catalog can beat buying mix1), and the resizes get what
-//! rightsizing left of that. Pools without a catalog price credit
-//! rightsizing at the blended price. Every recommendation carries its
-//! saving, its risk and the document change that would apply it.
+//! at least 10% of today's cost, and whenever the pool's rightsizing saves
+//! something (that saving is realised only by buying `mix1`). A reservation
+//! that is oversized and can still be changed (not locked) is resized inside
+//! its pool's commitment plan; on its own (with its own saving) only when
+//! the pool has no plan. Pools without a catalog price credit rightsizing at
+//! the blended price. Every recommendation carries its saving, its risk and
+//! the document change that would apply it.
 
 use super::usage::rightsize;
 use super::{Analysis, LOOKBACK_HOURS, prices};
@@ -161,26 +160,19 @@ pub fn recommendations(a: &Analysis<'_>) -> Vec<Recommendation> {
         let mut planned = false;
         if let (Some(m0), Some(m1)) = (&mix0, &mix1) {
             // The plan buys mix1: with whole instances it can cost more than
-            // mix0, and the pool's savings never exceed today - mix1.
-            let saving = today - m0.monthly_plan().max(m1.monthly_plan());
-            if !today.is_zero() && prices::float(saving / today) >= MIN_PLAN_SAVING {
+            // mix0, and the pool's savings never exceed today - mix1. It is
+            // recommended when it saves enough on its own, and whenever
+            // rightsizing's saving rests on it (rightsizing saves only
+            // because the pool then buys mix1 instead of what it has).
+            let saving = (today - m0.monthly_plan().max(m1.monthly_plan())).max(Decimal::ZERO);
+            let enough = !today.is_zero() && prices::float(saving / today) >= MIN_PLAN_SAVING;
+            if enough || (rightsizing > Decimal::ZERO && m1.monthly_plan() < today) {
                 planned = true;
                 out.push(commitment(a, cluster, pool, entry, m1, today, saving, &cur));
             }
         }
         if !planned {
-            let mut resized = super::resize::resizes(a, cluster, pool, &cur);
-            // Rightsizing's saving assumes the pool buys mix1. With it, the
-            // pool saves at most the better of two ways: rightsize and buy
-            // mix1 (today - mix1), or rightsize and keep the resized
-            // reservations (what the resizes drop); what rightsizing has
-            // counted of that is not counted again.
-            if let Some(m1) = mix1.as_ref().filter(|_| rightsizing > Decimal::ZERO) {
-                let own: Decimal = resized.iter().filter_map(|r| r.monthly_savings).sum();
-                let room = ((today - m1.monthly_plan()).max(own) - rightsizing).max(Decimal::ZERO);
-                super::resize::cap_savings(&mut resized, room, &cur);
-            }
-            out.extend(resized);
+            out.extend(super::resize::resizes(a, cluster, pool, &cur));
         }
     }
     for (
@@ -357,12 +349,12 @@ fn commitment(
             && r.spec.covers.pool.value == pool
             && r.spec.term.end.value > a.at
     }) {
-        if super::reservation::locked(&r.spec, a.at.hour_index())
-            || m.kept.iter().any(|k| k == r.name())
-        {
-            if !super::reservation::locked(&r.spec, a.at.hour_index()) {
+        let serves = prices::holds_pool_instances(entry.cluster, entry.pool, &r.spec);
+        let locked = super::reservation::locked(&r.spec, a.at.hour_index());
+        if serves && (locked || m.kept.iter().any(|k| k == r.name())) {
+            if !locked {
                 changes.push(format!(
-                    "Reservation `{}`: keep its {} (cheaper than the catalog's committed prices)",
+                    "Reservation `{}`: keep its {} (cheaper than what the plan would buy)",
                     r.name(),
                     r.spec.count.value.0,
                 ));
@@ -372,7 +364,7 @@ fn commitment(
                 r.spec.term.end.value,
                 r.spec.count.value.0,
             ));
-        } else if r.spec.count.value.0 > 0 {
+        } else if !locked && r.spec.count.value.0 > 0 {
             changes.push(format!(
                 "Reservation `{}`: count {} → 0 (the plan above re-buys its demand)",
                 r.name(),

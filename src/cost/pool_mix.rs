@@ -1,7 +1,8 @@
 //! A pool's commitment mix as the analysis works it out: the locked
 //! reservations paid whatever happens, the known bursts, the preemptible
 //! share of demand, and unlocked reservations cheaper than what the mix
-//! would buy, tried both replaced and kept ([`mix`] does the splitting).
+//! would buy, tried replaced and kept ([`mix`] does the splitting). Only
+//! reservations of the pool's own instances serve its demand.
 
 use super::{Analysis, OUTLOOK_HOURS, mix, prices, reservation};
 
@@ -13,38 +14,45 @@ impl Analysis<'_> {
         let price = p.price.catalog.as_ref()?;
         let at = self.at.hour_index();
         let replaced = self.mix_keeping(cluster, pool, release, &[])?;
-        // Unlocked reservations cheaper per GPU-hour than what the mix would
-        // commit at (its tiers' prices, else on demand): the mix is worked
-        // out again keeping them (paid like locked ones), and the cheaper
-        // of the two wins.
-        let best = [&replaced.baseline, &replaced.flexible]
+        // Unlocked reservations of the pool's own instances cheaper per
+        // GPU-hour than what the mix would commit at (the dearest of its
+        // tiers, else on demand) are tried one by one, cheapest first: each
+        // is kept (paid like a locked one) when keeping it, with those kept
+        // before, makes the mix cheaper.
+        let dearest = [&replaced.baseline, &replaced.flexible]
             .into_iter()
             .flatten()
             .map(|t| t.price)
-            .min()
+            .max()
             .unwrap_or(price.on_demand);
-        let cheaper: Vec<&str> = self
+        let mut cheaper: Vec<(rust_decimal::Decimal, &str)> = self
             .repo
             .reservations
             .iter()
             .filter(|(_, r)| {
-                r.spec.covers.cluster.value == cluster
-                    && r.spec.covers.pool.value == pool
+                prices::holds_pool_instances(p.cluster, p.pool, &r.spec)
                     && r.spec.term.end.value > self.at
                     && r.spec.count.value.0 > 0
                     && !reservation::locked(&r.spec, at)
-                    && prices::reservation(self.repo, &r.spec)
-                        .is_some_and(|c| c.per_gpu_hour < best)
             })
-            .map(|(name, _)| name.as_str())
+            .filter_map(|(name, r)| {
+                let rate = prices::reservation(self.repo, &r.spec)?.per_gpu_hour;
+                (rate < dearest).then_some((rate, name.as_str()))
+            })
             .collect();
-        if cheaper.is_empty() {
-            return Some(replaced);
+        cheaper.sort();
+        let mut best = replaced;
+        let mut kept: Vec<&str> = Vec::new();
+        for (_, name) in cheaper {
+            kept.push(name);
+            match self.mix_keeping(cluster, pool, release, &kept) {
+                Some(k) if k.monthly_plan() < best.monthly_plan() => best = k,
+                _ => {
+                    kept.pop();
+                }
+            }
         }
-        match self.mix_keeping(cluster, pool, release, &cheaper) {
-            Some(k) if k.monthly_plan() < replaced.monthly_plan() => Some(k),
-            _ => Some(replaced),
-        }
+        Some(best)
     }
 
     /// The commitment mix with the locked reservations and those named in
@@ -68,8 +76,7 @@ impl Analysis<'_> {
         let mut locked = Vec::new();
         let mut locked_cost = rust_decimal::Decimal::ZERO;
         for (_, r) in self.repo.reservations.iter().filter(|(name, r)| {
-            r.spec.covers.cluster.value == cluster
-                && r.spec.covers.pool.value == pool
+            prices::holds_pool_instances(p.cluster, p.pool, &r.spec)
                 && (reservation::locked(&r.spec, at) || keep.contains(&name.as_str()))
         }) {
             let (start, end) = reservation::term_hours(&r.spec.term);

@@ -74,6 +74,25 @@ pub struct PoolPrice {
     pub spot_nodes: u32,
 }
 
+/// Whether a reservation covers the pool with the pool's own instances
+/// (same provider, region and instance type): only those can serve its
+/// demand or price its nodes.
+pub fn holds_pool_instances(
+    cluster: &Document<ClusterSpec>,
+    pool: &NodePool,
+    s: &ReservationSpec,
+) -> bool {
+    let c = &cluster.spec;
+    s.covers.cluster.value == cluster.name()
+        && s.covers.pool.value == pool.name.value.as_str()
+        && s.provider.value == c.provider.value
+        && c.region.as_ref().is_some_and(|r| r.value == s.region.value)
+        && pool
+            .instance_type
+            .as_ref()
+            .is_some_and(|t| t.value == s.instance_type.value)
+}
+
 /// Prices a pool at `at`: its reserved nodes at the reservations covering it
 /// that are in force at `at` (started, not ended; the repository's
 /// `pricing_reservations`: the base's when judging a change), else at the
@@ -115,18 +134,10 @@ pub fn pool(
         .unwrap_or(&repo.reservations);
     for r in reservations.values() {
         let s = &r.spec;
-        // Only reservations of the pool's own instances, not ended, price it.
-        let same_instances = s.provider.value == c.provider.value
-            && c.region.as_ref().is_some_and(|r| r.value == s.region.value)
-            && pool
-                .instance_type
-                .as_ref()
-                .is_some_and(|t| t.value == s.instance_type.value);
-        if s.covers.cluster.value != cluster.name()
-            || s.covers.pool.value != pool.name.value.as_str()
+        // Only reservations of the pool's own instances, in force, price it.
+        if !holds_pool_instances(cluster, pool, s)
             || s.term.end.value <= at
             || s.term.start.value > at
-            || !same_instances
         {
             continue;
         }

@@ -138,6 +138,9 @@ pub struct MixRow {
     pub shares: super::mix::Shares,
     pub monthly_mix: Decimal,
     pub monthly_locked: Decimal,
+    /// Unlocked reservations kept because they cost less than what the mix
+    /// would buy (their cost is in `monthly_locked`).
+    pub kept: Vec<String>,
     pub monthly_on_demand: Decimal,
     pub savings_share: f64,
 }
@@ -311,6 +314,7 @@ pub fn build(a: &Analysis<'_>) -> CostReport {
                 shares: m.shares.clone(),
                 monthly_mix: m.monthly_mix,
                 monthly_locked: m.monthly_locked,
+                kept: m.kept.clone(),
                 monthly_on_demand: m.monthly_on_demand,
                 savings_share: m.savings_share,
             }

@@ -1,40 +1,11 @@
 //! Resizing oversized reservations that can still change, in a pool without
 //! a commitment plan: how many instances would keep the stranded share
-//! within the Config's threshold, what dropping the rest saves, and the cap
-//! that keeps that saving from being counted again beside rightsizing.
+//! within the Config's threshold, and what dropping the rest saves.
 
 use super::recommendation::{Recommendation, RecommendationKind};
 use super::{Analysis, prices};
 use crate::model::money::{format as money, percent as pct};
 use rust_decimal::Decimal;
-
-/// Scales the savings of `recs` down so that they add up to `room` at most
-/// (the last one takes the rounding), and says so in their text.
-pub(super) fn cap_savings(recs: &mut [Recommendation], room: Decimal, cur: &str) {
-    let total: Decimal = recs.iter().filter_map(|r| r.monthly_savings).sum();
-    if total <= room || total.is_zero() {
-        return;
-    }
-    let mut given = Decimal::ZERO;
-    let n = recs.len();
-    for (k, r) in recs.iter_mut().enumerate() {
-        let Some(own) = r.monthly_savings else {
-            continue;
-        };
-        let part = if k + 1 == n {
-            (room - given).max(Decimal::ZERO)
-        } else {
-            (room * own / total).round_dp(2)
-        };
-        given += part;
-        r.monthly_savings = Some(part);
-        r.text.push_str(&format!(
-            "; it saves {} of its {} on its own: the rest is already counted in the pool's rightsizing, which needs fewer committed GPUs",
-            money(part, cur),
-            money(own, cur)
-        ));
-    }
-}
 
 /// Oversized reservations that can still be changed, in a pool without a commitment plan.
 pub(super) fn resizes(

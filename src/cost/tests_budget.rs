@@ -298,3 +298,39 @@ fn an_hour_another_team_did_not_report_is_scaled_by_the_teams_that_did() {
     // 120 hours at 12 x 16 / 24 = 8: 2,605.71 GPU-hours x 6.88 = 17,927.31.
     assert_eq!(m[0].measured, Decimal::new(1_792_731, 2));
 }
+
+#[test]
+fn teams_whose_use_is_missing_still_count_in_the_scaling_over_capacity() {
+    let now = at("2026-11-16T00:00:00Z");
+    // Two 8-GPU nodes; vision reports 16 GPUs allocated but never its use,
+    // text 16 allocated and used: 32 GPUs allocated in a 16-GPU pool, so
+    // each team's measured hours are scaled by 16 / 32, and their budgets
+    // add up to what the pool costs.
+    let pool = "    - {name: h100, gpuModel: h100-80gb-sxm, instanceType: p5.48xlarge, gpusPerNode: 8, nodes: 2}\n";
+    let vision: String = usage(now, 40, "h100", "vision", |_| 16.0, |_| 0.0)
+        .lines()
+        .map(|l| match l.strip_suffix(",0.00") {
+            Some(row) => format!("{row},\n"),
+            None => format!("{l}\n"),
+        })
+        .collect();
+    let repo = repo_of(&[
+        ("capops.yaml", CONFIG.into()),
+        ("prices.yaml", prices()),
+        ("cluster.yaml", cluster(pool)),
+        (
+            "teams.yaml",
+            [team("vision", Some(100_000)), team("text", Some(100_000))].join("---\n"),
+        ),
+        ("usage/a.csv", vision),
+        (
+            "usage/b.csv",
+            usage(now, 40, "h100", "text", |_| 16.0, |_| 16.0),
+        ),
+    ]);
+    let a = Analysis::new(&repo, now);
+    // November 1-15: 360 h x 8 GPUs x 6.88 = 19,814.40 each, 39,628.80 in
+    // all: the pool's 16 GPUs for 360 hours.
+    assert_eq!(a.budget("vision")[0].measured, Decimal::new(1_981_440, 2));
+    assert_eq!(a.budget("text")[0].measured, Decimal::new(1_981_440, 2));
+}

@@ -381,15 +381,16 @@ fn nothing_is_recommended_for_a_bought_prepaid_block_and_one_not_yet_sold_is_res
 }
 
 #[test]
-fn a_reservation_resize_beside_rightsizing_adds_only_what_rightsizing_left() {
+fn beside_rightsizing_the_plan_buys_what_the_rightsizing_saving_rests_on() {
     // Ten 1-GPU instances reserved at 5.50 (today 10 x 5.50 x 730 = 40,150 a
     // month). vision holds 7.5 and uses 1 (rightsized to 2 at 70%: 5.5
     // released); text holds 1 and uses it. Before rightsizing the demand of
-    // 8.5 costs 9 one-year GPUs at 6.00 = 39,420 (1.8% less than today: no
-    // commitment plan); after it, 3 x 6.00 x 730 = 13,140. Rightsizing saves
-    // 39,420 - 13,140 = 26,280, which already assumes fewer committed GPUs,
-    // so the reservation's resize (10 -> 8, 8,030 on its own) adds only what
-    // is left of today - 13,140 = 27,010: 730.
+    // 8.5 costs 9 one-year GPUs at 6.00 = 39,420 (1.8% less than today, too
+    // little for a plan on its own); after it, 3 x 6.00 x 730 = 13,140.
+    // Rightsizing saves 39,420 - 13,140 = 26,280 only if the pool then buys
+    // those 3 GPUs instead of its 10, so the commitment plan is recommended
+    // (saving the other 730) and no separate resize (8,030 on its own, which
+    // would count the same GPUs twice): 27,010 = today - 13,140.
     let now = at("2026-11-20T00:00:00Z");
     let reservation = "apiVersion: capops.dev/v1alpha1\nkind: Reservation\nmetadata: {name: r1}\nspec:\n  provider: aws\n  type: aws-capacity-reservation\n  region: us-east-2\n  zone: us-east-2a\n  instanceType: g1\n  count: 10\n  term: {start: \"2026-10-01T00:00:00Z\", end: \"2027-06-01T00:00:00Z\"}\n  hourlyPrice: 5.5\n  covers: {cluster: c, pool: p}\n";
     let repo = repo_of(&[
@@ -434,23 +435,26 @@ fn a_reservation_resize_beside_rightsizing_adds_only_what_rightsizing_left() {
         saving(plan::RecommendationKind::RightsizeTeam),
         d(2_628_000)
     );
-    assert_eq!(
-        saving(plan::RecommendationKind::CommitmentMix),
-        Decimal::ZERO
-    );
+    assert_eq!(saving(plan::RecommendationKind::CommitmentMix), d(73_000));
     assert_eq!(
         saving(plan::RecommendationKind::ResizeReservation),
-        d(73_000)
+        Decimal::ZERO
     );
-    let resize = recs
+    let mix = recs
         .iter()
-        .find(|r| r.kind == plan::RecommendationKind::ResizeReservation)
+        .find(|r| r.kind == plan::RecommendationKind::CommitmentMix)
         .unwrap();
-    assert!(resize.text.contains("already counted"), "{}", resize.text);
+    assert!(
+        mix.changes
+            .iter()
+            .any(|c| c == "Reservation `r1`: count 10 → 0 (the plan above re-buys its demand)"),
+        "{:?}",
+        mix.changes
+    );
 }
 
 #[test]
-fn beside_rightsizing_a_cheap_reservation_resized_saves_what_it_drops() {
+fn a_cheap_reservation_resized_saves_what_it_drops_unless_rightsizing_needs_a_plan() {
     // Four 8-GPU instances reserved at 20.00 an instance-hour (2.50 a GPU-hour,
     // cheaper than the catalog's 1-year 6.25): today 32 x 2.50 x 730 = 58,400.
     let now = at("2026-11-20T00:00:00Z");
@@ -503,12 +507,13 @@ fn beside_rightsizing_a_cheap_reservation_resized_saves_what_it_drops() {
     );
     // Used 4: rightsized to 6 (at 70%), which buying one 1-year instance
     // (8 x 6.25 x 730 = 36,500) would serve: rightsizing saves
-    // min(73,000, 58,400) - 36,500 = 21,900. Keeping two of the cheap
-    // instances instead costs 29,200, so the pool can save 29,200: the
-    // resize adds 7,300.
+    // min(73,000, 58,400) - 36,500 = 21,900, realised by the commitment plan
+    // that replaces ra (it saves nothing more itself). Keeping two of ra's
+    // instances would cost 29,200, less still: the mix keeps a reservation
+    // whole or not at all (a documented limit).
     assert_eq!(
         savings(&repo_with(4.0)),
-        (d(2_190_000), d(730_000), Decimal::ZERO)
+        (d(2_190_000), Decimal::ZERO, Decimal::ZERO)
     );
 }
 

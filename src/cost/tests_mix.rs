@@ -405,3 +405,53 @@ fn chart_days_are_calendar_days_whatever_the_hour_of_at() {
     // The day of --at is part measured, part forecast.
     assert!(!c.days[3].measured);
 }
+
+#[test]
+fn cheaper_reservations_are_kept_one_by_one_and_only_of_the_pools_own_instances() {
+    // Twelve 8-GPU instances (g8: on demand 80, 1-year 50 = 6.25 a GPU-hour)
+    // for a steady 16 GPUs. Unlocked reservations: ra 2 x g8 at 32 (4.00 a
+    // GPU-hour), rb 10 x g8 at 40 (5.00), and rc 4 x g8b at 8 (1.00), which
+    // cannot serve the pool's demand. Replacing all buys 2 one-year
+    // instances: 16 x 6.25 x 730 = 73,000. Keeping ra alone serves all 16:
+    // 16 x 4 x 730 = 46,720. Keeping rb too adds 80 x 5 x 730 = 292,000.
+    let now = at("2026-11-20T00:00:00Z");
+    let res = |name: &str, itype: &str, count: u32, price: u32| {
+        format!(
+            "apiVersion: capops.dev/v1alpha1\nkind: Reservation\nmetadata: {{name: {name}}}\nspec:\n  provider: aws\n  type: aws-capacity-reservation\n  region: us-east-2\n  zone: us-east-2a\n  instanceType: {itype}\n  count: {count}\n  term: {{start: \"2026-11-01T00:00:00Z\", end: \"2027-11-01T00:00:00Z\"}}\n  hourlyPrice: {price}\n  covers: {{cluster: c, pool: p}}\n---\n"
+        )
+    };
+    let repo = repo_of(&[
+        ("capops.yaml", CONFIG.into()),
+        (
+            "prices.yaml",
+            catalog(
+                "    - {provider: aws, region: us-east-2, instanceType: g8, gpusPerInstance: 8, onDemand: 80, reserved1y: 50, source: test}\n    - {provider: aws, region: us-east-2, instanceType: g8b, gpusPerInstance: 8, onDemand: 30, source: test}\n",
+            ),
+        ),
+        (
+            "cluster.yaml",
+            cluster(
+                "    - {name: p, gpuModel: h100-80gb-sxm, instanceType: g8, gpusPerNode: 8, nodes: 12, purchase: {reserved: 12}}\n",
+            ),
+        ),
+        ("team.yaml", team("vision", None)),
+        (
+            "reservations.yaml",
+            [
+                res("ra", "g8", 2, 32),
+                res("rb", "g8", 10, 40),
+                res("rc", "g8b", 4, 8),
+            ]
+            .concat(),
+        ),
+        (
+            "usage/c.csv",
+            usage(now, 90, "p", "vision", |_| 16.0, |_| 16.0),
+        ),
+    ]);
+    let a = Analysis::new(&repo, now);
+    let m = a.mix("c", "p", 0.0).unwrap();
+    assert_eq!(m.kept, vec!["ra".to_string()]);
+    assert_eq!(m.monthly_plan(), d(4_672_000));
+    assert!(m.baseline.is_none() && m.flexible.is_none(), "{m:?}");
+}
