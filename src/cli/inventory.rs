@@ -213,7 +213,7 @@ fn human(inv: &NodeInventory, comparison: Option<&Comparison>) -> String {
         .as_deref()
         .map(|d| format!(", driver {d}"))
         .unwrap_or_default();
-    let _ = writeln!(s, "{} GPUs (NVML{driver})", inv.gpus.len());
+    let _ = writeln!(s, "{} (NVML{driver})", inventory::gpus(inv.gpus.len()));
     for v in views(inv) {
         let g = &v.gpu;
         let mig = match g.mig {

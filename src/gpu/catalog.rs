@@ -179,7 +179,7 @@ pub static MODELS: &[GpuModel] = &[
             profiles: H100_80_PROFILES,
             placement_status: PlacementStatus::Observed,
             aliases: A100_80_ALIASES,
-            source: "NVIDIA MIG User Guide v580, Table 7; nvidia-smi mig -lgipp capture on H100 80GB",
+            source: "NVIDIA MIG User Guide v580, Table 7; nvidia-smi mig -lgip/-lgipp on an H100 80GB HBM3 (driver 580.159.04, 2026-11-26, tests/inventory_gpu.rs)",
         }),
     },
     GpuModel {
@@ -240,9 +240,9 @@ pub static MODELS: &[GpuModel] = &[
                 "7g.141gb",
                 [18, 35, 71, 141]
             ),
-            placement_status: PlacementStatus::Inferred,
+            placement_status: PlacementStatus::Observed,
             aliases: &[],
-            source: "NVIDIA MIG User Guide v580, Table 8; placements inferred from the A100/H100 family (no -lgipp capture)",
+            source: "NVIDIA MIG User Guide v580, Table 8; nvidia-smi mig -lgip/-lgipp on an H200 (driver 580.159.04, 2026-11-26, tests/inventory_gpu.rs)",
         }),
     },
     GpuModel {

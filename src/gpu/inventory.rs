@@ -130,6 +130,15 @@ pub struct Finding {
     pub mismatch: bool,
 }
 
+/// `1 GPU`, `n GPUs`.
+pub fn gpus(n: usize) -> String {
+    if n == 1 {
+        "1 GPU".to_string()
+    } else {
+        format!("{n} GPUs")
+    }
+}
+
 /// The node compared with one pool.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Comparison {
@@ -166,8 +175,8 @@ pub fn compare(inv: &NodeInventory, cluster: &str, pool: &NodePool) -> Compariso
             "gpu-count",
             None,
             format!(
-                "the node has {} GPUs, the pool declares {want_gpus} per node",
-                inv.gpus.len()
+                "the node has {}, the pool declares {want_gpus} per node",
+                gpus(inv.gpus.len())
             ),
             true,
         );

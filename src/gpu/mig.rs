@@ -529,7 +529,7 @@ mod tests {
             .count();
         assert_eq!(maximal, 28);
         assert_eq!(
-            model("h200")
+            model("b200")
                 .unwrap()
                 .mig
                 .as_ref()
