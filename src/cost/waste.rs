@@ -222,11 +222,24 @@ pub fn measure(a: &Analysis<'_>) -> Vec<PoolWaste> {
         if priced {
             for (k, (_, price)) in segments.iter().enumerate() {
                 let price = price.unwrap_or_default();
-                capacity_cost += round(prices::decimal(seg_gh[k].capacity) * price);
-                stranded_cost += round(prices::decimal(seg_gh[k].stranded) * price);
-                for (t, &(x, u)) in teams.iter_mut().zip(&seg_teams[k]) {
-                    t.allocated_cost += round(prices::decimal(x) * price);
-                    t.idle_cost += round(prices::decimal(x - u).max(Decimal::ZERO) * price);
+                let capacity = prices::decimal(seg_gh[k].capacity) * price;
+                // The segment's cents go to its parts by largest remainder, so
+                // the teams' allocations and the stranded cost never add up to
+                // more than the capacity (no -0.01 of unallocated cost).
+                let mut exact: Vec<Decimal> = seg_teams[k]
+                    .iter()
+                    .map(|&(x, _)| prices::decimal(x) * price)
+                    .collect();
+                exact.push(prices::decimal(seg_gh[k].stranded) * price);
+                let accounted: Decimal = exact.iter().map(|e| (*e).max(Decimal::ZERO)).sum();
+                exact.push(capacity - accounted);
+                let parts = apportion(round(capacity), &exact);
+                capacity_cost += round(capacity);
+                stranded_cost += parts[teams.len()];
+                for ((t, &(x, u)), part) in teams.iter_mut().zip(&seg_teams[k]).zip(&parts) {
+                    t.allocated_cost += part;
+                    let idle = round(prices::decimal(x - u).max(Decimal::ZERO) * price);
+                    t.idle_cost += idle.min(*part);
                 }
             }
         }
@@ -275,6 +288,48 @@ pub fn measure(a: &Analysis<'_>) -> Vec<PoolWaste> {
     out
 }
 
+/// Splits `target` (in cents) into parts as close to `exact` as cents allow
+/// (negative parts count as zero): each part is its exact value rounded down,
+/// and the cents left go one by one to the largest remainders. The parts add
+/// up to `target` exactly.
+fn apportion(target: Decimal, exact: &[Decimal]) -> Vec<Decimal> {
+    let cent = Decimal::new(1, 2);
+    let mut parts: Vec<Decimal> = exact
+        .iter()
+        .map(|e| {
+            (*e).max(Decimal::ZERO)
+                .round_dp_with_strategy(2, rust_decimal::RoundingStrategy::ToZero)
+        })
+        .collect();
+    let mut order: Vec<usize> = (0..exact.len()).collect();
+    order.sort_by(|&a, &b| {
+        let ra = exact[a].max(Decimal::ZERO) - parts[a];
+        let rb = exact[b].max(Decimal::ZERO) - parts[b];
+        rb.cmp(&ra).then(a.cmp(&b))
+    });
+    let mut left = target - parts.iter().sum::<Decimal>();
+    let mut i = 0;
+    while left >= cent && !order.is_empty() {
+        parts[order[i % order.len()]] += cent;
+        left -= cent;
+        i += 1;
+    }
+    // Float noise may leave the exact parts a cent above the target: take it
+    // from the largest parts.
+    while left <= -cent {
+        let Some(big) = (0..parts.len()).max_by(|&a, &b| parts[a].cmp(&parts[b]).then(b.cmp(&a)))
+        else {
+            break;
+        };
+        if parts[big] < cent {
+            break;
+        }
+        parts[big] -= cent;
+        left += cent;
+    }
+    parts
+}
+
 /// Shares `amount` among the teams with an allocation as `rule` says;
 /// returns what is left unassigned. The last team takes the rounding, so the
 /// shares add up to the amount exactly.
@@ -306,6 +361,30 @@ fn share(teams: &mut [TeamPart], amount: Decimal, rule: Chargeback) -> Decimal {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn d(cents: i64) -> Decimal {
+        Decimal::new(cents, 2)
+    }
+
+    #[test]
+    fn cents_go_to_the_largest_remainders_and_add_up_to_the_target() {
+        // Rounded one by one, 0.335 + 0.335 + 0.33 make 1.01 of a 1.00 capacity
+        // (an unallocated cost of -0.01); apportioned, they make 1.00.
+        let exact = [Decimal::new(335, 3), Decimal::new(335, 3), d(33), d(0)];
+        assert_eq!(apportion(d(100), &exact), vec![d(34), d(33), d(33), d(0)]);
+        // Thirds: the first remainder takes the cent; a negative part is zero.
+        let third = Decimal::ONE / Decimal::from(3);
+        assert_eq!(
+            apportion(d(100), &[third, third, third, d(-5)]),
+            vec![d(34), d(33), d(33), d(0)]
+        );
+        // Float noise above the target is taken from the largest part.
+        assert_eq!(
+            apportion(d(1000), &[d(600), d(401)]),
+            vec![d(599), d(401)]
+        );
+        assert_eq!(apportion(d(0), &[]), Vec::<Decimal>::new());
+    }
 
     fn part(team: &str, gpu_hours: f64) -> TeamPart {
         TeamPart {
