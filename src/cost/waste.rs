@@ -331,8 +331,9 @@ fn apportion(target: Decimal, exact: &[Decimal]) -> Vec<Decimal> {
 }
 
 /// Shares `amount` among the teams with an allocation as `rule` says;
-/// returns what is left unassigned. The last team takes the rounding, so the
-/// shares add up to the amount exactly.
+/// returns what is left unassigned. The cents go by largest remainder
+/// ([`apportion`]), so the shares add up to the amount exactly and none is
+/// negative.
 fn share(teams: &mut [TeamPart], amount: Decimal, rule: Chargeback) -> Decimal {
     let takers: Vec<usize> = (0..teams.len())
         .filter(|&i| teams[i].allocated_gpu_hours > 0.0)
@@ -341,19 +342,18 @@ fn share(teams: &mut [TeamPart], amount: Decimal, rule: Chargeback) -> Decimal {
         return amount;
     }
     let total: f64 = takers.iter().map(|&i| teams[i].allocated_gpu_hours).sum();
-    let mut given = Decimal::ZERO;
-    for (n, &i) in takers.iter().enumerate() {
-        let part = if n + 1 == takers.len() {
-            amount - given
-        } else {
+    let exact: Vec<Decimal> = takers
+        .iter()
+        .map(|&i| {
             let weight = match rule {
-                Chargeback::Even => 1.0 / takers.len() as f64,
-                _ => teams[i].allocated_gpu_hours / total,
+                Chargeback::Even => Decimal::ONE / Decimal::from(takers.len()),
+                _ => prices::decimal(teams[i].allocated_gpu_hours / total),
             };
-            round(amount * prices::decimal(weight))
-        };
+            amount * weight
+        })
+        .collect();
+    for (&i, part) in takers.iter().zip(apportion(amount, &exact)) {
         teams[i].shared_cost = part;
-        given += part;
     }
     Decimal::ZERO
 }
@@ -379,10 +379,7 @@ mod tests {
             vec![d(34), d(33), d(33), d(0)]
         );
         // Float noise above the target is taken from the largest part.
-        assert_eq!(
-            apportion(d(1000), &[d(600), d(401)]),
-            vec![d(599), d(401)]
-        );
+        assert_eq!(apportion(d(1000), &[d(600), d(401)]), vec![d(599), d(401)]);
         assert_eq!(apportion(d(0), &[]), Vec::<Decimal>::new());
     }
 
@@ -416,11 +413,21 @@ mod tests {
         let mut t = teams();
         assert_eq!(share(&mut t, amount, Chargeback::NotShared), amount);
         assert!(t.iter().all(|x| x.shared_cost.is_zero()));
-        // Thirds: the last taker takes the rounding, so the shares add up.
+        // Thirds: the cent left goes to a largest remainder, so the shares add up.
         let mut t = vec![part("a", 1.0), part("b", 1.0), part("c", 1.0)];
         share(&mut t, amount, Chargeback::Even);
-        let sum: Decimal = t.iter().map(|x| x.shared_cost).sum();
-        assert_eq!(sum, amount);
-        assert_eq!(t[2].shared_cost, Decimal::new(3334, 2));
+        let got: Vec<Decimal> = t.iter().map(|x| x.shared_cost).collect();
+        assert_eq!(got, vec![d(3334), d(3333), d(3333)]);
+        // 0.02 among 5, 5, 5 and 1 GPU-hours: rounded one by one the first three
+        // would take 0.01 each and leave the last -0.01.
+        let mut t = vec![
+            part("a", 5.0),
+            part("b", 5.0),
+            part("c", 5.0),
+            part("d", 1.0),
+        ];
+        share(&mut t, d(2), Chargeback::Proportional);
+        let got: Vec<Decimal> = t.iter().map(|x| x.shared_cost).collect();
+        assert_eq!(got, vec![d(1), d(1), d(0), d(0)]);
     }
 }
