@@ -62,6 +62,16 @@ pub struct Shares {
     pub on_demand: f64,
 }
 
+/// An unlocked reservation the mix keeps, with how many of its instances
+/// (all of them, or fewer when a smaller count makes the mix cheaper).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Kept {
+    /// The Reservation's name.
+    pub name: String,
+    /// Instances kept (at most its `count`).
+    pub count: u32,
+}
+
 /// A recommended commitment mix for a pool.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -90,7 +100,7 @@ pub struct Mix {
     pub monthly_locked: Decimal,
     /// Unlocked reservations the mix keeps (cheaper than the catalog's
     /// committed prices), paid like locked ones and in `monthly_locked`.
-    pub kept: Vec<String>,
+    pub kept: Vec<Kept>,
     /// Monthly cost of buying the demand the locked commitments leave all on demand.
     pub monthly_on_demand: Decimal,
     /// `monthly_on_demand - monthly_mix` over `monthly_on_demand`.

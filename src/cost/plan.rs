@@ -351,18 +351,25 @@ fn commitment(
     }) {
         let serves = prices::holds_pool_instances(entry.cluster, entry.pool, &r.spec);
         let locked = super::reservation::locked(&r.spec, a.at.hour_index());
-        if serves && (locked || m.kept.iter().any(|k| k == r.name())) {
-            if !locked {
+        let count = r.spec.count.value.0;
+        let kept = m.kept.iter().find(|k| k.name == r.name()).map(|k| k.count);
+        if serves && (locked || kept.is_some()) {
+            let held = if locked { count } else { kept.unwrap_or(count) };
+            if !locked && held == count {
                 changes.push(format!(
-                    "Reservation `{}`: keep its {} (cheaper than what the plan would buy)",
+                    "Reservation `{}`: keep its {count} (cheaper than what the plan would buy)",
                     r.name(),
-                    r.spec.count.value.0,
+                ));
+            } else if !locked {
+                changes.push(format!(
+                    "Reservation `{}`: count {count} → {held} (keep {held}, cheaper than what the plan would buy; the plan re-buys the rest of the demand)",
+                    r.name(),
                 ));
             }
             locked_terms.push((
                 r.spec.term.start.value.max(a.at),
                 r.spec.term.end.value,
-                r.spec.count.value.0,
+                held,
             ));
         } else if !locked && r.spec.count.value.0 > 0 {
             changes.push(format!(

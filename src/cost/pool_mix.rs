@@ -1,10 +1,15 @@
 //! A pool's commitment mix as the analysis works it out: the locked
 //! reservations paid whatever happens, the known bursts, the preemptible
 //! share of demand, and unlocked reservations cheaper than what the mix
-//! would buy, tried replaced and kept ([`mix`] does the splitting). Only
+//! would buy, tried replaced and kept, whole or in part ([`mix`] does the
+//! splitting). Only
 //! reservations of the pool's own instances serve its demand.
 
 use super::{Analysis, OUTLOOK_HOURS, mix, prices, reservation};
+
+/// At most this many counts of one reservation are tried before the best
+/// of them is refined count by count.
+const MAX_COUNTS_TRIED: u32 = 32;
 
 impl Analysis<'_> {
     /// The commitment mix for a pool's next 90 days, with `release` GPUs
@@ -13,7 +18,20 @@ impl Analysis<'_> {
         let p = self.pool(cluster, pool)?;
         let price = p.price.catalog.as_ref()?;
         let at = self.at.hour_index();
-        let replaced = self.mix_keeping(cluster, pool, release, &[])?;
+        // Known, bounded bursts: approved non-preemptible requests with a
+        // window no longer than a capacity block, starting from now on.
+        let bursts = crate::capacity::Timeline::build(
+            p.requests
+                .iter()
+                .filter(|r| {
+                    !r.preemptible
+                        && !r.hours.is_open()
+                        && r.hours.start >= at
+                        && r.hours.len() <= mix::MAX_BLOCK_HOURS
+                })
+                .map(|r| (r.hours, r.gpus)),
+        );
+        let replaced = self.mix_keeping(cluster, pool, release, &[], &bursts)?;
         // Unlocked reservations of the pool's own instances cheaper per
         // GPU-hour than what the mix would commit at (the dearest of its
         // tiers, else on demand) are tried one by one, cheapest first: each
@@ -25,7 +43,7 @@ impl Analysis<'_> {
             .map(|t| t.price)
             .max()
             .unwrap_or(price.on_demand);
-        let mut cheaper: Vec<(rust_decimal::Decimal, &str)> = self
+        let mut cheaper: Vec<(rust_decimal::Decimal, &str, u32)> = self
             .repo
             .reservations
             .iter()
@@ -37,19 +55,53 @@ impl Analysis<'_> {
             })
             .filter_map(|(name, r)| {
                 let rate = prices::reservation(self.repo, &r.spec)?.per_gpu_hour;
-                (rate < dearest).then_some((rate, name.as_str()))
+                (rate < dearest).then_some((rate, name.as_str(), r.spec.count.value.0))
             })
             .collect();
         cheaper.sort();
         let mut best = replaced;
-        let mut kept: Vec<&str> = Vec::new();
-        for (_, name) in cheaper {
-            kept.push(name);
-            match self.mix_keeping(cluster, pool, release, &kept) {
-                Some(k) if k.monthly_plan() < best.monthly_plan() => best = k,
-                _ => {
-                    kept.pop();
+        let mut kept: Vec<(&str, u32)> = Vec::new();
+        for (_, name, count) in cheaper {
+            // The count to keep: every count when there are few, else a
+            // sample of them and then every count around the best one.
+            let step = count.div_ceil(MAX_COUNTS_TRIED).max(1);
+            let mut tried = std::collections::BTreeMap::new();
+            let try_count = |n: u32, tried: &mut std::collections::BTreeMap<u32, _>| {
+                if n == 0 || n > count || tried.contains_key(&n) {
+                    return;
                 }
+                let mut with = kept.clone();
+                with.push((name, n));
+                tried.insert(n, self.mix_keeping(cluster, pool, release, &with, &bursts));
+            };
+            let mut n = count;
+            loop {
+                try_count(n, &mut tried);
+                if n <= step {
+                    break;
+                }
+                n -= step;
+            }
+            let cheapest = |tried: &std::collections::BTreeMap<u32, Option<mix::Mix>>| {
+                tried
+                    .iter()
+                    .filter_map(|(n, m)| Some((m.as_ref()?.monthly_plan(), std::cmp::Reverse(*n))))
+                    .min()
+                    .map(|(_, n)| n.0)
+            };
+            if step > 1
+                && let Some(around) = cheapest(&tried)
+            {
+                for n in around.saturating_sub(step - 1)..=around + step - 1 {
+                    try_count(n, &mut tried);
+                }
+            }
+            if let Some(n) = cheapest(&tried)
+                && let Some(Some(m)) = tried.remove(&n)
+                && m.monthly_plan() < best.monthly_plan()
+            {
+                best = m;
+                kept.push((name, n));
             }
         }
         Some(best)
@@ -62,7 +114,8 @@ impl Analysis<'_> {
         cluster: &str,
         pool: &str,
         release: f64,
-        keep: &[&str],
+        keep: &[(&str, u32)],
+        bursts: &crate::capacity::Timeline,
     ) -> Option<mix::Mix> {
         let p = self.pool(cluster, pool)?;
         let price = p.price.catalog.as_ref()?;
@@ -75,12 +128,29 @@ impl Analysis<'_> {
         // terms, and their cost over the window, per average month.
         let mut locked = Vec::new();
         let mut locked_cost = rust_decimal::Decimal::ZERO;
-        for (_, r) in self.repo.reservations.iter().filter(|(name, r)| {
-            prices::holds_pool_instances(p.cluster, p.pool, &r.spec)
-                && (reservation::locked(&r.spec, at) || keep.contains(&name.as_str()))
-        }) {
+        for (name, r) in self
+            .repo
+            .reservations
+            .iter()
+            .filter(|(_, r)| prices::holds_pool_instances(p.cluster, p.pool, &r.spec))
+        {
+            let count = r.spec.count.value.0;
+            // A kept reservation counts with the instances kept, its cost in
+            // proportion (the upfront fee too: an unlocked one is not paid yet).
+            let held = if reservation::locked(&r.spec, at) {
+                count
+            } else {
+                match keep.iter().find(|(k, _)| *k == name.as_str()) {
+                    Some(&(_, n)) => n.min(count),
+                    None => continue,
+                }
+            };
+            if held == 0 {
+                continue;
+            }
             let (start, end) = reservation::term_hours(&r.spec.term);
-            let gpus = prices::reservation_gpus(self.repo, &r.spec) as f64;
+            let gpus = prices::reservation_gpus(self.repo, &r.spec) as f64 * f64::from(held)
+                / f64::from(count);
             locked.push((crate::capacity::Hours { start, end }, gpus));
             if let Some(c) = prices::reservation(self.repo, &r.spec)
                 && c.hours > 0
@@ -89,21 +159,12 @@ impl Analysis<'_> {
                 locked_cost += c.total / rust_decimal::Decimal::from(c.hours)
                     * rust_decimal::Decimal::from(overlap)
                     / rust_decimal::Decimal::from(OUTLOOK_HOURS)
-                    * rust_decimal::Decimal::from(prices::HOURS_PER_MONTH);
+                    * rust_decimal::Decimal::from(prices::HOURS_PER_MONTH)
+                    * rust_decimal::Decimal::from(held)
+                    / rust_decimal::Decimal::from(count);
             }
         }
         let locked = crate::capacity::Timeline::build(locked);
-        let bursts = crate::capacity::Timeline::build(
-            p.requests
-                .iter()
-                .filter(|r| {
-                    !r.preemptible
-                        && !r.hours.is_open()
-                        && r.hours.start >= at
-                        && r.hours.len() <= mix::MAX_BLOCK_HOURS
-                })
-                .map(|r| (r.hours, r.gpus)),
-        );
         let three_years = at + 3 * 365 * 24;
         let mut m = mix::recommend(&mix::Inputs {
             demand: outlook,
@@ -116,11 +177,17 @@ impl Analysis<'_> {
             release,
             locked: &locked,
             locked_monthly: locked_cost,
-            bursts: &bursts,
+            bursts,
             three_years_supported: outlook.basis == crate::forecast::demand::Basis::History
                 && outlook.supported_until(self.history_multiple()) >= three_years,
         })?;
-        m.kept = keep.iter().map(|k| k.to_string()).collect();
+        m.kept = keep
+            .iter()
+            .map(|&(name, count)| mix::Kept {
+                name: name.to_string(),
+                count,
+            })
+            .collect();
         Some(m)
     }
 }

@@ -140,7 +140,7 @@ pub struct MixRow {
     pub monthly_locked: Decimal,
     /// Unlocked reservations kept because they cost less than what the mix
     /// would buy (their cost is in `monthly_locked`).
-    pub kept: Vec<String>,
+    pub kept: Vec<super::mix::Kept>,
     pub monthly_on_demand: Decimal,
     pub savings_share: f64,
 }

@@ -365,11 +365,15 @@ fn nothing_is_recommended_for_a_bought_prepaid_block_and_one_not_yet_sold_is_res
             assert!(mentions.is_empty(), "prepaid and bought: {mentions:?}");
             assert!(!recs.iter().any(|x| x.subject == name));
         } else {
-            // Not bought yet: replaced within the pool's plan (which re-buys
-            // the pool's demand), not resized as a saving of its own on top.
+            // Not bought yet: cut within the pool's plan to the 10 instances
+            // (80 GPUs) its demand fills at the block's 14.75 an instance-hour,
+            // below on demand's 21.96 (the plan re-buys the rest), not resized
+            // as a saving of its own on top.
             assert_eq!(
                 mentions,
-                vec!["Reservation `next`: count 25 → 0 (the plan above re-buys its demand)"]
+                vec![
+                    "Reservation `next`: count 25 → 10 (keep 10, cheaper than what the plan would buy; the plan re-buys the rest of the demand)"
+                ]
             );
             assert!(
                 !recs
@@ -383,14 +387,15 @@ fn nothing_is_recommended_for_a_bought_prepaid_block_and_one_not_yet_sold_is_res
 #[test]
 fn beside_rightsizing_the_plan_buys_what_the_rightsizing_saving_rests_on() {
     // Ten 1-GPU instances reserved at 5.50 (today 10 x 5.50 x 730 = 40,150 a
-    // month). vision holds 7.5 and uses 1 (rightsized to 2 at 70%: 5.5
-    // released); text holds 1 and uses it. Before rightsizing the demand of
-    // 8.5 costs 9 one-year GPUs at 6.00 = 39,420 (1.8% less than today, too
-    // little for a plan on its own); after it, 3 x 6.00 x 730 = 13,140.
-    // Rightsizing saves 39,420 - 13,140 = 26,280 only if the pool then buys
-    // those 3 GPUs instead of its 10, so the commitment plan is recommended
-    // (saving the other 730) and no separate resize (8,030 on its own, which
-    // would count the same GPUs twice): 27,010 = today - 13,140.
+    // month), cheaper than the catalog's 1-year 6.00, so the plan keeps as
+    // many of them as the demand needs. vision holds 7.5 and uses 1
+    // (rightsized to 2 at 70%: 5.5 released); text holds 1 and uses it.
+    // Before rightsizing the demand of 8.5 keeps 9 of r1: 9 x 5.50 x 730 =
+    // 36,135; after it, 3: 12,045. Rightsizing saves 36,135 - 12,045 =
+    // 24,090 only if the pool then keeps those 3 instead of its 10, so the
+    // commitment plan is recommended (saving the other 40,150 - 36,135 =
+    // 4,015) and no separate resize (which would count the same GPUs
+    // twice): 28,105 = today - 12,045.
     let now = at("2026-11-20T00:00:00Z");
     let reservation = "apiVersion: capops.dev/v1alpha1\nkind: Reservation\nmetadata: {name: r1}\nspec:\n  provider: aws\n  type: aws-capacity-reservation\n  region: us-east-2\n  zone: us-east-2a\n  instanceType: g1\n  count: 10\n  term: {start: \"2026-10-01T00:00:00Z\", end: \"2027-06-01T00:00:00Z\"}\n  hourlyPrice: 5.5\n  covers: {cluster: c, pool: p}\n";
     let repo = repo_of(&[
@@ -433,9 +438,9 @@ fn beside_rightsizing_the_plan_buys_what_the_rightsizing_saving_rests_on() {
     };
     assert_eq!(
         saving(plan::RecommendationKind::RightsizeTeam),
-        d(2_628_000)
+        d(2_409_000)
     );
-    assert_eq!(saving(plan::RecommendationKind::CommitmentMix), d(73_000));
+    assert_eq!(saving(plan::RecommendationKind::CommitmentMix), d(401_500));
     assert_eq!(
         saving(plan::RecommendationKind::ResizeReservation),
         Decimal::ZERO
@@ -447,14 +452,14 @@ fn beside_rightsizing_the_plan_buys_what_the_rightsizing_saving_rests_on() {
     assert!(
         mix.changes
             .iter()
-            .any(|c| c == "Reservation `r1`: count 10 → 0 (the plan above re-buys its demand)"),
+            .any(|c| c == "Reservation `r1`: count 10 → 3 (keep 3, cheaper than what the plan would buy; the plan re-buys the rest of the demand)"),
         "{:?}",
         mix.changes
     );
 }
 
 #[test]
-fn a_cheap_reservation_resized_saves_what_it_drops_unless_rightsizing_needs_a_plan() {
+fn a_cheap_reservation_half_stranded_is_cut_to_the_count_demand_needs() {
     // Four 8-GPU instances reserved at 20.00 an instance-hour (2.50 a GPU-hour,
     // cheaper than the catalog's 1-year 6.25): today 32 x 2.50 x 730 = 58,400.
     let now = at("2026-11-20T00:00:00Z");
@@ -498,89 +503,42 @@ fn a_cheap_reservation_resized_saves_what_it_drops_unless_rightsizing_needs_a_pl
         )
     };
     // 16 GPUs held and used: nothing to rightsize; the reservation is half
-    // stranded, and dropping 2 instances saves 2 x 20 x 730 = 29,200 on its
-    // own. Buying 16 GPUs at the catalog's 1-year (73,000) would cost more
-    // than today: no commitment plan.
+    // stranded. Buying 16 GPUs at the catalog's 1-year (73,000) would cost
+    // more than today, but keeping 2 of ra's 4 instances serves them for
+    // 2 x 20 x 730 = 29,200: the commitment plan cuts ra to 2 and saves
+    // 58,400 - 29,200 = 29,200 (no resize beside it).
     assert_eq!(
         savings(&repo_with(16.0)),
-        (Decimal::ZERO, d(2_920_000), Decimal::ZERO)
+        (Decimal::ZERO, Decimal::ZERO, d(2_920_000))
     );
-    // Used 4: rightsized to 6 (at 70%), which buying one 1-year instance
-    // (8 x 6.25 x 730 = 36,500) would serve: rightsizing saves
-    // min(73,000, 58,400) - 36,500 = 21,900, realised by the commitment plan
-    // that replaces ra (it saves nothing more itself). Keeping two of ra's
-    // instances would cost 29,200, less still: the mix keeps a reservation
-    // whole or not at all (a documented limit).
+    let repo = repo_with(16.0);
+    let m = Analysis::new(&repo, now).mix("c", "p", 0.0).unwrap();
+    assert_eq!(
+        m.kept,
+        vec![crate::cost::mix::Kept {
+            name: "ra".into(),
+            count: 2
+        }]
+    );
+    // Used 4: rightsized to 6 (at 70%), which one of ra's instances serves
+    // (8 GPUs, 14,600). Before rightsizing the plan keeps 2 (29,200), after
+    // it 1: rightsizing saves 29,200 - 14,600 = 14,600 and the plan the
+    // other 58,400 - 29,200 = 29,200; together today - 14,600.
     assert_eq!(
         savings(&repo_with(4.0)),
-        (d(2_190_000), Decimal::ZERO, Decimal::ZERO)
+        (d(1_460_000), Decimal::ZERO, d(2_920_000))
     );
-}
-
-#[test]
-fn a_plan_keeps_an_unlocked_reservation_cheaper_than_what_it_would_buy() {
-    // Four 1-GPU nodes (2 reserved, 1 on demand, 1 spot); a reservation of
-    // 2 at 5.00 (not locked), while the catalog's 1-year is 6.00. Demand: 3
-    // GPUs. Replacing the reservation buys 3 one-year GPUs: 3 x 6 x 730 =
-    // 13,140. Keeping it and buying 1 more: (2 x 5 + 6) x 730 = 11,680.
-    let now = at("2026-11-20T00:00:00Z");
-    let reservation = "apiVersion: capops.dev/v1alpha1\nkind: Reservation\nmetadata: {name: r1}\nspec:\n  provider: aws\n  type: aws-capacity-reservation\n  region: us-east-2\n  zone: us-east-2a\n  instanceType: g1\n  count: 2\n  term: {start: \"2026-10-01T00:00:00Z\", end: \"2027-10-01T00:00:00Z\"}\n  hourlyPrice: 5\n  covers: {cluster: c, pool: p}\n";
-    let repo = repo_of(&[
-        ("capops.yaml", CONFIG.into()),
-        (
-            "prices.yaml",
-            catalog(
-                "    - {provider: aws, region: us-east-2, instanceType: g1, gpusPerInstance: 1, onDemand: 10, spot: 4, reserved1y: 6, source: test}\n",
-            ),
-        ),
-        (
-            "cluster.yaml",
-            cluster(
-                "    - {name: p, gpuModel: h100-80gb-sxm, instanceType: g1, gpusPerNode: 1, nodes: 4, purchase: {reserved: 2, onDemand: 1, spot: 1}}\n",
-            ),
-        ),
-        (
-            "teams.yaml",
-            format!("{}---\n{}", team("vision", None), team("text", None)),
-        ),
-        ("reservation.yaml", reservation.into()),
-        (
-            "usage/c.csv",
-            join(
-                usage(now, 20, "p", "vision", |_| 2.0, |_| 2.0),
-                usage(now, 20, "p", "text", |_| 1.0, |_| 1.0),
-            ),
-        ),
-    ]);
-    let a = Analysis::new(&repo, now);
-    let m = a.mix("c", "p", 0.0).unwrap();
-    assert_eq!(m.kept, vec!["r1".to_string()]);
-    assert_eq!(m.monthly_plan(), d(1_168_000));
-    // Today: (2 x 5 + 10 + 4) / 4 = 6.00 a GPU-hour, 4 x 6 x 730 = 17,520:
-    // the plan saves 5,840 and keeps r1 rather than cancelling it.
-    let recs = plan::recommendations(&a);
-    let mix = recs
-        .iter()
-        .find(|r| r.kind == plan::RecommendationKind::CommitmentMix)
-        .unwrap();
-    assert_eq!(mix.monthly_savings, Some(d(584_000)));
+    let repo = repo_with(4.0);
+    let recs = plan::recommendations(&Analysis::new(&repo, now));
+    let changes: Vec<&String> = recs.iter().flat_map(|r| &r.changes).collect();
     assert!(
-        mix.changes
-            .iter()
-            .any(|c| c.starts_with("Reservation `r1`: keep its 2")),
-        "{:?}",
-        mix.changes
+        changes.iter().any(|c| c.as_str()
+            == "Reservation `ra`: count 4 → 1 (keep 1, cheaper than what the plan would buy; the plan re-buys the rest of the demand)"),
+        "{changes:?}"
     );
     assert!(
-        !mix.changes.iter().any(|c| c.contains("count 2 → 0")),
-        "{:?}",
-        mix.changes
-    );
-    assert!(
-        mix.changes
-            .iter()
-            .any(|c| c.contains("purchase {reserved: 3}")),
-        "{:?}",
-        mix.changes
+        changes.iter().any(|c| c.as_str()
+            == "Cluster `c` pool `p`: purchase {reserved: 1}, the rest on demand as demand needs"),
+        "{changes:?}"
     );
 }
