@@ -260,15 +260,16 @@ pub fn recommend(i: &Inputs<'_>) -> Option<Mix> {
             .unwrap_or_default()
     };
     let per_hour = |gpu_hours: f64| prices::decimal(gpu_hours / nf);
-    let monthly_mix = ((tier_cost(&baseline)
-        + tier_cost(&flexible)
-        + per_hour(on_demand_paid) * od
-        + per_hour(pre_paid) * spot.unwrap_or(od)
-        + per_hour(blocks_paid) * block.unwrap_or(od))
-        * month)
-        .round_dp(2);
+    let monthly_mix = prices::cents(
+        (tier_cost(&baseline)
+            + tier_cost(&flexible)
+            + per_hour(on_demand_paid) * od
+            + per_hour(pre_paid) * spot.unwrap_or(od)
+            + per_hour(blocks_paid) * block.unwrap_or(od))
+            * month,
+    );
     // The comparison: the same demand all on demand, in whole instances.
-    let monthly_on_demand = (per_hour(uncovered_whole) * od * month).round_dp(2);
+    let monthly_on_demand = prices::cents(per_hour(uncovered_whole) * od * month);
     let savings_share = if monthly_on_demand.is_zero() {
         0.0
     } else {
@@ -296,7 +297,7 @@ pub fn recommend(i: &Inputs<'_>) -> Option<Mix> {
         on_demand_price: od,
         spot_price: spot,
         monthly_mix,
-        monthly_locked: i.locked_monthly.round_dp(2),
+        monthly_locked: prices::cents(i.locked_monthly),
         kept: Vec::new(),
         monthly_on_demand,
         savings_share,

@@ -62,6 +62,8 @@ pub struct PoolEntry<'r> {
     /// Per hour, the allocation of the teams whose allocation is known then:
     /// (first hour, values).
     measured_allocation: OnceLock<(i64, Vec<f64>)>,
+    /// The commitment mix before rightsizing (see [`Analysis::mix`]).
+    mix: OnceLock<Option<mix::Mix>>,
 }
 
 /// One team's usage series in one pool.
@@ -182,6 +184,7 @@ impl<'r> Analysis<'r> {
                         preemptible: OnceLock::new(),
                         demand: OnceLock::new(),
                         measured_allocation: OnceLock::new(),
+                        mix: OnceLock::new(),
                     },
                 );
             }
@@ -556,5 +559,7 @@ mod tests_budget;
 mod tests_finops;
 #[cfg(test)]
 mod tests_history;
+#[cfg(test)]
+mod tests_kept;
 #[cfg(test)]
 mod tests_mix;

@@ -200,7 +200,7 @@ pub fn recommendations(a: &Analysis<'_>) -> Vec<Recommendation> {
                 u.rightsized_gpus,
                 texts.join("; ")
             ),
-            monthly_savings: Some(saving),
+            monthly_savings: Some(prices::cents(saving)),
             risk: risks.join("; "),
             changes,
         });
@@ -440,7 +440,7 @@ fn commitment(
             money(today, cur),
             100.0 * prices::float(saving / today),
         ),
-        monthly_savings: Some(saving.round_dp(2)),
+        monthly_savings: Some(prices::cents(saving)),
         risk: if risks.is_empty() {
             "none beyond the forecast's".into()
         } else {

@@ -2,19 +2,65 @@
 //! reservations paid whatever happens, the known bursts, the preemptible
 //! share of demand, and unlocked reservations cheaper than what the mix
 //! would buy, tried replaced and kept, whole or in part ([`mix`] does the
-//! splitting). Only
-//! reservations of the pool's own instances serve its demand.
+//! splitting). Only reservations of the pool's own instances serve its
+//! demand.
 
 use super::{Analysis, OUTLOOK_HOURS, mix, prices, reservation};
 
-/// At most this many counts of one reservation are tried before the best
-/// of them is refined count by count.
+/// At most this many counts of one reservation are tried in one pass; a
+/// pass narrows the range around the cheapest until it is tried count by
+/// count.
 const MAX_COUNTS_TRIED: u32 = 32;
+
+/// Up to this many candidate reservations, each kept one is also left out
+/// in turn (see [`Analysis::mix`]).
+const MAX_CANDIDATES_RETRIED: usize = 8;
+
+/// The count in `1..=count` whose mix is cheapest, and that mix: every count
+/// when there are at most [`MAX_COUNTS_TRIED`], else evenly spaced counts,
+/// then the range around the cheapest of them at a finer step, until the
+/// step is one. Ties go to the smaller count.
+fn cheapest_count(count: u32, cost: impl Fn(u32) -> Option<mix::Mix>) -> Option<(u32, mix::Mix)> {
+    let mut tried: std::collections::BTreeMap<u32, Option<mix::Mix>> = Default::default();
+    let (mut lo, mut hi) = (1u32, count);
+    loop {
+        let step = (hi - lo + 1).div_ceil(MAX_COUNTS_TRIED).max(1);
+        let mut n = lo;
+        while n <= hi {
+            tried.entry(n).or_insert_with(|| cost(n));
+            n += step;
+        }
+        tried.entry(hi).or_insert_with(|| cost(hi));
+        let best = tried
+            .iter()
+            .filter_map(|(n, m)| Some((m.as_ref()?.monthly_plan(), *n)))
+            .min()?
+            .1;
+        if step == 1 {
+            let m = tried.remove(&best).flatten()?;
+            return Some((best, m));
+        }
+        lo = best.saturating_sub(step - 1).max(1);
+        hi = (best + step - 1).min(count);
+    }
+}
 
 impl Analysis<'_> {
     /// The commitment mix for a pool's next 90 days, with `release` GPUs
     /// taken off its demand by rightsizing ([`mix`]).
     pub fn mix(&self, cluster: &str, pool: &str, release: f64) -> Option<mix::Mix> {
+        if release == 0.0 {
+            // Before rightsizing: asked for by the report and the plan alike.
+            let p = self.pool(cluster, pool)?;
+            return p
+                .mix
+                .get_or_init(|| self.mix_worked_out(cluster, pool, 0.0))
+                .clone();
+        }
+        self.mix_worked_out(cluster, pool, release)
+    }
+
+    fn mix_worked_out(&self, cluster: &str, pool: &str, release: f64) -> Option<mix::Mix> {
         let p = self.pool(cluster, pool)?;
         let price = p.price.catalog.as_ref()?;
         let at = self.at.hour_index();
@@ -59,52 +105,56 @@ impl Analysis<'_> {
             })
             .collect();
         cheaper.sort();
-        let mut best = replaced;
-        let mut kept: Vec<(&str, u32)> = Vec::new();
-        for (_, name, count) in cheaper {
-            // The count to keep: every count when there are few, else a
-            // sample of them and then every count around the best one.
-            let step = count.div_ceil(MAX_COUNTS_TRIED).max(1);
-            let mut tried = std::collections::BTreeMap::new();
-            let try_count = |n: u32, tried: &mut std::collections::BTreeMap<u32, _>| {
-                if n == 0 || n > count || tried.contains_key(&n) {
-                    return;
+        let candidates: Vec<(&str, u32)> = cheaper.iter().map(|&(_, n, c)| (n, c)).collect();
+        let mut best = self.keep_greedily(cluster, pool, release, &bursts, &candidates, replaced);
+        // A reservation kept early can block a better one tried later (one
+        // that ends inside the window, say): with few candidates, each kept
+        // one is also left out in turn and the rest tried again.
+        if candidates.len() <= MAX_CANDIDATES_RETRIED {
+            for left_out in best.kept.clone() {
+                let rest: Vec<(&str, u32)> = candidates
+                    .iter()
+                    .copied()
+                    .filter(|(n, _)| *n != left_out.name)
+                    .collect();
+                let start = self.mix_keeping(cluster, pool, release, &[], &bursts)?;
+                let other = self.keep_greedily(cluster, pool, release, &bursts, &rest, start);
+                if other.monthly_plan() < best.monthly_plan() {
+                    best = other;
                 }
+            }
+        }
+        Some(best)
+    }
+
+    /// Tries the candidates in order on top of `start` (the mix that keeps
+    /// none): each is kept at the count that makes the mix cheapest, when
+    /// that is cheaper than without it.
+    fn keep_greedily(
+        &self,
+        cluster: &str,
+        pool: &str,
+        release: f64,
+        bursts: &crate::capacity::Timeline,
+        candidates: &[(&str, u32)],
+        start: mix::Mix,
+    ) -> mix::Mix {
+        let mut best = start;
+        let mut kept: Vec<(&str, u32)> = Vec::new();
+        for &(name, count) in candidates {
+            let cost = |n: u32| {
                 let mut with = kept.clone();
                 with.push((name, n));
-                tried.insert(n, self.mix_keeping(cluster, pool, release, &with, &bursts));
+                self.mix_keeping(cluster, pool, release, &with, bursts)
             };
-            let mut n = count;
-            loop {
-                try_count(n, &mut tried);
-                if n <= step {
-                    break;
-                }
-                n -= step;
-            }
-            let cheapest = |tried: &std::collections::BTreeMap<u32, Option<mix::Mix>>| {
-                tried
-                    .iter()
-                    .filter_map(|(n, m)| Some((m.as_ref()?.monthly_plan(), std::cmp::Reverse(*n))))
-                    .min()
-                    .map(|(_, n)| n.0)
-            };
-            if step > 1
-                && let Some(around) = cheapest(&tried)
-            {
-                for n in around.saturating_sub(step - 1)..=around + step - 1 {
-                    try_count(n, &mut tried);
-                }
-            }
-            if let Some(n) = cheapest(&tried)
-                && let Some(Some(m)) = tried.remove(&n)
+            if let Some((n, m)) = cheapest_count(count, cost)
                 && m.monthly_plan() < best.monthly_plan()
             {
                 best = m;
                 kept.push((name, n));
             }
         }
-        Some(best)
+        best
     }
 
     /// The commitment mix with the locked reservations and those named in

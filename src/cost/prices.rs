@@ -377,6 +377,14 @@ pub fn reservation_gpus(repo: &Repo, s: &ReservationSpec) -> u32 {
     s.count.value.0.saturating_mul(per)
 }
 
+/// An amount of money rounded to the cent and written with two decimals
+/// (`58400.00`, not `58400` or `44895000.0`).
+pub fn cents(d: Decimal) -> Decimal {
+    let mut c = d.round_dp(2);
+    c.rescale(2);
+    c
+}
+
 /// A float quantity (GPU-hours, a share) as a decimal, to eight places: fine
 /// enough that a share of a multi-million commitment is right to the cent.
 pub fn decimal(x: f64) -> Decimal {

@@ -43,11 +43,10 @@ pub(super) fn resizes(
                 s.instance_type.value,
                 100.0 * threshold
             ),
-            monthly_savings: Some(
-                (per * Decimal::from(s.count.value.0.saturating_sub(r.suggested_count)) * month
-                    / Decimal::from(r.cost.hours.max(1)))
-                .round_dp(2),
-            ),
+            monthly_savings: Some(prices::cents(
+                per * Decimal::from(s.count.value.0.saturating_sub(r.suggested_count)) * month
+                    / Decimal::from(r.cost.hours.max(1)),
+            )),
             risk: format!(
                 "P90 demand would exceed the smaller reservation; the pool's on-demand nodes take it ({} shortfall hours over the whole pool)",
                 r.shortfall_hours

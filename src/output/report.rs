@@ -67,14 +67,25 @@ fn sections(r: &CostReport) -> Vec<(&'static str, String, Table)> {
                 .as_ref()
                 .map(|x| {
                     let mut parts = vec![x.phrase()];
+                    if !x.kept.is_empty() && x.baseline.is_none() && x.flexible.is_none() {
+                        parts.clear();
+                    }
+                    for k in &x.kept {
+                        parts.push(format!("keep {} of `{}`", k.count, k.name));
+                    }
                     if x.spot_gpus > 0.0 {
                         parts.push(format!("{} GPUs spot", gpus(x.spot_gpus)));
                     }
                     if x.block_gpus > 0.0 {
                         parts.push(format!("{} GPUs capacity blocks", gpus(x.block_gpus)));
                     }
+                    let locked = if x.monthly_locked.is_zero() {
+                        String::new()
+                    } else {
+                        format!(" + {} locked and kept", m(x.monthly_locked))
+                    };
                     format!(
-                        "{}: {} vs {} on demand",
+                        "{}: {}{locked} vs {} on demand",
                         parts.join(", "),
                         m(x.monthly_mix),
                         m(x.monthly_on_demand)

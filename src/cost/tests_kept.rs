@@ -1,0 +1,236 @@
+//! Unlocked reservations cheaper than what the commitment mix would buy:
+//! kept whole or in part, at the count that makes the mix cheapest, only of
+//! the pool's own instances, and not blocked by one kept before; every
+//! number worked out by hand in the comments.
+
+use super::tests::{CONFIG, at, cluster, repo_of, team, usage};
+use super::tests_finops::{catalog, d, join};
+use super::*;
+
+#[test]
+fn cheaper_reservations_are_kept_one_by_one_and_only_of_the_pools_own_instances() {
+    // Twelve 8-GPU instances (g8: on demand 80, 1-year 50 = 6.25 a GPU-hour)
+    // for a steady 16 GPUs. Unlocked reservations: ra 2 x g8 at 32 (4.00 a
+    // GPU-hour), rb 10 x g8 at 40 (5.00), and rc 4 x g8b at 8 (1.00), which
+    // cannot serve the pool's demand. Replacing all buys 2 one-year
+    // instances: 16 x 6.25 x 730 = 73,000. Keeping ra alone serves all 16:
+    // 16 x 4 x 730 = 46,720. Keeping rb too adds 80 x 5 x 730 = 292,000.
+    let now = at("2026-11-20T00:00:00Z");
+    let res = |name: &str, itype: &str, count: u32, price: u32| {
+        format!(
+            "apiVersion: capops.dev/v1alpha1\nkind: Reservation\nmetadata: {{name: {name}}}\nspec:\n  provider: aws\n  type: aws-capacity-reservation\n  region: us-east-2\n  zone: us-east-2a\n  instanceType: {itype}\n  count: {count}\n  term: {{start: \"2026-11-01T00:00:00Z\", end: \"2027-11-01T00:00:00Z\"}}\n  hourlyPrice: {price}\n  covers: {{cluster: c, pool: p}}\n---\n"
+        )
+    };
+    let repo = repo_of(&[
+        ("capops.yaml", CONFIG.into()),
+        (
+            "prices.yaml",
+            catalog(
+                "    - {provider: aws, region: us-east-2, instanceType: g8, gpusPerInstance: 8, onDemand: 80, reserved1y: 50, source: test}\n    - {provider: aws, region: us-east-2, instanceType: g8b, gpusPerInstance: 8, onDemand: 30, source: test}\n",
+            ),
+        ),
+        (
+            "cluster.yaml",
+            cluster(
+                "    - {name: p, gpuModel: h100-80gb-sxm, instanceType: g8, gpusPerNode: 8, nodes: 12, purchase: {reserved: 12}}\n",
+            ),
+        ),
+        ("team.yaml", team("vision", None)),
+        (
+            "reservations.yaml",
+            [
+                res("ra", "g8", 2, 32),
+                res("rb", "g8", 10, 40),
+                res("rc", "g8b", 4, 8),
+            ]
+            .concat(),
+        ),
+        (
+            "usage/c.csv",
+            usage(now, 90, "p", "vision", |_| 16.0, |_| 16.0),
+        ),
+    ]);
+    let a = Analysis::new(&repo, now);
+    let m = a.mix("c", "p", 0.0).unwrap();
+    assert_eq!(
+        m.kept,
+        vec![crate::cost::mix::Kept {
+            name: "ra".into(),
+            count: 2
+        }]
+    );
+    assert_eq!(m.monthly_plan(), d(4_672_000));
+    assert!(m.baseline.is_none() && m.flexible.is_none(), "{m:?}");
+}
+
+#[test]
+fn a_large_cheap_reservation_is_kept_at_the_count_demand_fills() {
+    // 100 one-GPU instances reserved at 3.00 (not locked) where the
+    // catalog's 1-year is 6.00, for a steady 37 GPUs: keeping exactly 37
+    // costs 37 x 3 x 730 = 81,030 (counts are sampled every 4, then refined
+    // one by one around the best).
+    let now = at("2026-11-20T00:00:00Z");
+    let reservation = "apiVersion: capops.dev/v1alpha1\nkind: Reservation\nmetadata: {name: big}\nspec:\n  provider: aws\n  type: aws-capacity-reservation\n  region: us-east-2\n  zone: us-east-2a\n  instanceType: g1\n  count: 100\n  term: {start: \"2026-11-01T00:00:00Z\", end: \"2027-11-01T00:00:00Z\"}\n  hourlyPrice: 3\n  covers: {cluster: c, pool: p}\n";
+    let repo = repo_of(&[
+        ("capops.yaml", CONFIG.into()),
+        (
+            "prices.yaml",
+            catalog(
+                "    - {provider: aws, region: us-east-2, instanceType: g1, gpusPerInstance: 1, onDemand: 10, reserved1y: 6, source: test}\n",
+            ),
+        ),
+        (
+            "cluster.yaml",
+            cluster(
+                "    - {name: p, gpuModel: h100-80gb-sxm, instanceType: g1, gpusPerNode: 1, nodes: 100, purchase: {reserved: 100}}\n",
+            ),
+        ),
+        ("team.yaml", team("vision", None)),
+        ("reservation.yaml", reservation.into()),
+        (
+            "usage/c.csv",
+            usage(now, 90, "p", "vision", |_| 37.0, |_| 37.0),
+        ),
+    ]);
+    let m = Analysis::new(&repo, now).mix("c", "p", 0.0).unwrap();
+    assert_eq!(
+        m.kept,
+        vec![crate::cost::mix::Kept {
+            name: "big".into(),
+            count: 37
+        }]
+    );
+    assert_eq!(m.monthly_plan(), d(8_103_000));
+    assert!(m.baseline.is_none() && m.flexible.is_none(), "{m:?}");
+}
+
+#[test]
+fn a_plan_keeps_an_unlocked_reservation_cheaper_than_what_it_would_buy() {
+    // Four 1-GPU nodes (2 reserved, 1 on demand, 1 spot); a reservation of
+    // 2 at 5.00 (not locked), while the catalog's 1-year is 6.00. Demand: 3
+    // GPUs. Replacing the reservation buys 3 one-year GPUs: 3 x 6 x 730 =
+    // 13,140. Keeping it and buying 1 more: (2 x 5 + 6) x 730 = 11,680.
+    let now = at("2026-11-20T00:00:00Z");
+    let reservation = "apiVersion: capops.dev/v1alpha1\nkind: Reservation\nmetadata: {name: r1}\nspec:\n  provider: aws\n  type: aws-capacity-reservation\n  region: us-east-2\n  zone: us-east-2a\n  instanceType: g1\n  count: 2\n  term: {start: \"2026-10-01T00:00:00Z\", end: \"2027-10-01T00:00:00Z\"}\n  hourlyPrice: 5\n  covers: {cluster: c, pool: p}\n";
+    let repo = repo_of(&[
+        ("capops.yaml", CONFIG.into()),
+        (
+            "prices.yaml",
+            catalog(
+                "    - {provider: aws, region: us-east-2, instanceType: g1, gpusPerInstance: 1, onDemand: 10, spot: 4, reserved1y: 6, source: test}\n",
+            ),
+        ),
+        (
+            "cluster.yaml",
+            cluster(
+                "    - {name: p, gpuModel: h100-80gb-sxm, instanceType: g1, gpusPerNode: 1, nodes: 4, purchase: {reserved: 2, onDemand: 1, spot: 1}}\n",
+            ),
+        ),
+        (
+            "teams.yaml",
+            format!("{}---\n{}", team("vision", None), team("text", None)),
+        ),
+        ("reservation.yaml", reservation.into()),
+        (
+            "usage/c.csv",
+            join(
+                usage(now, 20, "p", "vision", |_| 2.0, |_| 2.0),
+                usage(now, 20, "p", "text", |_| 1.0, |_| 1.0),
+            ),
+        ),
+    ]);
+    let a = Analysis::new(&repo, now);
+    let m = a.mix("c", "p", 0.0).unwrap();
+    assert_eq!(
+        m.kept,
+        vec![crate::cost::mix::Kept {
+            name: "r1".into(),
+            count: 2
+        }]
+    );
+    assert_eq!(m.monthly_plan(), d(1_168_000));
+    // Today: (2 x 5 + 10 + 4) / 4 = 6.00 a GPU-hour, 4 x 6 x 730 = 17,520:
+    // the plan saves 5,840 and keeps r1 rather than cancelling it.
+    let recs = plan::recommendations(&a);
+    let mix = recs
+        .iter()
+        .find(|r| r.kind == plan::RecommendationKind::CommitmentMix)
+        .unwrap();
+    assert_eq!(mix.monthly_savings, Some(d(584_000)));
+    assert!(
+        mix.changes
+            .iter()
+            .any(|c| c.starts_with("Reservation `r1`: keep its 2")),
+        "{:?}",
+        mix.changes
+    );
+    assert!(
+        !mix.changes.iter().any(|c| c.contains("count 2 → 0")),
+        "{:?}",
+        mix.changes
+    );
+    assert!(
+        mix.changes
+            .iter()
+            .any(|c| c.contains("purchase {reserved: 3}")),
+        "{:?}",
+        mix.changes
+    );
+}
+
+#[test]
+fn a_reservation_kept_first_does_not_block_a_cheaper_plan() {
+    // 8-GPU instances (on demand 80, 1-year 50); a steady 16 GPUs. ra: 2
+    // instances at 32 (4.00 a GPU-hour, the cheapest) ending 70 days into
+    // the 90-day window; rb: 10 at 40 (5.00) for the whole window. Keeping
+    // ra costs 2 x 32 x 730 x 1680/2160 = 36,337.78 plus its last 20 days on
+    // demand, 2 x 80 x 730 x 480/2160 = 25,955.56: 62,293.34, and rb then
+    // adds nothing cheaper. Leaving ra out and keeping 2 of rb: 2 x 40 x 730
+    // = 58,400.
+    let now = at("2026-11-20T00:00:00Z");
+    let res = |name: &str, count: u32, price: u32, end: &str| {
+        format!(
+            "apiVersion: capops.dev/v1alpha1\nkind: Reservation\nmetadata: {{name: {name}}}\nspec:\n  provider: aws\n  type: aws-capacity-reservation\n  region: us-east-2\n  zone: us-east-2a\n  instanceType: g8\n  count: {count}\n  term: {{start: \"2026-11-01T00:00:00Z\", end: \"{end}\"}}\n  hourlyPrice: {price}\n  covers: {{cluster: c, pool: p}}\n---\n"
+        )
+    };
+    let repo = repo_of(&[
+        ("capops.yaml", CONFIG.into()),
+        (
+            "prices.yaml",
+            catalog(
+                "    - {provider: aws, region: us-east-2, instanceType: g8, gpusPerInstance: 8, onDemand: 80, reserved1y: 50, source: test}\n",
+            ),
+        ),
+        (
+            "cluster.yaml",
+            cluster(
+                "    - {name: p, gpuModel: h100-80gb-sxm, instanceType: g8, gpusPerNode: 8, nodes: 12, purchase: {reserved: 12}}\n",
+            ),
+        ),
+        ("team.yaml", team("vision", None)),
+        (
+            "reservations.yaml",
+            [
+                res("ra", 2, 32, "2027-01-29T00:00:00Z"),
+                res("rb", 10, 40, "2027-11-01T00:00:00Z"),
+            ]
+            .concat(),
+        ),
+        (
+            "usage/c.csv",
+            usage(now, 90, "p", "vision", |_| 16.0, |_| 16.0),
+        ),
+    ]);
+    let m = Analysis::new(&repo, now).mix("c", "p", 0.0).unwrap();
+    assert_eq!(
+        m.kept,
+        vec![crate::cost::mix::Kept {
+            name: "rb".into(),
+            count: 2
+        }]
+    );
+    assert_eq!(m.monthly_plan(), d(5_840_000));
+    // Money is written with two decimals.
+    assert_eq!(m.monthly_mix.to_string(), "0.00");
+    assert_eq!(m.monthly_locked.to_string(), "58400.00");
+}
