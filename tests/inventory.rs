@@ -90,14 +90,7 @@ fn declared_migs(gpu: u32) -> String {
 
 /// A capacity repository with an H100 MIG pool and an L4 pool.
 fn repo() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(
-        dir.path().join("capops.yaml"),
-        "apiVersion: capops.dev/v1alpha1\nkind: Config\nmetadata: {name: t}\nspec: {}\n",
-    )
-    .unwrap();
-    std::fs::write(
-        dir.path().join("cluster.yaml"),
+    common::repo_with_cluster(
         r#"apiVersion: capops.dev/v1alpha1
 kind: Cluster
 metadata: {name: prod}
@@ -118,8 +111,6 @@ spec:
       nodeLabels: {example.com/pool: l4}
 "#,
     )
-    .unwrap();
-    dir
 }
 
 #[test]

@@ -87,23 +87,12 @@ fn mig_of(smi: &str) -> Option<bool> {
 
 /// A capacity repository with one on-prem pool of `gpus_per_node` GPUs of `model`.
 fn repo_with_pool(model: &str, gpus_per_node: usize, mig: &str) -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(
-        dir.path().join("capops.yaml"),
-        "apiVersion: capops.dev/v1alpha1\nkind: Config\nmetadata: {name: t}\nspec: {}\n",
-    )
-    .unwrap();
-    std::fs::write(
-        dir.path().join("cluster.yaml"),
-        format!(
-            "apiVersion: capops.dev/v1alpha1\nkind: Cluster\nmetadata: {{name: node}}\n\
-             spec:\n  environment: production\n  provider: onprem\n  nodePools:\n\
-             \x20   - name: this\n      gpuModel: {model}\n      gpusPerNode: {gpus_per_node}\n\
-             \x20     nodes: 1\n      nodeLabels: {{example.com/pool: this}}\n{mig}"
-        ),
-    )
-    .unwrap();
-    dir
+    common::repo_with_cluster(&format!(
+        "apiVersion: capops.dev/v1alpha1\nkind: Cluster\nmetadata: {{name: node}}\n\
+         spec:\n  environment: production\n  provider: onprem\n  nodePools:\n\
+         \x20   - name: this\n      gpuModel: {model}\n      gpusPerNode: {gpus_per_node}\n\
+         \x20     nodes: 1\n      nodeLabels: {{example.com/pool: this}}\n{mig}"
+    ))
 }
 
 #[test]

@@ -124,3 +124,16 @@ pub fn codes(json: &serde_json::Value) -> Vec<String> {
         })
         .unwrap_or_default()
 }
+
+/// A capacity repository in a temporary folder: a default Config and one
+/// Cluster document (`cluster.yaml`).
+pub fn repo_with_cluster(cluster_yaml: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("capops.yaml"),
+        "apiVersion: capops.dev/v1alpha1\nkind: Config\nmetadata: {name: t}\nspec: {}\n",
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("cluster.yaml"), cluster_yaml).unwrap();
+    dir
+}
