@@ -24,6 +24,7 @@ mod recommendation;
 pub mod report;
 pub mod reservation;
 mod resize;
+mod ser;
 pub mod usage;
 pub mod waste;
 

@@ -349,6 +349,13 @@ fn commitment(
             && r.spec.covers.pool.value == pool
             && r.spec.term.end.value > a.at
     }) {
+        // A reservation that starts after the plan's 90 days is outside it:
+        // the plan neither keeps nor replaces it.
+        if super::reservation::term_hours(&r.spec.term).0
+            >= a.at.hour_index() + super::OUTLOOK_HOURS
+        {
+            continue;
+        }
         let serves = prices::holds_pool_instances(entry.cluster, entry.pool, &r.spec);
         let locked = super::reservation::locked(&r.spec, a.at.hour_index());
         let count = r.spec.count.value.0;
@@ -438,7 +445,13 @@ fn commitment(
             "{buy}: {} a month against {} as provisioned today ({:.0}% less{against_on_demand})",
             money(m.monthly_plan(), cur),
             money(today, cur),
-            100.0 * prices::float(saving / today),
+            // The plan's cost against today's, whatever share of the
+            // difference rightsizing takes as its own saving.
+            if today.is_zero() {
+                0.0
+            } else {
+                100.0 * prices::float((today - m.monthly_plan()).max(Decimal::ZERO) / today)
+            },
         ),
         monthly_savings: Some(prices::cents(saving)),
         risk: if risks.is_empty() {

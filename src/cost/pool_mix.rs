@@ -12,9 +12,13 @@ use super::{Analysis, OUTLOOK_HOURS, mix, prices, reservation};
 /// count.
 const MAX_COUNTS_TRIED: u32 = 32;
 
+/// At most this many sweeps over the candidate reservations (see
+/// [`Analysis::descend`]); a sweep that changes nothing ends the search.
+const MAX_SWEEPS: usize = 4;
+
 /// Up to this many candidate reservations, each kept one is also left out
 /// in turn (see [`Analysis::mix`]).
-const MAX_CANDIDATES_RETRIED: usize = 8;
+const MAX_CANDIDATES_RETRIED: usize = 4;
 
 /// The count in `1..=count` whose mix is cheapest, and that mix: every count
 /// when there are at most [`MAX_COUNTS_TRIED`], else evenly spaced counts,
@@ -106,10 +110,11 @@ impl Analysis<'_> {
             .collect();
         cheaper.sort();
         let candidates: Vec<(&str, u32)> = cheaper.iter().map(|&(_, n, c)| (n, c)).collect();
-        let mut best = self.keep_greedily(cluster, pool, release, &bursts, &candidates, replaced);
-        // A reservation kept early can block a better one tried later (one
-        // that ends inside the window, say): with few candidates, each kept
-        // one is also left out in turn and the rest tried again.
+        let mut best = self.descend(cluster, pool, release, &bursts, &candidates, replaced);
+        // A reservation kept early can hold the search in a dearer plan (one
+        // ending inside the window kept before a longer one): with few
+        // candidates, each kept one is also left out in turn and the search
+        // run again on the rest; the cheapest plan wins.
         if candidates.len() <= MAX_CANDIDATES_RETRIED {
             for left_out in best.kept.clone() {
                 let rest: Vec<(&str, u32)> = candidates
@@ -118,7 +123,7 @@ impl Analysis<'_> {
                     .filter(|(n, _)| *n != left_out.name)
                     .collect();
                 let start = self.mix_keeping(cluster, pool, release, &[], &bursts)?;
-                let other = self.keep_greedily(cluster, pool, release, &bursts, &rest, start);
+                let other = self.descend(cluster, pool, release, &bursts, &rest, start);
                 if other.monthly_plan() < best.monthly_plan() {
                     best = other;
                 }
@@ -127,10 +132,13 @@ impl Analysis<'_> {
         Some(best)
     }
 
-    /// Tries the candidates in order on top of `start` (the mix that keeps
-    /// none): each is kept at the count that makes the mix cheapest, when
-    /// that is cheaper than without it.
-    fn keep_greedily(
+    /// Coordinate descent from `start` (the mix that keeps none): each
+    /// candidate in turn gets the count (none included) that makes the mix
+    /// cheapest with the others as they stand, until a sweep changes
+    /// nothing. The first sweep is cheapest-first greedy; later ones let a
+    /// reservation turned down early be kept once others are, and revise
+    /// counts chosen before.
+    fn descend(
         &self,
         cluster: &str,
         pool: &str,
@@ -139,19 +147,45 @@ impl Analysis<'_> {
         candidates: &[(&str, u32)],
         start: mix::Mix,
     ) -> mix::Mix {
+        let mut counts = vec![0u32; candidates.len()];
         let mut best = start;
-        let mut kept: Vec<(&str, u32)> = Vec::new();
-        for &(name, count) in candidates {
-            let cost = |n: u32| {
-                let mut with = kept.clone();
-                with.push((name, n));
-                self.mix_keeping(cluster, pool, release, &with, bursts)
-            };
-            if let Some((n, m)) = cheapest_count(count, cost)
-                && m.monthly_plan() < best.monthly_plan()
-            {
-                best = m;
-                kept.push((name, n));
+        for _ in 0..MAX_SWEEPS {
+            let mut improved = false;
+            for i in 0..candidates.len() {
+                let with = |k: u32| {
+                    let keep: Vec<(&str, u32)> = candidates
+                        .iter()
+                        .zip(&counts)
+                        .enumerate()
+                        .map(|(j, (&(name, _), &n))| (name, if j == i { k } else { n }))
+                        .filter(|&(_, n)| n > 0)
+                        .collect();
+                    self.mix_keeping(cluster, pool, release, &keep, bursts)
+                };
+                let mut choice: Option<(u32, mix::Mix)> = None;
+                if counts[i] > 0
+                    && let Some(m) = with(0)
+                    && m.monthly_plan() < best.monthly_plan()
+                {
+                    choice = Some((0, m));
+                }
+                if let Some((k, m)) = cheapest_count(candidates[i].1, with)
+                    && k != counts[i]
+                    && m.monthly_plan()
+                        < choice
+                            .as_ref()
+                            .map_or(best.monthly_plan(), |c| c.1.monthly_plan())
+                {
+                    choice = Some((k, m));
+                }
+                if let Some((k, m)) = choice {
+                    counts[i] = k;
+                    best = m;
+                    improved = true;
+                }
+            }
+            if !improved {
+                break;
             }
         }
         best

@@ -11,6 +11,7 @@ pub struct Recommendation {
     pub subject: String,
     pub text: String,
     /// What following it saves a month, where that can be priced.
+    #[serde(serialize_with = "super::ser::cents_opt")]
     pub monthly_savings: Option<Decimal>,
     /// What could go wrong.
     pub risk: String,

@@ -40,6 +40,7 @@ pub struct CostReport {
 #[serde(rename_all = "camelCase")]
 pub struct Totals {
     /// Every priced pool's GPUs at its blended price, for an average month.
+    #[serde(serialize_with = "super::ser::cents")]
     pub monthly_cost: Decimal,
     pub gpus: u32,
     /// GPUs of pools without a price: in `gpus`, not in any cost.
@@ -47,19 +48,27 @@ pub struct Totals {
     /// The lookback's account over the priced pools: capacity = used + idle + stranded + unmeasured.
     pub lookback: Account,
     /// The teams' chargeback (allocation plus shared unallocated cost).
+    #[serde(serialize_with = "super::ser::cents")]
     pub chargeback: Decimal,
     /// Unallocated cost charged to no team.
+    #[serde(serialize_with = "super::ser::cents")]
     pub unassigned: Decimal,
     /// The unused part of the teams' allocation (= `lookback.idle`).
+    #[serde(serialize_with = "super::ser::cents")]
     pub idle_cost: Decimal,
     /// How unallocated cost is shared (`proportional`, `even`, `not-shared`).
     pub chargeback_rule: String,
+    #[serde(serialize_with = "super::ser::cents")]
     pub reserved_commitments: Decimal,
     /// Reservations' expected waste over their terms: stranded (P50, P10) and idle (P50).
+    #[serde(serialize_with = "super::ser::cents")]
     pub stranded_p50: Decimal,
+    #[serde(serialize_with = "super::ser::cents")]
     pub stranded_p10: Decimal,
+    #[serde(serialize_with = "super::ser::cents")]
     pub reserved_idle_p50: Decimal,
     /// What the recommendations save a month together (none counted twice).
+    #[serde(serialize_with = "super::ser::cents")]
     pub plan_savings: Decimal,
     pub low_utilization_teams: usize,
     pub teams_over_budget_this_month: usize,
@@ -69,11 +78,17 @@ pub struct Totals {
 #[derive(Clone, Debug, Default, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Account {
+    #[serde(serialize_with = "super::ser::cents")]
     pub capacity: Decimal,
+    #[serde(serialize_with = "super::ser::cents")]
     pub allocated: Decimal,
+    #[serde(serialize_with = "super::ser::cents")]
     pub used: Decimal,
+    #[serde(serialize_with = "super::ser::cents")]
     pub idle: Decimal,
+    #[serde(serialize_with = "super::ser::cents")]
     pub stranded: Decimal,
+    #[serde(serialize_with = "super::ser::cents")]
     pub unmeasured: Decimal,
 }
 
@@ -110,7 +125,9 @@ pub struct PoolRow {
     pub on_demand_nodes: u32,
     pub spot_nodes: u32,
     /// Blended GPU-hour price (None: not priced).
+    #[serde(serialize_with = "super::ser::price_opt")]
     pub gpu_hour_price: Option<Decimal>,
+    #[serde(serialize_with = "super::ser::cents_opt")]
     pub monthly_cost: Option<Decimal>,
     /// Mean demand (allocated GPUs) over the lookback, and its share of the pool.
     pub mean_demand: Option<f64>,
@@ -136,11 +153,14 @@ pub struct MixRow {
     pub on_demand_gpus: f64,
     /// Shares of the demand each way of buying serves.
     pub shares: super::mix::Shares,
+    #[serde(serialize_with = "super::ser::cents")]
     pub monthly_mix: Decimal,
+    #[serde(serialize_with = "super::ser::cents")]
     pub monthly_locked: Decimal,
     /// Unlocked reservations kept because they cost less than what the mix
     /// would buy (their cost is in `monthly_locked`).
     pub kept: Vec<super::mix::Kept>,
+    #[serde(serialize_with = "super::ser::cents")]
     pub monthly_on_demand: Decimal,
     pub savings_share: f64,
 }
@@ -175,6 +195,7 @@ pub struct TierRow {
     pub kind: &'static str,
     pub nodes: u32,
     pub gpus: u32,
+    #[serde(serialize_with = "super::ser::price")]
     pub gpu_hour_price: Decimal,
 }
 
@@ -190,15 +211,19 @@ pub struct ReservationRow {
     pub gpus: u32,
     pub start: String,
     pub end: String,
+    #[serde(serialize_with = "super::ser::cents_opt")]
     pub total_cost: Option<Decimal>,
     pub utilization_p50: Option<f64>,
     pub utilization_p10: Option<f64>,
+    #[serde(serialize_with = "super::ser::cents_opt")]
     pub stranded_p50: Option<Decimal>,
+    #[serde(serialize_with = "super::ser::cents_opt")]
     pub stranded_p10: Option<Decimal>,
     pub stranded_share: Option<f64>,
     pub shortfall_hours: Option<u32>,
     pub suggested_count: Option<u32>,
     /// Allocated but unused reserved GPU-hours at P50, priced, and their share of the cost.
+    #[serde(serialize_with = "super::ser::cents_opt")]
     pub idle_p50: Option<Decimal>,
     pub idle_share: Option<f64>,
     /// Prepaid or not cancellable, and started: nothing is recommended for it.
@@ -221,13 +246,19 @@ pub struct TeamRow {
     pub low: bool,
     pub rightsized_gpus: u32,
     /// Allocated GPU-hours priced.
+    #[serde(serialize_with = "super::ser::cents")]
     pub allocated_cost: Decimal,
     /// Its share of the unallocated cost of its pools.
+    #[serde(serialize_with = "super::ser::cents")]
     pub shared_cost: Decimal,
     /// `allocated_cost + shared_cost`.
+    #[serde(serialize_with = "super::ser::cents")]
     pub chargeback: Decimal,
+    #[serde(serialize_with = "super::ser::cents")]
     pub idle_cost: Decimal,
+    #[serde(serialize_with = "super::ser::cents_opt")]
     pub monthly_budget: Option<Decimal>,
+    #[serde(serialize_with = "super::ser::cents_opt")]
     pub projected_this_month: Option<Decimal>,
 }
 
@@ -236,7 +267,9 @@ pub struct TeamRow {
 pub struct CostCenterRow {
     pub cost_center: String,
     pub teams: Vec<String>,
+    #[serde(serialize_with = "super::ser::cents")]
     pub chargeback: Decimal,
+    #[serde(serialize_with = "super::ser::cents")]
     pub idle_cost: Decimal,
 }
 
@@ -244,6 +277,7 @@ pub struct CostCenterRow {
 #[serde(rename_all = "camelCase")]
 pub struct BudgetRow {
     pub team: String,
+    #[serde(serialize_with = "super::ser::cents_opt")]
     pub monthly_budget: Option<Decimal>,
     pub months: Vec<MonthRow>,
 }
@@ -252,8 +286,10 @@ pub struct BudgetRow {
 #[serde(rename_all = "camelCase")]
 pub struct MonthRow {
     pub month: String,
+    #[serde(serialize_with = "super::ser::cents")]
     pub spend: Decimal,
     pub share: Option<f64>,
+    /// The alert level reached (`0.8`, `1.0`, `1.2`): a share, not money.
     pub alert: Option<Decimal>,
 }
 

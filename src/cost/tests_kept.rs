@@ -234,3 +234,93 @@ fn a_reservation_kept_first_does_not_block_a_cheaper_plan() {
     assert_eq!(m.monthly_mix.to_string(), "0.00");
     assert_eq!(m.monthly_locked.to_string(), "58400.00");
 }
+
+#[test]
+fn a_reservation_turned_down_early_is_kept_once_another_is() {
+    // 8-GPU instances (on demand 80, 1-year 50); a steady 40 GPUs (5
+    // instances). r0: 2 at 20 an hour, ending 38 days in; r1: 5 at 30,
+    // starting 15 days in and running past the window. Alone, r0 does not
+    // pay (the 1-year tier serves the demand for less); with r1 kept it
+    // fills the first 15 days. Over the 2,160-hour window, per month
+    // (x 730/2160): r0 2 x 20 x 912 h = 12,328.89; r1 5 x 30 x 1,800 h =
+    // 91,250.00; on demand 3 x 80 x 360 h = 29,200.00; total 132,778.89.
+    let now = at("2026-11-20T00:00:00Z");
+    let res = |name: &str, count: u32, price: u32, start: &str, end: &str| {
+        format!(
+            "apiVersion: capops.dev/v1alpha1\nkind: Reservation\nmetadata: {{name: {name}}}\nspec:\n  provider: aws\n  type: aws-capacity-reservation\n  region: us-east-2\n  zone: us-east-2a\n  instanceType: g8\n  count: {count}\n  term: {{start: \"{start}\", end: \"{end}\"}}\n  hourlyPrice: {price}\n  covers: {{cluster: c, pool: p}}\n---\n"
+        )
+    };
+    let repo = repo_of(&[
+        ("capops.yaml", CONFIG.into()),
+        (
+            "prices.yaml",
+            catalog(
+                "    - {provider: aws, region: us-east-2, instanceType: g8, gpusPerInstance: 8, onDemand: 80, reserved1y: 50, source: test}\n",
+            ),
+        ),
+        (
+            "cluster.yaml",
+            cluster(
+                "    - {name: p, gpuModel: h100-80gb-sxm, instanceType: g8, gpusPerNode: 8, nodes: 8, purchase: {reserved: 8}}\n",
+            ),
+        ),
+        ("team.yaml", team("vision", None)),
+        (
+            "reservations.yaml",
+            [
+                res("r0", 2, 20, "2026-11-01T00:00:00Z", "2026-12-28T00:00:00Z"),
+                res("r1", 5, 30, "2026-12-05T00:00:00Z", "2027-11-01T00:00:00Z"),
+            ]
+            .concat(),
+        ),
+        (
+            "usage/c.csv",
+            usage(now, 90, "p", "vision", |_| 40.0, |_| 40.0),
+        ),
+    ]);
+    let m = Analysis::new(&repo, now).mix("c", "p", 0.0).unwrap();
+    let kept: Vec<(&str, u32)> = m.kept.iter().map(|k| (k.name.as_str(), k.count)).collect();
+    assert_eq!(kept, vec![("r0", 2), ("r1", 5)]);
+    assert_eq!(m.monthly_plan(), d(13_277_889));
+}
+
+#[test]
+fn a_reservation_starting_after_the_plans_window_is_left_alone() {
+    // 16 GPUs on demand today (80 an 8-GPU instance-hour); rf: 4 at 20,
+    // starting in March 2027, after the plan's 90 days. The plan buys for
+    // its window and says nothing of rf (before, it said `count 4 → 0`).
+    let now = at("2026-11-20T00:00:00Z");
+    let rf = "apiVersion: capops.dev/v1alpha1\nkind: Reservation\nmetadata: {name: rf}\nspec:\n  provider: aws\n  type: aws-capacity-reservation\n  region: us-east-2\n  zone: us-east-2a\n  instanceType: g8\n  count: 4\n  term: {start: \"2027-03-01T00:00:00Z\", end: \"2028-03-01T00:00:00Z\"}\n  hourlyPrice: 20\n  covers: {cluster: c, pool: p}\n";
+    let repo = repo_of(&[
+        ("capops.yaml", CONFIG.into()),
+        (
+            "prices.yaml",
+            catalog(
+                "    - {provider: aws, region: us-east-2, instanceType: g8, gpusPerInstance: 8, onDemand: 80, reserved1y: 50, source: test}\n",
+            ),
+        ),
+        (
+            "cluster.yaml",
+            cluster(
+                "    - {name: p, gpuModel: h100-80gb-sxm, instanceType: g8, gpusPerNode: 8, nodes: 4, purchase: {onDemand: 4}}\n",
+            ),
+        ),
+        ("team.yaml", team("vision", None)),
+        ("reservation.yaml", rf.into()),
+        (
+            "usage/c.csv",
+            usage(now, 90, "p", "vision", |_| 16.0, |_| 16.0),
+        ),
+    ]);
+    let a = Analysis::new(&repo, now);
+    let recs = plan::recommendations(&a);
+    let mix = recs
+        .iter()
+        .find(|r| r.kind == plan::RecommendationKind::CommitmentMix)
+        .expect("a commitment plan: 2 one-year instances instead of 4 on demand");
+    assert!(
+        !mix.changes.iter().any(|c| c.contains("`rf`")),
+        "{:?}",
+        mix.changes
+    );
+}

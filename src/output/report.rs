@@ -79,17 +79,29 @@ fn sections(r: &CostReport) -> Vec<(&'static str, String, Table)> {
                     if x.block_gpus > 0.0 {
                         parts.push(format!("{} GPUs capacity blocks", gpus(x.block_gpus)));
                     }
-                    let locked = if x.monthly_locked.is_zero() {
-                        String::new()
+                    let held = if x.kept.is_empty() {
+                        "locked"
                     } else {
-                        format!(" + {} locked and kept", m(x.monthly_locked))
+                        "locked and kept"
                     };
-                    format!(
-                        "{}: {}{locked} vs {} on demand",
-                        parts.join(", "),
-                        m(x.monthly_mix),
-                        m(x.monthly_on_demand)
-                    )
+                    if x.monthly_locked.is_zero() {
+                        format!(
+                            "{}: {} vs {} on demand",
+                            parts.join(", "),
+                            m(x.monthly_mix),
+                            m(x.monthly_on_demand)
+                        )
+                    } else {
+                        // What the mix buys is compared with buying the same
+                        // (what the held reservations leave) on demand.
+                        format!(
+                            "{}: {} {held} + {} to buy for the rest (vs {} on demand)",
+                            parts.join(", "),
+                            m(x.monthly_locked),
+                            m(x.monthly_mix),
+                            m(x.monthly_on_demand)
+                        )
+                    }
                 })
                 .unwrap_or_else(|| "–".into()),
         ]);
