@@ -7,6 +7,40 @@ use super::tests::{CONFIG, at, cluster, repo_of, team, usage};
 use super::tests_finops::{catalog, d, join};
 use super::*;
 
+/// An unlocked AWS capacity reservation of `count` 8-GPU `g8` instances at
+/// `price` an instance-hour, covering pool `c/p`.
+fn g8_reservation(name: &str, count: u32, price: u32, start: &str, end: &str) -> String {
+    format!(
+        "apiVersion: capops.dev/v1alpha1\nkind: Reservation\nmetadata: {{name: {name}}}\nspec:\n  provider: aws\n  type: aws-capacity-reservation\n  region: us-east-2\n  zone: us-east-2a\n  instanceType: g8\n  count: {count}\n  term: {{start: \"{start}T00:00:00Z\", end: \"{end}T00:00:00Z\"}}\n  hourlyPrice: {price}\n  covers: {{cluster: c, pool: p}}\n---\n"
+    )
+}
+
+/// Pool `c/p` of `nodes` g8 instances (on demand 80, 1-year 50) bought as
+/// `purchase` says, the reservations, and one team's steady `gpus` for 90 days.
+fn g8_repo(now: Timestamp, nodes: u32, purchase: &str, reservations: &[String], gpus: f64) -> Repo {
+    repo_of(&[
+        ("capops.yaml", CONFIG.into()),
+        (
+            "prices.yaml",
+            catalog(
+                "    - {provider: aws, region: us-east-2, instanceType: g8, gpusPerInstance: 8, onDemand: 80, reserved1y: 50, source: test}\n",
+            ),
+        ),
+        (
+            "cluster.yaml",
+            cluster(&format!(
+                "    - {{name: p, gpuModel: h100-80gb-sxm, instanceType: g8, gpusPerNode: 8, nodes: {nodes}, purchase: {purchase}}}\n"
+            )),
+        ),
+        ("team.yaml", team("vision", None)),
+        ("reservations.yaml", reservations.concat()),
+        (
+            "usage/c.csv",
+            usage(now, 90, "p", "vision", move |_| gpus, move |_| gpus),
+        ),
+    ])
+}
+
 #[test]
 fn cheaper_reservations_are_kept_one_by_one_and_only_of_the_pools_own_instances() {
     // Twelve 8-GPU instances (g8: on demand 80, 1-year 50 = 6.25 a GPU-hour)
@@ -188,39 +222,16 @@ fn a_reservation_kept_first_does_not_block_a_cheaper_plan() {
     // adds nothing cheaper. Leaving ra out and keeping 2 of rb: 2 x 40 x 730
     // = 58,400.
     let now = at("2026-11-20T00:00:00Z");
-    let res = |name: &str, count: u32, price: u32, end: &str| {
-        format!(
-            "apiVersion: capops.dev/v1alpha1\nkind: Reservation\nmetadata: {{name: {name}}}\nspec:\n  provider: aws\n  type: aws-capacity-reservation\n  region: us-east-2\n  zone: us-east-2a\n  instanceType: g8\n  count: {count}\n  term: {{start: \"2026-11-01T00:00:00Z\", end: \"{end}\"}}\n  hourlyPrice: {price}\n  covers: {{cluster: c, pool: p}}\n---\n"
-        )
-    };
-    let repo = repo_of(&[
-        ("capops.yaml", CONFIG.into()),
-        (
-            "prices.yaml",
-            catalog(
-                "    - {provider: aws, region: us-east-2, instanceType: g8, gpusPerInstance: 8, onDemand: 80, reserved1y: 50, source: test}\n",
-            ),
-        ),
-        (
-            "cluster.yaml",
-            cluster(
-                "    - {name: p, gpuModel: h100-80gb-sxm, instanceType: g8, gpusPerNode: 8, nodes: 12, purchase: {reserved: 12}}\n",
-            ),
-        ),
-        ("team.yaml", team("vision", None)),
-        (
-            "reservations.yaml",
-            [
-                res("ra", 2, 32, "2027-01-29T00:00:00Z"),
-                res("rb", 10, 40, "2027-11-01T00:00:00Z"),
-            ]
-            .concat(),
-        ),
-        (
-            "usage/c.csv",
-            usage(now, 90, "p", "vision", |_| 16.0, |_| 16.0),
-        ),
-    ]);
+    let repo = g8_repo(
+        now,
+        12,
+        "{reserved: 12}",
+        &[
+            g8_reservation("ra", 2, 32, "2026-11-01", "2027-01-29"),
+            g8_reservation("rb", 10, 40, "2026-11-01", "2027-11-01"),
+        ],
+        16.0,
+    );
     let m = Analysis::new(&repo, now).mix("c", "p", 0.0).unwrap();
     assert_eq!(
         m.kept,
@@ -245,39 +256,16 @@ fn a_reservation_turned_down_early_is_kept_once_another_is() {
     // (x 730/2160): r0 2 x 20 x 912 h = 12,328.89; r1 5 x 30 x 1,800 h =
     // 91,250.00; on demand 3 x 80 x 360 h = 29,200.00; total 132,778.89.
     let now = at("2026-11-20T00:00:00Z");
-    let res = |name: &str, count: u32, price: u32, start: &str, end: &str| {
-        format!(
-            "apiVersion: capops.dev/v1alpha1\nkind: Reservation\nmetadata: {{name: {name}}}\nspec:\n  provider: aws\n  type: aws-capacity-reservation\n  region: us-east-2\n  zone: us-east-2a\n  instanceType: g8\n  count: {count}\n  term: {{start: \"{start}\", end: \"{end}\"}}\n  hourlyPrice: {price}\n  covers: {{cluster: c, pool: p}}\n---\n"
-        )
-    };
-    let repo = repo_of(&[
-        ("capops.yaml", CONFIG.into()),
-        (
-            "prices.yaml",
-            catalog(
-                "    - {provider: aws, region: us-east-2, instanceType: g8, gpusPerInstance: 8, onDemand: 80, reserved1y: 50, source: test}\n",
-            ),
-        ),
-        (
-            "cluster.yaml",
-            cluster(
-                "    - {name: p, gpuModel: h100-80gb-sxm, instanceType: g8, gpusPerNode: 8, nodes: 8, purchase: {reserved: 8}}\n",
-            ),
-        ),
-        ("team.yaml", team("vision", None)),
-        (
-            "reservations.yaml",
-            [
-                res("r0", 2, 20, "2026-11-01T00:00:00Z", "2026-12-28T00:00:00Z"),
-                res("r1", 5, 30, "2026-12-05T00:00:00Z", "2027-11-01T00:00:00Z"),
-            ]
-            .concat(),
-        ),
-        (
-            "usage/c.csv",
-            usage(now, 90, "p", "vision", |_| 40.0, |_| 40.0),
-        ),
-    ]);
+    let repo = g8_repo(
+        now,
+        8,
+        "{reserved: 8}",
+        &[
+            g8_reservation("r0", 2, 20, "2026-11-01", "2026-12-28"),
+            g8_reservation("r1", 5, 30, "2026-12-05", "2027-11-01"),
+        ],
+        40.0,
+    );
     let m = Analysis::new(&repo, now).mix("c", "p", 0.0).unwrap();
     let kept: Vec<(&str, u32)> = m.kept.iter().map(|k| (k.name.as_str(), k.count)).collect();
     assert_eq!(kept, vec![("r0", 2), ("r1", 5)]);
@@ -290,28 +278,13 @@ fn a_reservation_starting_after_the_plans_window_is_left_alone() {
     // starting in March 2027, after the plan's 90 days. The plan buys for
     // its window and says nothing of rf (before, it said `count 4 → 0`).
     let now = at("2026-11-20T00:00:00Z");
-    let rf = "apiVersion: capops.dev/v1alpha1\nkind: Reservation\nmetadata: {name: rf}\nspec:\n  provider: aws\n  type: aws-capacity-reservation\n  region: us-east-2\n  zone: us-east-2a\n  instanceType: g8\n  count: 4\n  term: {start: \"2027-03-01T00:00:00Z\", end: \"2028-03-01T00:00:00Z\"}\n  hourlyPrice: 20\n  covers: {cluster: c, pool: p}\n";
-    let repo = repo_of(&[
-        ("capops.yaml", CONFIG.into()),
-        (
-            "prices.yaml",
-            catalog(
-                "    - {provider: aws, region: us-east-2, instanceType: g8, gpusPerInstance: 8, onDemand: 80, reserved1y: 50, source: test}\n",
-            ),
-        ),
-        (
-            "cluster.yaml",
-            cluster(
-                "    - {name: p, gpuModel: h100-80gb-sxm, instanceType: g8, gpusPerNode: 8, nodes: 4, purchase: {onDemand: 4}}\n",
-            ),
-        ),
-        ("team.yaml", team("vision", None)),
-        ("reservation.yaml", rf.into()),
-        (
-            "usage/c.csv",
-            usage(now, 90, "p", "vision", |_| 16.0, |_| 16.0),
-        ),
-    ]);
+    let repo = g8_repo(
+        now,
+        4,
+        "{onDemand: 4}",
+        &[g8_reservation("rf", 4, 20, "2027-03-01", "2028-03-01")],
+        16.0,
+    );
     let a = Analysis::new(&repo, now);
     let recs = plan::recommendations(&a);
     let mix = recs
