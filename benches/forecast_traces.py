@@ -8,6 +8,8 @@
     python3 benches/forecast_traces.py helios-venus cluster_throughput.csv OUT.csv
     python3 benches/forecast_traces.py alibaba-genai lora_request_trace.csv OUT.csv
     python3 benches/forecast_traces.py alibaba-openb openb_pod_list_default.csv OUT.csv
+    python3 benches/forecast_traces.py msr-itp RAW_TRACES_DIR OUT.csv
+    python3 benches/forecast_traces.py philly-vcs philly.csv OUT.csv
 
 Nothing is downloaded and no data goes into the repository: point it at
 copies of the traces (docs/benchmarks.md says where each comes from).
@@ -62,6 +64,30 @@ hour 2,768), so the level is complete only from that hour on: the series
 starts at the first whole hour after it and ends with the last whole hour.
 Times count from the trace's start, put on a grid from 2024-01-01. Columns:
 timestamp, series, value.
+
+msr-itp: `data/raw-traces.tar.gz` of microsoft/elasticflow-traces, unpacked
+(`cluster01.csv` .. `cluster10.csv`: job_id, submission_time in seconds
+from the collection's start, duration in seconds, num_gpu): deep-learning
+training jobs of ten of Microsoft's internal ITP clusters, 2021-03-04 to
+2021-05-03 (ElasticFlow, ASPLOS'23). No start times are given, so a job holds
+`num_gpu` from its submission for its duration: GPUs demanded, time-weighted
+hourly mean. The first two days after a cluster's first submission (jobs
+submitted before the collection are missing) and the last three before its
+last (only jobs finished in the window are listed) are cut, and the 57th day
+ends every series. Kept: clusters with at least 21 days left, a mean of at
+least 5 GPUs and at least 85% of hours above zero. Time zero is put at
+2021-03-04T00:00Z (the README gives the date only). Columns: timestamp,
+series, value.
+
+philly-vcs: the Philly job table (ATC'19) that Pollux (OSDI'21) bundles,
+`simulator/traces/philly.csv` of petuum/adaptdl, branch osdi21-artifact
+(timestamp of submission, duration in seconds, num_gpus, cluster = the
+virtual cluster): GPUs demanded per virtual cluster, each job holding its
+GPUs from submission for its duration (no queueing delay in the table),
+time-weighted hourly mean, 2017-10-01 to 2017-12-11 (the table thins out
+after). Kept: virtual clusters with a mean of at least 5 GPUs and at least
+90% of hours above zero. The cluster-wide total is left out (Philly's active
+nodes are already in the comparison). Columns: timestamp, series, value.
 """
 
 import argparse
@@ -264,6 +290,58 @@ def alibaba_openb(src, out):
                  datetime.datetime(2024, 1, 1) + datetime.timedelta(hours=first))
 
 
+def jobs_demand(intervals, hours, name):
+    """A job table's GPUs demanded per hour, and whether the series is kept:
+    a mean of at least 5 GPUs and enough hours above zero."""
+    v = hourly_means(intervals, hours)
+    return v, sum(v) / len(v), sum(x > 0 for x in v) / len(v)
+
+
+def msr_itp(src, out):
+    series = []
+    start = datetime.datetime(2021, 3, 4)
+    for f in sorted(x for x in os.listdir(src) if x.startswith("cluster") and x.endswith(".csv")):
+        with open(os.path.join(src, f), newline="") as fh:
+            jobs = [(float(r["submission_time"]), float(r["duration"]), float(r["num_gpu"]))
+                    for r in csv.DictReader(fh)]
+        first_day = -(-min(s for s, _, _ in jobs) // 86400) + 2
+        last_day = min(max(s for s, _, _ in jobs) // 86400 - 3, 57)
+        hours = int((last_day - first_day) * 24)
+        if hours < 21 * 24:
+            continue
+        origin = first_day * 86400
+        v, mean, busy = jobs_demand([(s - origin, s + d - origin, g) for s, d, g in jobs], hours, f)
+        if mean >= 5 and busy >= 0.85:
+            series.append((f"msr-itp/{f[:-4]}-gpus-demanded", v, start + datetime.timedelta(days=first_day)))
+    write_many(out, series)
+
+
+def philly_vcs(src, out):
+    origin, end = datetime.datetime(2017, 10, 1), datetime.datetime(2017, 12, 11)
+    hours = int((end - origin).total_seconds() // 3600)
+    by_vc = collections.defaultdict(list)
+    with open(src, newline="") as fh:
+        for r in csv.DictReader(fh):
+            s = (datetime.datetime.fromisoformat(r["timestamp"]) - origin).total_seconds()
+            by_vc[r["cluster"]].append((s, s + float(r["duration"]), float(r["num_gpus"])))
+    series = []
+    for vc in sorted(by_vc):
+        v, mean, busy = jobs_demand(by_vc[vc], hours, vc)
+        if mean >= 5 and busy >= 0.9:
+            series.append((f"philly/{vc}-gpus-demanded", v, origin))
+    write_many(out, series)
+
+
+def write_many(out, series):
+    with open(out, "w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["timestamp", "series", "value"])
+        for name, values, start in series:
+            for k, v in enumerate(values):
+                ts = (start + datetime.timedelta(hours=k)).strftime("%Y-%m-%dT%H:00:00Z")
+                w.writerow([ts, name, fmt(v)])
+
+
 def main():
     p = argparse.ArgumentParser()
     sub = p.add_subparsers(dest="trace", required=True)
@@ -278,7 +356,7 @@ def main():
     a.add_argument("models")
     a.add_argument("total")
     a.add_argument("out")
-    for name in ["alibaba-dlrm", "helios-venus", "alibaba-genai", "alibaba-openb"]:
+    for name in ["alibaba-dlrm", "helios-venus", "alibaba-genai", "alibaba-openb", "msr-itp", "philly-vcs"]:
         x = sub.add_parser(name)
         x.add_argument("src")
         x.add_argument("out")
@@ -295,6 +373,10 @@ def main():
         helios_venus(args.src, args.out)
     elif args.trace == "alibaba-genai":
         alibaba_genai(args.src, args.out)
+    elif args.trace == "msr-itp":
+        msr_itp(args.src, args.out)
+    elif args.trace == "philly-vcs":
+        philly_vcs(args.src, args.out)
     else:
         alibaba_openb(args.src, args.out)
 
