@@ -20,6 +20,11 @@ const MAX_SWEEPS: usize = 4;
 /// in turn (see [`Analysis::mix`]).
 const MAX_CANDIDATES_RETRIED: usize = 4;
 
+/// Up to this many candidate reservations, every set of them is also tried
+/// kept whole, and the search started again from the cheapest set (see
+/// [`Analysis::mix`]): 2^6 = 64 mixes at most.
+const MAX_CANDIDATES_SETS: usize = 6;
+
 /// The count in `1..=count` whose mix is cheapest, and that mix: every count
 /// when there are at most [`MAX_COUNTS_TRIED`], else evenly spaced counts,
 /// then the range around the cheapest of them at a finer step, until the
@@ -110,7 +115,16 @@ impl Analysis<'_> {
             .collect();
         cheaper.sort();
         let candidates: Vec<(&str, u32)> = cheaper.iter().map(|&(_, n, c)| (n, c)).collect();
-        let mut best = self.descend(cluster, pool, release, &bursts, &candidates, replaced);
+        let none = vec![0; candidates.len()];
+        let mut best = self.descend(
+            cluster,
+            pool,
+            release,
+            &bursts,
+            &candidates,
+            none,
+            replaced.clone(),
+        );
         // A reservation kept early can hold the search in a dearer plan (one
         // ending inside the window kept before a longer one): with few
         // candidates, each kept one is also left out in turn and the search
@@ -122,8 +136,50 @@ impl Analysis<'_> {
                     .copied()
                     .filter(|(n, _)| *n != left_out.name)
                     .collect();
-                let start = self.mix_keeping(cluster, pool, release, &[], &bursts)?;
-                let other = self.descend(cluster, pool, release, &bursts, &rest, start);
+                let other = self.descend(
+                    cluster,
+                    pool,
+                    release,
+                    &bursts,
+                    &rest,
+                    vec![0; rest.len()],
+                    replaced.clone(),
+                );
+                if other.monthly_plan() < best.monthly_plan() {
+                    best = other;
+                }
+            }
+        }
+        // Changes that pay only together (a reservation and its renewal,
+        // neither cheaper alone than what the mix buys; two kept ones left
+        // out at once): with few candidates, every set of them is tried kept
+        // whole, and the search runs again from the cheapest set. The plan
+        // is never dearer than the searches above found.
+        if (2..=MAX_CANDIDATES_SETS).contains(&candidates.len()) {
+            let mut cheapest: Option<(Vec<u32>, mix::Mix)> = None;
+            for set in 1u32..(1 << candidates.len()) {
+                let counts: Vec<u32> = candidates
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &(_, n))| if set & (1 << i) != 0 { n } else { 0 })
+                    .collect();
+                let keep: Vec<(&str, u32)> = candidates
+                    .iter()
+                    .zip(&counts)
+                    .filter(|&(_, &n)| n > 0)
+                    .map(|(&(name, _), &n)| (name, n))
+                    .collect();
+                if let Some(m) = self.mix_keeping(cluster, pool, release, &keep, &bursts)
+                    && cheapest
+                        .as_ref()
+                        .is_none_or(|(_, c)| m.monthly_plan() < c.monthly_plan())
+                {
+                    cheapest = Some((counts, m));
+                }
+            }
+            if let Some((counts, start)) = cheapest {
+                let other =
+                    self.descend(cluster, pool, release, &bursts, &candidates, counts, start);
                 if other.monthly_plan() < best.monthly_plan() {
                     best = other;
                 }
@@ -132,12 +188,13 @@ impl Analysis<'_> {
         Some(best)
     }
 
-    /// Coordinate descent from `start` (the mix that keeps none): each
-    /// candidate in turn gets the count (none included) that makes the mix
-    /// cheapest with the others as they stand, until a sweep changes
-    /// nothing. The first sweep is cheapest-first greedy; later ones let a
-    /// reservation turned down early be kept once others are, and revise
-    /// counts chosen before.
+    /// Coordinate descent from `start` (the mix keeping `counts` of the
+    /// candidates): each candidate in turn gets the count (none included)
+    /// that makes the mix cheapest with the others as they stand, until a
+    /// sweep changes nothing. From none kept, the first sweep is
+    /// cheapest-first greedy; later ones let a reservation turned down early
+    /// be kept once others are, and revise counts chosen before.
+    #[allow(clippy::too_many_arguments)]
     fn descend(
         &self,
         cluster: &str,
@@ -145,9 +202,9 @@ impl Analysis<'_> {
         release: f64,
         bursts: &crate::capacity::Timeline,
         candidates: &[(&str, u32)],
+        mut counts: Vec<u32>,
         start: mix::Mix,
     ) -> mix::Mix {
-        let mut counts = vec![0u32; candidates.len()];
         let mut best = start;
         for _ in 0..MAX_SWEEPS {
             let mut improved = false;

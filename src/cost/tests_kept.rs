@@ -297,3 +297,30 @@ fn a_reservation_starting_after_the_plans_window_is_left_alone() {
         mix.changes
     );
 }
+
+#[test]
+fn a_reservation_and_its_renewal_are_kept_together() {
+    // 8-GPU instances (on demand 80, 1-year 50); a steady 16 GPUs (2
+    // instances). ra: 2 at 40 (5.00 a GPU-hour) ending 45 days into the
+    // 90-day window; rb, its renewal: 2 at 40 from then on. Neither pays
+    // alone: one half of the window at 40 and the other on demand is
+    // 2 x 40 x 365 + 2 x 80 x 365 = 87,600, above the 1-year tier's
+    // 2 x 50 x 730 = 73,000 for the whole window. Both kept: 2 x 40 x 730
+    // = 58,400.
+    let now = at("2026-11-20T00:00:00Z");
+    let repo = g8_repo(
+        now,
+        2,
+        "{reserved: 2}",
+        &[
+            g8_reservation("ra", 2, 40, "2026-11-01", "2027-01-04"),
+            g8_reservation("rb", 2, 40, "2027-01-04", "2027-11-01"),
+        ],
+        16.0,
+    );
+    let m = Analysis::new(&repo, now).mix("c", "p", 0.0).unwrap();
+    let kept: Vec<(&str, u32)> = m.kept.iter().map(|k| (k.name.as_str(), k.count)).collect();
+    assert_eq!(kept, vec![("ra", 2), ("rb", 2)]);
+    assert_eq!(m.monthly_plan(), d(5_840_000));
+    assert!(m.baseline.is_none() && m.flexible.is_none(), "{m:?}");
+}

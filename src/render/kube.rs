@@ -28,7 +28,7 @@ use serde_json::{Value, json};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Name of the ResourceQuota in each team namespace.
-pub const QUOTA_NAME: &str = "capops-gpu";
+pub use crate::validate::names::QUOTA_NAME;
 
 /// What one team holds in one cluster at `--at`.
 #[derive(Default)]

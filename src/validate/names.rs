@@ -211,6 +211,57 @@ pub fn check_names(repo: &Repo, diags: &mut Vec<Diagnostic>) {
     }
 }
 
+/// Name of the ResourceQuota capops renders in each team namespace
+/// (`capops-gpu-<class>` for a priority class's own quota).
+pub const QUOTA_NAME: &str = "capops-gpu";
+
+/// With `render.priorityClassQuotas`, each team namespace gets a quota per
+/// priority class, rendered to `resourcequota-<namespace>-<name>.yaml`: two
+/// namespaces of a cluster must not make one file name (`ml` with class
+/// `x-capops-gpu` and `ml-capops-gpu-x`). Every class the repository defines
+/// counts, not only those requests use now, so a later request cannot make
+/// render fail.
+pub fn check_rendered_files(repo: &Repo, diags: &mut Vec<Diagnostic>) {
+    if !repo.config_spec().render.priority_class_quotas {
+        return;
+    }
+    let mut names = vec![QUOTA_NAME.to_string()];
+    names.extend(
+        repo.priority_classes
+            .keys()
+            .map(|class| format!("{QUOTA_NAME}-{class}")),
+    );
+    // (cluster, file stem) -> (namespace, quota, span) of the first.
+    let mut seen: std::collections::HashMap<(&str, String), (&str, &str, crate::diag::Span)> =
+        Default::default();
+    for team in repo.teams.values() {
+        for (cluster, presence) in &team.spec.clusters {
+            let ns = &presence.namespace;
+            for name in &names {
+                let key = (cluster.value.as_str(), format!("{}-{name}", ns.value));
+                match seen.get(&key) {
+                    Some((first_ns, _, _)) if *first_ns == ns.value => {}
+                    Some((first_ns, first_name, first_span)) => diags.push(
+                        Diagnostic::new(
+                            Code::RenderedFileClash,
+                            format!(
+                                "in cluster `{}`, the quota `{name}` of namespace `{}` and the quota `{first_name}` of namespace `{first_ns}` would both be rendered to resourcequota-{}.yaml",
+                                cluster.value, ns.value, key.1
+                            ),
+                        )
+                        .at(ns.span, "this namespace")
+                        .related(*first_span, "the other namespace")
+                        .help("rename one of the namespaces or the priority class: with render.priorityClassQuotas each namespace gets `capops-gpu-<class>` for every priority class"),
+                    ),
+                    None => {
+                        seen.insert(key, (ns.value.as_str(), name.as_str(), ns.span));
+                    }
+                }
+            }
+        }
+    }
+}
+
 fn config_ignore(repo: &Repo) -> Vec<String> {
     repo.config
         .as_ref()
@@ -301,6 +352,60 @@ mod tests {
         let mut diags = Vec::new();
         check_names(&repo, &mut diags);
         diags
+    }
+
+    fn repo_of(text: &str) -> Repo {
+        let loaded = crate::load::load(
+            vec![crate::load::Input {
+                path: "repo.yaml".into(),
+                content: crate::load::Content::Bytes(text.as_bytes().to_vec()),
+            }],
+            None,
+        );
+        assert!(loaded.diagnostics.is_empty(), "{:?}", loaded.diagnostics);
+        crate::load::base::assemble(loaded.docs)
+    }
+
+    fn clashes(per_class: bool, classes: &[&str], namespaces: &[&str]) -> Vec<Diagnostic> {
+        let mut text = format!(
+            "apiVersion: capops.dev/v1alpha1\nkind: Config\nmetadata: {{name: c}}\nspec:\n  render: {{priorityClassQuotas: {per_class}}}\n"
+        );
+        for class in classes {
+            text.push_str(&format!(
+                "---\napiVersion: capops.dev/v1alpha1\nkind: PriorityClass\nmetadata: {{name: {class}}}\nspec: {{value: 100}}\n"
+            ));
+        }
+        for (i, ns) in namespaces.iter().enumerate() {
+            text.push_str(&format!(
+                "---\napiVersion: capops.dev/v1alpha1\nkind: Team\nmetadata: {{name: t{i}}}\nspec:\n  costCenter: CC-1\n  leads: [lead]\n  clusters:\n    c1: {{namespace: {ns}, quota: {{nvidia.com/gpu: 1}}}}\n"
+            ));
+        }
+        let mut diags = Vec::new();
+        check_rendered_files(&repo_of(&text), &mut diags);
+        diags
+    }
+
+    #[test]
+    fn quotas_of_two_namespaces_never_share_a_file() {
+        // `ml` + `capops-gpu-x-capops-gpu` = `ml-capops-gpu-x` + `capops-gpu`.
+        let d = clashes(true, &["x-capops-gpu"], &["ml", "ml-capops-gpu-x"]);
+        assert_eq!(d.len(), 1, "{d:?}");
+        assert_eq!(d[0].code, Code::RenderedFileClash);
+        assert!(d[0].is_error());
+        assert!(
+            d[0].message
+                .contains("resourcequota-ml-capops-gpu-x-capops-gpu.yaml"),
+            "{}",
+            d[0].message
+        );
+        // Two class quotas: `a` + `capops-gpu-b-capops-gpu-c` and
+        // `a-capops-gpu-b` + `capops-gpu-c`.
+        let d = clashes(true, &["b-capops-gpu-c", "c"], &["a", "a-capops-gpu-b"]);
+        assert_eq!(d.len(), 1, "{d:?}");
+        // Without per-class quotas, or with namespaces that do not continue
+        // each other, nothing clashes.
+        assert!(clashes(false, &["x-capops-gpu"], &["ml", "ml-capops-gpu-x"]).is_empty());
+        assert!(clashes(true, &["x-capops-gpu"], &["ml", "ml-capops-gpu-y"]).is_empty());
     }
 
     #[test]
