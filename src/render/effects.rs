@@ -29,6 +29,10 @@ pub struct FileEffect {
     /// For ResourceQuotas: each quota key's units after minus before.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub quota_delta: BTreeMap<String, i64>,
+    /// A quota scoped to a priority class (`render.priorityClassQuotas`): a
+    /// share of the namespace's own quota, so its rise is not counted again.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub scoped: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -141,6 +145,10 @@ pub fn diff(before: &Rendered, after: &Rendered) -> Vec<FileEffect> {
                 }
             }
         }
+        let scoped = kind == "ResourceQuota"
+            && [&a, &b]
+                .iter()
+                .any(|o| !o["spec"]["scopeSelector"].is_null());
         let mut changed_fields = Vec::new();
         if change == "changed" {
             fields(&a, &b, "", &mut changed_fields);
@@ -151,6 +159,7 @@ pub fn diff(before: &Rendered, after: &Rendered) -> Vec<FileEffect> {
             kind,
             fields: changed_fields,
             quota_delta: delta,
+            scoped,
         });
     }
     out
@@ -168,7 +177,11 @@ pub fn summary(effects: &[FileEffect]) -> EffectSummary {
         if e.kind == "Terraform" {
             s.cloud_files_changed += 1;
         }
-        // What quotas gain: one namespace's cut does not pay for another's rise.
+        // What quotas gain: one namespace's cut does not pay for another's
+        // rise. A priority class's quota is part of its namespace's quota.
+        if e.scoped {
+            continue;
+        }
         s.quota_delta_gpus += e
             .quota_delta
             .get("requests.nvidia.com/gpu")
@@ -177,4 +190,57 @@ pub fn summary(effects: &[FileEffect]) -> EffectSummary {
             .max(0);
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn quota(path: &str, gpus: u32, class: Option<&str>) -> File {
+        let mut spec = json!({"hard": {"requests.nvidia.com/gpu": gpus.to_string()}});
+        if let Some(c) = class {
+            spec["scopeSelector"] = json!({"matchExpressions": [
+                {"scopeName": "PriorityClass", "operator": "In", "values": [c]}
+            ]});
+        }
+        File {
+            path: path.into(),
+            value: json!({"apiVersion": "v1", "kind": "ResourceQuota",
+                "metadata": {"name": "q", "namespace": "ml"}, "spec": spec}),
+            format: super::super::Format::Yaml,
+            kubernetes: true,
+        }
+    }
+
+    #[test]
+    fn a_priority_class_quota_is_not_counted_on_top_of_its_namespaces() {
+        // An 8-GPU request of class `normal`: the namespace's quota goes
+        // 0 → 8 and its class quota appears with 8. The quotas gain 8, not 16.
+        let before = Rendered {
+            files: vec![quota("c/resourcequota-ml-capops-gpu.yaml", 0, None)],
+            diagnostics: vec![],
+        };
+        let after = Rendered {
+            files: vec![
+                quota("c/resourcequota-ml-capops-gpu.yaml", 8, None),
+                quota(
+                    "c/resourcequota-ml-capops-gpu-normal.yaml",
+                    8,
+                    Some("normal"),
+                ),
+            ],
+            diagnostics: vec![],
+        };
+        let effects = diff(&before, &after);
+        assert_eq!(effects.len(), 2);
+        assert!(
+            effects
+                .iter()
+                .all(|e| e.quota_delta["requests.nvidia.com/gpu"] == 8)
+        );
+        let s = summary(&effects);
+        assert_eq!(s.quota_delta_gpus, 8);
+        assert_eq!((s.objects_added, s.objects_changed), (1, 1));
+    }
 }

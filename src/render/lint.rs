@@ -58,6 +58,44 @@ pub fn label_value(s: &str) -> bool {
                 .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.')))
 }
 
+/// Node label keys and values and taints of a pool that are not what
+/// Kubernetes accepts on a node (and so cannot select its nodes).
+fn label_problems(pool: &NodePool) -> Vec<String> {
+    let mut problems = Vec::new();
+    for (k, v) in &pool.node_labels {
+        if !label_key(k) {
+            problems.push(format!(
+                "node label key `{}` is not a valid label key",
+                k.escape_debug()
+            ));
+        }
+        if !label_value(v) {
+            problems.push(format!(
+                "node label value `{}` (of `{}`) is not a valid label value",
+                v.escape_debug(),
+                k.escape_debug()
+            ));
+        }
+    }
+    for t in &pool.taints {
+        if !label_key(&t.key) {
+            problems.push(format!(
+                "taint key `{}` is not a valid label key",
+                t.key.escape_debug()
+            ));
+        }
+        if let Some(v) = &t.value
+            && !label_value(v)
+        {
+            problems.push(format!(
+                "taint value `{}` is not a valid label value",
+                v.escape_debug()
+            ));
+        }
+    }
+    problems
+}
+
 /// Node labels and taints of a pool that Kueue would reject on its ResourceFlavor.
 fn flavor(pool: &NodePool, at: Span, diags: &mut Vec<Diagnostic>) {
     let mut problems = Vec::new();
@@ -76,26 +114,7 @@ fn flavor(pool: &NodePool, at: Span, diags: &mut Vec<Diagnostic>) {
             kueue::MAX_FLAVOR_LIST
         ));
     }
-    for (k, v) in &pool.node_labels {
-        if !label_key(k) {
-            problems.push(format!("node label key `{k}` is not a valid label key"));
-        }
-        if !label_value(v) {
-            problems.push(format!(
-                "node label value `{v}` (of `{k}`) is not a valid label value"
-            ));
-        }
-    }
-    for t in &pool.taints {
-        if !label_key(&t.key) {
-            problems.push(format!("taint key `{}` is not a valid label key", t.key));
-        }
-        if let Some(v) = &t.value
-            && !label_value(v)
-        {
-            problems.push(format!("taint value `{v}` is not a valid label value"));
-        }
-    }
+    problems.extend(label_problems(pool));
     if !problems.is_empty() {
         diags.push(
             Diagnostic::new(
@@ -177,8 +196,65 @@ pub fn unlabelled(pool: &NodePool, cluster: &str, why: &str) -> Diagnostic {
 
 /// Every rule of this module, over the whole repository.
 pub fn lint(repo: &Repo, diags: &mut Vec<Diagnostic>) {
+    if let Some(first) = repo
+        .clusters
+        .values()
+        .find(|c| c.spec.kueue.as_ref().is_some_and(|k| k.enabled))
+    {
+        description_limit(repo, first, diags);
+    }
     for cluster in repo.clusters.values() {
-        diags.extend(kueue_cluster(cluster));
+        if cluster.spec.kueue.as_ref().is_some_and(|k| k.enabled) {
+            diags.extend(kueue_cluster(cluster));
+            continue;
+        }
+        // Without Kueue the node labels still select the pool's nodes (the
+        // node-label plan, `capops apply`).
+        for pool in &cluster.spec.node_pools {
+            let problems = label_problems(pool);
+            if !problems.is_empty() {
+                diags.push(
+                    Diagnostic::new(
+                        Code::NameInvalid,
+                        format!(
+                            "pool `{}` of `{}` cannot select its nodes: {}",
+                            pool.name.value,
+                            cluster.name(),
+                            problems.join("; ")
+                        ),
+                    )
+                    .at(pool.name.span, "pool")
+                    .help("label keys are `prefix/name` with a DNS prefix; names and values are at most 63 letters, digits, `-`, `_` or `.`"),
+                );
+            }
+        }
+    }
+}
+
+/// A PriorityClass whose description Kueue's WorkloadPriorityClass refuses,
+/// where a cluster runs Kueue (`cluster`, the first; render would stop at it).
+fn description_limit(repo: &Repo, cluster: &Document<ClusterSpec>, diags: &mut Vec<Diagnostic>) {
+    for pc in repo.priority_classes.values() {
+        if pc
+            .spec
+            .description
+            .as_ref()
+            .is_some_and(|d| d.chars().count() > kueue::MAX_DESCRIPTION)
+        {
+            diags.push(
+                Diagnostic::new(
+                    Code::KueueLimitExceeded,
+                    format!(
+                        "priority class `{}` has a description over {} characters, which Kueue's WorkloadPriorityClass on cluster `{}` refuses",
+                        pc.name(),
+                        kueue::MAX_DESCRIPTION,
+                        cluster.name()
+                    ),
+                )
+                .at(pc.name_span(), "priority class")
+                .help("shorten the description"),
+            );
+        }
     }
 }
 

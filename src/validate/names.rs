@@ -99,11 +99,13 @@ pub fn check_names(repo: &Repo, diags: &mut Vec<Diagnostic>) {
                 "a DNS label: lowercase letters, digits and `-`, at most 63 characters",
             ));
         }
-        if !is_dns_subdomain(&r.local_queue.value) {
+        // Workloads name it in the label `kueue.x-k8s.io/queue-name`, whose
+        // value is at most 63 characters.
+        if !is_dns_subdomain(&r.local_queue.value) || r.local_queue.value.len() > 63 {
             diags.push(bad(
                 &r.local_queue,
                 "LocalQueue name",
-                "a DNS-1123 subdomain: lowercase letters, digits, `-` and `.`",
+                "a DNS-1123 subdomain of at most 63 characters (workloads name it in a label): lowercase letters, digits, `-` and `.`",
             ));
         }
         if !is_folder_name(&r.output_folder.value) {
@@ -191,6 +193,45 @@ pub fn check_names(repo: &Repo, diags: &mut Vec<Diagnostic>) {
             );
         }
     }
+    // Folders and files of the render that are not a cluster's or a
+    // reservation's own: a cluster or reservation of that name would be
+    // written over them.
+    for c in repo.clusters.values() {
+        if RESERVED_FOLDERS.contains(&c.name()) {
+            diags.push(
+                Diagnostic::new(
+                    Code::NameInvalid,
+                    format!(
+                        "a cluster cannot be named `{}`: capops render writes its {} there",
+                        c.name(),
+                        if c.name() == "cloud" {
+                            "Terraform modules"
+                        } else {
+                            "node-label plans of every cluster"
+                        }
+                    ),
+                )
+                .at(c.metadata.name.span, "a folder of the render")
+                .help("rename the cluster"),
+            );
+        }
+    }
+    for r in repo.reservations.values() {
+        if RESERVED_TERRAFORM_FILES.contains(&r.name()) {
+            diags.push(
+                Diagnostic::new(
+                    Code::NameInvalid,
+                    format!(
+                        "a reservation cannot be named `{}`: capops render writes {}.tf.json in each region's Terraform module",
+                        r.name(),
+                        r.name()
+                    ),
+                )
+                .at(r.metadata.name.span, "a file of the render")
+                .help("rename the reservation"),
+            );
+        }
+    }
     let region_form = "a region or zone as the cloud writes it: lowercase letters, digits and `-` (`us-east-1`, `us-central1-a`)";
     for c in repo.clusters.values() {
         if let Some(region) = &c.spec.region
@@ -203,10 +244,25 @@ pub fn check_names(repo: &Repo, diags: &mut Vec<Diagnostic>) {
         if !is_region(&r.spec.region.value) {
             diags.push(bad(&r.spec.region, "region", region_form));
         }
-        if let Some(zone) = &r.spec.zone
-            && !is_region(&zone.value)
-        {
-            diags.push(bad(zone, "zone", region_form));
+        if let Some(zone) = &r.spec.zone {
+            if !is_region(&zone.value) {
+                diags.push(bad(zone, "zone", region_form));
+            } else if let Some(form) =
+                zone_outside(r.spec.provider.value, &r.spec.region.value, &zone.value)
+            {
+                diags.push(
+                    Diagnostic::new(
+                        Code::NameInvalid,
+                        format!(
+                            "zone `{}` is not a zone of region `{}`",
+                            zone.value, r.spec.region.value
+                        ),
+                    )
+                    .at(zone.span, "not in the reservation's region")
+                    .related(r.spec.region.span, "the region")
+                    .help(form),
+                );
+            }
         }
     }
 }
@@ -259,6 +315,37 @@ pub fn check_rendered_files(repo: &Repo, diags: &mut Vec<Diagnostic>) {
                 }
             }
         }
+    }
+}
+
+/// Top-level folders of the render that belong to no cluster.
+pub const RESERVED_FOLDERS: [&str; 2] = ["node-labels", "cloud"];
+
+/// Files of each Terraform module that belong to no reservation
+/// (`<name>.tf.json`).
+pub const RESERVED_TERRAFORM_FILES: [&str; 2] = ["providers", "variables"];
+
+/// Why a zone is not one of the region's, as the provider names zones: AWS
+/// `us-east-1a` (and Local Zones `us-west-2-lax-1a`), Google Cloud
+/// `us-central1-a`, Azure `1`, `2` or `3`.
+fn zone_outside(provider: Provider, region: &str, zone: &str) -> Option<&'static str> {
+    match provider {
+        Provider::Aws if !(zone.len() > region.len() && zone.starts_with(region)) => {
+            Some("an AWS zone is its region followed by a letter: `us-east-1a` in `us-east-1`")
+        }
+        Provider::Gcp
+            if !zone
+                .strip_prefix(region)
+                .is_some_and(|z| z.len() > 1 && z.starts_with('-')) =>
+        {
+            Some(
+                "a Google Cloud zone is its region, `-` and a letter: `us-central1-a` in `us-central1`",
+            )
+        }
+        Provider::Azure if !matches!(zone, "1" | "2" | "3") => {
+            Some("an Azure availability zone is `1`, `2` or `3`")
+        }
+        _ => None,
     }
 }
 

@@ -225,6 +225,8 @@ pub struct EffectFacts {
     /// Whole-GPU units (`requests.nvidia.com/gpu`) the change adds to namespace quotas: per
     /// namespace, the largest rise at `now` or at any start or end of the change's windows,
     /// summed over the namespaces that rise (a cut in one does not offset a rise in another).
+    /// A priority class's own quota (`render.priorityClassQuotas`) is part of its namespace's
+    /// and is not counted again.
     pub quota_delta_gpus: i64,
     /// Terraform files the change adds, changes or removes.
     pub cloud_files_changed: u32,

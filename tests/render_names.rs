@@ -1,0 +1,170 @@
+//! Names that `capops validate` refuses because `capops render` could not
+//! write what they stand for: a cluster or reservation named after a folder
+//! or file of the render, two quotas one file name, a zone outside its
+//! region, a LocalQueue name no label can carry, node labels no node can
+//! carry, a description Kueue refuses. Each would otherwise pass the gate and
+//! stop render for every cluster after merge.
+
+mod common;
+
+use common::{copy_dir, example, run};
+use std::path::{Path, PathBuf};
+
+fn fresh() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    copy_dir(Path::new(&example()), &repo);
+    (dir, repo)
+}
+
+fn edit(repo: &Path, file: &str, f: impl FnOnce(String) -> String) {
+    let path = repo.join(file);
+    let text = std::fs::read_to_string(&path).unwrap_or_default();
+    std::fs::write(&path, f(text)).unwrap();
+}
+
+/// Validates and returns the exit code and the diagnostics' codes.
+fn validate(repo: &Path) -> (i32, Vec<String>) {
+    let v = run(
+        &["validate", "--format", "json", repo.to_str().unwrap()],
+        &[],
+    );
+    (v.code, common::codes(&v.json))
+}
+
+/// The example validates, and `code` is not among its diagnostics; after
+/// `change`, validation fails with `code` exactly `n` times.
+fn refused(change: impl FnOnce(&Path), code: &str, n: usize) {
+    let (_d, repo) = fresh();
+    let (before, codes) = validate(&repo);
+    assert_eq!(before, 0, "the example validates: {codes:?}");
+    assert!(!codes.iter().any(|c| c == code), "{codes:?}");
+    change(&repo);
+    let (after, codes) = validate(&repo);
+    assert_eq!(after, 2, "{codes:?}");
+    assert_eq!(codes.iter().filter(|c| *c == code).count(), n, "{codes:?}");
+}
+
+#[test]
+fn clusters_named_after_the_renders_own_folders_are_refused() {
+    refused(
+        |repo| {
+            for name in ["node-labels", "cloud"] {
+                edit(repo, &format!("clusters/{name}.yaml"), |_| {
+                    std::fs::read_to_string(repo.join("clusters/infer-l4.yaml"))
+                        .unwrap()
+                        .replace("name: infer-l4", &format!("name: {name}"))
+                        .replace(
+                            "kubeContext: gke_acme_us-central1_infer-l4",
+                            &format!("kubeContext: ctx-{name}"),
+                        )
+                });
+            }
+        },
+        "name-invalid",
+        2,
+    );
+}
+
+#[test]
+fn a_reservation_named_after_a_terraform_file_of_its_module_is_refused() {
+    refused(
+        |repo| {
+            let text =
+                std::fs::read_to_string(repo.join("reservations/h100-serve-1y.yaml")).unwrap();
+            for name in ["providers", "variables"] {
+                edit(repo, &format!("reservations/{name}.yaml"), |_| {
+                    text.replace("name: h100-serve-1y", &format!("name: {name}"))
+                });
+            }
+        },
+        "name-invalid",
+        2,
+    );
+}
+
+#[test]
+fn a_zone_outside_the_reservations_region_is_refused() {
+    refused(
+        |repo| {
+            edit(repo, "reservations/h100-serve-1y.yaml", |t| {
+                t.replace("zone: us-east-1a", "zone: eu-west-1a")
+            })
+        },
+        "name-invalid",
+        1,
+    );
+}
+
+#[test]
+fn a_local_queue_name_longer_than_a_label_value_is_refused() {
+    // A valid DNS subdomain of 71 characters: workloads could not name it in
+    // `kueue.x-k8s.io/queue-name` (at most 63).
+    let long = format!("{}.{}", "a".repeat(35), "b".repeat(35));
+    refused(
+        |repo| {
+            edit(repo, "capops.yaml", |t| {
+                format!("{t}  render:\n    localQueue: {long}\n")
+            })
+        },
+        "name-invalid",
+        1,
+    );
+}
+
+#[test]
+fn node_labels_no_node_can_carry_are_refused_without_kueue_too() {
+    // infer-l4 runs no Kueue: its labels select the time-sliced pool's nodes
+    // in the node-label plan.
+    refused(
+        |repo| {
+            edit(repo, "clusters/infer-l4.yaml", |t| {
+                t.replace(
+                    "cloud.google.com/gke-accelerator: nvidia-tesla-t4",
+                    "cloud.google.com/gke-accelerator: nvidia-tesla-t4\n        \"Bad Key!\": \"a b/c\"",
+                )
+            })
+        },
+        "name-invalid",
+        1,
+    );
+}
+
+#[test]
+fn a_description_kueue_refuses_is_refused_before_render() {
+    refused(
+        |repo| {
+            edit(repo, "priority-classes.yaml", |t| {
+                t.replace(
+                    "description: Customer-facing inference; preempts everything else",
+                    &format!("description: {}", "x".repeat(2049)),
+                )
+            })
+        },
+        "kueue-limit-exceeded",
+        1,
+    );
+}
+
+#[test]
+fn two_namespaces_whose_class_quotas_share_a_file_are_refused() {
+    // `research` + `capops-gpu-x-capops-gpu` and `research-capops-gpu-x` +
+    // `capops-gpu`, both in infer-l4.
+    refused(
+        |repo| {
+            edit(repo, "capops.yaml", |t| {
+                format!("{t}  render:\n    priorityClassQuotas: true\n")
+            });
+            edit(repo, "priority-classes.yaml", |t| {
+                format!(
+                    "{t}---\napiVersion: capops.dev/v1alpha1\nkind: PriorityClass\nmetadata:\n  name: x-capops-gpu\nspec:\n  value: 10\n"
+                )
+            });
+            edit(repo, "teams/devex.yaml", |t| {
+                t.replace("namespace: devex", "namespace: research-capops-gpu-x")
+            });
+        },
+        "rendered-file-clash",
+        1,
+    );
+}
