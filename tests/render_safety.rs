@@ -261,6 +261,24 @@ fn an_output_folder_that_holds_documents_is_refused_by_validate() {
     }
 }
 
+#[test]
+fn an_output_folder_named_like_the_documents_folder_but_for_case_is_refused() {
+    // `Teams/` is `teams/` on macOS and Windows: the rendered files would be
+    // read back as documents there. Refused on every machine, nothing written.
+    let (_d, repo) = fresh();
+    let config = std::fs::read_to_string(repo.join("capops.yaml")).unwrap();
+    std::fs::write(
+        repo.join("capops.yaml"),
+        format!("{config}  ignore: [\"Teams/\"]\n  render:\n    outputFolder: Teams\n"),
+    )
+    .unwrap();
+    let before = files_under(&repo);
+    let r = render(&repo, None);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("differs only in case"), "{}", r.stderr);
+    assert_eq!(files_under(&repo), before);
+}
+
 fn with_template(repo: &Path, name: &str, text: &str) {
     let path = repo.join("templates").join(name);
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();

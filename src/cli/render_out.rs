@@ -29,6 +29,10 @@ pub enum Refused {
         "--out {out} is inside the capacity repository; capops render writes there only to its output folder `{folder}` (the Config's render.outputFolder)"
     )]
     InsideRepository { out: String, folder: String },
+    #[error(
+        "the output folder `{0}` differs only in case from another folder of the repository, which is the same folder where file names ignore case (macOS, Windows); rename render.outputFolder"
+    )]
+    CaseClash(String),
     #[error("{0} is a symbolic link; capops render never writes through a link")]
     Symlink(String),
     #[error("the rendered path `{0}` is not a plain relative path")]
@@ -86,6 +90,20 @@ pub fn allowed(root: &Path, out: &Path, folder: &str) -> Result<(), Refused> {
             out: out.display().to_string(),
             folder: folder.to_string(),
         });
+    }
+    // On a file system that folds case (macOS, Windows), `Teams/` is the
+    // documents' `teams/`: an output folder named like another folder of the
+    // repository but for case is refused everywhere, so that a repository
+    // behaves the same on every machine.
+    if out_abs == root.join(folder)
+        && let Ok(entries) = std::fs::read_dir(&root)
+        && entries.flatten().any(|e| {
+            let name = e.file_name();
+            let name = name.to_string_lossy();
+            name != folder && name.eq_ignore_ascii_case(folder)
+        })
+    {
+        return Err(Refused::CaseClash(folder.to_string()));
     }
     Ok(())
 }
