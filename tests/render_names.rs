@@ -97,6 +97,19 @@ fn a_zone_outside_the_reservations_region_is_refused() {
 }
 
 #[test]
+fn a_pools_zone_outside_its_clusters_region_is_refused() {
+    refused(
+        |repo| {
+            edit(repo, "clusters/infer-l4.yaml", |t| {
+                t.replace("zone: us-central1-b", "zone: us-east1-b")
+            })
+        },
+        "name-invalid",
+        1,
+    );
+}
+
+#[test]
 fn a_local_queue_name_longer_than_a_label_value_is_refused() {
     // A valid DNS subdomain of 71 characters: workloads could not name it in
     // `kueue.x-k8s.io/queue-name` (at most 63).

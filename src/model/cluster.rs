@@ -127,7 +127,7 @@ pub struct NodePool {
     pub purchase: Option<Spanned<PurchaseMix>>,
     /// Availability zone of the nodes.
     #[serde(default)]
-    pub zone: Option<String>,
+    pub zone: Option<Spanned<String>>,
     /// Node labels that select this pool's nodes (used by Kueue ResourceFlavors).
     #[serde(default)]
     pub node_labels: BTreeMap<String, String>,

@@ -239,31 +239,67 @@ pub fn check_names(repo: &Repo, diags: &mut Vec<Diagnostic>) {
         {
             diags.push(bad(region, "region", region_form));
         }
+        for pool in &c.spec.node_pools {
+            if let Some(zone) = &pool.zone {
+                check_zone(
+                    c.spec.provider.value,
+                    c.spec.region.as_ref(),
+                    zone,
+                    "cluster",
+                    diags,
+                );
+            }
+        }
     }
     for r in repo.reservations.values() {
         if !is_region(&r.spec.region.value) {
             diags.push(bad(&r.spec.region, "region", region_form));
         }
         if let Some(zone) = &r.spec.zone {
-            if !is_region(&zone.value) {
-                diags.push(bad(zone, "zone", region_form));
-            } else if let Some(form) =
-                zone_outside(r.spec.provider.value, &r.spec.region.value, &zone.value)
-            {
-                diags.push(
-                    Diagnostic::new(
-                        Code::NameInvalid,
-                        format!(
-                            "zone `{}` is not a zone of region `{}`",
-                            zone.value, r.spec.region.value
-                        ),
-                    )
-                    .at(zone.span, "not in the reservation's region")
-                    .related(r.spec.region.span, "the region")
-                    .help(form),
-                );
-            }
+            check_zone(
+                r.spec.provider.value,
+                Some(&r.spec.region),
+                zone,
+                "reservation",
+                diags,
+            );
         }
+    }
+}
+
+/// A zone's form, and that it is one of `region`'s (where the region is known
+/// and valid) as `provider` names zones.
+fn check_zone(
+    provider: Provider,
+    region: Option<&Spanned<String>>,
+    zone: &Spanned<String>,
+    whose: &str,
+    diags: &mut Vec<Diagnostic>,
+) {
+    if !is_region(&zone.value) {
+        diags.push(bad(
+            zone,
+            "zone",
+            "a zone as the cloud writes it: lowercase letters, digits and `-` (`us-east-1a`, `us-central1-a`)",
+        ));
+        return;
+    }
+    let Some(region) = region.filter(|r| is_region(&r.value)) else {
+        return;
+    };
+    if let Some(form) = zone_outside(provider, &region.value, &zone.value) {
+        diags.push(
+            Diagnostic::new(
+                Code::NameInvalid,
+                format!(
+                    "zone `{}` is not a zone of region `{}`",
+                    zone.value, region.value
+                ),
+            )
+            .at(zone.span, format!("not in the {whose}'s region"))
+            .related(region.span, "the region")
+            .help(form),
+        );
     }
 }
 
