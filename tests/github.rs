@@ -1168,6 +1168,26 @@ fn whoever_pushed_a_commit_to_the_pull_request_cannot_approve_it() {
 }
 
 #[test]
+fn no_approval_counts_while_a_commit_belongs_to_no_account() {
+    // The head commit's e-mail is linked to no GitHub account: anyone could
+    // have written and pushed it, bob and dave included.
+    let co = Checkout::new(100);
+    let f = fake(&co);
+    f.with(|w| {
+        w.push_unlinked(PR, &co.head);
+        w.review(PR, "bob", "APPROVED", &co.head);
+        w.review(PR, "dave", "APPROVED", &co.head);
+    });
+    let run = gate(&co, &f, TOKEN, &[], &[]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert_eq!(role(&run, "director"), (vec![], 1));
+    assert_eq!(role(&run, "capacity-review"), (vec![], 1));
+    let not_counted = run.json["github"]["notCounted"].to_string();
+    assert!(not_counted.contains("unlinked-commit"), "{not_counted}");
+    assert_eq!(f.with(|w| w.status_of(&co.head)).unwrap().state, "failure");
+}
+
+#[test]
 fn a_github_failure_after_a_green_verdict_leaves_a_failing_one() {
     let co = Checkout::new(100);
     let f = fake(&co);

@@ -159,11 +159,17 @@ fn read_manifest(out: &Path) -> Result<BTreeSet<String>, Refused> {
 }
 
 /// Whether a rendered path belongs to what this render covers (`--cluster`
-/// renders one cluster's folder and node-label plan only).
+/// renders one cluster's folder and node-label plan only). A cluster's
+/// folder is flat: a cluster named `cloud` does not own the Terraform
+/// modules in `cloud/<provider>/<region>/`.
 fn in_scope(path: &str, cluster: Option<&str>) -> bool {
     match cluster {
         None => true,
-        Some(c) => path.starts_with(&format!("{c}/")) || path == format!("node-labels/{c}.yaml"),
+        Some(c) => {
+            path.strip_prefix(&format!("{c}/"))
+                .is_some_and(|rest| !rest.contains('/'))
+                || path == format!("node-labels/{c}.yaml")
+        }
     }
 }
 
@@ -304,4 +310,25 @@ pub fn write(out: &Path, r: &Rendered, cluster: Option<&str>) -> Result<WriteOut
     super::common::write_atomically(&manifest, manifest_text(&files).as_bytes())
         .map_err(|e| io(&manifest, e))?;
     Ok(WriteOutcome { written, removed })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::in_scope;
+
+    #[test]
+    fn a_cluster_render_covers_its_own_flat_folder_and_plan_only() {
+        assert!(in_scope(
+            "cloud/resourcequota-ml-capops-gpu.yaml",
+            Some("cloud")
+        ));
+        assert!(in_scope("node-labels/cloud.yaml", Some("cloud")));
+        // The Terraform modules are not the `cloud` cluster's to prune.
+        assert!(!in_scope(
+            "cloud/aws/us-east-1/providers.tf.json",
+            Some("cloud")
+        ));
+        assert!(!in_scope("other/priorityclass-x.yaml", Some("cloud")));
+        assert!(in_scope("cloud/aws/us-east-1/providers.tf.json", None));
+    }
 }

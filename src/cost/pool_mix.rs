@@ -153,28 +153,40 @@ impl Analysis<'_> {
         // Changes that pay only together (a reservation and its renewal,
         // neither cheaper alone than what the mix buys; two kept ones left
         // out at once): with few candidates, every set of them is tried kept
-        // whole, and the search runs again from the cheapest set. The plan
-        // is never dearer than the searches above found.
+        // whole and kept at the instances the pool's busiest forecast hour
+        // needs (each in turn serving the same demand), and the search runs
+        // again from the cheapest. The plan is never dearer than the searches
+        // above found.
         if (2..=MAX_CANDIDATES_SETS).contains(&candidates.len()) {
+            let needs = self.instances_needed(cluster, pool, release);
             let mut cheapest: Option<(Vec<u32>, mix::Mix)> = None;
             for set in 1u32..(1 << candidates.len()) {
-                let counts: Vec<u32> = candidates
+                let whole: Vec<u32> = candidates
                     .iter()
                     .enumerate()
                     .map(|(i, &(_, n))| if set & (1 << i) != 0 { n } else { 0 })
                     .collect();
-                let keep: Vec<(&str, u32)> = candidates
-                    .iter()
-                    .zip(&counts)
-                    .filter(|&(_, &n)| n > 0)
-                    .map(|(&(name, _), &n)| (name, n))
-                    .collect();
-                if let Some(m) = self.mix_keeping(cluster, pool, release, &keep, &bursts)
-                    && cheapest
-                        .as_ref()
-                        .is_none_or(|(_, c)| m.monthly_plan() < c.monthly_plan())
-                {
-                    cheapest = Some((counts, m));
+                let mut tries = vec![whole.clone()];
+                for &need in &needs {
+                    let capped: Vec<u32> = whole.iter().map(|&n| n.min(need)).collect();
+                    if !tries.contains(&capped) {
+                        tries.push(capped);
+                    }
+                }
+                for counts in tries {
+                    let keep: Vec<(&str, u32)> = candidates
+                        .iter()
+                        .zip(&counts)
+                        .filter(|&(_, &n)| n > 0)
+                        .map(|(&(name, _), &n)| (name, n))
+                        .collect();
+                    if let Some(m) = self.mix_keeping(cluster, pool, release, &keep, &bursts)
+                        && cheapest
+                            .as_ref()
+                            .is_none_or(|(_, c)| m.monthly_plan() < c.monthly_plan())
+                    {
+                        cheapest = Some((counts, m));
+                    }
                 }
             }
             if let Some((counts, start)) = cheapest {
@@ -186,6 +198,37 @@ impl Analysis<'_> {
             }
         }
         Some(best)
+    }
+
+    /// The whole instances the pool's demand needs over the window (forecast
+    /// P50, less `release`): in its quietest hour, its median hour and its
+    /// busiest, each at least 1 (the counts a set of reservations is also
+    /// tried at, see [`Analysis::mix`]).
+    fn instances_needed(&self, cluster: &str, pool: &str, release: f64) -> Vec<u32> {
+        let (Some(p), Some(outlook)) = (self.pool(cluster, pool), self.outlook(cluster, pool))
+        else {
+            return Vec::new();
+        };
+        let gpn = f64::from(p.pool.gpus_per_node.value.0.max(1));
+        let from = self.at.hour_index().max(outlook.forecast_start);
+        let mut demand: Vec<f64> = (from..from + OUTLOOK_HOURS)
+            .filter_map(|h| outlook.at(h))
+            .map(|q| (q.p50 - release).max(0.0))
+            .collect();
+        if demand.is_empty() {
+            return Vec::new();
+        }
+        demand.sort_by(f64::total_cmp);
+        let mut out: Vec<u32> = [0, demand.len() / 2, demand.len() - 1]
+            .iter()
+            .map(|&i| {
+                (demand[i] / gpn - 1e-9)
+                    .ceil()
+                    .clamp(1.0, f64::from(u32::MAX)) as u32
+            })
+            .collect();
+        out.dedup();
+        out
     }
 
     /// Coordinate descent from `start` (the mix keeping `counts` of the

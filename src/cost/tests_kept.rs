@@ -324,3 +324,26 @@ fn a_reservation_and_its_renewal_are_kept_together() {
     assert_eq!(m.monthly_plan(), d(5_840_000));
     assert!(m.baseline.is_none() && m.flexible.is_none(), "{m:?}");
 }
+
+#[test]
+fn part_of_a_reservation_and_part_of_its_renewal_are_kept_together() {
+    // As above, but each holds 6 instances where the pool needs 2. Kept
+    // whole they cost 6 x 40 x 730 = 175,200, more than the 1-year tier's
+    // 73,000; 2 of either alone is 87,600 (as above). 2 of each serve the
+    // demand: 2 x 40 x 730 = 58,400.
+    let now = at("2026-11-20T00:00:00Z");
+    let repo = g8_repo(
+        now,
+        6,
+        "{reserved: 6}",
+        &[
+            g8_reservation("ra", 6, 40, "2026-11-01", "2027-01-04"),
+            g8_reservation("rb", 6, 40, "2027-01-04", "2027-11-01"),
+        ],
+        16.0,
+    );
+    let m = Analysis::new(&repo, now).mix("c", "p", 0.0).unwrap();
+    let kept: Vec<(&str, u32)> = m.kept.iter().map(|k| (k.name.as_str(), k.count)).collect();
+    assert_eq!(kept, vec![("ra", 2), ("rb", 2)]);
+    assert_eq!(m.monthly_plan(), d(5_840_000));
+}

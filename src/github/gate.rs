@@ -23,15 +23,20 @@ pub async fn verify(
         .evaluated
         .iter()
         .any(|e| e.decision.outcome == Outcome::NeedsApproval && !e.decision.approvals.is_empty());
-    let (reviews, pushers) = if needed {
+    let (reviews, (pushers, unlinked)) = if needed {
         (
             repo.reviews(number).await?,
             repo.pushers(number, pr.commits).await?,
         )
     } else {
-        (Vec::new(), Vec::new())
+        (Vec::new(), (Vec::new(), Vec::new()))
     };
-    let reviewers = approvals::reviewers(&reviews, author, &pushers, head);
+    let mut reviewers = approvals::reviewers(&reviews, author, &pushers, head);
+    // A commit GitHub attributes to no account could have been written and
+    // pushed by any reviewer: no approval is independent of it.
+    if let Some(commit) = unlinked.first() {
+        reviewers = approvals::unattributed(reviewers, commit);
+    }
     let required = result
         .evaluated
         .iter()

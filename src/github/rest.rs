@@ -52,6 +52,8 @@ struct BranchCommit {
 #[derive(Clone, Debug, Deserialize)]
 struct ApiCommit {
     #[serde(default)]
+    sha: String,
+    #[serde(default)]
     author: Option<User>,
     #[serde(default)]
     committer: Option<User>,
@@ -175,14 +177,16 @@ impl Repo<'_> {
     }
 
     /// The GitHub logins that authored or committed the pull request's
-    /// commits (lowercase, sorted, without duplicates), all pages. GitHub
-    /// lists at most 250 commits: a pull request with more is refused, since
-    /// who pushed its other commits cannot be read.
+    /// commits (lowercase, sorted, without duplicates), all pages, and the
+    /// commits whose author or committer GitHub links to no account (their
+    /// identity is only what the committer wrote). GitHub lists at most 250
+    /// commits: a pull request with more is refused, since who pushed its
+    /// other commits cannot be read.
     pub async fn pushers(
         &self,
         number: u64,
         count: Option<u64>,
-    ) -> Result<Vec<String>, GithubError> {
+    ) -> Result<(Vec<String>, Vec<String>), GithubError> {
         let what = format!("listing the commits of pull request #{number}");
         if let Some(n) = count.filter(|n| *n > MAX_PULL_COMMITS) {
             return Err(GithubError::TooManyCommits { number, commits: n });
@@ -203,7 +207,12 @@ impl Repo<'_> {
             .collect();
         out.sort();
         out.dedup();
-        Ok(out)
+        let unlinked = raw
+            .iter()
+            .filter(|c| c.author.is_none() || c.committer.is_none())
+            .map(|c| c.sha.chars().take(12).collect())
+            .collect();
+        Ok((out, unlinked))
     }
 
     /// Every review of the pull request, all pages, in GitHub's order.

@@ -109,6 +109,24 @@ pub enum NotCounted {
     Dismissed,
     /// The latest opinion asks for changes.
     ChangesRequested,
+    /// A commit of the pull request is by a git identity GitHub links to no
+    /// account, so who wrote or pushed it cannot be told (and a reviewer could
+    /// have): no approval counts until every commit is linked.
+    UnlinkedCommit { commit: String },
+}
+
+/// `reviewers` with every approval set aside because `commit` cannot be
+/// attributed to an account (see [`NotCounted::UnlinkedCommit`]).
+pub fn unattributed(mut reviewers: Reviewers, commit: &str) -> Reviewers {
+    for a in std::mem::take(&mut reviewers.approvers) {
+        reviewers.not_counted.push((
+            a.login,
+            NotCounted::UnlinkedCommit {
+                commit: commit.to_string(),
+            },
+        ));
+    }
+    reviewers
 }
 
 /// The reviews reduced to one opinion per person.

@@ -209,8 +209,22 @@ pub fn evaluate(
             |t: &super::compile::CompiledTier<'_>| limit_of(t).is_none_or(|l| days <= l as f64);
         if let Some(t) = policy.tiers.get(final_tier).filter(|t| !allows(t)) {
             let limit = limit_of(t).unwrap_or(0);
+            let own = num_at(
+                &facts_value,
+                if what == "window" {
+                    "request.window.days"
+                } else {
+                    "reservation.days"
+                },
+            );
             let shown = if days.is_infinite() {
                 format!("an open-ended {what}")
+            } else if own.is_some_and(|d| d < days) {
+                format!(
+                    "a {what} of {} days, run back to back with the others this change adds to {} days,",
+                    own.unwrap_or(0.0).ceil(),
+                    days.ceil()
+                )
             } else {
                 format!("a {what} of {} days", days.ceil())
             };
@@ -233,13 +247,41 @@ pub fn evaluate(
                         rule: format!("{what}-limit"),
                         effect: Effect::Deny,
                         message: format!(
-                            "{shown} is longer than any tier approves (tier `{}`: {limit} days); split it or shorten it",
+                            "{shown} is longer than any tier approves (tier `{}`: {limit} days); shorten it",
                             t.name
                         ),
                         rule_span: t.span,
                     });
                 }
             }
+        }
+    }
+    // A tier whose lead approvers this subject does not have (`team-lead` for
+    // a reservation, which belongs to no team; a team without leads) could
+    // never be approved: the next tier whose lead roles are filled approves.
+    if !denied && (kind == SubjectKind::Request || final_tier > 0 || escalations > 0) {
+        while final_tier < last {
+            let t = &policy.tiers[final_tier];
+            let unfilled = t.approvals.iter().find(|(r, _, _)| {
+                let role = Role::parse(r);
+                matches!(role, Role::TeamLead | Role::ReceivingTeamLead) && {
+                    let (teams, users) = roles.of(&role);
+                    teams.is_empty() && users.is_empty()
+                }
+            });
+            let Some((role, _, _)) = unfilled else {
+                break;
+            };
+            findings.push(Finding {
+                rule: "tier-without-approvers".into(),
+                effect: Effect::Escalate,
+                message: format!(
+                    "nobody approves as `{role}` here (no team leads answer for this change): tier `{}`",
+                    policy.tiers[final_tier + 1].name
+                ),
+                rule_span: t.span,
+            });
+            final_tier += 1;
         }
     }
     let tier_def = policy.tiers.get(final_tier);
@@ -310,6 +352,10 @@ pub fn evaluate(
     }
 }
 
+fn num_at(facts_value: &Value, path: &str) -> Option<f64> {
+    facts::lookup(facts_value, path).and_then(|v| f64::try_from(v).ok())
+}
+
 /// The length a tier limit applies to: a request's window or a reservation's
 /// term, in days (infinite for an open-ended window), and the tier's limit of it.
 #[allow(clippy::type_complexity)]
@@ -334,7 +380,8 @@ fn length(
             let days = if open {
                 f64::INFINITY
             } else {
-                num("request.window.days")?
+                // Back-to-back requests the change adds count as one window.
+                num("request.window.days")?.max(num("request.window.run_days").unwrap_or(0.0))
             };
             Some((days, "window", |t| t.max_window_days))
         }
@@ -344,7 +391,8 @@ fn length(
             if removed {
                 return None;
             }
-            Some((num("reservation.days")?, "term", |t| t.max_term_days))
+            let days = num("reservation.days")?.max(num("reservation.run_days").unwrap_or(0.0));
+            Some((days, "term", |t| t.max_term_days))
         }
         _ => None,
     }

@@ -210,6 +210,10 @@ pub fn aggregates(
     let mut held: std::collections::HashMap<Key, Vec<(capacity::Hours, f64)>> =
         std::collections::HashMap::new();
     let mut costs: std::collections::HashMap<Key, Totals> = std::collections::HashMap::new();
+    // team -> each changed request's monthly cost over its hours (the rate
+    // the team pays while it runs), across pools.
+    let mut rates: std::collections::HashMap<String, Vec<(capacity::Hours, f64)>> =
+        std::collections::HashMap::new();
     let mut add = |spec: &RequestSpec, sign: f64| {
         let gpus = capacity::size(spec, capacity::pool_of(world, spec)).gpus;
         let (monthly, total) = future_cost(analysis, spec, at);
@@ -221,6 +225,10 @@ pub fn aggregates(
         held.entry(key.clone())
             .or_default()
             .push((capacity::Hours::of_request(spec), sign * gpus));
+        rates
+            .entry(key.0.clone())
+            .or_default()
+            .push((capacity::Hours::of_request(spec), sign * monthly));
         bump(
             costs.entry(key).or_default(),
             Totals {
@@ -258,6 +266,13 @@ pub fn aggregates(
         t.gpus = capacity::signed(capacity::swing(held.remove(&key).unwrap_or_default(), at));
         bump(out.by_team.entry(key.0.clone()).or_default(), t);
         out.by_pool.insert(key, t);
+    }
+    // A team's monthly cost across pools is the largest rise of its rate at
+    // any hour: requests split back to back do not add up, overlapping ones do.
+    (out.moved_windows, out.moved_terms) = facts::runs::moved(world, changes);
+    for (team, t) in out.by_team.iter_mut() {
+        t.monthly_cost =
+            capacity::signed(capacity::swing(rates.remove(team).unwrap_or_default(), at));
     }
     out
 }

@@ -202,13 +202,8 @@ pub fn check_names(repo: &Repo, diags: &mut Vec<Diagnostic>) {
                 Diagnostic::new(
                     Code::NameInvalid,
                     format!(
-                        "a cluster cannot be named `{}`: capops render writes its {} there",
+                        "a cluster cannot be named `{}`: capops render writes the node-label plans of every cluster there",
                         c.name(),
-                        if c.name() == "cloud" {
-                            "Terraform modules"
-                        } else {
-                            "node-label plans of every cluster"
-                        }
                     ),
                 )
                 .at(c.metadata.name.span, "a folder of the render")
@@ -354,8 +349,11 @@ pub fn check_rendered_files(repo: &Repo, diags: &mut Vec<Diagnostic>) {
     }
 }
 
-/// Top-level folders of the render that belong to no cluster.
-pub const RESERVED_FOLDERS: [&str; 2] = ["node-labels", "cloud"];
+/// A top-level folder of the render that belongs to no cluster and holds
+/// files named like a cluster's (`node-labels/<cluster>.yaml`). (`cloud/`
+/// holds only folders, `cloud/<provider>/<region>/`, so a cluster may be
+/// named `cloud`.)
+pub const RESERVED_FOLDERS: [&str; 1] = ["node-labels"];
 
 /// Files of each Terraform module that belong to no reservation
 /// (`<name>.tf.json`).

@@ -211,6 +211,14 @@ impl World {
         p.commits.push((login.into(), login.into()));
     }
 
+    /// A push of a commit whose git author and committer e-mail GitHub links
+    /// to no account (the API's `author` and `committer` are null).
+    pub fn push_unlinked(&mut self, number: u64, head_sha: &str) {
+        let p = self.pulls.get_mut(&number).unwrap();
+        p.head_sha = head_sha.into();
+        p.commits.push((String::new(), String::new()));
+    }
+
     /// Submits a review (state as the REST API spells it) and returns its id.
     pub fn review(&mut self, number: u64, login: &str, state: &str, commit: &str) -> u64 {
         let id = self.id();
@@ -679,8 +687,8 @@ fn respond(
                             "committer": {"name": c, "email": format!("{c}@example.com"), "date": "2026-11-23T09:00:00Z"},
                             "message": "change",
                         },
-                        "author": user(&ctx, a, uid(a), false),
-                        "committer": user(&ctx, c, uid(c), false),
+                        "author": if a.is_empty() { Value::Null } else { user(&ctx, a, uid(a), false) },
+                        "committer": if c.is_empty() { Value::Null } else { user(&ctx, c, uid(c), false) },
                         "parents": [],
                     })
                 })

@@ -14,6 +14,7 @@ pub mod model;
 pub mod platform;
 pub mod request;
 pub mod reservation;
+pub mod runs;
 pub mod seek;
 pub mod team;
 pub mod values;
@@ -380,6 +381,12 @@ pub struct Aggregates {
     /// now minus before, summed (so splitting one commitment into many
     /// small reservations is judged as the whole).
     pub reservations_total_cost: f64,
+    /// team -> (request, start, end in seconds) of the windows the change
+    /// adds or moves ([`runs`]).
+    pub moved_windows: std::collections::HashMap<String, runs::Spans>,
+    /// (provider, region, instance type) -> (reservation, start, end in
+    /// seconds) of the terms the change adds or moves ([`runs`]).
+    pub moved_terms: std::collections::HashMap<runs::Capacity, runs::Spans>,
 }
 
 /// GPUs and costs added (negative: released).

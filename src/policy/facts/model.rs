@@ -4,6 +4,7 @@
 //! Each field's doc comment is its documentation: it becomes the description
 //! in the fact schema, which `docs/policy.md`'s table is generated from.
 
+use crate::model::SmallMap;
 use schemars::JsonSchema;
 use serde::Serialize;
 
@@ -230,4 +231,33 @@ pub struct EffectFacts {
     pub quota_delta_gpus: i64,
     /// Terraform files the change adds, changes or removes.
     pub cloud_files_changed: u32,
+}
+
+#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+pub struct PreviousRequest {
+    /// GPU-equivalents before the change (0 when added).
+    pub gpus: f64,
+    /// The team that held the request before the change (the team now when added).
+    pub team: String,
+    /// Value of its priority class before the change (the value now when added).
+    pub priority: i64,
+    /// Resources before the change (empty when added).
+    pub resources: SmallMap<u32>,
+    pub window: PreviousWindow,
+    /// Pool before the change (empty when added).
+    pub pool: String,
+    /// Workload class before the change (empty when added).
+    pub workload_class: String,
+    /// Priority class before the change (empty when added).
+    pub priority_class: String,
+    /// Monthly cost before the change (0 when added).
+    pub monthly_cost: f64,
+}
+
+#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+pub struct PreviousWindow {
+    /// Window start before the change (empty when added or open).
+    pub start: String,
+    /// Window end before the change (empty when added or open).
+    pub end: String,
 }

@@ -46,6 +46,10 @@ pub struct ClusterChange {
     pub base: ChangeFacts,
     /// GPUs now minus GPUs before (requests, reservations) or quota GPUs now minus before (teams); the whole size when added.
     pub delta_gpus: f64,
+    /// GPUs that change pool by pool: the larger of what the pools that grow gain and what the
+    /// pools that shrink lose, so nodes moved from one pool to another count though the
+    /// cluster's total stays (the whole size when added or removed).
+    pub moved_gpus: f64,
     /// Monthly cost now minus before.
     pub delta_monthly_cost: f64,
     /// Cost over a year now minus before (clusters run without an end).
@@ -235,6 +239,37 @@ pub fn cluster(env: &Env<'_>, doc: &Document<ClusterSpec>, change: &Change) -> C
         .as_ref()
         .map(|b| (b.gpus, b.monthly_cost))
         .unwrap_or((0.0, 0.0));
+    let pool_gpus = |c: Option<&Document<ClusterSpec>>| -> std::collections::BTreeMap<String, f64> {
+        c.map(|c| {
+            c.spec
+                .node_pools
+                .iter()
+                .map(|p| {
+                    (
+                        p.name.value.to_string(),
+                        p.nodes.value.0 as f64 * p.gpus_per_node.value.0 as f64,
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+    };
+    let (now_pools, then_pools) = (
+        pool_gpus(Some(doc).filter(|_| !removed)),
+        pool_gpus(previous),
+    );
+    let (mut gained, mut lost) = (0.0f64, 0.0f64);
+    let names: std::collections::BTreeSet<&String> =
+        now_pools.keys().chain(then_pools.keys()).collect();
+    for name in names {
+        let d = now_pools.get(name).copied().unwrap_or(0.0)
+            - then_pools.get(name).copied().unwrap_or(0.0);
+        if d > 0.0 {
+            gained += d;
+        } else {
+            lost -= d;
+        }
+    }
     ClusterSubject {
         now: env.at.to_string(),
         config: super::config_facts(env.config),
@@ -242,6 +277,7 @@ pub fn cluster(env: &Env<'_>, doc: &Document<ClusterSpec>, change: &Change) -> C
         change: ClusterChange {
             base: super::change_facts(change),
             delta_gpus: round(now.gpus - prev_gpus),
+            moved_gpus: round(gained.max(lost)),
             delta_monthly_cost: round(now.monthly_cost - prev_cost),
             delta_total_cost: round((now.monthly_cost - prev_cost) * 12.0),
             environment_changed: previous

@@ -57,40 +57,16 @@ pub struct RequestChange {
     /// Cost over the windows (from `now` on) the change adds to the team across every pool, over
     /// all its requests (without a base, this request's own): a cost split between pools adds up.
     pub team_pr_delta_total_cost: f64,
+    /// Monthly cost the change adds to the team across every pool: the largest rise, at any hour
+    /// from `now` on, of what its requests cost a month while they run (without a base, this
+    /// request's own). One ask split into requests that run at once adds up; requests back to
+    /// back do not.
+    pub team_pr_delta_monthly_cost: f64,
     /// For an added request, the highest priority among the team's requests in the base (the
     /// request's own when the team has none there: a team's first asks are judged by size);
     /// the request's own priority otherwise.
     pub team_priority_before: i64,
     pub previous: PreviousRequest,
-}
-
-#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
-pub struct PreviousRequest {
-    /// GPU-equivalents before the change (0 when added).
-    pub gpus: f64,
-    /// The team that held the request before the change (the team now when added).
-    pub team: String,
-    /// Value of its priority class before the change (the value now when added).
-    pub priority: i64,
-    /// Resources before the change (empty when added).
-    pub resources: SmallMap<u32>,
-    pub window: PreviousWindow,
-    /// Pool before the change (empty when added).
-    pub pool: String,
-    /// Workload class before the change (empty when added).
-    pub workload_class: String,
-    /// Priority class before the change (empty when added).
-    pub priority_class: String,
-    /// Monthly cost before the change (0 when added).
-    pub monthly_cost: f64,
-}
-
-#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
-pub struct PreviousWindow {
-    /// Window start before the change (empty when added or open).
-    pub start: String,
-    /// Window end before the change (empty when added or open).
-    pub end: String,
 }
 
 #[derive(Debug, Clone, Default, Serialize, JsonSchema)]
@@ -164,6 +140,11 @@ pub struct WindowFacts {
     pub starts_in_days: f64,
     /// Whether the window has ended at `now` (a request for the past).
     pub ended: bool,
+    /// Days covered without a break by this window and the windows of the team's other
+    /// requests that the change adds or moves, where they touch or overlap (one long ask split
+    /// into back-to-back requests is one run); `days` when none does, or without a base. Tier
+    /// window limits read the longer of the two.
+    pub run_days: f64,
 }
 
 /// The requesting team, with its quota in the request's cluster.
@@ -374,6 +355,7 @@ pub fn request(env: &Env<'_>, req: &Document<RequestSpec>, change: &Change) -> R
         team_delta_total_cost: round(team_totals.total_cost),
         team_pr_delta_gpus: round(pr_totals.gpus),
         team_pr_delta_total_cost: round(pr_totals.total_cost),
+        team_pr_delta_monthly_cost: round(pr_totals.monthly_cost),
         team_priority_before,
         previous: PreviousRequest {
             gpus: round(prev_gpus),
@@ -461,6 +443,9 @@ fn request_facts(
                 None => 0.0,
             },
             ended: spec.window.as_ref().is_some_and(|w| w.end.value <= env.at),
+            run_days: round(
+                (super::runs::request(env, req) as f64 / 86400.0).max(bounded.len() as f64 / 24.0),
+            ),
         },
         workload_class: spec.workload_class.value.as_str().to_string(),
         priority_class: class,

@@ -81,6 +81,11 @@ pub struct ReservationFacts {
     pub hours: i64,
     /// Length of the term in days.
     pub days: f64,
+    /// Days covered without a break by this term and the terms of the other reservations of
+    /// the same provider, region and instance type that the change adds or moves, where they
+    /// touch or overlap (one long commitment split into back-to-back reservations is one run);
+    /// `days` when none does, or without a base. Tier term limits read the longer of the two.
+    pub run_days: f64,
     /// Term start, RFC 3339.
     pub start: String,
     /// Term end, RFC 3339.
@@ -164,6 +169,9 @@ pub fn reservation(
         gpus,
         hours,
         days: round(hours as f64 / 24.0),
+        run_days: round(
+            (super::runs::reservation(env, res) as f64 / 86400.0).max(hours as f64 / 24.0),
+        ),
         start: s.term.start.value.to_string(),
         end: s.term.end.value.to_string(),
         hourly_price: round(cost.as_ref().map(|c| float(c.hourly)).unwrap_or(0.0)),
