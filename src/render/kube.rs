@@ -18,7 +18,7 @@ pub use super::operator::{
     DEVICE_PLUGIN_CONFIGMAP, DEVICE_PLUGIN_LABEL, MIG_CONFIGMAP, MIG_DISABLED, MIG_LABEL,
 };
 
-use super::lint::{self, kueue};
+use super::lint;
 use super::{File, Job};
 use crate::capacity;
 use crate::diag::{Code, Diagnostic};
@@ -222,22 +222,8 @@ pub fn cluster(
             file_name: None,
         });
         if kueue_on {
-            if s.description
-                .as_ref()
-                .is_some_and(|d| d.chars().count() > kueue::MAX_DESCRIPTION)
-            {
-                diags.push(
-                    Diagnostic::new(
-                        Code::KueueLimitExceeded,
-                        format!(
-                            "priority class `{}` has a description over {} characters, which Kueue's WorkloadPriorityClass refuses",
-                            pc.name(),
-                            kueue::MAX_DESCRIPTION
-                        ),
-                    )
-                    .at(pc.name_span(), "priority class")
-                    .help("shorten the description"),
-                );
+            if let Some(d) = lint::description_too_long(pc, name) {
+                diags.push(d);
                 continue;
             }
             jobs.push(Job {

@@ -234,28 +234,32 @@ pub fn lint(repo: &Repo, diags: &mut Vec<Diagnostic>) {
 /// A PriorityClass whose description Kueue's WorkloadPriorityClass refuses,
 /// where a cluster runs Kueue (`cluster`, the first; render would stop at it).
 fn description_limit(repo: &Repo, cluster: &Document<ClusterSpec>, diags: &mut Vec<Diagnostic>) {
-    for pc in repo.priority_classes.values() {
-        if pc
-            .spec
-            .description
-            .as_ref()
-            .is_some_and(|d| d.chars().count() > kueue::MAX_DESCRIPTION)
-        {
-            diags.push(
-                Diagnostic::new(
-                    Code::KueueLimitExceeded,
-                    format!(
-                        "priority class `{}` has a description over {} characters, which Kueue's WorkloadPriorityClass on cluster `{}` refuses",
-                        pc.name(),
-                        kueue::MAX_DESCRIPTION,
-                        cluster.name()
-                    ),
-                )
-                .at(pc.name_span(), "priority class")
-                .help("shorten the description"),
-            );
-        }
-    }
+    diags.extend(
+        repo.priority_classes
+            .values()
+            .filter_map(|pc| description_too_long(pc, cluster.name())),
+    );
+}
+
+/// The diagnostic for a PriorityClass whose description is longer than
+/// Kueue's WorkloadPriorityClass takes, on cluster `cluster`.
+pub fn description_too_long(pc: &Document<PriorityClassSpec>, cluster: &str) -> Option<Diagnostic> {
+    pc.spec
+        .description
+        .as_ref()
+        .is_some_and(|d| d.chars().count() > kueue::MAX_DESCRIPTION)
+        .then(|| {
+            Diagnostic::new(
+                Code::KueueLimitExceeded,
+                format!(
+                    "priority class `{}` has a description over {} characters, which Kueue's WorkloadPriorityClass on cluster `{cluster}` refuses",
+                    pc.name(),
+                    kueue::MAX_DESCRIPTION,
+                ),
+            )
+            .at(pc.name_span(), "priority class")
+            .help("shorten the description")
+        })
 }
 
 #[cfg(test)]
