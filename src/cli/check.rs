@@ -266,8 +266,9 @@ fn output_edited(
 }
 
 /// What each team's requests grew by in the 30 days before the base: the base
-/// against the newest commit of its first-parent history at least 30 days
-/// older than `at` (nothing when the history is shorter or shallow).
+/// against the state of its first-parent history 30 days before `at`
+/// ([`crate::load::git::commit_before`]: its first commit when the history is
+/// younger; a shallow clone is an error).
 fn growth(
     head: &Validated,
     base: &Base,

@@ -44,7 +44,7 @@ pub enum GitError {
     )]
     ShallowWithoutBase { rev: String, repo: PathBuf },
     #[error(
-        "this shallow clone of {repo} does not reach 30 days back, which the rolling budget of automatic approvals counts from; fetch the history (git fetch --unshallow, or actions/checkout with fetch-depth: 0)"
+        "this shallow clone of {repo} does not hold the whole first-parent history, which the rolling budget of automatic approvals is counted from (commit dates are checked along it); fetch the history (git fetch --unshallow, or actions/checkout with fetch-depth: 0)"
     )]
     ShallowHistory { repo: PathBuf },
     #[error("git: {0}")]
@@ -339,27 +339,41 @@ pub enum Past {
 }
 
 /// The state of `rev`'s first-parent line at `cutoff` (seconds since the
-/// epoch). A shallow clone that ends before reaching the cutoff cannot say,
-/// and is an error: fetch the history (`fetch-depth: 0`).
+/// epoch).
+///
+/// Commit dates are what the committer wrote, so they are read as never
+/// going backwards along the line: a commit counts as made no earlier than
+/// any commit before it. The baseline is the newest commit that, and every
+/// commit before it, is dated at or before the cutoff; a commit back-dated
+/// past the cutoff on top of recent ones cannot hide them from the budget,
+/// and one dated in the future makes everything after it count (the budget
+/// fails closed). This needs the whole line: a shallow clone is an error
+/// (fetch the history, `fetch-depth: 0`).
 pub fn commit_before(root: &Path, rev: &str, cutoff: i64) -> Result<Past, GitError> {
     let repo =
         Repository::discover(root).map_err(|_| GitError::NotARepository(root.to_path_buf()))?;
     let (commit, _) = capacity_tree(&repo, root, rev)?;
     let mut current = commit;
-    // A bound on the walk: one commit a minute for a month, and more.
-    for _ in 0..100_000 {
-        if current.time().seconds() <= cutoff {
-            return Ok(Past::Commit(current.id().to_string()));
+    // The newest commit seen since the last one dated after the cutoff.
+    let mut candidate: Option<git2::Oid> = None;
+    // A bound on the walk: a commit an hour for over a century.
+    for _ in 0..1_000_000 {
+        if current.time().seconds() > cutoff {
+            candidate = None;
+        } else if candidate.is_none() {
+            candidate = Some(current.id());
         }
         if current.parent_count() == 0 {
             // The root: or where a shallow clone was cut.
-            return if repo.is_shallow() {
-                Err(GitError::ShallowHistory {
+            if repo.is_shallow() {
+                return Err(GitError::ShallowHistory {
                     repo: root.to_path_buf(),
-                })
-            } else {
-                Ok(Past::Root(current.id().to_string()))
-            };
+                });
+            }
+            return Ok(match candidate {
+                Some(id) => Past::Commit(id.to_string()),
+                None => Past::Root(current.id().to_string()),
+            });
         }
         match current.parent(0) {
             Ok(p) => current = p,
@@ -371,7 +385,7 @@ pub fn commit_before(root: &Path, rev: &str, cutoff: i64) -> Result<Past, GitErr
         }
     }
     Err(GitError::Other(format!(
-        "more than 100,000 commits in the 30 days before {rev}; capops cannot count the rolling budget"
+        "more than 1,000,000 commits on the first-parent line of {rev}; capops cannot count the rolling budget"
     )))
 }
 
