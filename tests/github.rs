@@ -1188,6 +1188,101 @@ fn no_approval_counts_while_a_commit_belongs_to_no_account() {
 }
 
 #[test]
+fn a_reviewer_who_pushed_under_the_authors_identity_is_a_pusher() {
+    // bob (a director) commits with alice's linked e-mail, pushes it to her
+    // branch, and approves: the commits API says alice wrote everything,
+    // the repository activity says bob pushed.
+    let co = Checkout::new(100);
+    let f = fake(&co);
+    f.with(|w| {
+        w.push_forged(PR, &co.head, "bob", "alice");
+        w.review(PR, "bob", "APPROVED", &co.head);
+        w.review(PR, "dave", "APPROVED", &co.head);
+    });
+    let run = gate(&co, &f, TOKEN, &[], &[]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert_eq!(role(&run, "director"), (vec![], 1));
+    assert_eq!(role(&run, "capacity-review"), (vec!["dave".to_string()], 0));
+    let not_counted = &run.json["github"]["notCounted"];
+    assert!(
+        not_counted
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|n| n["login"] == "bob" && n["why"]["reason"] == "pusher"),
+        "{not_counted}"
+    );
+    assert_eq!(f.with(|w| w.status_of(&co.head)).unwrap().state, "failure");
+    // The activity was read for the pull request's own branch.
+    assert_eq!(
+        f.with(|w| w.requests("/activity?")),
+        1,
+        "{:?}",
+        f.with(|w| w.log.clone())
+    );
+    assert!(
+        f.with(|w| w
+            .log
+            .iter()
+            .any(|l| l.contains("ref=refs%2Fheads%2Fchange-7"))),
+        "{:?}",
+        f.with(|w| w.log.clone())
+    );
+}
+
+#[test]
+fn pushes_to_another_branch_do_not_make_a_pusher() {
+    // bob pushed to another pull request's branch, not this one: his
+    // approval here counts.
+    let co = Checkout::new(100);
+    let f = fake(&co);
+    f.with(|w| {
+        w.record("change-99", "push", "a", "b", "bob");
+        w.review(PR, "bob", "APPROVED", &co.head);
+        w.review(PR, "dave", "APPROVED", &co.head);
+    });
+    let run = gate(&co, &f, TOKEN, &[], &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(role(&run, "director"), (vec!["bob".to_string()], 0));
+}
+
+#[test]
+fn no_approval_counts_while_who_pushed_cannot_be_read() {
+    for fault in [404, 403] {
+        let co = Checkout::new(100);
+        let f = fake(&co);
+        f.with(|w| {
+            w.review(PR, "bob", "APPROVED", &co.head);
+            w.review(PR, "dave", "APPROVED", &co.head);
+            w.fail(None, "/activity", 5, FaultKind::Status(fault));
+        });
+        let run = gate(&co, &f, TOKEN, &[], &[]);
+        assert_eq!(run.code, 1, "{fault}: {}", run.stderr);
+        assert_eq!(role(&run, "director"), (vec![], 1));
+        let not_counted = run.json["github"]["notCounted"].to_string();
+        assert!(not_counted.contains("pushers-unknown"), "{not_counted}");
+        assert_eq!(f.with(|w| w.status_of(&co.head)).unwrap().state, "failure");
+    }
+    // A push whose actor is null (a deleted account): the same.
+    let co = Checkout::new(100);
+    let f = fake(&co);
+    f.with(|w| {
+        w.push_forged(PR, &co.head, "", "alice");
+        w.review(PR, "bob", "APPROVED", &co.head);
+        w.review(PR, "dave", "APPROVED", &co.head);
+    });
+    let run = gate(&co, &f, TOKEN, &[], &[]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.json["github"]["notCounted"]
+            .to_string()
+            .contains("has no actor"),
+        "{}",
+        run.json["github"]
+    );
+}
+
+#[test]
 fn a_github_failure_after_a_green_verdict_leaves_a_failing_one() {
     let co = Checkout::new(100);
     let f = fake(&co);

@@ -5,7 +5,7 @@
 use super::GithubError;
 use super::client::Client;
 use super::rest::{self, Repo};
-use crate::policy::approvals::{self, DecisionApprovals, Membership};
+use crate::policy::approvals::{self, DecisionApprovals, Membership, NotCounted};
 use crate::policy::{CheckResult, Outcome};
 use std::collections::BTreeMap;
 
@@ -23,19 +23,31 @@ pub async fn verify(
         .evaluated
         .iter()
         .any(|e| e.decision.outcome == Outcome::NeedsApproval && !e.decision.approvals.is_empty());
-    let (reviews, (pushers, unlinked)) = if needed {
+    let (reviews, (mut pushers, unlinked), pushed) = if needed {
         (
             repo.reviews(number).await?,
             repo.pushers(number, pr.commits).await?,
+            head_pushers(client, pr).await?,
         )
     } else {
-        (Vec::new(), (Vec::new(), Vec::new()))
+        let none = rest::BranchPushers::Known(Vec::new());
+        (Vec::new(), (Vec::new(), Vec::new()), none)
     };
+    if let rest::BranchPushers::Known(logins) = &pushed {
+        pushers.extend(logins.iter().cloned());
+    }
     let mut reviewers = approvals::reviewers(&reviews, author, &pushers, head);
     // A commit GitHub attributes to no account could have been written and
-    // pushed by any reviewer: no approval is independent of it.
+    // pushed by any reviewer: no approval is independent of it. The same
+    // when who pushed to the branch cannot be read.
     if let Some(commit) = unlinked.first() {
-        reviewers = approvals::unattributed(reviewers, commit);
+        let why = NotCounted::UnlinkedCommit {
+            commit: commit.clone(),
+        };
+        reviewers = approvals::set_aside(reviewers, &why);
+    }
+    if let rest::BranchPushers::Unknown(why) = pushed {
+        reviewers = approvals::set_aside(reviewers, &NotCounted::PushersUnknown { why });
     }
     let required = result
         .evaluated
@@ -62,6 +74,36 @@ pub async fn verify(
         })
         .collect();
     Ok((reviewers, verified))
+}
+
+/// Who pushed to the pull request's head branch, read from the repository
+/// it lives in (a fork's own activity for a fork's pull request). A head
+/// whose repository is gone (a deleted fork) cannot say.
+async fn head_pushers(
+    client: &Client,
+    pr: &rest::PullRequest,
+) -> Result<rest::BranchPushers, GithubError> {
+    let Some(full) = pr.head.repo.as_ref().and_then(|r| r.full_name.as_deref()) else {
+        return Ok(rest::BranchPushers::Unknown(
+            "the pull request's head repository is gone".into(),
+        ));
+    };
+    let Some((owner, name)) = full.split_once('/') else {
+        return Ok(rest::BranchPushers::Unknown(format!(
+            "the head repository `{full}` is not owner/name"
+        )));
+    };
+    if pr.head.name.is_empty() {
+        return Ok(rest::BranchPushers::Unknown(
+            "the pull request names no head branch".into(),
+        ));
+    }
+    let head = Repo {
+        client,
+        owner: owner.to_string(),
+        name: name.to_string(),
+    };
+    head.branch_pushers(&pr.head.name).await
 }
 
 /// The login the token posts as.

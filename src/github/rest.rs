@@ -34,6 +34,9 @@ pub struct GitRef {
 pub struct RepoInfo {
     #[serde(default)]
     pub default_branch: Option<String>,
+    /// `owner/name`: for a pull request's head, the fork it comes from.
+    #[serde(default)]
+    pub full_name: Option<String>,
 }
 
 /// `GET /repos/{o}/{r}/branches/{branch}`: the branch's tip.
@@ -57,6 +60,25 @@ struct ApiCommit {
     author: Option<User>,
     #[serde(default)]
     committer: Option<User>,
+}
+
+/// One entry of `GET /repos/{o}/{r}/activity`: a change to a ref and who made it.
+#[derive(Clone, Debug, Deserialize)]
+struct Activity {
+    #[serde(default)]
+    activity_type: String,
+    #[serde(default)]
+    actor: Option<User>,
+}
+
+/// What reading who pushed to a branch found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum BranchPushers {
+    /// The logins (lowercase, sorted, without duplicates) that created,
+    /// pushed or force-pushed to the branch.
+    Known(Vec<String>),
+    /// They could not be read; why, in words.
+    Unknown(String),
 }
 
 /// GitHub lists at most this many commits of a pull request.
@@ -213,6 +235,55 @@ impl Repo<'_> {
             .map(|c| c.sha.chars().take(12).collect())
             .collect();
         Ok((out, unlinked))
+    }
+
+    /// Who pushed to `branch` of this repository: the actors of its
+    /// `branch_creation`, `push` and `force_push` activities, all pages
+    /// (`GET /repos/{o}/{r}/activity?ref=refs/heads/{branch}`). The commits
+    /// API says whose git identity a commit carries, which the committer
+    /// writes; the activity says which account pushed it. A branch reused for
+    /// an earlier pull request keeps its pushers (they count as pushers
+    /// here too). Not readable (403 or 404: the token may not read the fork,
+    /// GitHub Enterprise Server without the endpoint) is `Unknown`, not an
+    /// error: the gate then counts no approval.
+    pub async fn branch_pushers(&self, branch: &str) -> Result<BranchPushers, GithubError> {
+        let what = format!(
+            "listing who pushed to branch `{branch}` of {}/{}",
+            self.owner, self.name
+        );
+        let url = self.path(&format!(
+            "/activity?ref={}&per_page=100",
+            seg(&format!("refs/heads/{branch}"))
+        ));
+        let raw: Vec<Activity> = match self.client.get_all(&url, &what).await {
+            Ok(raw) => raw,
+            Err(e @ (GithubError::NotFound { .. } | GithubError::Forbidden { .. })) => {
+                return Ok(BranchPushers::Unknown(e.to_string()));
+            }
+            Err(e) => return Err(e),
+        };
+        let mut out = Vec::new();
+        for a in raw {
+            if !matches!(
+                a.activity_type.as_str(),
+                "push" | "force_push" | "branch_creation"
+            ) {
+                continue;
+            }
+            match a.actor {
+                Some(u) => out.push(u.login.to_ascii_lowercase()),
+                // A deleted account (GitHub's ghost) or one hidden from the token.
+                None => {
+                    return Ok(BranchPushers::Unknown(format!(
+                        "a {} to `{branch}` has no actor",
+                        a.activity_type.replace('_', " ")
+                    )));
+                }
+            }
+        }
+        out.sort();
+        out.dedup();
+        Ok(BranchPushers::Known(out))
     }
 
     /// Every review of the pull request, all pages, in GitHub's order.

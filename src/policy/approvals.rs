@@ -98,8 +98,8 @@ pub struct Approver {
 pub enum NotCounted {
     /// The pull request's author cannot approve their own change.
     Author,
-    /// Authored or committed one of the pull request's commits: someone who
-    /// wrote part of the change cannot approve it.
+    /// Authored, committed or pushed one of the pull request's commits:
+    /// someone who wrote part of the change cannot approve it.
     Pusher,
     /// Bot accounts do not approve.
     Bot,
@@ -113,18 +113,18 @@ pub enum NotCounted {
     /// account, so who wrote or pushed it cannot be told (and a reviewer could
     /// have): no approval counts until every commit is linked.
     UnlinkedCommit { commit: String },
+    /// Who pushed to the pull request's branch could not be read (GitHub's
+    /// repository activity): no approval counts until it can be.
+    PushersUnknown { why: String },
 }
 
-/// `reviewers` with every approval set aside because `commit` cannot be
-/// attributed to an account (see [`NotCounted::UnlinkedCommit`]).
-pub fn unattributed(mut reviewers: Reviewers, commit: &str) -> Reviewers {
+/// `reviewers` with every approval set aside for `why` (an
+/// [`NotCounted::UnlinkedCommit`] or [`NotCounted::PushersUnknown`]: who
+/// wrote or pushed part of the change cannot be told, and a reviewer could
+/// have).
+pub fn set_aside(mut reviewers: Reviewers, why: &NotCounted) -> Reviewers {
     for a in std::mem::take(&mut reviewers.approvers) {
-        reviewers.not_counted.push((
-            a.login,
-            NotCounted::UnlinkedCommit {
-                commit: commit.to_string(),
-            },
-        ));
+        reviewers.not_counted.push((a.login, why.clone()));
     }
     reviewers
 }

@@ -15,6 +15,9 @@
 //! - `POST` and `PATCH` both edit a comment (`/issues/comments/{id}`);
 //! - a comment longer than the body limit (65,536 characters) gets 422;
 //! - team membership answers 200 `{state: active|pending}` or 404;
+//! - the repository activity (`/activity?ref=...`) lists every push, force
+//!   push and branch creation with the account that made it, newest first,
+//!   with cursor pagination (`after`) rather than page numbers;
 //! - check runs can be created only with an installation (GitHub App) token;
 //!   a user's token gets 403; `GET /user` with an installation token gets 403;
 //! - the API may be served under a path prefix (`/api/v3`, as GitHub
@@ -54,6 +57,23 @@ pub struct Pull {
     pub base_ref: String,
     /// (author login, committer login) of each commit, oldest first.
     pub commits: Vec<(String, String)>,
+    /// The head branch (`change-{number}`).
+    pub head_ref: String,
+}
+
+/// One entry of the repository activity.
+#[derive(Clone, Debug)]
+pub struct ActivityRec {
+    pub id: u64,
+    /// `refs/heads/<branch>`.
+    pub ref_name: String,
+    pub before: String,
+    pub after: String,
+    /// `push`, `force_push`, `branch_creation`, ...
+    pub kind: String,
+    /// The account that made it (empty: null, as for a deleted account).
+    pub actor: String,
+    pub timestamp: String,
 }
 
 #[derive(Clone, Debug)]
@@ -135,6 +155,8 @@ pub struct World {
     pub teams: BTreeMap<(String, String), BTreeMap<String, String>>,
     pub statuses: Vec<StatusRec>,
     pub check_runs: Vec<CheckRunRec>,
+    /// The repository activity, oldest first.
+    pub activity: Vec<ActivityRec>,
     pub faults: Vec<Fault>,
     /// `METHOD path?query` of every request, in order.
     pub log: Vec<String>,
@@ -181,6 +203,7 @@ impl World {
     }
 
     pub fn open_pull(&mut self, number: u64, author: &str, base_sha: &str, head_sha: &str) {
+        let head_ref = format!("change-{number}");
         self.pulls.insert(
             number,
             Pull {
@@ -190,33 +213,64 @@ impl World {
                 base_sha: base_sha.into(),
                 base_ref: "main".into(),
                 commits: vec![(author.into(), author.into())],
+                head_ref: head_ref.clone(),
             },
         );
         self.branches
             .entry("main".into())
             .or_insert_with(|| base_sha.into());
+        self.record(
+            &head_ref,
+            "branch_creation",
+            &"0".repeat(40),
+            head_sha,
+            author,
+        );
+    }
+
+    /// An activity entry: `actor` made `kind` on `branch`.
+    pub fn record(&mut self, branch: &str, kind: &str, before: &str, after: &str, actor: &str) {
+        let id = self.id();
+        let timestamp = self.now();
+        self.activity.push(ActivityRec {
+            id,
+            ref_name: format!("refs/heads/{branch}"),
+            before: before.into(),
+            after: after.into(),
+            kind: kind.into(),
+            actor: actor.into(),
+            timestamp,
+        });
+    }
+
+    /// A push of one commit to the pull request's branch by `pusher`, the
+    /// commit carrying the git identity GitHub links to `identity` (empty:
+    /// to no account).
+    pub fn push_forged(&mut self, number: u64, head_sha: &str, pusher: &str, identity: &str) {
+        let p = self.pulls.get_mut(&number).unwrap();
+        let before = std::mem::replace(&mut p.head_sha, head_sha.into());
+        p.commits.push((identity.into(), identity.into()));
+        let branch = p.head_ref.clone();
+        self.record(&branch, "push", &before, head_sha, pusher);
     }
 
     /// A push to the pull request's branch (a commit by its author).
     pub fn push(&mut self, number: u64, head_sha: &str) {
-        let p = self.pulls.get_mut(&number).unwrap();
-        p.head_sha = head_sha.into();
-        p.commits.push((p.author.clone(), p.author.clone()));
+        let author = self.pulls[&number].author.clone();
+        self.push_forged(number, head_sha, &author, &author);
     }
 
     /// A push to the pull request's branch by someone else.
     pub fn push_as(&mut self, number: u64, head_sha: &str, login: &str) {
-        let p = self.pulls.get_mut(&number).unwrap();
-        p.head_sha = head_sha.into();
-        p.commits.push((login.into(), login.into()));
+        self.push_forged(number, head_sha, login, login);
     }
 
-    /// A push of a commit whose git author and committer e-mail GitHub links
-    /// to no account (the API's `author` and `committer` are null).
+    /// A push by the author of a commit whose git author and committer
+    /// e-mail GitHub links to no account (the API's `author` and `committer`
+    /// are null).
     pub fn push_unlinked(&mut self, number: u64, head_sha: &str) {
-        let p = self.pulls.get_mut(&number).unwrap();
-        p.head_sha = head_sha.into();
-        p.commits.push((String::new(), String::new()));
+        let author = self.pulls[&number].author.clone();
+        self.push_forged(number, head_sha, &author, "");
     }
 
     /// Submits a review (state as the REST API spells it) and returns its id.
@@ -436,8 +490,8 @@ fn pull_json(ctx: &Ctx, w: &World, p: &Pull) -> Value {
         "draft": false,
         "author_association": "MEMBER",
         "head": {
-            "label": format!("{}:change", w.owner),
-            "ref": "change",
+            "label": format!("{}:{}", w.owner, p.head_ref),
+            "ref": p.head_ref,
             "sha": p.head_sha,
             "user": user(ctx, &w.owner, 1, false),
             "repo": repo_json(ctx, w),
@@ -536,6 +590,39 @@ fn page(ctx: &Ctx, path: &str, query: &BTreeMap<String, String>, items: Vec<Valu
     if !links.is_empty() {
         resp.headers_mut()
             .insert("link", links.join(", ").parse().unwrap());
+    }
+    resp
+}
+
+/// One page of `items` with cursor pagination, as the repository activity
+/// has it: `after` is an opaque cursor, and the `Link` header has `next`
+/// (and `prev`) only.
+fn cursor_page(
+    ctx: &Ctx,
+    path: &str,
+    query: &BTreeMap<String, String>,
+    items: Vec<Value>,
+) -> Response {
+    let per_page = query
+        .get("per_page")
+        .and_then(|v| v.parse::<usize>().ok())
+        .unwrap_or(30)
+        .clamp(1, 100);
+    let start = query
+        .get("after")
+        .and_then(|c| c.strip_prefix("Y3Vyc29y"))
+        .and_then(|n| n.parse::<usize>().ok())
+        .unwrap_or(0);
+    let total = items.len();
+    let chunk: Vec<Value> = items.into_iter().skip(start).take(per_page).collect();
+    let mut resp = (StatusCode::OK, Value::Array(chunk).to_string()).into_response();
+    if start + per_page < total {
+        let mut q = query.clone();
+        q.insert("per_page".into(), per_page.to_string());
+        q.insert("after".into(), format!("Y3Vyc29y{}", start + per_page));
+        let qs: Vec<String> = q.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let next = format!("<{}{path}?{}>; rel=\"next\"", ctx.api, qs.join("&"));
+        resp.headers_mut().insert("link", next.parse().unwrap());
     }
     resp
 }
@@ -671,6 +758,37 @@ fn respond(
             ),
             None => error(404, "Branch not found"),
         },
+        ("GET", ["repos", o, r, "activity"]) if repo_ok(o, r) => {
+            let wanted = query.get("ref").map(|r| {
+                let r = r.replace("%2F", "/").replace("%2f", "/");
+                if r.starts_with("refs/") {
+                    r
+                } else {
+                    format!("refs/heads/{r}")
+                }
+            });
+            let kind = query.get("activity_type");
+            let items: Vec<Value> = w
+                .activity
+                .iter()
+                .rev()
+                .filter(|a| wanted.as_ref().is_none_or(|r| &a.ref_name == r))
+                .filter(|a| kind.is_none_or(|k| &a.kind == k))
+                .map(|a| {
+                    json!({
+                        "id": a.id,
+                        "node_id": format!("RA_{}", a.id),
+                        "before": a.before,
+                        "after": a.after,
+                        "ref": a.ref_name,
+                        "timestamp": a.timestamp,
+                        "activity_type": a.kind,
+                        "actor": if a.actor.is_empty() { Value::Null } else { user(&ctx, &a.actor, uid(&a.actor), false) },
+                    })
+                })
+                .collect();
+            cursor_page(&ctx, &path, &query, items)
+        }
         ("GET", ["repos", o, r, "pulls", n, "commits"]) if repo_ok(o, r) => {
             let Some(p) = n.parse::<u64>().ok().and_then(|n| w.pulls.get(&n)) else {
                 return error(404, "Not Found");
