@@ -250,6 +250,8 @@ pub struct PreviousRequest {
     pub workload_class: String,
     /// Priority class before the change (empty when added).
     pub priority_class: String,
+    /// Whether its workloads tolerated preemption before the change (the value now when added).
+    pub preemptible: bool,
     /// Monthly cost before the change (0 when added).
     pub monthly_cost: f64,
 }

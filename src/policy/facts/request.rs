@@ -384,6 +384,9 @@ pub fn request(env: &Env<'_>, req: &Document<RequestSpec>, change: &Change) -> R
                 .and_then(|p| p.spec.priority_class.as_ref())
                 .map(|c| c.value.clone())
                 .unwrap_or_default(),
+            preemptible: previous.map_or(request.preemptible, |p| {
+                p.spec.preemptible.as_ref().is_some_and(|p| p.value)
+            }),
             monthly_cost: f(prev_cost.as_ref().map(|c| c.monthly)),
         },
     };
