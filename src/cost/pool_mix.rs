@@ -25,6 +25,11 @@ const MAX_CANDIDATES_RETRIED: usize = 4;
 /// [`Analysis::mix`]): 2^6 = 64 mixes at most.
 const MAX_CANDIDATES_SETS: usize = 6;
 
+/// When every combination of the candidates' counts makes at most this many
+/// mixes, each of them is priced and the cheapest wins (the search is then
+/// exact); above it, the heuristic passes run.
+const MAX_COMBINATIONS: u64 = 512;
+
 /// The count in `1..=count` whose mix is cheapest, and that mix: every count
 /// when there are at most [`MAX_COUNTS_TRIED`], else evenly spaced counts,
 /// then the range around the cheapest of them at a finer step, until the
@@ -91,14 +96,15 @@ impl Analysis<'_> {
         // GPU-hour than what the mix would commit at (the dearest of its
         // tiers, else on demand) are tried one by one, cheapest first: each
         // is kept (paid like a locked one) when keeping it, with those kept
-        // before, makes the mix cheaper.
+        // before, makes the mix cheaper. Those between that and on demand
+        // are tried in a second search.
         let dearest = [&replaced.baseline, &replaced.flexible]
             .into_iter()
             .flatten()
             .map(|t| t.price)
             .max()
             .unwrap_or(price.on_demand);
-        let mut cheaper: Vec<(rust_decimal::Decimal, &str, u32)> = self
+        let mut held: Vec<(rust_decimal::Decimal, &str, u32)> = self
             .repo
             .reservations
             .iter()
@@ -110,18 +116,56 @@ impl Analysis<'_> {
             })
             .filter_map(|(name, r)| {
                 let rate = prices::reservation(self.repo, &r.spec)?.per_gpu_hour;
-                (rate < dearest).then_some((rate, name.as_str(), r.spec.count.value.0))
+                (rate < price.on_demand).then_some((rate, name.as_str(), r.spec.count.value.0))
             })
             .collect();
-        cheaper.sort();
-        let candidates: Vec<(&str, u32)> = cheaper.iter().map(|&(_, n, c)| (n, c)).collect();
+        held.sort();
+        let cheaper: Vec<(&str, u32)> = held
+            .iter()
+            .filter(|&&(rate, _, _)| rate < dearest)
+            .map(|&(_, n, c)| (n, c))
+            .collect();
+        let mut best = self.search_kept(cluster, pool, release, &bursts, &cheaper, &replaced);
+        // Reservations dearer than the mix's dearest tier but cheaper than on
+        // demand can still pay where they would otherwise be bursts on demand:
+        // the search runs again with them among the candidates, and the
+        // cheaper plan wins (never dearer than without them).
+        if held.len() > cheaper.len() {
+            let all: Vec<(&str, u32)> = held.iter().map(|&(_, n, c)| (n, c)).collect();
+            let other = self.search_kept(cluster, pool, release, &bursts, &all, &replaced);
+            if other.monthly_plan() < best.monthly_plan() {
+                best = other;
+            }
+        }
+        Some(best)
+    }
+
+    /// The cheapest mix found keeping some of `candidates` (name, count;
+    /// cheapest first): a descent from keeping none, each kept one left out
+    /// in turn, and every set of them as a starting point (see [`Self::mix`]).
+    fn search_kept(
+        &self,
+        cluster: &str,
+        pool: &str,
+        release: f64,
+        bursts: &crate::capacity::Timeline,
+        candidates: &[(&str, u32)],
+        replaced: &mix::Mix,
+    ) -> mix::Mix {
+        let combinations = candidates
+            .iter()
+            .try_fold(1u64, |n, &(_, c)| n.checked_mul(u64::from(c) + 1))
+            .filter(|&n| n <= MAX_COMBINATIONS);
+        if let Some(n) = combinations {
+            return self.every_combination(cluster, pool, release, bursts, candidates, n, replaced);
+        }
         let none = vec![0; candidates.len()];
         let mut best = self.descend(
             cluster,
             pool,
             release,
-            &bursts,
-            &candidates,
+            bursts,
+            candidates,
             none,
             replaced.clone(),
         );
@@ -140,7 +184,7 @@ impl Analysis<'_> {
                     cluster,
                     pool,
                     release,
-                    &bursts,
+                    bursts,
                     &rest,
                     vec![0; rest.len()],
                     replaced.clone(),
@@ -180,7 +224,7 @@ impl Analysis<'_> {
                         .filter(|&(_, &n)| n > 0)
                         .map(|(&(name, _), &n)| (name, n))
                         .collect();
-                    if let Some(m) = self.mix_keeping(cluster, pool, release, &keep, &bursts)
+                    if let Some(m) = self.mix_keeping(cluster, pool, release, &keep, bursts)
                         && cheapest
                             .as_ref()
                             .is_none_or(|(_, c)| m.monthly_plan() < c.monthly_plan())
@@ -190,14 +234,48 @@ impl Analysis<'_> {
                 }
             }
             if let Some((counts, start)) = cheapest {
-                let other =
-                    self.descend(cluster, pool, release, &bursts, &candidates, counts, start);
+                let other = self.descend(cluster, pool, release, bursts, candidates, counts, start);
                 if other.monthly_plan() < best.monthly_plan() {
                     best = other;
                 }
             }
         }
-        Some(best)
+        best
+    }
+
+    /// The cheapest of the mixes keeping every combination of counts of
+    /// `candidates` (`n` of them, counting keeping none, which is `replaced`).
+    #[allow(clippy::too_many_arguments)]
+    fn every_combination(
+        &self,
+        cluster: &str,
+        pool: &str,
+        release: f64,
+        bursts: &crate::capacity::Timeline,
+        candidates: &[(&str, u32)],
+        n: u64,
+        replaced: &mix::Mix,
+    ) -> mix::Mix {
+        let mut best = replaced.clone();
+        for index in 1..n {
+            // `index` in the mixed radix of the counts + 1.
+            let mut rest = index;
+            let mut keep: Vec<(&str, u32)> = Vec::new();
+            for &(name, count) in candidates {
+                let base = u64::from(count) + 1;
+                let k = (rest % base) as u32;
+                rest /= base;
+                if k > 0 {
+                    keep.push((name, k));
+                }
+            }
+            if let Some(m) = self.mix_keeping(cluster, pool, release, &keep, bursts)
+                && m.monthly_plan() < best.monthly_plan()
+            {
+                best = m;
+            }
+        }
+        best
     }
 
     /// The whole instances the pool's demand needs over the window (forecast

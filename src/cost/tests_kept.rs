@@ -18,7 +18,19 @@ fn g8_reservation(name: &str, count: u32, price: u32, start: &str, end: &str) ->
 /// Pool `c/p` of `nodes` g8 instances (on demand 80, 1-year 50) bought as
 /// `purchase` says, the reservations, and one team's steady `gpus` for 90 days.
 fn g8_repo(now: Timestamp, nodes: u32, purchase: &str, reservations: &[String], gpus: f64) -> Repo {
-    repo_of(&[
+    g8_repo_with(now, nodes, purchase, reservations, gpus, &[])
+}
+
+/// [`g8_repo`] with more files.
+fn g8_repo_with(
+    now: Timestamp,
+    nodes: u32,
+    purchase: &str,
+    reservations: &[String],
+    gpus: f64,
+    more: &[(&str, String)],
+) -> Repo {
+    let mut files = vec![
         ("capops.yaml", CONFIG.into()),
         (
             "prices.yaml",
@@ -38,7 +50,9 @@ fn g8_repo(now: Timestamp, nodes: u32, purchase: &str, reservations: &[String], 
             "usage/c.csv",
             usage(now, 90, "p", "vision", move |_| gpus, move |_| gpus),
         ),
-    ])
+    ];
+    files.extend(more.iter().cloned());
+    repo_of(&files)
 }
 
 #[test]
@@ -345,5 +359,30 @@ fn part_of_a_reservation_and_part_of_its_renewal_are_kept_together() {
     let m = Analysis::new(&repo, now).mix("c", "p", 0.0).unwrap();
     let kept: Vec<(&str, u32)> = m.kept.iter().map(|k| (k.name.as_str(), k.count)).collect();
     assert_eq!(kept, vec![("ra", 2), ("rb", 2)]);
+    assert_eq!(m.monthly_plan(), d(5_840_000));
+}
+
+#[test]
+fn a_reservation_dearer_than_the_tier_is_kept_where_the_rest_would_be_on_demand() {
+    // 8-GPU instances (on demand 80, 1-year 50); a steady 16 GPUs measured,
+    // 8 of them an approved request that ends 45 days into the 90-day
+    // window (2027-01-04): 2 instances, then 1. Replacing everything buys
+    // 1 instance for a year, 50 x 730 = 36,500, and the second on demand
+    // for half the window, 80 x 365 = 29,200: 65,700. rx, 1 instance at 60
+    // (7.50 a GPU-hour, dearer than the 1-year tier's 6.25) ending with the
+    // request, serves that half at 60 x 365 = 21,900: 58,400.
+    let now = at("2026-11-20T00:00:00Z");
+    let run = "apiVersion: capops.dev/v1alpha1\nkind: CapacityRequest\nmetadata: {name: run}\nspec:\n  team: vision\n  cluster: c\n  pool: p\n  resources: {nvidia.com/gpu: 8}\n  window: {start: 2026-11-01, end: 2027-01-04}\n  workloadClass: training\n";
+    let repo = g8_repo_with(
+        now,
+        2,
+        "{reserved: 2}",
+        &[g8_reservation("rx", 1, 60, "2026-11-01", "2027-01-04")],
+        16.0,
+        &[("requests.yaml", run.to_string())],
+    );
+    let m = Analysis::new(&repo, now).mix("c", "p", 0.0).unwrap();
+    let kept: Vec<(&str, u32)> = m.kept.iter().map(|k| (k.name.as_str(), k.count)).collect();
+    assert_eq!(kept, vec![("rx", 1)]);
     assert_eq!(m.monthly_plan(), d(5_840_000));
 }
