@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{Out, commit_all, copy_dir, fixture};
+use common::{Out, commit_all, commit_all_dated, copy_dir, fixture};
 use git2::Repository;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -265,28 +265,6 @@ fn a_shallow_clone_without_the_base_says_how_to_fetch_it() {
     assert!(out.stderr.contains("fetch-depth: 0"), "{}", out.stderr);
 }
 
-/// Commits everything on HEAD with the given commit date (seconds since the epoch).
-fn commit_dated(git: &Repository, message: &str, seconds: i64) -> String {
-    let mut index = git.index().unwrap();
-    index
-        .add_all(["*"], git2::IndexAddOption::DEFAULT, None)
-        .unwrap();
-    index.write().unwrap();
-    let tree = git.find_tree(index.write_tree().unwrap()).unwrap();
-    let sig =
-        git2::Signature::new("test", "test@capops.invalid", &git2::Time::new(seconds, 0)).unwrap();
-    let parents: Vec<git2::Commit> = git
-        .head()
-        .ok()
-        .and_then(|h| h.peel_to_commit().ok())
-        .into_iter()
-        .collect();
-    let parent_refs: Vec<&git2::Commit> = parents.iter().collect();
-    git.commit(Some("HEAD"), &sig, &sig, message, &tree, &parent_refs)
-        .unwrap()
-        .to_string()
-}
-
 /// The rolling budget of automatic approvals reads commit dates as never
 /// going backwards along main: a commit back-dated past the 30 days, merged
 /// after a 9-GPU request, does not hide that request from the budget.
@@ -300,11 +278,11 @@ fn a_back_dated_commit_does_not_reset_the_rolling_budget() {
     let root = tmp.path().to_path_buf();
     copy_dir(&fixture(), &root);
     std::fs::write(root.join("requests.yaml"), request("grow", 40)).unwrap();
-    commit_dated(&git, "the capacity repository", at - 90 * day);
+    commit_all_dated(&git, "the capacity repository", Some(at - 90 * day));
     std::fs::write(root.join("first.yaml"), request("first", 9)).unwrap();
-    let honest = commit_dated(&git, "9 GPUs, automatically", at - 10 * day);
+    let honest = commit_all_dated(&git, "9 GPUs, automatically", Some(at - 10 * day));
     std::fs::write(root.join("NOTES.md"), "nothing to see\n").unwrap();
-    let backdated = commit_dated(&git, "back-dated", at - 40 * day);
+    let backdated = commit_all_dated(&git, "back-dated", Some(at - 40 * day));
     std::fs::write(root.join("second.yaml"), request("second", 9)).unwrap();
     for base in [&honest, &backdated] {
         let out = check(&root, &["--base", base, "--format", "json"]);
@@ -316,7 +294,7 @@ fn a_back_dated_commit_does_not_reset_the_rolling_budget() {
     // is what decides.
     std::fs::remove_file(root.join("first.yaml")).unwrap();
     std::fs::remove_file(root.join("second.yaml")).unwrap();
-    commit_dated(&git, "first withdrawn", at - 5 * day);
+    commit_all_dated(&git, "first withdrawn", Some(at - 5 * day));
     std::fs::write(root.join("second.yaml"), request("second", 9)).unwrap();
     let out = check(&root, &["--base", "HEAD", "--format", "json"]);
     assert_eq!(out.code, 0, "{}", out.stdout);

@@ -779,25 +779,7 @@ fn the_revision_is_the_last_commit_that_changed_the_repository() {
     let repo_dir = dir.path().join("capacity");
     copy_dir(Path::new(&example()), &repo_dir);
     let git = git2::Repository::init(&repo_dir).unwrap();
-    let commit = |msg: &str| -> String {
-        let mut index = git.index().unwrap();
-        index
-            .add_all(["*"], git2::IndexAddOption::DEFAULT, None)
-            .unwrap();
-        index.write().unwrap();
-        let tree = git.find_tree(index.write_tree().unwrap()).unwrap();
-        let sig = git2::Signature::now("t", "t@example.com").unwrap();
-        let parents: Vec<git2::Commit> = git
-            .head()
-            .ok()
-            .and_then(|h| h.peel_to_commit().ok())
-            .into_iter()
-            .collect();
-        let refs: Vec<&git2::Commit> = parents.iter().collect();
-        git.commit(Some("HEAD"), &sig, &sig, msg, &tree, &refs)
-            .unwrap()
-            .to_string()
-    };
+    let commit = |msg: &str| common::commit_all(&git, msg);
     let first = commit("capacity");
     let out = repo_dir.join("rendered");
     let rev = |_: ()| {

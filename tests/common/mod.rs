@@ -94,13 +94,22 @@ pub fn copy_dir(from: &Path, to: &Path) {
 
 /// Stages every file of a git working tree and commits it on HEAD; returns the commit id.
 pub fn commit_all(repo: &git2::Repository, message: &str) -> String {
+    commit_all_dated(repo, message, None)
+}
+
+/// [`commit_all`] with the commit dated `seconds` since the epoch (now when `None`).
+pub fn commit_all_dated(repo: &git2::Repository, message: &str, seconds: Option<i64>) -> String {
     use git2::{IndexAddOption, Signature};
     let mut index = repo.index().unwrap();
     index.add_all(["*"], IndexAddOption::DEFAULT, None).unwrap();
     index.update_all(["*"], None).unwrap();
     index.write().unwrap();
     let tree = repo.find_tree(index.write_tree().unwrap()).unwrap();
-    let sig = Signature::now("test", "test@capops.invalid").unwrap();
+    let sig = match seconds {
+        Some(s) => Signature::new("test", "test@capops.invalid", &git2::Time::new(s, 0)),
+        None => Signature::now("test", "test@capops.invalid"),
+    }
+    .unwrap();
     let parents: Vec<git2::Commit> = repo
         .head()
         .ok()
