@@ -8,7 +8,9 @@
 //! (their GPUs are not in the measured level yet), minus the requests
 //! running when they ended, from the hour each of those ends (their GPUs
 //! are; never more than the team held when the measurements ended), never
-//! below zero in any hour. Each hour is priced at the pool's blended price
+//! below zero in any hour; where the pool's teams are projected to hold more
+//! than it has, every team's projected hours there are scaled down by the
+//! same factor (as measured ones are). Each hour is priced at the pool's blended price
 //! in force then (reservations that start or end in the month change it), as
 //! in chargeback. In a pool where the team has no usage history, its
 //! requests alone make the projection. Alerts fire at the Config's budget
@@ -17,7 +19,6 @@
 
 use super::{Analysis, BUDGET_MONTHS, approved, prices};
 use crate::capacity::{self, Hours};
-use crate::forecast::demand::Outlook;
 use crate::model::*;
 use rust_decimal::Decimal;
 
@@ -60,10 +61,6 @@ pub fn month_start_hour(at: Timestamp, k: i32) -> i64 {
     ts.as_second().div_euclid(3600)
 }
 
-fn overlap(a: (i64, i64), b: (i64, i64)) -> i64 {
-    (a.1.min(b.1) - a.0.max(b.0)).max(0)
-}
-
 /// Projects a team's spend for [`BUDGET_MONTHS`] months from the month of `at`.
 pub fn project(a: &Analysis<'_>, team: &str) -> Vec<MonthSpend> {
     let budget = a
@@ -100,60 +97,14 @@ pub fn project(a: &Analysis<'_>, team: &str) -> Vec<MonthSpend> {
             }
         })
         .collect();
-    // The pools the team has usage in or asks for.
-    let mut pools: Vec<(String, String)> = a
-        .team_series
-        .get(team)
-        .map(|v| {
-            v.iter()
-                .map(|s| (s.cluster.clone(), s.pool.clone()))
-                .collect()
-        })
-        .unwrap_or_default();
-    let requests = a.team_requests(team);
-    for r in requests {
-        let key = (r.spec.cluster.value.clone(), r.spec.pool.value.clone());
-        if !pools.contains(&key) {
-            pools.push(key);
-        }
-    }
-    for (cluster, pool) in pools {
-        let Some(entry) = a.pool(&cluster, &pool) else {
+    for ph in a.team_hours(team) {
+        let Some(entry) = a.pool(&ph.cluster, &ph.pool) else {
             for m in &mut months {
                 m.unpriced = true;
             }
             continue;
         };
-        let sized: Vec<(Hours, f64)> = requests
-            .iter()
-            .filter(|r| r.spec.cluster.value == cluster && r.spec.pool.value == pool)
-            .map(|r| {
-                let gpus = capacity::size(&r.spec, Some((entry.pool, &entry.cluster.spec))).gpus;
-                (Hours::of_request(&r.spec), gpus)
-            })
-            .collect();
-        let series = a
-            .team_series
-            .get(team)
-            .and_then(|v| v.iter().find(|s| s.cluster == cluster && s.pool == pool));
-        let outlook = series.and_then(|s| a.team_outlook(s));
-        // What the requests add to the forecast from the end of the
-        // measurements: those starting later add their GPUs, those running
-        // then take theirs away from their end, never more than the team
-        // held when the measurements ended (as in the pool's outlook).
-        let adjust = series.zip(outlook.as_ref()).map(|(s, o)| {
-            let e = o.forecast_start;
-            let allocated = a.series.allocated(s.id);
-            let seen: Vec<f64> = ((e - 24)..e).filter_map(|h| allocated.get(h)).collect();
-            let level = if seen.is_empty() {
-                0.0
-            } else {
-                seen.iter().sum::<f64>() / seen.len() as f64
-            };
-            approved::Approved::new(entry.requests.iter().filter(|r| r.team == team), e, |_| {
-                Some(level)
-            })
-        });
+        let scale = a.budget_scale(&ph.cluster, &ph.pool);
         for m in &mut months {
             // Each hour at the price in force then: a reservation that starts
             // or ends within the month changes the pool's blended price there,
@@ -165,12 +116,17 @@ pub fn project(a: &Analysis<'_>, team: &str) -> Vec<MonthSpend> {
                     m.unpriced = true;
                     continue;
                 };
-                let (measured, total) = match (&outlook, &adjust) {
-                    (Some(o), Some(adjust)) => forecast_gpu_hours(o, adjust, (from, to), |h| {
-                        a.allocation_scale(&cluster, &pool, h)
-                    }),
-                    _ => (0.0, requests_gpu_hours(&sized, (from, to))),
-                };
+                let (mut measured, mut total) = (0.0, 0.0);
+                for h in from.max(ph.start)..to.min(ph.start + ph.values.len() as i64) {
+                    let i = (h - ph.start) as usize;
+                    let x = f64::from(ph.values[i]);
+                    if ph.measured[i] {
+                        measured += x;
+                        total += x;
+                    } else {
+                        total += x * f64::from(scale[i]);
+                    }
+                }
                 m.spend += prices::decimal(total) * price;
                 m.measured += prices::decimal(measured) * price;
             }
@@ -188,37 +144,183 @@ pub fn project(a: &Analysis<'_>, team: &str) -> Vec<MonthSpend> {
     months
 }
 
-/// The team's GPU-hours in the pool over hours `[range.0, range.1)`,
-/// measured and in all: the allocation (measured, scaled down as chargeback
-/// does in hours the pool's teams hold more than it has; then forecast),
-/// plus the requests' adjustment after the measurements end, never below
-/// zero in any hour.
-fn forecast_gpu_hours(
-    o: &Outlook,
-    adjust: &approved::Approved,
-    range: (i64, i64),
-    scale: impl Fn(i64) -> f64,
-) -> (f64, f64) {
-    let (mut measured, mut total) = (0.0, 0.0);
-    for h in range.0..range.1 {
-        let q = o.at(h);
-        if let Some(q) = q.filter(|q| q.measured) {
-            let x = q.p50 * scale(h);
-            measured += x;
-            total += x;
-        } else if h >= o.forecast_start {
-            total += (q.map_or(0.0, |q| q.p50) + adjust.at(h)).max(0.0);
-        } else if let Some(q) = q {
-            total += q.p50;
-        }
-    }
-    (measured, total)
+/// One team's GPU-hours in one pool, hour by hour over the budget months
+/// (from the first hour of the month of `--at`).
+#[derive(Clone, Debug)]
+pub struct PoolHours {
+    pub cluster: String,
+    pub pool: String,
+    /// The hour of `values[0]`.
+    pub start: i64,
+    /// GPUs allocated: measured (scaled down, as chargeback does, in hours
+    /// the pool's teams hold more than it has), else projected.
+    pub values: Vec<f32>,
+    /// Whether each hour was measured.
+    pub measured: Vec<bool>,
 }
 
-/// A team's GPU-hours from its requests alone (no usage history in the pool).
-fn requests_gpu_hours(sized: &[(Hours, f64)], range: (i64, i64)) -> f64 {
-    sized
-        .iter()
-        .map(|(w, gpus)| gpus * overlap((w.start, w.end), range) as f64)
-        .sum()
+/// A team's hours in every pool it has usage in or asks for: the
+/// allocation (measured, then forecast), plus the requests' adjustment
+/// after the measurements end, never below zero in any hour; in a pool
+/// where the team has no usage history, its requests alone.
+pub fn team_hours(a: &Analysis<'_>, team: &str) -> Vec<PoolHours> {
+    let (first, end) = (month_start_hour(a.at, 0), a.budget_end);
+    let mut pools: Vec<(String, String)> = a
+        .team_series
+        .get(team)
+        .map(|v| {
+            v.iter()
+                .map(|s| (s.cluster.clone(), s.pool.clone()))
+                .collect()
+        })
+        .unwrap_or_default();
+    let requests = a.team_requests(team);
+    for r in requests {
+        let key = (r.spec.cluster.value.clone(), r.spec.pool.value.clone());
+        if !pools.contains(&key) {
+            pools.push(key);
+        }
+    }
+    let mut out = Vec::new();
+    for (cluster, pool) in pools {
+        let mut ph = PoolHours {
+            cluster,
+            pool,
+            start: first,
+            values: Vec::new(),
+            measured: Vec::new(),
+        };
+        let Some(entry) = a.pool(&ph.cluster, &ph.pool) else {
+            out.push(ph);
+            continue;
+        };
+        let (cluster, pool) = (ph.cluster.as_str(), ph.pool.as_str());
+        let series = a
+            .team_series
+            .get(team)
+            .and_then(|v| v.iter().find(|s| s.cluster == cluster && s.pool == pool));
+        let outlook = series.and_then(|s| a.team_outlook(s));
+        let mut values = Vec::with_capacity((end - first).max(0) as usize);
+        let mut measured = Vec::with_capacity(values.capacity());
+        match series.zip(outlook.as_ref()) {
+            Some((s, o)) => {
+                // What the requests add to the forecast from the end of the
+                // measurements: those starting later add their GPUs, those
+                // running then take theirs away from their end, never more
+                // than the team held when the measurements ended (as in the
+                // pool's outlook).
+                let e = o.forecast_start;
+                let allocated = a.series.allocated(s.id);
+                let seen: Vec<f64> = ((e - 24)..e).filter_map(|h| allocated.get(h)).collect();
+                let level = if seen.is_empty() {
+                    0.0
+                } else {
+                    seen.iter().sum::<f64>() / seen.len() as f64
+                };
+                let adjust = approved::Approved::new(
+                    entry.requests.iter().filter(|r| r.team == team),
+                    e,
+                    |_| Some(level),
+                );
+                for h in first..end {
+                    let q = o.at(h);
+                    let (x, m) = if let Some(q) = q.filter(|q| q.measured) {
+                        (q.p50 * a.allocation_scale(cluster, pool, h), true)
+                    } else if h >= e {
+                        ((q.map_or(0.0, |q| q.p50) + adjust.at(h)).max(0.0), false)
+                    } else {
+                        (q.map_or(0.0, |q| q.p50), false)
+                    };
+                    values.push(x as f32);
+                    measured.push(m);
+                }
+            }
+            None => {
+                let sized: Vec<(Hours, f64)> = requests
+                    .iter()
+                    .filter(|r| r.spec.cluster.value == cluster && r.spec.pool.value == pool)
+                    .map(|r| {
+                        let gpus =
+                            capacity::size(&r.spec, Some((entry.pool, &entry.cluster.spec))).gpus;
+                        (Hours::of_request(&r.spec), gpus)
+                    })
+                    .collect();
+                for h in first..end {
+                    let x: f64 = sized
+                        .iter()
+                        .filter(|(w, _)| w.start <= h && h < w.end)
+                        .map(|(_, g)| g)
+                        .sum();
+                    values.push(x as f32);
+                    measured.push(false);
+                }
+            }
+        }
+        ph.values = values;
+        ph.measured = measured;
+        out.push(ph);
+    }
+    out
+}
+
+/// Per hour of the budget months, the share of each team's projected hours
+/// in the pool its budget is charged: where the teams' projections add up
+/// to more than the pool has (after the hours measured then), each is scaled
+/// down by the same factor, so that the budgets never add up to more GPUs
+/// than the pool holds; 1 elsewhere.
+pub fn pool_scale(a: &Analysis<'_>, cluster: &str, pool: &str, teams: &[&String]) -> Vec<f32> {
+    let (first, end) = (month_start_hour(a.at, 0), a.budget_end);
+    let n = (end - first).max(0) as usize;
+    let Some(entry) = a.pool(cluster, pool) else {
+        return vec![1.0; n];
+    };
+    let gpus = capacity::pool_gpus(entry.pool) as f64;
+    let (mut held, mut projected) = (vec![0.0f64; n], vec![0.0f64; n]);
+    for team in teams {
+        for ph in a
+            .team_hours(team)
+            .iter()
+            .filter(|ph| ph.cluster == cluster && ph.pool == pool)
+        {
+            for (i, (&x, &m)) in ph.values.iter().zip(&ph.measured).enumerate() {
+                if m {
+                    held[i] += f64::from(x);
+                } else {
+                    projected[i] += f64::from(x);
+                }
+            }
+        }
+    }
+    held.iter()
+        .zip(&projected)
+        .map(|(&m, &f)| {
+            if f > gpus - m && f > 0.0 {
+                ((gpus - m).max(0.0) / f) as f32
+            } else {
+                1.0
+            }
+        })
+        .collect()
+}
+
+impl Analysis<'_> {
+    /// A team's hours in each pool over the budget months.
+    pub fn team_hours(&self, team: &str) -> &[PoolHours] {
+        match self.team_hours.get(team) {
+            Some(cell) => cell.get_or_init(|| team_hours(self, team)),
+            None => &[],
+        }
+    }
+
+    /// Per hour of the budget months, the factor each team's projected
+    /// hours in the pool are charged at (see [`pool_scale`]).
+    pub fn budget_scale(&self, cluster: &str, pool: &str) -> &[f32] {
+        match self.pool(cluster, pool) {
+            Some(p) => p.budget_scale.get_or_init(|| {
+                let teams: Vec<&String> = self.team_hours.keys().collect();
+                pool_scale(self, cluster, pool, &teams)
+            }),
+            None => &[],
+        }
+    }
 }

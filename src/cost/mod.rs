@@ -65,6 +65,8 @@ pub struct PoolEntry<'r> {
     measured_allocation: OnceLock<(i64, Vec<f64>)>,
     /// The commitment mix before rightsizing (see [`Analysis::mix`]).
     mix: OnceLock<Option<mix::Mix>>,
+    /// See [`budget::pool_scale`].
+    budget_scale: OnceLock<Vec<f32>>,
 }
 
 /// One team's usage series in one pool.
@@ -92,6 +94,8 @@ pub struct Analysis<'r> {
     usage: OnceLock<BTreeMap<String, usage::TeamUsage>>,
     waste: OnceLock<Vec<waste::PoolWaste>>,
     budgets: BTreeMap<String, OnceLock<Vec<budget::MonthSpend>>>,
+    /// Each team's hours per pool over the budget months (see [`budget::team_hours`]).
+    team_hours: BTreeMap<String, OnceLock<Vec<budget::PoolHours>>>,
     reservations: BTreeMap<String, OnceLock<Option<reservation::ReservationOutlook>>>,
 }
 
@@ -186,6 +190,7 @@ impl<'r> Analysis<'r> {
                         demand: OnceLock::new(),
                         measured_allocation: OnceLock::new(),
                         mix: OnceLock::new(),
+                        budget_scale: OnceLock::new(),
                     },
                 );
             }
@@ -202,6 +207,11 @@ impl<'r> Analysis<'r> {
                 });
         }
         let budgets = repo
+            .teams
+            .keys()
+            .map(|t| (t.clone(), OnceLock::new()))
+            .collect();
+        let team_hours = repo
             .teams
             .keys()
             .map(|t| (t.clone(), OnceLock::new()))
@@ -223,6 +233,7 @@ impl<'r> Analysis<'r> {
             usage: OnceLock::new(),
             waste: OnceLock::new(),
             budgets,
+            team_hours,
             reservations,
         }
     }
@@ -458,6 +469,14 @@ impl<'r> Analysis<'r> {
                 rayon::join(|| self.waste(), || self.usage());
             },
             || {
+                // Budgets read every team's hours in their pools, then each
+                // pool's scale: worked out in that order.
+                teams.par_iter().for_each(|t| {
+                    self.team_hours(t);
+                });
+                self.pools.par_iter().for_each(|((cluster, pool), _)| {
+                    self.budget_scale(cluster, pool);
+                });
                 teams.par_iter().for_each(|t| {
                     self.budget(t);
                 });

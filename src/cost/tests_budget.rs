@@ -334,3 +334,42 @@ fn teams_whose_use_is_missing_still_count_in_the_scaling_over_capacity() {
     assert_eq!(a.budget("vision")[0].measured, Decimal::new(1_981_440, 2));
     assert_eq!(a.budget("text")[0].measured, Decimal::new(1_981_440, 2));
 }
+
+#[test]
+fn projected_hours_over_capacity_are_scaled_like_measured_ones() {
+    let now = at("2026-11-16T00:00:00Z");
+    // One 8-GPU node, while two teams hold 6 GPUs each and are forecast to
+    // go on doing so: 12 GPUs projected in an 8-GPU pool, so each team's
+    // projected hours are charged at 8 / 12, 4 GPUs, as its measured hours
+    // are, and the two budgets add up to what the pool holds.
+    let pool = "    - {name: h100, gpuModel: h100-80gb-sxm, instanceType: p5.48xlarge, gpusPerNode: 8, nodes: 1}\n";
+    let repo = repo_of(&[
+        ("capops.yaml", CONFIG.into()),
+        ("prices.yaml", prices()),
+        ("cluster.yaml", cluster(pool)),
+        (
+            "teams.yaml",
+            format!(
+                "{}---\n{}",
+                team("vision", Some(100_000)),
+                team("text", None)
+            ),
+        ),
+        (
+            "usage/c.csv",
+            super::tests_finops::join(
+                usage(now, 40, "h100", "vision", |_| 6.0, |_| 3.0),
+                usage(now, 40, "h100", "text", |_| 6.0, |_| 3.0),
+            ),
+        ),
+    ]);
+    let a = Analysis::new(&repo, now);
+    let (vision, text) = (a.budget("vision"), a.budget("text"));
+    // November: 720 h x 4 GPUs x 6.88 = 19,814.40, half of it measured.
+    assert_eq!(vision[0].spend, Decimal::new(1_981_440, 2));
+    assert_eq!(vision[0].measured, Decimal::new(990_720, 2));
+    // December: 744 h x 4 GPUs x 6.88 = 20,474.88 each; 40,949.76 in all,
+    // the pool's 8 GPUs for the month.
+    assert_eq!(vision[1].spend, Decimal::new(2_047_488, 2));
+    assert_eq!(vision[1].spend + text[1].spend, Decimal::new(4_094_976, 2));
+}
