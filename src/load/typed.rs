@@ -32,41 +32,47 @@ fn read<'a, S: Deserialize<'a>>(
     })
 }
 
-/// Hashes a document's JSON form: metadata, and each top-level spec field.
-/// Object keys are hashed in sorted order, so reordering fields changes nothing.
+/// Hashes a document's JSON form: metadata, and each top-level spec field,
+/// with SHA-256 over an unambiguous encoding (every string and collection
+/// length-prefixed, numbers as JSON writes them). Object keys are hashed in
+/// sorted order, so reordering fields changes nothing. Whether a document
+/// changed is decided on these digests, so they must not collide: a
+/// contributor who could find two values of a field with the same digest
+/// could change it unseen.
 pub fn fingerprint(instance: &serde_json::Value) -> Fingerprint {
-    use std::hash::{Hash, Hasher};
-    fn feed(v: &serde_json::Value, h: &mut std::collections::hash_map::DefaultHasher) {
+    use sha2::{Digest, Sha256};
+    fn bytes(h: &mut Sha256, tag: u8, b: &[u8]) {
+        h.update([tag]);
+        h.update((b.len() as u64).to_le_bytes());
+        h.update(b);
+    }
+    fn feed(v: &serde_json::Value, h: &mut Sha256) {
         match v {
             serde_json::Value::Object(m) => {
                 let mut keys: Vec<&String> = m.keys().collect();
                 keys.sort();
-                "{".hash(h);
+                h.update([b'{']);
+                h.update((keys.len() as u64).to_le_bytes());
                 for k in keys {
-                    k.hash(h);
+                    bytes(h, b'k', k.as_bytes());
                     feed(&m[k], h);
                 }
             }
             serde_json::Value::Array(items) => {
-                "[".hash(h);
+                h.update([b'[']);
+                h.update((items.len() as u64).to_le_bytes());
                 items.iter().for_each(|i| feed(i, h));
             }
-            serde_json::Value::String(s) => {
-                "s".hash(h);
-                s.hash(h);
-            }
-            serde_json::Value::Number(n) => match n.as_i64() {
-                Some(i) => i.hash(h),
-                None => n.as_f64().unwrap_or(0.0).to_bits().hash(h),
-            },
-            serde_json::Value::Bool(b) => b.hash(h),
-            serde_json::Value::Null => "null".hash(h),
+            serde_json::Value::String(s) => bytes(h, b's', s.as_bytes()),
+            serde_json::Value::Number(n) => bytes(h, b'n', n.to_string().as_bytes()),
+            serde_json::Value::Bool(b) => h.update([b'b', u8::from(*b)]),
+            serde_json::Value::Null => h.update([b'0']),
         }
     }
-    let hash = |v: &serde_json::Value| {
-        let mut h = std::collections::hash_map::DefaultHasher::new();
+    let hash = |v: &serde_json::Value| -> [u8; 32] {
+        let mut h = Sha256::new();
         feed(v, &mut h);
-        h.finish()
+        h.finalize().into()
     };
     Fingerprint {
         metadata: hash(&instance["metadata"]),
@@ -122,4 +128,37 @@ pub fn de_error_diagnostic(err: DeError, origin: Origin) -> Diagnostic {
         _ => ("cannot be read", "correct the value"),
     };
     Diagnostic::new(code, message).at(span, label).help(help)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fingerprint;
+    use serde_json::json;
+
+    fn spec(v: serde_json::Value) -> serde_json::Value {
+        json!({"metadata": {"name": "x"}, "spec": v})
+    }
+
+    #[test]
+    fn fingerprints_tell_apart_what_an_encoding_could_confuse() {
+        let a = fingerprint(&spec(json!({"w": {"start": "a", "end": "b"}, "n": 1})));
+        // Key order is not content.
+        let b = fingerprint(&spec(json!({"n": 1, "w": {"end": "b", "start": "a"}})));
+        assert_eq!(a, b);
+        // Strings are length-prefixed: "ab" + "" is not "a" + "b".
+        let c = fingerprint(&spec(json!({"w": ["ab", ""]})));
+        let d = fingerprint(&spec(json!({"w": ["a", "b"]})));
+        assert_ne!(c.fields["w"], d.fields["w"]);
+        // Integers beyond f64's precision stay apart, and so do 1 and "1".
+        let e = fingerprint(&spec(json!({"n": u64::MAX})));
+        let f = fingerprint(&spec(json!({"n": u64::MAX - 1})));
+        assert_ne!(e.fields["n"], f.fields["n"]);
+        let g = fingerprint(&spec(json!({"n": "1"})));
+        assert_ne!(a.fields["n"], g.fields["n"]);
+        // Nesting is part of the content.
+        let h = fingerprint(&spec(json!({"w": [["a"], []]})));
+        let i = fingerprint(&spec(json!({"w": [[], ["a"]]})));
+        assert_ne!(h.fields["w"], i.fields["w"]);
+        assert_eq!(a.changed_fields(&c), vec!["n".to_string(), "w".to_string()]);
+    }
 }

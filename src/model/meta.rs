@@ -33,12 +33,13 @@ pub struct Origin {
     pub index: usize,
 }
 
-/// What a document says, hashed: metadata and each top-level `spec` field.
-/// Two documents with equal fingerprints say the same thing, wherever they sit.
+/// What a document says, hashed (SHA-256): metadata and each top-level
+/// `spec` field. Two documents with equal fingerprints say the same thing,
+/// wherever they sit.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Fingerprint {
-    pub metadata: u64,
-    pub fields: std::collections::BTreeMap<String, u64>,
+    pub metadata: [u8; 32],
+    pub fields: std::collections::BTreeMap<String, [u8; 32]>,
 }
 
 impl Fingerprint {
