@@ -346,6 +346,71 @@ fn committed_output_is_judged_only_when_it_differs_from_what_renders() {
     assert_eq!(edited.len(), 1, "{edited:?}");
 }
 
+/// The render manifest tells `capops render` what it may prune: a manifest
+/// that does not read, leaves out a file of the folder, or is deleted while
+/// files remain is a hand edit of the output (judged); one rewritten by a
+/// render is not.
+#[test]
+fn a_render_manifest_edited_by_hand_is_judged() {
+    let r = repo_at("");
+    let render = |root: &Path| {
+        let out = common::run_os(
+            vec![
+                "render".into(),
+                root.as_os_str().into(),
+                "--at".into(),
+                "2026-11-22".into(),
+            ],
+            &[],
+        );
+        assert_eq!(out.code, 0, "{}", out.stderr);
+    };
+    render(&r.root);
+    commit_all(&r.git, "rendered");
+    let manifest = r.root.join("rendered/.capops-manifest.json");
+    let original = std::fs::read_to_string(&manifest).unwrap();
+    let files: Vec<String> = serde_json::from_str::<serde_json::Value>(&original).unwrap()["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f.as_str().unwrap().to_string())
+        .collect();
+    assert!(files.len() >= 2, "{files:?}");
+    let one_left_out =
+        serde_json::json!({"version": 1, "writtenBy": "capops render", "files": &files[1..]})
+            .to_string();
+    let judged_as_edit = |text: Option<&str>| {
+        match text {
+            Some(t) => std::fs::write(&manifest, t).unwrap(),
+            None => std::fs::remove_file(&manifest).unwrap(),
+        }
+        let out = check(&r.root, &["--base", "HEAD", "--format", "json"]);
+        std::fs::write(&manifest, &original).unwrap();
+        let names = judged(&out);
+        if !names.contains(&"templates".to_string()) {
+            return false;
+        }
+        let t = decision(&out, "templates");
+        assert_eq!(t["tier"], "vp", "{t}");
+        let edited = t["facts"]["change"]["output_edited"].to_string();
+        assert!(edited.contains(".capops-manifest.json"), "{edited}");
+        true
+    };
+    assert!(judged_as_edit(Some("{")));
+    assert!(judged_as_edit(Some(&one_left_out)));
+    assert!(judged_as_edit(None));
+    // The same files in another order and layout still list them all.
+    let reordered =
+        serde_json::json!({"files": files.iter().rev().collect::<Vec<_>>(), "version": 1})
+            .to_string();
+    assert!(!judged_as_edit(Some(&reordered)));
+    // A re-render after a change rewrites it: not judged.
+    std::fs::write(r.root.join("requests.yaml"), request("grow", 44)).unwrap();
+    render(&r.root);
+    let out = check(&r.root, &["--base", "HEAD", "--format", "json"]);
+    assert_eq!(judged(&out), vec!["grow"], "{}", out.stdout);
+}
+
 fn walk(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     for e in std::fs::read_dir(dir).unwrap().flatten() {

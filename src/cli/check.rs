@@ -230,12 +230,35 @@ fn output_edited(
     let folder = base.config_spec().render.output_folder.value.clone();
     let before = output::read_revision(path, base_commit, &folder)?;
     let now = output::read_worktree(path, &folder);
-    let changed: Vec<String> = output::changed(&before, &now)
-        .into_iter()
-        .filter(|p| p != super::render_out::MANIFEST)
-        .collect();
+    let mut changed: Vec<String> = output::changed(&before, &now);
+    // The manifest tells `capops render` what it may prune: it must read and
+    // list every file of the folder, or a later render stops (it does not
+    // read) or leaves behind what an approved change removes (a file left
+    // out of it is never pruned).
+    let manifest = super::render_out::MANIFEST;
+    let mut edited = Vec::new();
+    if let Some(i) = changed.iter().position(|p| p == manifest) {
+        changed.remove(i);
+        let others = || {
+            now.iter()
+                .filter(|(p, _)| p.as_str() != manifest)
+                .map(|(p, _)| p)
+        };
+        let complete = match now.get(manifest) {
+            // Removed: a later render prunes nothing, so only with nothing
+            // left to prune.
+            None => others().next().is_none(),
+            // A link (render refuses it).
+            Some(None) => false,
+            Some(Some(b)) => super::render_out::parse_manifest(&String::from_utf8_lossy(b))
+                .is_ok_and(|files| others().all(|p| files.contains(p))),
+        };
+        if !complete {
+            edited.push(format!("{folder}/{manifest}"));
+        }
+    }
     if changed.is_empty() {
-        return Ok(Vec::new());
+        return Ok(edited);
     }
     let revision = changed
         .iter()
@@ -256,13 +279,17 @@ fn output_edited(
         .iter()
         .map(|f| (f.path.as_str(), f.text()))
         .collect();
-    Ok(changed
-        .into_iter()
-        .filter(|p| {
-            expected.get(p.as_str()).map(|t| t.as_bytes()) != now.get(p).and_then(|b| b.as_deref())
-        })
-        .map(|p| format!("{folder}/{p}"))
-        .collect())
+    edited.extend(
+        changed
+            .into_iter()
+            .filter(|p| {
+                expected.get(p.as_str()).map(|t| t.as_bytes())
+                    != now.get(p).and_then(|b| b.as_deref())
+            })
+            .map(|p| format!("{folder}/{p}")),
+    );
+    edited.sort();
+    Ok(edited)
 }
 
 /// What each team's requests grew by in the 30 days before the base: the base

@@ -97,6 +97,16 @@ fn touched(
                 }
             }
             Kind::Cluster => {
+                // A reservation's Terraform reads the pool it covers (a GCP
+                // commitment's accelerator type and amount): the clouds too.
+                let covered = [head, base].iter().any(|repo| {
+                    repo.reservations
+                        .values()
+                        .any(|r| r.spec.covers.cluster.value == c.name)
+                });
+                if covered {
+                    return None;
+                }
                 out.insert(c.name.clone());
             }
             // Priority classes, prices, reservations, the Config and policies

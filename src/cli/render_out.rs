@@ -144,16 +144,21 @@ fn read_manifest(out: &Path) -> Result<BTreeSet<String>, Refused> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(BTreeSet::new()),
         Err(e) => return Err(bad(e.to_string())),
     };
-    let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| bad(e.to_string()))?;
+    parse_manifest(&text).map_err(bad)
+}
+
+/// The files a manifest lists, or why it does not read.
+pub fn parse_manifest(text: &str) -> Result<BTreeSet<String>, String> {
+    let v: serde_json::Value = serde_json::from_str(text).map_err(|e| e.to_string())?;
     let files = v["files"]
         .as_array()
-        .ok_or_else(|| bad("it has no `files` list".into()))?;
+        .ok_or_else(|| "it has no `files` list".to_string())?;
     files
         .iter()
         .map(|f| {
             f.as_str()
                 .map(str::to_string)
-                .ok_or_else(|| bad(format!("`files` holds {f}, not a path")))
+                .ok_or_else(|| format!("`files` holds {f}, not a path"))
         })
         .collect()
 }
