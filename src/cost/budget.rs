@@ -28,7 +28,7 @@ pub struct MonthSpend {
     pub year: i16,
     pub month: i8,
     /// Hours `[start, end)` of the month.
-    pub start: i64,
+    start: i64,
     pub end: i64,
     pub spend: Decimal,
     /// The part of `spend` from measured hours.
@@ -97,14 +97,15 @@ pub fn project(a: &Analysis<'_>, team: &str) -> Vec<MonthSpend> {
             }
         })
         .collect();
-    for ph in a.team_hours(team) {
-        let Some(entry) = a.pool(&ph.cluster, &ph.pool) else {
+    for (cluster, pool) in team_pools(a, team) {
+        let Some(entry) = a.pool(&cluster, &pool) else {
             for m in &mut months {
                 m.unpriced = true;
             }
             continue;
         };
-        let scale = a.budget_scale(&ph.cluster, &ph.pool);
+        let ph = team_pool_hours(a, team, entry, &cluster, &pool);
+        let scale = a.budget_scale(&cluster, &pool);
         for m in &mut months {
             // Each hour at the price in force then: a reservation that starts
             // or ends within the month changes the pool's blended price there,
@@ -147,11 +148,9 @@ pub fn project(a: &Analysis<'_>, team: &str) -> Vec<MonthSpend> {
 /// One team's GPU-hours in one pool, hour by hour over the budget months
 /// (from the first hour of the month of `--at`).
 #[derive(Clone, Debug)]
-pub struct PoolHours {
-    pub cluster: String,
-    pub pool: String,
+struct PoolHours {
     /// The hour of `values[0]`.
-    pub start: i64,
+    start: i64,
     /// GPUs allocated: measured (scaled down, as chargeback does, in hours
     /// the pool's teams hold more than it has), else projected.
     pub values: Vec<f32>,
@@ -159,12 +158,8 @@ pub struct PoolHours {
     pub measured: Vec<bool>,
 }
 
-/// A team's hours in every pool it has usage in or asks for: the
-/// allocation (measured, then forecast), plus the requests' adjustment
-/// after the measurements end, never below zero in any hour; in a pool
-/// where the team has no usage history, its requests alone.
-pub fn team_hours(a: &Analysis<'_>, team: &str) -> Vec<PoolHours> {
-    let (first, end) = (month_start_hour(a.at, 0), a.budget_end);
+/// The pools a team has usage in or asks for.
+fn team_pools(a: &Analysis<'_>, team: &str) -> Vec<(String, String)> {
     let mut pools: Vec<(String, String)> = a
         .team_series
         .get(team)
@@ -174,93 +169,97 @@ pub fn team_hours(a: &Analysis<'_>, team: &str) -> Vec<PoolHours> {
                 .collect()
         })
         .unwrap_or_default();
-    let requests = a.team_requests(team);
-    for r in requests {
+    for r in a.team_requests(team) {
         let key = (r.spec.cluster.value.clone(), r.spec.pool.value.clone());
         if !pools.contains(&key) {
             pools.push(key);
         }
     }
-    let mut out = Vec::new();
-    for (cluster, pool) in pools {
-        let mut ph = PoolHours {
-            cluster,
-            pool,
-            start: first,
-            values: Vec::new(),
-            measured: Vec::new(),
-        };
-        let Some(entry) = a.pool(&ph.cluster, &ph.pool) else {
-            out.push(ph);
-            continue;
-        };
-        let (cluster, pool) = (ph.cluster.as_str(), ph.pool.as_str());
-        let series = a
-            .team_series
-            .get(team)
-            .and_then(|v| v.iter().find(|s| s.cluster == cluster && s.pool == pool));
-        let outlook = series.and_then(|s| a.team_outlook(s));
-        let mut values = Vec::with_capacity((end - first).max(0) as usize);
-        let mut measured = Vec::with_capacity(values.capacity());
-        match series.zip(outlook.as_ref()) {
-            Some((s, o)) => {
-                // What the requests add to the forecast from the end of the
-                // measurements: those starting later add their GPUs, those
-                // running then take theirs away from their end, never more
-                // than the team held when the measurements ended (as in the
-                // pool's outlook).
-                let e = o.forecast_start;
-                let allocated = a.series.allocated(s.id);
-                let seen: Vec<f64> = ((e - 24)..e).filter_map(|h| allocated.get(h)).collect();
-                let level = if seen.is_empty() {
-                    0.0
+    pools
+}
+
+/// A team's hours in one pool: the allocation (measured, then forecast),
+/// plus the requests' adjustment after the measurements end, never below
+/// zero in any hour; in a pool where the team has no usage history, its
+/// requests alone. Worked out where it is needed, not kept (a year of hours
+/// per team and pool adds up): the pool's scale and the team's budget each
+/// work it out once.
+fn team_pool_hours(
+    a: &Analysis<'_>,
+    team: &str,
+    entry: &super::PoolEntry<'_>,
+    cluster: &str,
+    pool: &str,
+) -> PoolHours {
+    let (first, end) = (month_start_hour(a.at, 0), a.budget_end);
+    let series = a
+        .team_series
+        .get(team)
+        .and_then(|v| v.iter().find(|s| s.cluster == cluster && s.pool == pool));
+    let outlook = series.and_then(|s| a.team_outlook(s));
+    let n = (end - first).max(0) as usize;
+    let mut values = Vec::with_capacity(n);
+    let mut measured = Vec::with_capacity(n);
+    match series.zip(outlook.as_ref()) {
+        Some((s, o)) => {
+            // What the requests add to the forecast from the end of the
+            // measurements: those starting later add their GPUs, those
+            // running then take theirs away from their end, never more
+            // than the team held when the measurements ended (as in the
+            // pool's outlook).
+            let e = o.forecast_start;
+            let allocated = a.series.allocated(s.id);
+            let seen: Vec<f64> = ((e - 24)..e).filter_map(|h| allocated.get(h)).collect();
+            let level = if seen.is_empty() {
+                0.0
+            } else {
+                seen.iter().sum::<f64>() / seen.len() as f64
+            };
+            let adjust = approved::Approved::new(
+                entry.requests.iter().filter(|r| r.team == team),
+                e,
+                |_| Some(level),
+            );
+            for h in first..end {
+                let q = o.at(h);
+                let (x, m) = if let Some(q) = q.filter(|q| q.measured) {
+                    (q.p50 * a.allocation_scale(cluster, pool, h), true)
+                } else if h >= e {
+                    ((q.map_or(0.0, |q| q.p50) + adjust.at(h)).max(0.0), false)
                 } else {
-                    seen.iter().sum::<f64>() / seen.len() as f64
+                    (q.map_or(0.0, |q| q.p50), false)
                 };
-                let adjust = approved::Approved::new(
-                    entry.requests.iter().filter(|r| r.team == team),
-                    e,
-                    |_| Some(level),
-                );
-                for h in first..end {
-                    let q = o.at(h);
-                    let (x, m) = if let Some(q) = q.filter(|q| q.measured) {
-                        (q.p50 * a.allocation_scale(cluster, pool, h), true)
-                    } else if h >= e {
-                        ((q.map_or(0.0, |q| q.p50) + adjust.at(h)).max(0.0), false)
-                    } else {
-                        (q.map_or(0.0, |q| q.p50), false)
-                    };
-                    values.push(x as f32);
-                    measured.push(m);
-                }
-            }
-            None => {
-                let sized: Vec<(Hours, f64)> = requests
-                    .iter()
-                    .filter(|r| r.spec.cluster.value == cluster && r.spec.pool.value == pool)
-                    .map(|r| {
-                        let gpus =
-                            capacity::size(&r.spec, Some((entry.pool, &entry.cluster.spec))).gpus;
-                        (Hours::of_request(&r.spec), gpus)
-                    })
-                    .collect();
-                for h in first..end {
-                    let x: f64 = sized
-                        .iter()
-                        .filter(|(w, _)| w.start <= h && h < w.end)
-                        .map(|(_, g)| g)
-                        .sum();
-                    values.push(x as f32);
-                    measured.push(false);
-                }
+                values.push(x as f32);
+                measured.push(m);
             }
         }
-        ph.values = values;
-        ph.measured = measured;
-        out.push(ph);
+        None => {
+            let sized: Vec<(Hours, f64)> = a
+                .team_requests(team)
+                .iter()
+                .filter(|r| r.spec.cluster.value == cluster && r.spec.pool.value == pool)
+                .map(|r| {
+                    let gpus =
+                        capacity::size(&r.spec, Some((entry.pool, &entry.cluster.spec))).gpus;
+                    (Hours::of_request(&r.spec), gpus)
+                })
+                .collect();
+            for h in first..end {
+                let x: f64 = sized
+                    .iter()
+                    .filter(|(w, _)| w.start <= h && h < w.end)
+                    .map(|(_, g)| g)
+                    .sum();
+                values.push(x as f32);
+                measured.push(false);
+            }
+        }
     }
-    out
+    PoolHours {
+        start: first,
+        values,
+        measured,
+    }
 }
 
 /// Per hour of the budget months, the share of each team's projected hours
@@ -268,26 +267,29 @@ pub fn team_hours(a: &Analysis<'_>, team: &str) -> Vec<PoolHours> {
 /// to more than the pool has (after the hours measured then), each is scaled
 /// down by the same factor, so that the budgets never add up to more GPUs
 /// than the pool holds; 1 elsewhere.
-pub fn pool_scale(a: &Analysis<'_>, cluster: &str, pool: &str, teams: &[&String]) -> Vec<f32> {
+pub fn pool_scale(a: &Analysis<'_>, cluster: &str, pool: &str) -> Vec<f32> {
     let (first, end) = (month_start_hour(a.at, 0), a.budget_end);
     let n = (end - first).max(0) as usize;
     let Some(entry) = a.pool(cluster, pool) else {
         return vec![1.0; n];
     };
     let gpus = capacity::pool_gpus(entry.pool) as f64;
+    // The pool's teams: those with usage in it and those asking for it.
+    let mut teams: std::collections::BTreeSet<&str> = a
+        .team_series
+        .iter()
+        .filter(|(_, v)| v.iter().any(|s| s.cluster == cluster && s.pool == pool))
+        .map(|(t, _)| t.as_str())
+        .collect();
+    teams.extend(entry.requests.iter().map(|r| r.team.as_str()));
     let (mut held, mut projected) = (vec![0.0f64; n], vec![0.0f64; n]);
     for team in teams {
-        for ph in a
-            .team_hours(team)
-            .iter()
-            .filter(|ph| ph.cluster == cluster && ph.pool == pool)
-        {
-            for (i, (&x, &m)) in ph.values.iter().zip(&ph.measured).enumerate() {
-                if m {
-                    held[i] += f64::from(x);
-                } else {
-                    projected[i] += f64::from(x);
-                }
+        let ph = team_pool_hours(a, team, entry, cluster, pool);
+        for (i, (&x, &m)) in ph.values.iter().zip(&ph.measured).enumerate() {
+            if m {
+                held[i] += f64::from(x);
+            } else {
+                projected[i] += f64::from(x);
             }
         }
     }
@@ -304,22 +306,13 @@ pub fn pool_scale(a: &Analysis<'_>, cluster: &str, pool: &str, teams: &[&String]
 }
 
 impl Analysis<'_> {
-    /// A team's hours in each pool over the budget months.
-    pub fn team_hours(&self, team: &str) -> &[PoolHours] {
-        match self.team_hours.get(team) {
-            Some(cell) => cell.get_or_init(|| team_hours(self, team)),
-            None => &[],
-        }
-    }
-
     /// Per hour of the budget months, the factor each team's projected
     /// hours in the pool are charged at (see [`pool_scale`]).
     pub fn budget_scale(&self, cluster: &str, pool: &str) -> &[f32] {
         match self.pool(cluster, pool) {
-            Some(p) => p.budget_scale.get_or_init(|| {
-                let teams: Vec<&String> = self.team_hours.keys().collect();
-                pool_scale(self, cluster, pool, &teams)
-            }),
+            Some(p) => p
+                .budget_scale
+                .get_or_init(|| pool_scale(self, cluster, pool)),
             None => &[],
         }
     }

@@ -94,8 +94,6 @@ pub struct Analysis<'r> {
     usage: OnceLock<BTreeMap<String, usage::TeamUsage>>,
     waste: OnceLock<Vec<waste::PoolWaste>>,
     budgets: BTreeMap<String, OnceLock<Vec<budget::MonthSpend>>>,
-    /// Each team's hours per pool over the budget months (see [`budget::team_hours`]).
-    team_hours: BTreeMap<String, OnceLock<Vec<budget::PoolHours>>>,
     reservations: BTreeMap<String, OnceLock<Option<reservation::ReservationOutlook>>>,
 }
 
@@ -211,11 +209,7 @@ impl<'r> Analysis<'r> {
             .keys()
             .map(|t| (t.clone(), OnceLock::new()))
             .collect();
-        let team_hours = repo
-            .teams
-            .keys()
-            .map(|t| (t.clone(), OnceLock::new()))
-            .collect();
+
         let reservations = repo
             .reservations
             .keys()
@@ -233,7 +227,6 @@ impl<'r> Analysis<'r> {
             usage: OnceLock::new(),
             waste: OnceLock::new(),
             budgets,
-            team_hours,
             reservations,
         }
     }
@@ -469,11 +462,7 @@ impl<'r> Analysis<'r> {
                 rayon::join(|| self.waste(), || self.usage());
             },
             || {
-                // Budgets read every team's hours in their pools, then each
-                // pool's scale: worked out in that order.
-                teams.par_iter().for_each(|t| {
-                    self.team_hours(t);
-                });
+                // Budgets read their pools' scales: worked out first.
                 self.pools.par_iter().for_each(|((cluster, pool), _)| {
                     self.budget_scale(cluster, pool);
                 });
