@@ -120,12 +120,12 @@ pub fn project(a: &Analysis<'_>, team: &str) -> Vec<MonthSpend> {
                 let (mut measured, mut total) = (0.0, 0.0);
                 for h in from.max(ph.start)..to.min(ph.start + ph.values.len() as i64) {
                     let i = (h - ph.start) as usize;
-                    let x = f64::from(ph.values[i]);
+                    let x = ph.values[i];
                     if ph.measured[i] {
                         measured += x;
                         total += x;
                     } else {
-                        total += x * f64::from(scale[i]);
+                        total += x * scale[i];
                     }
                 }
                 m.spend += prices::decimal(total) * price;
@@ -153,9 +153,9 @@ struct PoolHours {
     start: i64,
     /// GPUs allocated: measured (scaled down, as chargeback does, in hours
     /// the pool's teams hold more than it has), else projected.
-    pub values: Vec<f32>,
+    values: Vec<f64>,
     /// Whether each hour was measured.
-    pub measured: Vec<bool>,
+    measured: Vec<bool>,
 }
 
 /// The pools a team has usage in or asks for.
@@ -229,7 +229,7 @@ fn team_pool_hours(
                 } else {
                     (q.map_or(0.0, |q| q.p50), false)
                 };
-                values.push(x as f32);
+                values.push(x);
                 measured.push(m);
             }
         }
@@ -250,7 +250,7 @@ fn team_pool_hours(
                     .filter(|(w, _)| w.start <= h && h < w.end)
                     .map(|(_, g)| g)
                     .sum();
-                values.push(x as f32);
+                values.push(x);
                 measured.push(false);
             }
         }
@@ -267,7 +267,7 @@ fn team_pool_hours(
 /// to more than the pool has (after the hours measured then), each is scaled
 /// down by the same factor, so that the budgets never add up to more GPUs
 /// than the pool holds; 1 elsewhere.
-pub fn pool_scale(a: &Analysis<'_>, cluster: &str, pool: &str) -> Vec<f32> {
+pub fn pool_scale(a: &Analysis<'_>, cluster: &str, pool: &str) -> Vec<f64> {
     let (first, end) = (month_start_hour(a.at, 0), a.budget_end);
     let n = (end - first).max(0) as usize;
     let Some(entry) = a.pool(cluster, pool) else {
@@ -287,9 +287,9 @@ pub fn pool_scale(a: &Analysis<'_>, cluster: &str, pool: &str) -> Vec<f32> {
         let ph = team_pool_hours(a, team, entry, cluster, pool);
         for (i, (&x, &m)) in ph.values.iter().zip(&ph.measured).enumerate() {
             if m {
-                held[i] += f64::from(x);
+                held[i] += x;
             } else {
-                projected[i] += f64::from(x);
+                projected[i] += x;
             }
         }
     }
@@ -297,7 +297,7 @@ pub fn pool_scale(a: &Analysis<'_>, cluster: &str, pool: &str) -> Vec<f32> {
         .zip(&projected)
         .map(|(&m, &f)| {
             if f > gpus - m && f > 0.0 {
-                ((gpus - m).max(0.0) / f) as f32
+                (gpus - m).max(0.0) / f
             } else {
                 1.0
             }
@@ -308,7 +308,7 @@ pub fn pool_scale(a: &Analysis<'_>, cluster: &str, pool: &str) -> Vec<f32> {
 impl Analysis<'_> {
     /// Per hour of the budget months, the factor each team's projected
     /// hours in the pool are charged at (see [`pool_scale`]).
-    pub fn budget_scale(&self, cluster: &str, pool: &str) -> &[f32] {
+    pub fn budget_scale(&self, cluster: &str, pool: &str) -> &[f64] {
         match self.pool(cluster, pool) {
             Some(p) => p
                 .budget_scale

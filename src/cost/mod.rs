@@ -66,7 +66,7 @@ pub struct PoolEntry<'r> {
     /// The commitment mix before rightsizing (see [`Analysis::mix`]).
     mix: OnceLock<Option<mix::Mix>>,
     /// See [`budget::pool_scale`].
-    budget_scale: OnceLock<Vec<f32>>,
+    budget_scale: OnceLock<Vec<f64>>,
 }
 
 /// One team's usage series in one pool.
