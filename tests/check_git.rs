@@ -265,6 +265,35 @@ fn a_shallow_clone_without_the_base_says_how_to_fetch_it() {
     assert!(out.stderr.contains("fetch-depth: 0"), "{}", out.stderr);
 }
 
+/// A file whose name is not UTF-8: git and the file system can name it
+/// differently, so neither the working-tree reader nor the git reader reads
+/// it, and both say so (`path-not-utf8`). Renaming a document onto such a
+/// name is not a way to make it vanish from the base unjudged.
+#[test]
+fn a_file_name_that_is_not_utf8_is_refused_by_both_readers() {
+    use std::os::unix::ffi::OsStrExt;
+    let r = repo_at("");
+    let odd = r
+        .root
+        .join(std::ffi::OsStr::from_bytes(b"requests-\xff.yaml"));
+    std::fs::rename(r.root.join("requests.yaml"), &odd).unwrap();
+    // The working tree (the head): refused, not read.
+    let out = check(&r.root, &["--base", "HEAD", "--format", "json"]);
+    assert_eq!(out.code, 2, "{}", out.stdout);
+    assert!(
+        common::codes(&out.json).contains(&"path-not-utf8".to_string()),
+        "{}",
+        out.stdout
+    );
+    // Committed (as if merged without the gate): the revision reader refuses
+    // it too, rather than reading a base without the document.
+    commit_all(&r.git, "renamed");
+    let out = check(&r.root, &["--base", "HEAD", "--format", "json"]);
+    assert_eq!(out.code, 2, "{}", out.stdout);
+    let text = format!("{}{}", out.stdout, out.stderr);
+    assert!(text.contains("path-not-utf8"), "{text}");
+}
+
 /// The rolling budget of automatic approvals reads commit dates as never
 /// going backwards along main: a commit back-dated past the 30 days, merged
 /// after a 9-GPU request, does not hide that request from the budget.

@@ -38,6 +38,7 @@ macro_rules! codes {
                 !matches!(
                     self,
                     Code::NoConfig | Code::FileUnreadable | Code::FileTooLarge | Code::FileNotUtf8
+                        | Code::PathNotUtf8
                         | Code::FileBinary | Code::YamlSyntax | Code::YamlDuplicateKey
                         | Code::YamlAliasLimit | Code::YamlTooDeep | Code::YamlTooLarge
                         | Code::YamlIntegerOverflow | Code::DocumentNotMapping
@@ -61,6 +62,7 @@ codes! {
     FileUnreadable = "file-unreadable", Error, "a file could not be read";
     FileTooLarge = "file-too-large", Error, "a file is larger than the size limit";
     FileNotUtf8 = "file-not-utf8", Error, "a file is not valid UTF-8 text";
+    PathNotUtf8 = "path-not-utf8", Error, "a file's name is not valid UTF-8";
     FileBinary = "file-binary", Error, "a file holds binary data";
     FileEmpty = "file-empty", Warning, "a YAML file holds no documents";
     SymlinkLoop = "symlink-loop", Warning, "a symbolic link points back into its own folder and was skipped";

@@ -35,6 +35,9 @@ pub enum Content {
     Bytes(Vec<u8>),
     TooLarge(u64),
     Unreadable(String),
+    /// The file's name (or a folder's above it) is not valid UTF-8: not
+    /// read, by the working-tree and the git reader alike.
+    NameNotUtf8,
     SymlinkLoop(String),
     /// A symbolic link, not followed: what it points to is not read.
     Symlink,
@@ -183,6 +186,21 @@ pub fn collect(root: &Path) -> Result<Vec<Input>, RootError> {
             continue;
         }
         let path = relative(root, entry.path());
+        // Git cannot name such a file the way the file system does: neither
+        // reader reads it (the git reader says the same).
+        if entry
+            .path()
+            .strip_prefix(root)
+            .is_ok_and(|rel| rel.to_str().is_none())
+        {
+            if classify(&path).is_some() {
+                inputs.push(Input {
+                    path,
+                    content: Content::NameNotUtf8,
+                });
+            }
+            continue;
+        }
         if entry.path_is_symlink() {
             // A link to a folder cannot be classified by its name; report every
             // link a reader could mean (YAML, usage, or a folder's link).

@@ -110,9 +110,21 @@ pub fn read_revision(
         }
     };
     let mut found: Vec<(String, Oid)> = Vec::new();
+    let mut bad_names: Vec<String> = Vec::new();
     tree.walk(TreeWalkMode::PreOrder, |dir, entry| {
+        // A name that is not UTF-8: the working-tree reader would read it
+        // under its lossy form, so neither reads it (`path-not-utf8`).
+        let Ok(name) = entry.name() else {
+            let lossy = format!("{dir}{}", String::from_utf8_lossy(entry.name_bytes()));
+            let as_folder = entry.kind() == Some(ObjectType::Tree);
+            if as_folder || files::classify(&lossy).is_some() {
+                bad_names.push(lossy);
+            }
+            // Nothing under a folder of that name is read either.
+            return TreeWalkResult::Skip;
+        };
         if entry.kind() == Some(ObjectType::Blob) && entry.filemode() != 0o120000 {
-            let path = format!("{dir}{}", entry.name().unwrap_or(""));
+            let path = format!("{dir}{name}");
             if files::classify(&path).is_some() {
                 found.push((path, entry.id()));
             }
@@ -127,6 +139,12 @@ pub fn read_revision(
         blobs: BTreeMap::new(),
         unchanged: Vec::new(),
     };
+    for path in bad_names {
+        revision.inputs.push(Input {
+            path,
+            content: Content::NameNotUtf8,
+        });
+    }
     for (path, oid) in found {
         revision.blobs.insert(path.clone(), oid);
         if known.get(&path) == Some(&oid) {

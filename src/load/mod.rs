@@ -416,6 +416,17 @@ fn decode<'a>(
             );
             (empty, false)
         }
+        Content::NameNotUtf8 => {
+            diags.push(
+                Diagnostic::new(
+                    Code::PathNotUtf8,
+                    "this file's name is not valid UTF-8 (shown with the invalid bytes replaced), so it is not read".to_string(),
+                )
+                .at(Span::file_start(id), "not read")
+                .help("rename it to a UTF-8 name (`git mv`): git and the file system can name it differently"),
+            );
+            (empty, false)
+        }
         Content::Unreadable(why) => {
             diags.push(
                 Diagnostic::new(
