@@ -406,3 +406,31 @@ fn a_template_that_would_grow_without_bound_is_refused_quickly() {
     assert!(r.stderr.contains("template-error"), "{}", r.stderr);
     assert!(r.stderr.contains("wrote 2000081 bytes"), "{}", r.stderr);
 }
+
+/// Strings from documents reach Terraform as data, never as expressions:
+/// an instance type or region carrying `${...}` is refused by the schema,
+/// and the render writes any `${` or `%{` that reaches it as the literal
+/// `$${` / `%%{` Terraform reads as the characters themselves.
+#[test]
+fn terraform_interpolation_in_a_document_is_refused() {
+    let (_dir, repo) = fresh();
+    let file = repo.join("reservations/h100-serve-1y.yaml");
+    let text = std::fs::read_to_string(&file).unwrap();
+    let hostile = text.replace(
+        "instanceType: p5.48xlarge",
+        "instanceType: \"p5.48xlarge${file(\\\"/etc/hostname\\\")}\"",
+    );
+    assert_ne!(text, hostile);
+    std::fs::write(&file, hostile).unwrap();
+    let out = run(
+        &["validate", repo.to_str().unwrap(), "--format", "json"],
+        &[],
+    );
+    assert_eq!(out.code, 2, "{}", out.stdout);
+    assert!(out.stdout.contains("instanceType"), "{}", out.stdout);
+    // Nothing is rendered from a repository that does not validate.
+    let target = repo.parent().unwrap().join("out");
+    let out = render(&repo, Some(&target));
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(!target.exists() || files_under(&target).is_empty());
+}

@@ -20,7 +20,9 @@ pub struct CatalogSpec {
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct PriceEntry {
     pub provider: Spanned<Provider>,
+    #[schemars(regex(pattern = r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$"))]
     pub region: Spanned<String>,
+    #[schemars(regex(pattern = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"))]
     pub instance_type: Spanned<String>,
     /// GPUs in one instance (the GPU-hour price is the instance price divided by this).
     pub gpus_per_instance: Spanned<Count>,

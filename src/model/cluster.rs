@@ -15,6 +15,7 @@ pub struct ClusterSpec {
     pub provider: Spanned<Provider>,
     /// Cloud region (`us-east-1`, `us-central1`, `eastus`); required for cloud providers.
     #[serde(default)]
+    #[schemars(regex(pattern = r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$"))]
     pub region: Option<Spanned<String>>,
     /// kubeconfig context used by `plan` and `apply`.
     #[serde(default)]
@@ -117,6 +118,7 @@ pub struct NodePool {
     pub gpu_model: Spanned<String>,
     /// Cloud instance type (`p5.48xlarge`), used to look up prices.
     #[serde(default)]
+    #[schemars(regex(pattern = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"))]
     pub instance_type: Option<Spanned<String>>,
     /// GPUs in each node.
     pub gpus_per_node: Spanned<Count>,

@@ -14,11 +14,13 @@ pub struct ReservationSpec {
     #[serde(rename = "type")]
     pub kind: Spanned<ReservationType>,
     /// Cloud region.
+    #[schemars(regex(pattern = r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$"))]
     pub region: Spanned<String>,
     /// Zone, where the reservation is zonal.
     #[serde(default)]
     pub zone: Option<Spanned<String>>,
     /// Instance type (`p4d.24xlarge`, `a3-highgpu-8g`, `Standard_ND96isr_H100_v5`).
+    #[schemars(regex(pattern = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"))]
     pub instance_type: Spanned<String>,
     /// Number of instances reserved.
     pub count: Spanned<Count>,

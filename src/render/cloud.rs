@@ -36,6 +36,23 @@ pub const PROVIDERS: &[(&str, &str, &str, &str)] = &[
     ("azure", "azurerm", "hashicorp/azurerm", "~> 4.0"),
 ];
 
+/// Makes every string of a template context a literal for Terraform:
+/// Terraform's JSON syntax reads `${...}` and `%{...}` in strings as
+/// expressions and directives (`${file("/etc/hostname")}` would run on the
+/// machine that plans), and `$${` / `%%{` as the characters themselves.
+/// Values from documents are data, never code; the templates' own
+/// references are written by the templates, after this.
+pub fn literal(v: &mut Value) {
+    match v {
+        Value::String(s) if s.contains("${") || s.contains("%{") => {
+            *s = s.replace("${", "$${").replace("%{", "%%{");
+        }
+        Value::Array(items) => items.iter_mut().for_each(literal),
+        Value::Object(m) => m.values_mut().for_each(literal),
+        _ => {}
+    }
+}
+
 /// The `providers.tf.json` of one root module.
 pub fn providers(folder: &str, region: &str) -> Value {
     let (_, name, source, version) = PROVIDERS
@@ -164,9 +181,7 @@ pub fn reservations(repo: &Repo, opts: &Options, jobs: &mut Vec<Job>, files: &mu
             sources.join(","),
             opts.revision
         );
-        jobs.push(Job {
-            template,
-            context: json!({
+        let mut context = json!({
                 "id": terraform_id(r.name()),
                 "reservation": {
                     "name": r.name(),
@@ -192,7 +207,11 @@ pub fn reservations(repo: &Repo, opts: &Options, jobs: &mut Vec<Job>, files: &mu
                 },
                 "tags": super::cloud_tags(&sources, &opts.revision),
                 "description": description,
-            }),
+        });
+        literal(&mut context);
+        jobs.push(Job {
+            template,
+            context,
             expect: None,
             sources,
             span: r.name_span(),

@@ -305,3 +305,21 @@ fn a_teams_borrowing_and_lending_limits_are_split_among_flavors_not_copied() {
     let borrowed: u64 = got.iter().map(|g| g.2).sum();
     assert_eq!(borrowed, 32);
 }
+
+#[test]
+fn strings_for_terraform_are_literals() {
+    let mut v = serde_json::json!({
+        "a": "x${file(\"/etc/passwd\")}",
+        "b": ["%{ for x in y }", "plain", "$${already}"],
+        "c": {"d": 3, "e": "${"},
+    });
+    super::cloud::literal(&mut v);
+    assert_eq!(
+        v,
+        serde_json::json!({
+            "a": "x$${file(\"/etc/passwd\")}",
+            "b": ["%%{ for x in y }", "plain", "$$${already}"],
+            "c": {"d": 3, "e": "$${"},
+        })
+    );
+}
