@@ -140,10 +140,11 @@ pub struct WindowFacts {
     pub starts_in_days: f64,
     /// Whether the window has ended at `now` (a request for the past).
     pub ended: bool,
-    /// Days covered without a break by this window and the windows of the team's other
-    /// requests that the change adds or moves, where they touch or overlap (one long ask split
-    /// into back-to-back requests is one run); `days` when none does, or without a base. Tier
-    /// window limits read the longer of the two.
+    /// Days from the first start to the last end of this window and the windows of the team's
+    /// other requests that the change adds or moves, where they overlap, touch or are less than
+    /// 30 days apart (one long ask split into back-to-back requests, or pieces an hour apart, is
+    /// one run); `days` when none is, or without a base. Tier window limits read the longer of
+    /// the two.
     pub run_days: f64,
 }
 

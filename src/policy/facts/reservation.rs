@@ -81,10 +81,11 @@ pub struct ReservationFacts {
     pub hours: i64,
     /// Length of the term in days.
     pub days: f64,
-    /// Days covered without a break by this term and the terms of the other reservations of
-    /// the same provider, region and instance type that the change adds or moves, where they
-    /// touch or overlap (one long commitment split into back-to-back reservations is one run);
-    /// `days` when none does, or without a base. Tier term limits read the longer of the two.
+    /// Days from the first start to the last end of this term and the terms of the other
+    /// reservations of the same provider, region and instance type that the change adds or
+    /// moves, where they overlap, touch or are less than 30 days apart (one long commitment
+    /// split into back-to-back reservations is one run); `days` when none is, or without a
+    /// base. Tier term limits read the longer of the two.
     pub run_days: f64,
     /// Term start, RFC 3339.
     pub start: String,

@@ -1,8 +1,9 @@
 //! Runs of back-to-back windows and terms: a request's window, or a
 //! reservation's term, joined with those the same change adds or moves for
 //! the same team (or the same capacity: provider, region, instance type)
-//! where they touch or overlap. Tier limits on windows and terms read the
-//! run, so one long ask split into back-to-back pieces is judged as the
+//! where they overlap, touch, or leave less than [`MAX_GAP`] between them.
+//! Tier limits on windows and terms read the run, so one long ask split
+//! into back-to-back pieces (or pieces an hour apart) is judged as the
 //! whole. What the change moved is worked out once ([`moved`]).
 
 use super::Env;
@@ -115,15 +116,20 @@ fn run_of(name: &str, spans: &Spans) -> i64 {
     run_seconds((own.1, own.2), others)
 }
 
-/// Seconds covered without a break by `own` (start, end) and those of
-/// `others` that touch or overlap it, directly or through one another.
+/// Pieces less than this far apart (seconds: 30 days) are one run: a gap
+/// of an hour between two halves of one ask does not make two asks.
+pub const MAX_GAP: i64 = 30 * 86_400;
+
+/// Seconds from the first start to the last end of `own` (start, end) and
+/// those of `others` that overlap it, touch it or are less than
+/// [`MAX_GAP`] apart from it, directly or through one another.
 pub fn run_seconds(own: (i64, i64), mut others: Vec<(i64, i64)>) -> i64 {
     others.push(own);
     others.sort_unstable();
     let mut run: Option<(i64, i64)> = None;
     for (start, end) in others {
         match run {
-            Some((s, e)) if start <= e => run = Some((s, e.max(end))),
+            Some((s, e)) if start < e.saturating_add(MAX_GAP) => run = Some((s, e.max(end))),
             Some((s, e)) if s <= own.0 && own.1 <= e => return e - s,
             _ => run = Some((start, end)),
         }
@@ -137,15 +143,37 @@ mod tests {
 
     #[test]
     fn back_to_back_pieces_make_one_run() {
-        // 0-10 and 10-20 touch, 20-25 touches that; 30-40 stands apart.
-        let others = vec![(10, 20), (20, 25), (30, 40)];
-        assert_eq!(run_seconds((0, 10), others.clone()), 25);
-        assert_eq!(run_seconds((30, 40), vec![(0, 10), (10, 20)]), 10);
+        const D: i64 = 86_400;
+        // 0-10 and 10-20 touch, 20-25 touches that; 60-70 stands apart
+        // (35 days after).
+        let others = vec![(10 * D, 20 * D), (20 * D, 25 * D), (60 * D, 70 * D)];
+        assert_eq!(run_seconds((0, 10 * D), others.clone()), 25 * D);
+        assert_eq!(
+            run_seconds((60 * D, 70 * D), vec![(0, 10 * D), (10 * D, 20 * D)]),
+            10 * D
+        );
         // Overlapping pieces count their union once.
-        assert_eq!(run_seconds((0, 10), vec![(5, 12), (2, 3)]), 12);
-        assert_eq!(run_seconds((5, 8), vec![]), 3);
+        assert_eq!(
+            run_seconds((0, 10 * D), vec![(5 * D, 12 * D), (2 * D, 3 * D)]),
+            12 * D
+        );
+        assert_eq!(run_seconds((5 * D, 8 * D), vec![]), 3 * D);
         // A piece reached only through another.
-        assert_eq!(run_seconds((20, 25), vec![(0, 10), (10, 20), (30, 40)]), 25);
-        assert_eq!(run_seconds((20, 25), others), 15);
+        assert_eq!(
+            run_seconds(
+                (20 * D, 25 * D),
+                vec![(0, 10 * D), (10 * D, 20 * D), (60 * D, 70 * D)]
+            ),
+            25 * D
+        );
+        assert_eq!(run_seconds((20 * D, 25 * D), others), 15 * D);
+        // An hour apart, or 29 days: one run from the first start to the
+        // last end; 30 days apart: two.
+        assert_eq!(
+            run_seconds((0, 10 * D), vec![(10 * D + 3600, 20 * D)]),
+            20 * D
+        );
+        assert_eq!(run_seconds((0, 10 * D), vec![(39 * D, 50 * D)]), 50 * D);
+        assert_eq!(run_seconds((0, 10 * D), vec![(40 * D, 50 * D)]), 10 * D);
     }
 }
