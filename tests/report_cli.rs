@@ -533,7 +533,7 @@ fn each_hour_is_priced_by_the_reservations_in_force_then() {
     let (_dir, repo) = example_with(|repo| {
         std::fs::write(
         repo.join("reservations/l4-next-summer.yaml"),
-        "apiVersion: capops.dev/v1alpha1\nkind: Reservation\nmetadata:\n  name: l4-next-summer\nspec:\n  provider: gcp\n  type: gcp-commitment\n  region: us-central1\n  zone: us-central1-a\n  instanceType: g2-standard-4\n  count: 24\n  term: {start: 2027-06-01, end: 2028-05-31}\n  hourlyPrice: 0.10\n  covers: {cluster: infer-l4, pool: l4-serve}\n",
+        "apiVersion: capops.dev/v1alpha1\nkind: Reservation\nmetadata:\n  name: l4-next-summer\nspec:\n  provider: gcp\n  type: gcp-commitment\n  region: us-central1\n  zone: us-central1-a\n  instanceType: g2-standard-4\n  count: 24\n  term: {start: 2027-06-01, end: 2028-06-01}\n  hourlyPrice: 0.10\n  covers: {cluster: infer-l4, pool: l4-serve}\n",
     )
     .unwrap();
     });

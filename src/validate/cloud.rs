@@ -24,11 +24,19 @@ fn commitment_term(r: &Document<ReservationSpec>, diags: &mut Vec<Diagnostic>) {
         _ => 1,
     };
     let secs = s.term.end.value.as_second() - s.term.start.value.as_second();
-    // A year of 365 or 366 days: three years hold at most one leap day.
-    let (lo, hi) = (365 * years, 365 * years + 1);
-    let whole_days = secs % 86_400 == 0;
-    let days = secs.div_euclid(86_400);
-    if whole_days && (lo..=hi).contains(&days) {
+    // The same date and time `years` calendar years on (UTC): a year from
+    // 2027-03-01 is 366 days, to 2028-03-01 (jiff clamps February 29 to
+    // the 28th in a common year).
+    let expected = s
+        .term
+        .start
+        .value
+        .0
+        .to_zoned(jiff::tz::TimeZone::UTC)
+        .checked_add(jiff::Span::new().years(years))
+        .ok()
+        .map(|z| z.timestamp());
+    if expected == Some(s.term.end.value.0) {
         return;
     }
     let plan = if years == 3 { "36-month" } else { "12-month" };
