@@ -336,18 +336,6 @@ fn a_back_dated_commit_does_not_reset_the_rolling_budget() {
 #[test]
 fn committed_output_is_judged_only_when_it_differs_from_what_renders() {
     let r = repo_at("");
-    let render = |root: &Path| {
-        let out = common::run_os(
-            vec![
-                "render".into(),
-                root.as_os_str().into(),
-                "--at".into(),
-                "2026-11-22".into(),
-            ],
-            &[],
-        );
-        assert_eq!(out.code, 0, "{}", out.stderr);
-    };
     render(&r.root);
     commit_all(&r.git, "rendered");
     // The change, re-rendered: nothing beyond the request is judged.
@@ -382,18 +370,6 @@ fn committed_output_is_judged_only_when_it_differs_from_what_renders() {
 #[test]
 fn a_render_manifest_edited_by_hand_is_judged() {
     let r = repo_at("");
-    let render = |root: &Path| {
-        let out = common::run_os(
-            vec![
-                "render".into(),
-                root.as_os_str().into(),
-                "--at".into(),
-                "2026-11-22".into(),
-            ],
-            &[],
-        );
-        assert_eq!(out.code, 0, "{}", out.stderr);
-    };
     render(&r.root);
     commit_all(&r.git, "rendered");
     let manifest = r.root.join("rendered/.capops-manifest.json");
@@ -438,6 +414,20 @@ fn a_render_manifest_edited_by_hand_is_judged() {
     render(&r.root);
     let out = check(&r.root, &["--base", "HEAD", "--format", "json"]);
     assert_eq!(judged(&out), vec!["grow"], "{}", out.stdout);
+}
+
+/// `capops render` of the repository at the checks' moment; it must succeed.
+fn render(root: &Path) {
+    let out = common::run_os(
+        vec![
+            "render".into(),
+            root.as_os_str().into(),
+            "--at".into(),
+            "2026-11-22".into(),
+        ],
+        &[],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
 }
 
 fn walk(dir: &Path) -> Vec<PathBuf> {

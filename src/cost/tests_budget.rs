@@ -136,13 +136,11 @@ fn a_request_ending_takes_its_gpus_away_but_no_hour_costs_less_than_nothing() {
     assert_eq!(m[2].spend, Decimal::ZERO);
 }
 
-#[test]
-fn measured_hours_over_capacity_cost_a_budget_what_chargeback_charges() {
-    let now = at("2026-11-16T00:00:00Z");
-    // One 8-GPU node, while two teams report 6 GPUs each: chargeback scales
-    // each to 8 x 6 / 12 = 4, and the budget's measured hours agree.
+/// One 8-GPU node while two teams (vision, with a budget, and text) hold 6
+/// GPUs each (3 used) for the 40 days before `now`.
+fn two_teams_of_six_on_one_node(now: Timestamp) -> Repo {
     let pool = "    - {name: h100, gpuModel: h100-80gb-sxm, instanceType: p5.48xlarge, gpusPerNode: 8, nodes: 1}\n";
-    let repo = repo_of(&[
+    repo_of(&[
         ("capops.yaml", CONFIG.into()),
         ("prices.yaml", prices()),
         ("cluster.yaml", cluster(pool)),
@@ -161,7 +159,15 @@ fn measured_hours_over_capacity_cost_a_budget_what_chargeback_charges() {
                 usage(now, 40, "h100", "text", |_| 6.0, |_| 3.0),
             ),
         ),
-    ]);
+    ])
+}
+
+#[test]
+fn measured_hours_over_capacity_cost_a_budget_what_chargeback_charges() {
+    let now = at("2026-11-16T00:00:00Z");
+    // One 8-GPU node, while two teams report 6 GPUs each: chargeback scales
+    // each to 8 x 6 / 12 = 4, and the budget's measured hours agree.
+    let repo = two_teams_of_six_on_one_node(now);
     let a = Analysis::new(&repo, now);
     let m = a.budget("vision");
     // November 1-15: 360 h x 4 GPUs x 6.88 = 9,907.20.
@@ -342,27 +348,7 @@ fn projected_hours_over_capacity_are_scaled_like_measured_ones() {
     // go on doing so: 12 GPUs projected in an 8-GPU pool, so each team's
     // projected hours are charged at 8 / 12, 4 GPUs, as its measured hours
     // are, and the two budgets add up to what the pool holds.
-    let pool = "    - {name: h100, gpuModel: h100-80gb-sxm, instanceType: p5.48xlarge, gpusPerNode: 8, nodes: 1}\n";
-    let repo = repo_of(&[
-        ("capops.yaml", CONFIG.into()),
-        ("prices.yaml", prices()),
-        ("cluster.yaml", cluster(pool)),
-        (
-            "teams.yaml",
-            format!(
-                "{}---\n{}",
-                team("vision", Some(100_000)),
-                team("text", None)
-            ),
-        ),
-        (
-            "usage/c.csv",
-            super::tests_finops::join(
-                usage(now, 40, "h100", "vision", |_| 6.0, |_| 3.0),
-                usage(now, 40, "h100", "text", |_| 6.0, |_| 3.0),
-            ),
-        ),
-    ]);
+    let repo = two_teams_of_six_on_one_node(now);
     let a = Analysis::new(&repo, now);
     let (vision, text) = (a.budget("vision"), a.budget("text"));
     // November: 720 h x 4 GPUs x 6.88 = 19,814.40, half of it measured.
