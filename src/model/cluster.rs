@@ -192,3 +192,12 @@ pub struct TimeSlicing {
     #[schemars(range(min = 2, max = 64))]
     pub replicas: Spanned<u32>,
 }
+
+/// Whether one node could match both selectors (`nodeLabels`): no label is
+/// asked for with two different values. An empty selector matches every node.
+pub fn selectors_may_overlap(
+    a: &std::collections::BTreeMap<String, String>,
+    b: &std::collections::BTreeMap<String, String>,
+) -> bool {
+    a.iter().all(|(k, v)| b.get(k).is_none_or(|w| w == v))
+}

@@ -292,6 +292,7 @@ pub fn comment_with(
     let mut rows = Vec::new();
     for e in &result.evaluated {
         let change = match e.change {
+            ChangeKind::Unchanged if ctx.base.is_some() => "standing".to_string(),
             ChangeKind::Unchanged => "–".to_string(),
             k => k.as_str().to_string(),
         };

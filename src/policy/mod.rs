@@ -15,6 +15,8 @@ pub mod facts;
 pub mod judge;
 pub mod lint;
 pub mod roles;
+pub mod selectors;
+pub mod standing;
 pub mod testing;
 pub mod world;
 
@@ -284,6 +286,39 @@ pub fn check(input: &CheckInput<'_>) -> CheckResult {
     for (e, d) in evaluated_and_diags {
         evaluated.push(e);
         diagnostics.extend(d);
+    }
+    // Standing requests judged against the head's version of what moved
+    // under them (the changed clusters and priority classes): only denials count.
+    let standing = input
+        .base
+        .map(|b| standing::affected(b, input.head, &changes, input.at))
+        .unwrap_or_default();
+    if !standing.is_empty() {
+        let moved = standing::world(world, input.head, &changes);
+        let moved_ledger = Ledger::build(&moved);
+        let moved_analysis = crate::cost::Analysis::new(&moved, input.at);
+        let moved_shared = facts::Shared::new(&moved, &config);
+        let menv = facts::Env {
+            world: &moved,
+            ledger: &moved_ledger,
+            analysis: &moved_analysis,
+            shared: &moved_shared,
+            ..fenv
+        };
+        let judged: Vec<(Evaluated, Vec<Diagnostic>)> = standing
+            .into_par_iter()
+            .filter_map(|c| {
+                let t = judge::Target::Document(Box::new(c));
+                evaluate_one(&env, &compiled, &menv, input.head, &t, input.trace)
+            })
+            .collect();
+        for (mut e, d) in judged {
+            if let Some(decision) = standing::only_denials(e.decision) {
+                e.decision = decision;
+                evaluated.push(e);
+                diagnostics.extend(d);
+            }
+        }
     }
     crate::diag::normalize(&mut diagnostics);
     CheckResult {

@@ -61,11 +61,7 @@ fn check_selectors(cluster: &Document<ClusterSpec>, diags: &mut Vec<Diagnostic>)
             if a.node_labels.is_empty() || b.node_labels.is_empty() {
                 continue;
             }
-            let disjoint = a
-                .node_labels
-                .iter()
-                .any(|(k, v)| b.node_labels.get(k).is_some_and(|w| w != v));
-            if disjoint {
+            if !crate::model::selectors_may_overlap(&a.node_labels, &b.node_labels) {
                 continue;
             }
             diags.push(

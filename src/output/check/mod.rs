@@ -399,7 +399,13 @@ pub fn human_each(
             .unwrap_or_default();
         let tier = e.decision.tier.clone().unwrap_or_else(|| "-".into());
         let change = if e.change == ChangeKind::Unchanged {
-            String::new()
+            // With a base, an unchanged subject is a standing request the
+            // change moved the ground under (policy::standing).
+            if ctx.base.is_some() {
+                " [standing]".to_string()
+            } else {
+                String::new()
+            }
         } else {
             format!(" [{}]", e.change.as_str())
         };

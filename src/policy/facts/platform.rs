@@ -48,7 +48,8 @@ pub struct ClusterChange {
     pub delta_gpus: f64,
     /// GPUs that change pool by pool: the larger of what the pools that grow gain and what the
     /// pools that shrink lose, so nodes moved from one pool to another count though the
-    /// cluster's total stays (the whole size when added or removed).
+    /// cluster's total stays (the whole size when added or removed); plus the GPUs of base
+    /// pools whose nodes another pool's `nodeLabels` may now match (swapped selectors).
     pub moved_gpus: f64,
     /// Monthly cost now minus before.
     pub delta_monthly_cost: f64,
@@ -79,6 +80,11 @@ pub struct ClusterChange {
     /// them: an empty selector selects every node), and pools added with no `nodeLabels`
     /// to a cluster that has other pools: their queues and settings reach nodes they did not.
     pub selectors_widened: Vec<String>,
+    /// Pools whose `nodeLabels` may now match nodes they could not before: a pool whose
+    /// labels are not a narrowing of its own in the base (a label changed, swapped or
+    /// dropped), and a pool added whose labels may match a base pool's nodes (no label
+    /// asked with another value). Their queues, MIG layouts and time-slicing go elsewhere.
+    pub selectors_changed: Vec<String>,
     pub previous: PreviousCluster,
 }
 
@@ -113,7 +119,7 @@ fn size(env: &Env<'_>, cluster: &Document<ClusterSpec>) -> ClusterSize {
 }
 
 /// A pool as a change compares it: its size and how it is bought and shared.
-fn pool_shape(p: &NodePool) -> String {
+pub(crate) fn pool_shape(p: &NodePool) -> String {
     let mix = p.purchase.as_ref().map(|m| {
         format!(
             "{}/{}/{}",
@@ -270,6 +276,10 @@ pub fn cluster(env: &Env<'_>, doc: &Document<ClusterSpec>, change: &Change) -> C
             lost -= d;
         }
     }
+    let retargeted = match (previous, removed) {
+        (Some(p), false) => crate::policy::selectors::retargeted(&doc.spec, &p.spec),
+        _ => Default::default(),
+    };
     ClusterSubject {
         now: env.at.to_string(),
         config: super::config_facts(env.config),
@@ -277,7 +287,7 @@ pub fn cluster(env: &Env<'_>, doc: &Document<ClusterSpec>, change: &Change) -> C
         change: ClusterChange {
             base: super::change_facts(change),
             delta_gpus: round(now.gpus - prev_gpus),
-            moved_gpus: round(gained.max(lost)),
+            moved_gpus: round(gained.max(lost) + retargeted.gpus),
             delta_monthly_cost: round(now.monthly_cost - prev_cost),
             delta_total_cost: round((now.monthly_cost - prev_cost) * 12.0),
             environment_changed: previous
@@ -300,6 +310,7 @@ pub fn cluster(env: &Env<'_>, doc: &Document<ClusterSpec>, change: &Change) -> C
             largest_price_decrease: round(price_cut),
             requests_regrown_gpus: round(regrown),
             selectors_widened: widened,
+            selectors_changed: retargeted.pools,
             recent_growth_gpus: round(
                 env.aggregates
                     .platform_growth

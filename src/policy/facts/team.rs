@@ -41,6 +41,10 @@ pub struct TeamChange {
     pub borrowing_unlocked_gpus: f64,
     /// Whether some borrowing limit was removed, or a new presence has none (borrowing is then unbounded).
     pub borrowing_unbounded: bool,
+    /// GPU-equivalents the team may no longer borrow from its cohorts: lowered borrowing
+    /// limits, a limit set where there was none (counted from the cluster's capacity), and
+    /// clusters it leaves.
+    pub borrowing_cut_gpus: f64,
     /// Whether a lending limit changed.
     pub lending_changed: bool,
     /// Clusters where the team's namespace changed, where the team claims a namespace for
@@ -191,16 +195,25 @@ pub fn team(env: &Env<'_>, team: &Document<TeamSpec>, change: &Change) -> TeamSu
     let now_borrow = borrowing(env.world, (!removed).then_some(team));
     let before_borrow = borrowing(env.world, previous);
     let mut unlocked = 0.0;
+    let mut cut = 0.0;
     let mut unbounded = false;
+    let equivalent = |key: &(String, String)| {
+        cluster_capacity(env.world, &key.0)
+            .get(&key.1)
+            .map_or(1.0, |(_, e)| *e)
+    };
     for (key, (units, open)) in &now_borrow {
         let (old, old_open) = before_borrow.get(key).copied().unwrap_or((0.0, false));
         if units > &old {
-            let eq = cluster_capacity(env.world, &key.0)
-                .get(&key.1)
-                .map_or(1.0, |(_, e)| *e);
-            unlocked += (units - old) * eq;
+            unlocked += (units - old) * equivalent(key);
         }
         unbounded |= *open && !old_open;
+    }
+    for (key, (old, _)) in &before_borrow {
+        let units = now_borrow.get(key).map_or(0.0, |(u, _)| *u);
+        if units < *old {
+            cut += (old - units) * equivalent(key);
+        }
     }
     let lending = |t: Option<&Document<TeamSpec>>| -> Vec<(String, String, u32)> {
         t.iter()
@@ -236,6 +249,7 @@ pub fn team(env: &Env<'_>, team: &Document<TeamSpec>, change: &Change) -> TeamSu
             leads_removed: before_leads.difference(&now_leads).cloned().collect(),
             borrowing_unlocked_gpus: round(unlocked),
             borrowing_unbounded: unbounded,
+            borrowing_cut_gpus: round(cut),
             lending_changed: previous.is_some()
                 && lending((!removed).then_some(team)) != lending(previous),
             // A namespace moved, or a namespace claimed in a cluster the team

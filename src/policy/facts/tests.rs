@@ -245,3 +245,46 @@ fn typed_lookup_reads_what_the_value_tree_holds() {
         assert!(compared > 1000, "compared {compared} paths");
     });
 }
+
+/// A borrowing limit lowered counts the GPUs it takes; one set where there
+/// was none counts from the cluster's capacity.
+#[test]
+fn borrowing_cuts_are_counted_in_gpus() {
+    with_example_env(|repo, env| {
+        let research = &repo.teams["research"];
+        let with_limit = |units: Option<u32>| {
+            let mut t = research.clone();
+            for (c, p) in t.spec.clusters.iter_mut() {
+                if c.value == "train-a100" {
+                    p.borrowing_limit.clear();
+                    if let Some(u) = units {
+                        p.borrowing_limit.insert(
+                            Spanned::new("nvidia.com/gpu".to_string(), Default::default()),
+                            Spanned::new(Quantity(u), Default::default()),
+                        );
+                    }
+                }
+            }
+            t
+        };
+        let cut = |from: Option<u32>, to: Option<u32>| {
+            let change = crate::policy::change::Change {
+                kind: crate::policy::change::ChangeKind::Modified,
+                fields: vec!["clusters".into()],
+                previous: Some(Box::new(TypedDoc::Team(with_limit(from)))),
+            };
+            let facts = team(env, &with_limit(to), &change);
+            (
+                facts.change.borrowing_cut_gpus,
+                facts.change.borrowing_unlocked_gpus,
+            )
+        };
+        // The example's 32 cut to 0; then to 8.
+        assert_eq!(cut(Some(32), Some(0)), (32.0, 0.0));
+        assert_eq!(cut(Some(32), Some(8)), (24.0, 0.0));
+        // A raise cuts nothing.
+        assert_eq!(cut(Some(8), Some(32)), (0.0, 24.0));
+        // No limit (the cluster's 560 A100s) to 32.
+        assert_eq!(cut(None, Some(32)), (528.0, 0.0));
+    });
+}

@@ -1,0 +1,161 @@
+//! Which nodes a changed cluster's pools reach, compared with the base. A
+//! pool's `nodeLabels` are its identity on the nodes: its queues, MIG layout
+//! and time-slicing land wherever they match. A selector is a conjunction of
+//! label equalities, so any two selectors may reach a common node unless they
+//! ask for different values of one label; and a selector that asks for every
+//! label the old one asked for (with the same values) reaches no node the old
+//! one did not. Everything else is a new target, judged here.
+
+use crate::model::*;
+use std::collections::{BTreeMap, BTreeSet};
+
+type Labels = BTreeMap<String, String>;
+
+pub use crate::model::selectors_may_overlap as may_overlap;
+
+/// Whether `new` selects only nodes `old` selects, whatever the nodes carry.
+pub fn narrows(new: &Labels, old: &Labels) -> bool {
+    old.iter().all(|(k, v)| new.get(k) == Some(v))
+}
+
+/// The pools of a change whose selectors reach nodes they could not reach before.
+#[derive(Debug, Default, PartialEq)]
+pub struct Retargeted {
+    /// Pools in both revisions whose `nodeLabels` are not a narrowing of their
+    /// own before, and pools added whose `nodeLabels` may match a base pool's nodes.
+    pub pools: Vec<String>,
+    /// GPUs of the base pools whose nodes one of those now may match and did
+    /// not before (each base pool counted once): nodes that change hands.
+    pub gpus: f64,
+}
+
+/// Compares `head`'s pools with `base`'s.
+pub fn retargeted(head: &ClusterSpec, base: &ClusterSpec) -> Retargeted {
+    let mut pools = Vec::new();
+    let mut reached: BTreeSet<&str> = BTreeSet::new();
+    for pool in &head.node_pools {
+        let name = pool.name.value.as_str();
+        let old = base
+            .node_pools
+            .iter()
+            .find(|o| o.name.value.as_str() == name);
+        if old.is_some_and(|o| narrows(&pool.node_labels, &o.node_labels)) {
+            continue;
+        }
+        let mut reaches_other = false;
+        for other in base
+            .node_pools
+            .iter()
+            .filter(|o| o.name.value.as_str() != name)
+        {
+            let before = old.is_some_and(|o| may_overlap(&o.node_labels, &other.node_labels));
+            if may_overlap(&pool.node_labels, &other.node_labels) && !before {
+                reached.insert(other.name.value.as_str());
+                reaches_other = true;
+            }
+        }
+        if old.is_some() || reaches_other {
+            pools.push(name.to_string());
+        }
+    }
+    let gpus = base
+        .node_pools
+        .iter()
+        .filter(|p| reached.contains(p.name.value.as_str()))
+        .map(|p| crate::capacity::pool_gpus(p) as f64)
+        .sum();
+    Retargeted { pools, gpus }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn labels(pairs: &[(&str, &str)]) -> Labels {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    type PoolRow<'a> = (&'a str, u32, &'a [(&'a str, &'a str)]);
+
+    fn cluster(pools: &[PoolRow<'_>]) -> ClusterSpec {
+        let mut yaml = String::from(
+            "apiVersion: capops.dev/v1alpha1\nkind: Cluster\nmetadata: {name: c}\nspec:\n  environment: production\n  provider: onprem\n  nodePools:\n",
+        );
+        for (name, nodes, ls) in pools {
+            let ls: Vec<String> = ls.iter().map(|(k, v)| format!("{k}: {v}")).collect();
+            yaml.push_str(&format!(
+                "    - {{name: {name}, gpuModel: h100-80gb-sxm, gpusPerNode: 8, nodes: {nodes}, nodeLabels: {{{}}}}}\n",
+                ls.join(", ")
+            ));
+        }
+        let out = crate::pipeline::run(vec![crate::load::Input {
+            path: "clusters/c.yaml".into(),
+            content: crate::load::Content::Bytes(yaml.into_bytes()),
+        }]);
+        out.repo.clusters["c"].spec.clone()
+    }
+
+    #[test]
+    fn overlap_and_narrowing_follow_label_conjunctions() {
+        let a = labels(&[("pool", "a")]);
+        let b = labels(&[("pool", "b")]);
+        let zone = labels(&[("zone", "x")]);
+        let a_zone = labels(&[("pool", "a"), ("zone", "x")]);
+        assert!(!may_overlap(&a, &b));
+        assert!(may_overlap(&a, &zone));
+        assert!(may_overlap(&a, &Labels::new()));
+        assert!(narrows(&a_zone, &a));
+        assert!(!narrows(&a, &a_zone));
+        assert!(!narrows(&b, &a));
+        assert!(narrows(&a, &Labels::new()));
+    }
+
+    #[test]
+    fn swapped_selectors_move_both_pools_nodes() {
+        let base = cluster(&[
+            ("serve", 6, &[("pool", "serve")]),
+            ("mig", 2, &[("pool", "mig")]),
+        ]);
+        let head = cluster(&[
+            ("serve", 6, &[("pool", "mig")]),
+            ("mig", 2, &[("pool", "serve")]),
+        ]);
+        let r = retargeted(&head, &base);
+        assert_eq!(r.pools, vec!["serve".to_string(), "mig".to_string()]);
+        assert_eq!(r.gpus, 64.0);
+    }
+
+    #[test]
+    fn narrowing_and_disjoint_new_pools_are_not_retargeted() {
+        let base = cluster(&[("serve", 6, &[("pool", "serve")])]);
+        let head = cluster(&[
+            ("serve", 6, &[("pool", "serve"), ("zone", "x")]),
+            ("new", 1, &[("pool", "new")]),
+        ]);
+        assert_eq!(retargeted(&head, &base), Retargeted::default());
+    }
+
+    #[test]
+    fn a_new_pool_that_may_match_a_base_pools_nodes_is_retargeted() {
+        let base = cluster(&[("serve", 6, &[("pool", "serve")])]);
+        let head = cluster(&[
+            ("serve", 6, &[("pool", "serve")]),
+            ("new", 1, &[("zone", "x")]),
+        ]);
+        let r = retargeted(&head, &base);
+        assert_eq!(r.pools, vec!["new".to_string()]);
+        assert_eq!(r.gpus, 48.0);
+    }
+
+    #[test]
+    fn a_relabel_to_unused_labels_is_a_changed_selector_that_moves_nothing() {
+        let base = cluster(&[("serve", 6, &[("pool", "serve")])]);
+        let head = cluster(&[("serve", 6, &[("pool", "serve2")])]);
+        let r = retargeted(&head, &base);
+        assert_eq!(r.pools, vec!["serve".to_string()]);
+        assert_eq!(r.gpus, 0.0);
+    }
+}

@@ -1,0 +1,135 @@
+//! Requests a change does not touch but moves the ground under: requests in
+//! force in a pool the change modifies (its purchase mix, MIG layout,
+//! time-slicing, size or labels, or any pool of a cluster whose other
+//! settings change) or at a priority class it modifies. Such a request was
+//! approved against what the base said about its pool; it is judged again
+//! as it stands, and only a deny counts: the change may not leave a standing
+//! request breaking a rule (production inference on spot or time-sliced
+//! GPUs, research at high priority). Its tiers and approvals are not asked
+//! again, since nothing about the request itself moved.
+
+use super::change::{Change, ChangeKind, Changed};
+use super::{Decision, Outcome};
+use crate::model::*;
+use std::collections::BTreeSet;
+
+/// The standing requests of `head` that `changes` (base to head) move the
+/// ground under, in force from hour `at` on, not themselves changed.
+pub fn affected(base: &Repo, head: &Repo, changes: &[Changed], at: Timestamp) -> Vec<Changed> {
+    let mut pools: BTreeSet<(&str, &str)> = BTreeSet::new();
+    let mut clusters: BTreeSet<&str> = BTreeSet::new();
+    let mut classes: BTreeSet<&str> = BTreeSet::new();
+    let mut touched: BTreeSet<&str> = BTreeSet::new();
+    for c in changes {
+        // A class added as the global default moves requests that name none.
+        if c.kind == Kind::PriorityClass && c.change.kind == ChangeKind::Added {
+            classes.insert(&c.name);
+        }
+        if c.change.kind != ChangeKind::Modified {
+            if c.kind == Kind::CapacityRequest {
+                touched.insert(&c.name);
+            }
+            continue;
+        }
+        match c.kind {
+            Kind::CapacityRequest => {
+                touched.insert(&c.name);
+            }
+            Kind::PriorityClass => {
+                classes.insert(&c.name);
+            }
+            Kind::Cluster => {
+                let (Some(now), Some(then)) =
+                    (head.clusters.get(&c.name), base.clusters.get(&c.name))
+                else {
+                    continue;
+                };
+                if c.change
+                    .fields
+                    .iter()
+                    .any(|f| f != "nodePools" && f != "metadata")
+                {
+                    clusters.insert(now.name());
+                    continue;
+                }
+                for pool in &now.spec.node_pools {
+                    let before = then
+                        .spec
+                        .node_pools
+                        .iter()
+                        .find(|p| p.name.value == pool.name.value);
+                    if before.is_some_and(|b| {
+                        super::facts::platform::pool_shape(b)
+                            != super::facts::platform::pool_shape(pool)
+                    }) {
+                        pools.insert((now.name(), pool.name.value.as_str()));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    if pools.is_empty() && clusters.is_empty() && classes.is_empty() {
+        return Vec::new();
+    }
+    let hour = at.hour_index();
+    head.requests
+        .values()
+        .filter(|r| !touched.contains(r.name()))
+        .filter(|r| crate::capacity::Hours::of_request(&r.spec).end > hour)
+        .filter(|r| {
+            let s = &r.spec;
+            clusters.contains(s.cluster.value.as_str())
+                || pools.contains(&(s.cluster.value.as_str(), s.pool.value.as_str()))
+                // Without a class of its own a request runs at the global
+                // default, which any changed class may have become.
+                || s.priority_class.as_ref().map_or(!classes.is_empty(), |p| {
+                    classes.contains(p.value.as_str())
+                })
+        })
+        .map(|r| Changed {
+            kind: Kind::CapacityRequest,
+            name: r.name().to_string(),
+            change: Change::unchanged(),
+        })
+        .collect()
+}
+
+/// A standing request's decision, reduced to what counts: its denials (and
+/// a condition that could not be evaluated); `None` when nothing denies it.
+pub fn only_denials(mut decision: Decision) -> Option<Decision> {
+    if decision.outcome != Outcome::Denied && !decision.error {
+        return None;
+    }
+    decision
+        .findings
+        .retain(|f| f.effect == super::Effect::Deny);
+    decision.approvals.clear();
+    decision.tier = None;
+    Some(decision)
+}
+
+/// The judging world with the head's version of every cluster and priority
+/// class the change modifies: the ground a standing request now stands on.
+pub fn world(world: &Repo, head: &Repo, changes: &[Changed]) -> Repo {
+    let mut out = world.clone();
+    for c in changes
+        .iter()
+        .filter(|c| c.change.kind == ChangeKind::Modified)
+    {
+        match c.kind {
+            Kind::Cluster => {
+                if let Some(d) = head.clusters.get(&c.name) {
+                    out.clusters.insert(c.name.clone(), d.clone());
+                }
+            }
+            Kind::PriorityClass => {
+                if let Some(d) = head.priority_classes.get(&c.name) {
+                    out.priority_classes.insert(c.name.clone(), d.clone());
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
