@@ -201,3 +201,36 @@ pub fn selectors_may_overlap(
 ) -> bool {
     a.iter().all(|(k, v)| b.get(k).is_none_or(|w| w == v))
 }
+
+/// Node labels that providers and autoscalers set on spot (preemptible)
+/// capacity, with the value that marks it (compared without case).
+pub const SPOT_LABELS: [(&str, &str); 5] = [
+    ("eks.amazonaws.com/capacityType", "spot"),
+    ("karpenter.sh/capacity-type", "spot"),
+    ("cloud.google.com/gke-spot", "true"),
+    ("cloud.google.com/gke-preemptible", "true"),
+    ("kubernetes.azure.com/scalesetpriority", "spot"),
+];
+
+/// Whether a selector asks for spot capacity by one of [`SPOT_LABELS`]: every
+/// node it selects can be reclaimed, whatever the purchase mix says.
+pub fn selects_spot(labels: &std::collections::BTreeMap<String, String>) -> bool {
+    SPOT_LABELS.iter().any(|(k, v)| {
+        labels
+            .get(*k)
+            .is_some_and(|value| value.eq_ignore_ascii_case(v))
+    })
+}
+
+/// A pool's nodes as bought: (reserved, on demand, spot). Without a purchase
+/// mix every node is on demand; a pool whose `nodeLabels` select spot
+/// capacity ([`selects_spot`]) is spot throughout.
+pub fn purchase_nodes(pool: &NodePool) -> (u32, u32, u32) {
+    if selects_spot(&pool.node_labels) {
+        return (0, 0, pool.nodes.value.0);
+    }
+    match &pool.purchase {
+        Some(p) => (p.value.reserved.0, p.value.on_demand.0, p.value.spot.0),
+        None => (0, pool.nodes.value.0, 0),
+    }
+}

@@ -313,10 +313,20 @@ pub fn check(input: &CheckInput<'_>) -> CheckResult {
             })
             .collect();
         for (mut e, d) in judged {
-            if let Some(decision) = standing::only_denials(e.decision) {
-                e.decision = decision;
-                evaluated.push(e);
-                diagnostics.extend(d);
+            let Some(decision) = standing::only_denials(e.decision) else {
+                continue;
+            };
+            diagnostics.extend(d);
+            match evaluated
+                .iter_mut()
+                .find(|o| o.subject == e.subject && o.name == e.name)
+            {
+                // A request the change edits: the denials join its decision.
+                Some(own) => standing::join(&mut own.decision, decision),
+                None => {
+                    e.decision = decision;
+                    evaluated.push(e);
+                }
             }
         }
     }

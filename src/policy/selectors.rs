@@ -4,28 +4,25 @@
 //! label equalities, so any two selectors may reach a common node unless they
 //! ask for different values of one label; and a selector that asks for every
 //! label the old one asked for (with the same values) reaches no node the old
-//! one did not. Everything else is a new target, judged here.
+//! one did not. Any change of a pool's selector is judged (a label added can
+//! leave the pool without nodes, or aim it at spot capacity); the base pools
+//! whose nodes a changed or added selector newly reaches change hands.
 
 use crate::model::*;
-use std::collections::{BTreeMap, BTreeSet};
-
-type Labels = BTreeMap<String, String>;
+use std::collections::BTreeSet;
 
 pub use crate::model::selectors_may_overlap as may_overlap;
-
-/// Whether `new` selects only nodes `old` selects, whatever the nodes carry.
-pub fn narrows(new: &Labels, old: &Labels) -> bool {
-    old.iter().all(|(k, v)| new.get(k) == Some(v))
-}
 
 /// The pools of a change whose selectors reach nodes they could not reach before.
 #[derive(Debug, Default, PartialEq)]
 pub struct Retargeted {
-    /// Pools in both revisions whose `nodeLabels` are not a narrowing of their
-    /// own before, and pools added whose `nodeLabels` may match a base pool's nodes.
+    /// Pools in both revisions whose `nodeLabels` change (even a label added,
+    /// which can leave the pool without its nodes or aim it at spot capacity),
+    /// and pools added whose `nodeLabels` may match a base pool's nodes.
     pub pools: Vec<String>,
     /// GPUs of the base pools whose nodes one of those now may match and did
-    /// not before (each base pool counted once): nodes that change hands.
+    /// not before (each base pool counted once): nodes that change hands. A
+    /// narrowing (a label added) reaches no new node, so it counts none.
     pub gpus: f64,
 }
 
@@ -39,7 +36,7 @@ pub fn retargeted(head: &ClusterSpec, base: &ClusterSpec) -> Retargeted {
             .node_pools
             .iter()
             .find(|o| o.name.value.as_str() == name);
-        if old.is_some_and(|o| narrows(&pool.node_labels, &o.node_labels)) {
+        if old.is_some_and(|o| o.node_labels == pool.node_labels) {
             continue;
         }
         let mut reaches_other = false;
@@ -70,6 +67,9 @@ pub fn retargeted(head: &ClusterSpec, base: &ClusterSpec) -> Retargeted {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::BTreeMap;
+
+    type Labels = BTreeMap<String, String>;
 
     fn labels(pairs: &[(&str, &str)]) -> Labels {
         pairs
@@ -99,18 +99,13 @@ mod tests {
     }
 
     #[test]
-    fn overlap_and_narrowing_follow_label_conjunctions() {
+    fn overlap_follows_label_conjunctions() {
         let a = labels(&[("pool", "a")]);
         let b = labels(&[("pool", "b")]);
         let zone = labels(&[("zone", "x")]);
-        let a_zone = labels(&[("pool", "a"), ("zone", "x")]);
         assert!(!may_overlap(&a, &b));
         assert!(may_overlap(&a, &zone));
         assert!(may_overlap(&a, &Labels::new()));
-        assert!(narrows(&a_zone, &a));
-        assert!(!narrows(&a, &a_zone));
-        assert!(!narrows(&b, &a));
-        assert!(narrows(&a, &Labels::new()));
     }
 
     #[test]
@@ -129,13 +124,20 @@ mod tests {
     }
 
     #[test]
-    fn narrowing_and_disjoint_new_pools_are_not_retargeted() {
+    fn a_narrowing_is_a_change_that_moves_nothing_and_disjoint_new_pools_are_not_retargeted() {
         let base = cluster(&[("serve", 6, &[("pool", "serve")])]);
         let head = cluster(&[
             ("serve", 6, &[("pool", "serve"), ("zone", "x")]),
             ("new", 1, &[("pool", "new")]),
         ]);
-        assert_eq!(retargeted(&head, &base), Retargeted::default());
+        let r = retargeted(&head, &base);
+        assert_eq!(r.pools, vec!["serve".to_string()]);
+        assert_eq!(r.gpus, 0.0);
+        let same = cluster(&[
+            ("serve", 6, &[("pool", "serve")]),
+            ("new", 1, &[("pool", "new")]),
+        ]);
+        assert_eq!(retargeted(&same, &base), Retargeted::default());
     }
 
     #[test]

@@ -6,35 +6,33 @@
 //! as it stands, and only a deny counts: the change may not leave a standing
 //! request breaking a rule (production inference on spot or time-sliced
 //! GPUs, research at high priority). Its tiers and approvals are not asked
-//! again, since nothing about the request itself moved.
+//! again, since nothing about the request itself moved. A request the change
+//! also edits is judged both ways: as a change, in the base's world, and
+//! here, where its denials join its decision.
 
 use super::change::{Change, ChangeKind, Changed};
 use super::{Decision, Outcome};
 use crate::model::*;
 use std::collections::BTreeSet;
 
-/// The standing requests of `head` that `changes` (base to head) move the
-/// ground under, in force from hour `at` on, not themselves changed.
+/// The requests of `head` that `changes` (base to head) move the ground
+/// under, in force from hour `at` on: standing ones, and those the change
+/// also edits or adds (judged in the base's world as changes, and here again
+/// against the head's cluster or class, so that editing a request does not
+/// spare it the head's pool).
 pub fn affected(base: &Repo, head: &Repo, changes: &[Changed], at: Timestamp) -> Vec<Changed> {
     let mut pools: BTreeSet<(&str, &str)> = BTreeSet::new();
     let mut clusters: BTreeSet<&str> = BTreeSet::new();
     let mut classes: BTreeSet<&str> = BTreeSet::new();
-    let mut touched: BTreeSet<&str> = BTreeSet::new();
     for c in changes {
         // A class added as the global default moves requests that name none.
         if c.kind == Kind::PriorityClass && c.change.kind == ChangeKind::Added {
             classes.insert(&c.name);
         }
         if c.change.kind != ChangeKind::Modified {
-            if c.kind == Kind::CapacityRequest {
-                touched.insert(&c.name);
-            }
             continue;
         }
         match c.kind {
-            Kind::CapacityRequest => {
-                touched.insert(&c.name);
-            }
             Kind::PriorityClass => {
                 classes.insert(&c.name);
             }
@@ -75,7 +73,6 @@ pub fn affected(base: &Repo, head: &Repo, changes: &[Changed], at: Timestamp) ->
     let hour = at.hour_index();
     head.requests
         .values()
-        .filter(|r| !touched.contains(r.name()))
         .filter(|r| crate::capacity::Hours::of_request(&r.spec).end > hour)
         .filter(|r| {
             let s = &r.spec;
@@ -132,4 +129,18 @@ pub fn world(world: &Repo, head: &Repo, changes: &[Changed]) -> Repo {
         }
     }
     out
+}
+
+/// Adds the denials a request meets against the head's cluster or class to
+/// the decision it got as a change (each rule once).
+pub fn join(own: &mut Decision, standing: Decision) {
+    for f in standing.findings {
+        if !own.findings.iter().any(|o| o.rule == f.rule) {
+            own.findings.push(f);
+        }
+    }
+    own.error |= standing.error;
+    if standing.outcome == Outcome::Denied {
+        own.outcome = Outcome::Denied;
+    }
 }

@@ -7,8 +7,9 @@
 //! PriceCatalogs and the usage history. What the pull request proposes to
 //! commit (its CapacityRequests and Reservations, all of them, so that several
 //! requests of one change add up) comes from the head. Documents the change
-//! adds that the base does not have (a new cluster, a new team) are taken
-//! from the head so that references resolve; their own addition is judged.
+//! adds that the base does not have (a new cluster, a new team, a new pool of
+//! a cluster the base has) are taken from the head so that references
+//! resolve; their own addition is judged.
 //!
 //! Without a base (a plain `check` on the default branch or in a merge
 //! queue) the repository judges itself.
@@ -40,7 +41,7 @@ pub fn judging(
         policies: base.policies.clone(),
         catalogs: base.catalogs.clone(),
         teams: union(&base.teams, &head.teams),
-        clusters: union(&base.clusters, &head.clusters),
+        clusters: with_new_pools(union(&base.clusters, &head.clusters), head),
         priority_classes: union(&base.priority_classes, &head.priority_classes),
         requests: head.requests.clone(),
         reservations: head.reservations.clone(),
@@ -50,6 +51,32 @@ pub fn judging(
             base, head, same_files,
         ))),
     }
+}
+
+/// The base's clusters with the pools the head adds to them: a request in a
+/// pool the same change adds is judged against that pool (its price, spot
+/// nodes, time-slicing), as a request in a cluster the change adds is; the
+/// pools the base has stay the base's.
+fn with_new_pools(
+    mut clusters: BTreeMap<String, Document<ClusterSpec>>,
+    head: &Repo,
+) -> BTreeMap<String, Document<ClusterSpec>> {
+    for (name, doc) in clusters.iter_mut() {
+        let Some(h) = head.clusters.get(name) else {
+            continue;
+        };
+        for pool in &h.spec.node_pools {
+            if !doc
+                .spec
+                .node_pools
+                .iter()
+                .any(|p| p.name.value == pool.name.value)
+            {
+                doc.spec.node_pools.push(pool.clone());
+            }
+        }
+    }
+    clusters
 }
 
 /// The base revision's reservations, whole (see [`full_base`]).

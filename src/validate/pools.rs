@@ -122,6 +122,7 @@ fn check_pool(cluster: &Document<ClusterSpec>, pool: &NodePool, diags: &mut Vec<
             );
         }
     }
+    spot_by_label(pool, diags);
     let Some(model) = catalog::model(&pool.gpu_model.value) else {
         diags.push(
             Diagnostic::new(
@@ -260,4 +261,36 @@ fn check_pool(cluster: &Document<ClusterSpec>, pool: &NodePool, diags: &mut Vec<
             );
         }
     }
+}
+
+/// A pool whose `nodeLabels` select spot capacity (a provider's or
+/// autoscaler's capacity-type label) must say so in its purchase mix: its
+/// price and the rules for spot read the mix.
+fn spot_by_label(pool: &NodePool, diags: &mut Vec<Diagnostic>) {
+    if !crate::model::selects_spot(&pool.node_labels) {
+        return;
+    }
+    let (reserved, on_demand) = pool.purchase.as_ref().map_or((0, pool.nodes.value.0), |m| {
+        (m.value.reserved.0, m.value.on_demand.0)
+    });
+    if reserved + on_demand == 0 {
+        return;
+    }
+    let label = crate::model::cluster::SPOT_LABELS
+        .iter()
+        .find(|(k, _)| pool.node_labels.contains_key(*k))
+        .map_or("", |(k, _)| k);
+    let mut d = Diagnostic::new(
+        Code::PurchaseMixMismatch,
+        format!(
+            "pool `{}` selects spot nodes (`{label}` in its nodeLabels), but its purchase mix has {reserved} reserved and {on_demand} on-demand nodes",
+            pool.name.value
+        ),
+    )
+    .at(pool.name.span, "every node this pool selects is spot")
+    .help("state the nodes as spot (`purchase: {spot: <nodes>}`), or drop the capacity-type label from nodeLabels");
+    if let Some(mix) = &pool.purchase {
+        d = d.related(mix.span, "purchase mix");
+    }
+    diags.push(d);
 }

@@ -500,10 +500,7 @@ pub(crate) fn cluster_facts(cluster: &Document<ClusterSpec>) -> ClusterFacts {
 }
 
 pub(crate) fn pool_facts(pool: &NodePool, cluster: &ClusterSpec, demand: DemandFacts) -> PoolFacts {
-    let (reserved, on_demand, spot) = match &pool.purchase {
-        Some(p) => (p.value.reserved.0, p.value.on_demand.0, p.value.spot.0),
-        None => (0, pool.nodes.value.0, 0),
-    };
+    let (reserved, on_demand, spot) = crate::model::purchase_nodes(pool);
     PoolFacts {
         name: pool.name.value.to_string(),
         gpu_model: pool.gpu_model.value.clone(),

@@ -80,10 +80,10 @@ pub struct ClusterChange {
     /// them: an empty selector selects every node), and pools added with no `nodeLabels`
     /// to a cluster that has other pools: their queues and settings reach nodes they did not.
     pub selectors_widened: Vec<String>,
-    /// Pools whose `nodeLabels` may now match nodes they could not before: a pool whose
-    /// labels are not a narrowing of its own in the base (a label changed, swapped or
-    /// dropped), and a pool added whose labels may match a base pool's nodes (no label
-    /// asked with another value). Their queues, MIG layouts and time-slicing go elsewhere.
+    /// Pools whose `nodeLabels` select other nodes than before: a pool whose labels
+    /// change in any way (a label changed, swapped, dropped or added), and a pool added
+    /// whose labels may match a base pool's nodes (no label asked with another value).
+    /// Their queues, MIG layouts and time-slicing go elsewhere.
     pub selectors_changed: Vec<String>,
     pub previous: PreviousCluster,
 }
