@@ -101,7 +101,7 @@ codes! {
     InvalidResourceName = "invalid-resource-name", Error, "a resource name is not one capops can quota";
     ResourceNotInPool = "resource-not-in-pool", Error, "a request asks for a resource its pool does not provide";
     TeamNotInCluster = "team-not-in-cluster", Error, "a request's team has no namespace in the request's cluster";
-    PurchaseMixMismatch = "purchase-mix-mismatch", Error, "a pool's reserved, on-demand and spot nodes do not add up to its node count, or its nodeLabels select spot capacity its mix does not state";
+    PurchaseMixMismatch = "purchase-mix-mismatch", Error, "a pool's reserved, on-demand and spot nodes do not add up to its node count, or its nodeLabels or taints mark spot capacity its mix does not state";
     InvalidNamespace = "invalid-namespace", Error, "a namespace is not a valid DNS label, or is reserved (kube-*, the GPU operator's)";
     DuplicateNamespace = "duplicate-namespace", Error, "two teams use the same namespace in one cluster";
     RenderedFileClash = "rendered-file-clash", Error, "two objects capops renders for one cluster would be written to the same file";

@@ -202,31 +202,42 @@ pub fn selectors_may_overlap(
     a.iter().all(|(k, v)| b.get(k).is_none_or(|w| w == v))
 }
 
-/// Node labels that providers and autoscalers set on spot (preemptible)
-/// capacity, with the value that marks it (compared without case).
-pub const SPOT_LABELS: [(&str, &str); 5] = [
-    ("eks.amazonaws.com/capacityType", "spot"),
-    ("karpenter.sh/capacity-type", "spot"),
-    ("cloud.google.com/gke-spot", "true"),
-    ("cloud.google.com/gke-preemptible", "true"),
-    ("kubernetes.azure.com/scalesetpriority", "spot"),
-];
+/// Whether a node label (or taint) marks spot (preemptible) capacity: its
+/// value is `spot` or `preemptible` (EKS's `eks.amazonaws.com/capacityType:
+/// SPOT`, Karpenter's `karpenter.sh/capacity-type: spot`, GKE's
+/// `cloud.google.com/gke-provisioning: spot`, AKS's
+/// `kubernetes.azure.com/scalesetpriority: spot`, the common
+/// `node.kubernetes.io/lifecycle: spot`), or its name says spot or
+/// preemptible and its value is `true` (GKE's `cloud.google.com/gke-spot`,
+/// `cloud.google.com/gke-preemptible`). Compared without case.
+pub fn marks_spot(key: &str, value: &str) -> bool {
+    let value = value.trim().to_ascii_lowercase();
+    let name = key.rsplit('/').next().unwrap_or(key).to_ascii_lowercase();
+    value == "spot"
+        || value == "preemptible"
+        || ((name.contains("spot") || name.contains("preemptible")) && value == "true")
+}
 
-/// Whether a selector asks for spot capacity by one of [`SPOT_LABELS`]: every
-/// node it selects can be reclaimed, whatever the purchase mix says.
-pub fn selects_spot(labels: &std::collections::BTreeMap<String, String>) -> bool {
-    SPOT_LABELS.iter().any(|(k, v)| {
-        labels
-            .get(*k)
-            .is_some_and(|value| value.eq_ignore_ascii_case(v))
-    })
+/// The label or taint of a pool that marks its nodes as spot
+/// ([`marks_spot`]; a taint without a value counts as `true`), as `key: value`.
+pub fn spot_marker(pool: &NodePool) -> Option<String> {
+    pool.node_labels
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .chain(
+            pool.taints
+                .iter()
+                .map(|t| (t.key.as_str(), t.value.as_deref().unwrap_or("true"))),
+        )
+        .find(|(k, v)| marks_spot(k, v))
+        .map(|(k, v)| format!("{k}: {v}"))
 }
 
 /// A pool's nodes as bought: (reserved, on demand, spot). Without a purchase
-/// mix every node is on demand; a pool whose `nodeLabels` select spot
-/// capacity ([`selects_spot`]) is spot throughout.
+/// mix every node is on demand; a pool whose labels or taints mark spot
+/// capacity ([`spot_marker`]) is spot throughout.
 pub fn purchase_nodes(pool: &NodePool) -> (u32, u32, u32) {
-    if selects_spot(&pool.node_labels) {
+    if spot_marker(pool).is_some() {
         return (0, 0, pool.nodes.value.0);
     }
     match &pool.purchase {

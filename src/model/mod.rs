@@ -28,7 +28,7 @@ pub mod usage_settings;
 pub use catalog::{CatalogSpec, PriceEntry};
 pub use cluster::{
     ClusterSpec, Environment, KueueSpec, MigSpec, MigStrategy, NodePool, Provider, PurchaseMix,
-    Taint, TaintEffect, TimeSlicing, purchase_nodes, selectors_may_overlap, selects_spot,
+    Taint, TaintEffect, TimeSlicing, purchase_nodes, selectors_may_overlap, spot_marker,
 };
 pub use config::{Chargeback, ConfigSpec, CostSettings, Role, Thresholds};
 pub use kinds::{DocRef, Kind, KindVisitor, Spec, TypedDoc};

@@ -160,4 +160,20 @@ mod tests {
         assert_eq!(r.pools, vec!["serve".to_string()]);
         assert_eq!(r.gpus, 0.0);
     }
+
+    #[test]
+    fn spot_is_marked_by_a_spot_value_or_a_spot_named_label_set_to_true() {
+        use crate::model::cluster::marks_spot;
+        assert!(marks_spot("eks.amazonaws.com/capacityType", "SPOT"));
+        assert!(marks_spot("karpenter.sh/capacity-type", "spot"));
+        assert!(marks_spot("cloud.google.com/gke-provisioning", "spot"));
+        assert!(marks_spot("node.kubernetes.io/lifecycle", "Spot "));
+        assert!(marks_spot("cloud.google.com/gke-spot", "true"));
+        assert!(marks_spot("cloud.google.com/gke-preemptible", "TRUE"));
+        assert!(marks_spot("kubernetes.azure.com/scalesetpriority", "spot"));
+        assert!(!marks_spot("eks.amazonaws.com/capacityType", "ON_DEMAND"));
+        assert!(!marks_spot("cloud.google.com/gke-spot", "false"));
+        assert!(!marks_spot("acme.ai/gpu-pool", "l4-spot"));
+        assert!(!marks_spot("cloud.google.com/gke-accelerator", "nvidia-l4"));
+    }
 }

@@ -263,32 +263,28 @@ fn check_pool(cluster: &Document<ClusterSpec>, pool: &NodePool, diags: &mut Vec<
     }
 }
 
-/// A pool whose `nodeLabels` select spot capacity (a provider's or
+/// A pool whose `nodeLabels` or taints mark spot capacity (a provider's or
 /// autoscaler's capacity-type label) must say so in its purchase mix: its
 /// price and the rules for spot read the mix.
 fn spot_by_label(pool: &NodePool, diags: &mut Vec<Diagnostic>) {
-    if !crate::model::selects_spot(&pool.node_labels) {
+    let Some(marker) = crate::model::spot_marker(pool) else {
         return;
-    }
+    };
     let (reserved, on_demand) = pool.purchase.as_ref().map_or((0, pool.nodes.value.0), |m| {
         (m.value.reserved.0, m.value.on_demand.0)
     });
     if reserved + on_demand == 0 {
         return;
     }
-    let label = crate::model::cluster::SPOT_LABELS
-        .iter()
-        .find(|(k, _)| pool.node_labels.contains_key(*k))
-        .map_or("", |(k, _)| k);
     let mut d = Diagnostic::new(
         Code::PurchaseMixMismatch,
         format!(
-            "pool `{}` selects spot nodes (`{label}` in its nodeLabels), but its purchase mix has {reserved} reserved and {on_demand} on-demand nodes",
+            "pool `{}` selects or tolerates spot nodes (`{marker}` in its nodeLabels or taints), but its purchase mix has {reserved} reserved and {on_demand} on-demand nodes",
             pool.name.value
         ),
     )
     .at(pool.name.span, "every node this pool selects is spot")
-    .help("state the nodes as spot (`purchase: {spot: <nodes>}`), or drop the capacity-type label from nodeLabels");
+    .help("state the nodes as spot (`purchase: {spot: <nodes>}`), or drop the capacity-type label or taint");
     if let Some(mix) = &pool.purchase {
         d = d.related(mix.span, "purchase mix");
     }

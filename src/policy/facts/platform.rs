@@ -61,7 +61,7 @@ pub struct ClusterChange {
     pub pools_added: Vec<String>,
     /// Pools the change removes.
     pub pools_removed: Vec<String>,
-    /// Pools whose nodes, GPUs, purchase mix, MIG layout, time-slicing or node labels change.
+    /// Pools whose nodes, GPUs, purchase mix, MIG layout, time-slicing, node labels or taints change.
     pub pools_changed: Vec<String>,
     /// The largest fall of a pool's blended GPU-hour price (its purchase mix, instance type
     /// or GPUs changed), as a share of the price before (0.25: a quarter cheaper), priced
@@ -135,7 +135,7 @@ pub(crate) fn pool_shape(p: &NodePool) -> String {
             .join(",")
     });
     format!(
-        "{}x{}:{}:{:?}:{:?}:{:?}:{:?}:{:?}",
+        "{}x{}:{}:{:?}:{:?}:{:?}:{:?}:{:?}:{:?}",
         p.nodes.value.0,
         p.gpus_per_node.value.0,
         p.gpu_model.value,
@@ -143,7 +143,8 @@ pub(crate) fn pool_shape(p: &NodePool) -> String {
         mix,
         mig,
         p.time_slicing.as_ref().map(|t| t.replicas.value),
-        p.node_labels
+        p.node_labels,
+        p.taints
     )
 }
 

@@ -92,7 +92,7 @@ pub struct RequestFacts {
     pub window: WindowFacts,
     /// `inference`, `training`, `research` or `development`.
     pub workload_class: String,
-    /// Priority class, or the Config's default (empty when neither).
+    /// Priority class, or the Config's default, or the PriorityClass marked `globalDefault` (what Kubernetes gives a pod that names none; empty when none).
     pub priority_class: String,
     /// Value of the priority class (0 when none).
     pub priority: i64,
@@ -194,7 +194,7 @@ pub struct RequestPoolFacts {
     pub first_overcommit: String,
 }
 
-/// A request's priority class, or the Config's default (empty when neither).
+/// A request's priority class, the Config's default, or the global default class (empty when none).
 fn priority_class_of(env: &Env<'_>, spec: &RequestSpec) -> String {
     spec.priority_class
         .as_ref()
@@ -205,6 +205,14 @@ fn priority_class_of(env: &Env<'_>, spec: &RequestSpec) -> String {
                 .priority_class
                 .as_ref()
                 .map(|c| c.value.clone())
+        })
+        .or_else(|| {
+            // Kubernetes gives a pod that names no class the global default.
+            env.world
+                .priority_classes
+                .values()
+                .find(|p| p.spec.global_default.as_ref().is_some_and(|g| g.value))
+                .map(|p| p.name().to_string())
         })
         .unwrap_or_default()
 }
