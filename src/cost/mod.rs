@@ -507,7 +507,19 @@ impl<'r> Analysis<'r> {
         cell.get_or_init(|| {
             let doc = self.repo.reservations.get(name)?;
             let (cluster, pool) = (&doc.spec.covers.cluster.value, &doc.spec.covers.pool.value);
-            let outlook = self.outlook(cluster, pool);
+            // A pool with neither usage history nor requests has no demand:
+            // its reservation is judged on that (all of it stranded), not
+            // left without a forecast.
+            let idle;
+            let outlook = match (self.outlook(cluster, pool), self.pool(cluster, pool)) {
+                (Some(o), _) => Some(o),
+                (None, Some(p)) => {
+                    idle =
+                        Outlook::requests_only(p.from.min(self.at.hour_index()), p.until, |_| 0.0);
+                    Some(&idle)
+                }
+                (None, None) => None,
+            };
             let ctx = reservation::Context {
                 threshold: self.config.thresholds.stranded_spend_share.as_f64(),
                 // Stale usage is not an idle-free pool: without a measured

@@ -147,12 +147,13 @@ fn documents_in(repo: &Repo, files: &HashSet<FileId>) -> Vec<TypedDoc> {
 }
 
 /// The documents of the repository at `rev` that the rolling budgets count
-/// from: its requests, teams and clusters.
+/// from: its requests, teams, clusters and reservations.
 #[derive(Debug, Default)]
 pub struct PastDocs {
     pub requests: BTreeMap<String, crate::model::Document<crate::model::RequestSpec>>,
     pub teams: BTreeMap<String, crate::model::Document<crate::model::TeamSpec>>,
     pub clusters: BTreeMap<String, crate::model::Document<crate::model::ClusterSpec>>,
+    pub reservations: BTreeMap<String, crate::model::Document<crate::model::ReservationSpec>>,
 }
 
 /// The documents of `docs` whose files `kept` says are unchanged.
@@ -185,6 +186,7 @@ pub fn documents_at(
         requests: unchanged_of(&head.requests, &kept),
         teams: unchanged_of(&head.teams, &kept),
         clusters: unchanged_of(&head.clusters, &kept),
+        reservations: unchanged_of(&head.reservations, &kept),
     };
     let loaded = super::load_with(
         SourceMap::new(),
@@ -202,6 +204,9 @@ pub fn documents_at(
             }
             TypedDoc::Cluster(d) => {
                 out.clusters.entry(d.name().to_string()).or_insert(d);
+            }
+            TypedDoc::Reservation(d) => {
+                out.reservations.entry(d.name().to_string()).or_insert(d);
             }
             _ => {}
         }

@@ -166,6 +166,9 @@ pub struct PlatformGrowth {
     pub grown_requests: Vec<(RequestSpec, Option<RequestSpec>)>,
     /// The start of the 30 days, as an hour index.
     pub from_hour: i64,
+    /// What the reservations added or grown since then commit from the
+    /// start of the 30 days on (each at least 0: a cut does not pay for another).
+    pub recent_commitment_cost: f64,
 }
 
 /// How each team's quota and each cluster grew from `past` to `base` (a team
@@ -217,6 +220,18 @@ pub fn platform_growth(
             .map(|p| f64::from(crate::capacity::pool_gpus(p)))
             .sum()
     };
+    // The base's reservations whole (the base keeps only those of the files
+    // the change touched; the world holds all of them for pricing).
+    if let Some(reservations) = &world.pricing_reservations
+        && let Some(start) = Timestamp::from_second(from_hour * 3600)
+    {
+        for (name, doc) in reservations.iter() {
+            let then = past.reservations.get(name).map(|d| &d.spec);
+            let committed =
+                crate::cost::reservation::reservation_delta(base, Some(&doc.spec), then, start);
+            out.recent_commitment_cost += committed.max(0.0);
+        }
+    }
     for (name, cluster) in &base.clusters {
         let then = past.clusters.get(name).map_or(0.0, cluster_gpus);
         let grew = cluster_gpus(cluster) - then;

@@ -42,6 +42,10 @@ pub struct ReservationChange {
     /// summed; without a base, this reservation's own). Tiers read this, so a commitment
     /// split into many reservations is judged as the whole.
     pub pr_delta_total_cost: f64,
+    /// What the reservations added or grown in the 30 days before the base revision commit
+    /// (from the start of those 30 days on, each at least 0), from its git history (0
+    /// without history): a commitment split over several pull requests adds up.
+    pub recent_commitment_cost: f64,
     /// Whether the change alters what the reservation bills: provider, type, region, zone,
     /// instance type, count, term, prices, upfront fee or commitment plan (true when added or removed).
     pub commitment_changed: bool,
@@ -289,6 +293,7 @@ pub fn reservation(
             } else {
                 round(env.aggregates.reservations_total_cost)
             },
+            recent_commitment_cost: round(env.aggregates.platform_growth.recent_commitment_cost),
             previous: PreviousReservation {
                 gpus: prev,
                 total_cost: prev_total,
