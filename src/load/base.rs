@@ -147,13 +147,14 @@ fn documents_in(repo: &Repo, files: &HashSet<FileId>) -> Vec<TypedDoc> {
 }
 
 /// The documents of the repository at `rev` that the rolling budgets count
-/// from: its requests, teams, clusters and reservations.
+/// from: its requests, teams, clusters, reservations and price catalogs.
 #[derive(Debug, Default)]
 pub struct PastDocs {
     pub requests: BTreeMap<String, crate::model::Document<crate::model::RequestSpec>>,
     pub teams: BTreeMap<String, crate::model::Document<crate::model::TeamSpec>>,
     pub clusters: BTreeMap<String, crate::model::Document<crate::model::ClusterSpec>>,
     pub reservations: BTreeMap<String, crate::model::Document<crate::model::ReservationSpec>>,
+    pub catalogs: BTreeMap<String, crate::model::Document<crate::model::CatalogSpec>>,
 }
 
 /// The documents of `docs` whose files `kept` says are unchanged.
@@ -187,6 +188,7 @@ pub fn documents_at(
         teams: unchanged_of(&head.teams, &kept),
         clusters: unchanged_of(&head.clusters, &kept),
         reservations: unchanged_of(&head.reservations, &kept),
+        catalogs: unchanged_of(&head.catalogs, &kept),
     };
     let loaded = super::load_with(
         SourceMap::new(),
@@ -207,6 +209,9 @@ pub fn documents_at(
             }
             TypedDoc::Reservation(d) => {
                 out.reservations.entry(d.name().to_string()).or_insert(d);
+            }
+            TypedDoc::PriceCatalog(d) => {
+                out.catalogs.entry(d.name().to_string()).or_insert(d);
             }
             _ => {}
         }

@@ -169,6 +169,11 @@ pub struct PlatformGrowth {
     /// What the reservations added or grown since then commit from the
     /// start of the 30 days on (each at least 0: a cut does not pay for another).
     pub recent_commitment_cost: f64,
+    /// The price catalogs as they were then (price cuts split over several
+    /// pull requests are measured from them).
+    pub catalogs_then: BTreeMap<String, Document<CatalogSpec>>,
+    /// The clusters as they were then (pool price cuts are measured from them too).
+    pub clusters_then: BTreeMap<String, Document<ClusterSpec>>,
 }
 
 /// How each team's quota and each cluster grew from `past` to `base` (a team
@@ -184,6 +189,8 @@ pub fn platform_growth(
     use crate::policy::facts::team::{quota_delta, team_quota_by};
     let mut out = PlatformGrowth {
         from_hour,
+        catalogs_then: past.catalogs.clone(),
+        clusters_then: past.clusters.clone(),
         ..PlatformGrowth::default()
     };
     let gpus = |s: &RequestSpec| crate::capacity::size(s, crate::capacity::pool_of(world, s)).gpus;

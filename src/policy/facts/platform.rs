@@ -12,6 +12,9 @@ use schemars::JsonSchema;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
+mod catalog;
+pub use catalog::{CatalogChange, CatalogFacts, CatalogSubject, catalog};
+
 /// Hours in an average month, as every monthly cost counts them.
 const MONTH_HOURS: f64 = 730.0;
 
@@ -68,6 +71,10 @@ pub struct ClusterChange {
     /// with the base's catalogs and reservations; a priced pool left without a price counts
     /// as 1. Pools in both revisions only.
     pub largest_price_decrease: f64,
+    /// `largest_price_decrease` measured from the cluster as it was 30 days before the base
+    /// revision (its git history; 0 without history or for a cluster new since): pools made
+    /// cheaper over several pull requests add up.
+    pub recent_largest_price_decrease: f64,
     /// GPU-equivalents the requests in force from `now` on in this cluster's pools gain
     /// because a pool's MIG layout, time-slicing or GPUs per node changed (fewer
     /// time-slicing replicas make each requested slice a larger share of a GPU), summed
@@ -169,8 +176,9 @@ pub fn cluster(env: &Env<'_>, doc: &Document<ClusterSpec>, change: &Change) -> C
     let after_pools = if removed { BTreeMap::new() } else { pools(doc) };
 
     let before_pools = previous.map(pools).unwrap_or_default();
-    let mut price_cut = 0.0f64;
-    if let (Some(p), false) = (previous, removed) {
+    // The largest fall of a pool's blended price from `p`'s to the head's.
+    let cut_from = |p: &Document<ClusterSpec>| -> f64 {
+        let mut price_cut = 0.0f64;
         for pool in &doc.spec.node_pools {
             let Some(old) = p
                 .spec
@@ -190,7 +198,16 @@ pub fn cluster(env: &Env<'_>, doc: &Document<ClusterSpec>, change: &Change) -> C
                 price_cut = price_cut.max(cut);
             }
         }
-    }
+        price_cut
+    };
+    let price_cut = previous.filter(|_| !removed).map_or(0.0, cut_from);
+    let recent_price_cut = env
+        .aggregates
+        .platform_growth
+        .clusters_then
+        .get(doc.name())
+        .filter(|_| !removed && previous.is_some())
+        .map_or(0.0, cut_from);
     let mut widened = Vec::new();
     if !removed {
         for pool in &doc.spec.node_pools {
@@ -309,6 +326,7 @@ pub fn cluster(env: &Env<'_>, doc: &Document<ClusterSpec>, change: &Change) -> C
                 .map(|(k, _)| k.clone())
                 .collect(),
             largest_price_decrease: round(price_cut),
+            recent_largest_price_decrease: round(recent_price_cut),
             requests_regrown_gpus: round(regrown),
             selectors_widened: widened,
             selectors_changed: retargeted.pools,
@@ -440,136 +458,5 @@ pub fn priority_class(
             },
         },
         priority_class: now,
-    }
-}
-
-/// What a changed PriceCatalog's conditions read.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct CatalogSubject {
-    /// The evaluation time (`--at`, default now), RFC 3339.
-    pub now: String,
-    pub config: ConfigFacts,
-    /// What the change does to the rendered objects and files (zero without a base).
-    pub effects: EffectFacts,
-    pub change: CatalogChange,
-    pub catalog: CatalogFacts,
-}
-
-#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
-pub struct CatalogFacts {
-    /// The catalog's name.
-    pub name: String,
-    /// Price entries (provider, region, instance type).
-    pub entries: u32,
-}
-
-#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
-pub struct CatalogChange {
-    #[serde(flatten)]
-    pub base: ChangeFacts,
-    /// Entries the change adds.
-    pub entries_added: u32,
-    /// Entries the change removes.
-    pub entries_removed: u32,
-    /// Entries with at least one price that differs.
-    pub prices_changed: u32,
-    /// The largest fall of one GPU-hour price (a price over `gpusPerInstance`, so more GPUs per
-    /// instance is a cut too), as a share of its old value (0.25: a quarter cheaper); a price
-    /// added to an entry counts as a fall from the entry's old on-demand price, which pools
-    /// were priced at in its place; a removed price or entry as a fall of 1.
-    pub largest_decrease: f64,
-    /// The largest rise of one price, as a share of its old value.
-    pub largest_increase: f64,
-}
-
-/// Builds the facts of a changed PriceCatalog.
-pub fn catalog(env: &Env<'_>, doc: &Document<CatalogSpec>, change: &Change) -> CatalogSubject {
-    type Key = (Provider, String, String);
-    let entries = |d: &Document<CatalogSpec>| -> BTreeMap<Key, Vec<Option<f64>>> {
-        d.spec
-            .prices
-            .iter()
-            .map(|e| {
-                let f = |m: &Option<Spanned<Money>>| {
-                    m.as_ref().map(|m| crate::cost::prices::float(m.value.0))
-                };
-                (
-                    (
-                        e.provider.value,
-                        e.region.value.clone(),
-                        e.instance_type.value.clone(),
-                    ),
-                    {
-                        // GPU-hour prices: a price over the GPUs it buys.
-                        let per = (e.gpus_per_instance.value.0 as f64).max(1.0);
-                        let g = |p: Option<f64>| p.map(|p| p / per);
-                        vec![
-                            g(Some(crate::cost::prices::float(e.on_demand.value.0))),
-                            g(f(&e.spot)),
-                            g(f(&e.reserved1y)),
-                            g(f(&e.reserved3y)),
-                            g(f(&e.capacity_block)),
-                        ]
-                    },
-                )
-            })
-            .collect()
-    };
-    let now = if change.kind == crate::policy::change::ChangeKind::Removed {
-        BTreeMap::new()
-    } else {
-        entries(doc)
-    };
-    let before = change
-        .previous::<CatalogSpec>()
-        .map(entries)
-        .unwrap_or_default();
-    let (mut changed, mut down, mut up) = (0u32, 0.0f64, 0.0f64);
-    for (k, prices) in &now {
-        let Some(old) = before.get(k) else { continue };
-        if old == prices {
-            continue;
-        }
-        changed += 1;
-        let old_on_demand = old[0];
-        for (a, b) in old.iter().zip(prices) {
-            match (a, b) {
-                (Some(a), Some(b)) if *a > 0.0 => {
-                    down = down.max((a - b) / a);
-                    up = up.max((b - a) / a);
-                }
-                // A price that disappears is as good as free for what it priced.
-                (Some(_), None) => down = down.max(1.0),
-                // A price that appears replaces the on-demand price pools fell back to.
-                (None, Some(b)) => {
-                    if let Some(a) = old_on_demand.filter(|a| *a > 0.0) {
-                        down = down.max((a - b) / a);
-                    }
-                }
-                _ => {}
-            }
-        }
-    }
-    let entries_removed = before.keys().filter(|k| !now.contains_key(*k)).count() as u32;
-    if entries_removed > 0 {
-        // Without its entry a pool is unpriced, as good as free to every cost rule.
-        down = 1.0;
-    }
-    CatalogSubject {
-        now: env.at.to_string(),
-        config: super::config_facts(env.config),
-        effects: env.effects.clone(),
-        change: CatalogChange {
-            base: super::change_facts(change),
-            entries_added: now.keys().filter(|k| !before.contains_key(*k)).count() as u32,
-            entries_removed,
-            prices_changed: changed,
-            largest_decrease: round(down),
-            largest_increase: round(up),
-        },
-        catalog: CatalogFacts {
-            name: doc.name().to_string(),
-            entries: now.len() as u32,
-        },
     }
 }

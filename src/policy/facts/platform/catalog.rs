@@ -1,0 +1,166 @@
+//! The facts of a changed PriceCatalog: what entries it adds and removes, and
+//! the largest fall and rise of one GPU-hour price against the base, and
+//! against the catalog as it was 30 days before the base (price cuts split
+//! over several pull requests add up).
+
+use super::super::Env;
+use super::super::model::*;
+use super::super::values::round;
+use crate::model::*;
+use crate::policy::change::Change;
+use schemars::JsonSchema;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// What a changed PriceCatalog's conditions read.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct CatalogSubject {
+    /// The evaluation time (`--at`, default now), RFC 3339.
+    pub now: String,
+    pub config: ConfigFacts,
+    /// What the change does to the rendered objects and files (zero without a base).
+    pub effects: EffectFacts,
+    pub change: CatalogChange,
+    pub catalog: CatalogFacts,
+}
+
+#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+pub struct CatalogFacts {
+    /// The catalog's name.
+    pub name: String,
+    /// Price entries (provider, region, instance type).
+    pub entries: u32,
+}
+
+#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+pub struct CatalogChange {
+    #[serde(flatten)]
+    pub base: ChangeFacts,
+    /// Entries the change adds.
+    pub entries_added: u32,
+    /// Entries the change removes.
+    pub entries_removed: u32,
+    /// Entries with at least one price that differs.
+    pub prices_changed: u32,
+    /// The largest fall of one GPU-hour price (a price over `gpusPerInstance`, so more GPUs per
+    /// instance is a cut too), as a share of its old value (0.25: a quarter cheaper); a price
+    /// added to an entry counts as a fall from the entry's old on-demand price, which pools
+    /// were priced at in its place; a removed price or entry as a fall of 1.
+    pub largest_decrease: f64,
+    /// The largest rise of one price, as a share of its old value.
+    pub largest_increase: f64,
+    /// `largest_decrease` measured from the catalog as it was 30 days before the base
+    /// revision (its git history; 0 without history or for a catalog new since): price
+    /// cuts split over several pull requests add up.
+    pub recent_largest_decrease: f64,
+}
+
+/// Builds the facts of a changed PriceCatalog.
+pub fn catalog(env: &Env<'_>, doc: &Document<CatalogSpec>, change: &Change) -> CatalogSubject {
+    let entries = |d: &Document<CatalogSpec>| -> BTreeMap<Key, Vec<Option<f64>>> {
+        d.spec
+            .prices
+            .iter()
+            .map(|e| {
+                let f = |m: &Option<Spanned<Money>>| {
+                    m.as_ref().map(|m| crate::cost::prices::float(m.value.0))
+                };
+                (
+                    (
+                        e.provider.value,
+                        e.region.value.clone(),
+                        e.instance_type.value.clone(),
+                    ),
+                    {
+                        // GPU-hour prices: a price over the GPUs it buys.
+                        let per = (e.gpus_per_instance.value.0 as f64).max(1.0);
+                        let g = |p: Option<f64>| p.map(|p| p / per);
+                        vec![
+                            g(Some(crate::cost::prices::float(e.on_demand.value.0))),
+                            g(f(&e.spot)),
+                            g(f(&e.reserved1y)),
+                            g(f(&e.reserved3y)),
+                            g(f(&e.capacity_block)),
+                        ]
+                    },
+                )
+            })
+            .collect()
+    };
+    let now = if change.kind == crate::policy::change::ChangeKind::Removed {
+        BTreeMap::new()
+    } else {
+        entries(doc)
+    };
+    let before = change
+        .previous::<CatalogSpec>()
+        .map(entries)
+        .unwrap_or_default();
+    let (changed, down, up) = compare(&before, &now);
+    let recent = env
+        .aggregates
+        .platform_growth
+        .catalogs_then
+        .get(doc.name())
+        .filter(|_| change.kind != crate::policy::change::ChangeKind::Removed)
+        .map_or(0.0, |then| compare(&entries(then), &now).1);
+    CatalogSubject {
+        now: env.at.to_string(),
+        config: super::super::config_facts(env.config),
+        effects: env.effects.clone(),
+        change: CatalogChange {
+            base: super::super::change_facts(change),
+            entries_added: now.keys().filter(|k| !before.contains_key(*k)).count() as u32,
+            entries_removed: before.keys().filter(|k| !now.contains_key(*k)).count() as u32,
+            prices_changed: changed,
+            largest_decrease: round(down),
+            largest_increase: round(up),
+            recent_largest_decrease: round(recent),
+        },
+        catalog: CatalogFacts {
+            name: doc.name().to_string(),
+            entries: now.len() as u32,
+        },
+    }
+}
+
+type Key = (Provider, String, String);
+
+/// Compares GPU-hour prices: entries with a price that differs, the largest
+/// fall and the largest rise (shares of the old price).
+fn compare(
+    before: &BTreeMap<Key, Vec<Option<f64>>>,
+    now: &BTreeMap<Key, Vec<Option<f64>>>,
+) -> (u32, f64, f64) {
+    let (mut changed, mut down, mut up) = (0u32, 0.0f64, 0.0f64);
+    for (k, prices) in now {
+        let Some(old) = before.get(k) else { continue };
+        if old == prices {
+            continue;
+        }
+        changed += 1;
+        let old_on_demand = old[0];
+        for (a, b) in old.iter().zip(prices) {
+            match (a, b) {
+                (Some(a), Some(b)) if *a > 0.0 => {
+                    down = down.max((a - b) / a);
+                    up = up.max((b - a) / a);
+                }
+                // A price that disappears is as good as free for what it priced.
+                (Some(_), None) => down = down.max(1.0),
+                // A price that appears replaces the on-demand price pools fell back to.
+                (None, Some(b)) => {
+                    if let Some(a) = old_on_demand.filter(|a| *a > 0.0) {
+                        down = down.max((a - b) / a);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    if before.keys().any(|k| !now.contains_key(k)) {
+        // Without its entry a pool is unpriced, as good as free to every cost rule.
+        down = 1.0;
+    }
+    (changed, down, up)
+}
