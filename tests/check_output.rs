@@ -508,7 +508,7 @@ fn explain_shows_every_tier_and_rule_with_the_facts_read() {
     assert_eq!(v["command"], "explain");
     let trace = v["trace"].as_array().unwrap();
     assert_eq!(trace.iter().filter(|t| t["kind"] == "tier").count(), 4);
-    assert_eq!(trace.iter().filter(|t| t["kind"] == "rule").count(), 18);
+    assert_eq!(trace.iter().filter(|t| t["kind"] == "rule").count(), 19);
     let tier = trace.iter().find(|t| t["name"] == "director").unwrap();
     assert_eq!(tier["result"], true);
     assert_eq!(tier["reads"]["change.team_delta_gpus"], 80);
@@ -524,7 +524,7 @@ fn the_default_pack_passes_its_own_tests() {
         &[],
     );
     assert_eq!(out.code, 0, "{}", out.stdout);
-    assert!(out.stdout.contains("40 passed, 0 failed"), "{}", out.stdout);
+    assert!(out.stdout.contains("42 passed, 0 failed"), "{}", out.stdout);
     let json = run(
         &[
             "test",

@@ -17,6 +17,7 @@ pub mod lint;
 pub mod roles;
 pub mod selectors;
 pub mod standing;
+pub mod stranding;
 pub mod testing;
 pub mod world;
 

@@ -460,3 +460,61 @@ pub fn priority_class(
         priority_class: now,
     }
 }
+
+pub(crate) fn pool_facts(pool: &NodePool, cluster: &ClusterSpec, demand: DemandFacts) -> PoolFacts {
+    let (reserved, on_demand, spot) = crate::model::purchase_nodes(pool);
+    PoolFacts {
+        name: pool.name.value.to_string(),
+        gpu_model: pool.gpu_model.value.clone(),
+        instance_type: pool
+            .instance_type
+            .as_ref()
+            .map(|t| t.value.clone())
+            .unwrap_or_default(),
+        nodes: pool.nodes.value.0,
+        gpus_per_node: pool.gpus_per_node.value.0,
+        gpus: crate::capacity::pool_gpus(pool),
+        mig: pool.mig.is_some(),
+        mig_layout: pool
+            .mig
+            .iter()
+            .flat_map(|l| {
+                l.layout
+                    .value
+                    .iter()
+                    .map(|(k, v)| (k.value.clone(), v.value.0))
+            })
+            .collect(),
+        time_slicing: pool.time_slicing.is_some(),
+        replicas: pool
+            .time_slicing
+            .as_ref()
+            .map(|t| t.replicas.value)
+            .unwrap_or(1),
+        reserved_nodes: reserved,
+        on_demand_nodes: on_demand,
+        spot_nodes: spot,
+        spot: spot > 0,
+        capacity: crate::capacity::pool_capacity(pool, cluster).into(),
+        demand,
+    }
+}
+
+/// Demand of a pool over hours `[from, to)`.
+pub(crate) fn demand_facts(
+    env: &Env<'_>,
+    cluster: &str,
+    pool: &str,
+    (from, to): (i64, i64),
+) -> DemandFacts {
+    let outlook = env.analysis.outlook(cluster, pool);
+    let summary = outlook.map(|o| o.over(from, to)).unwrap_or_default();
+    DemandFacts {
+        has_usage: outlook.is_some(),
+        demand_p50: super::values::round(summary.mean_p50),
+        demand_p90: super::values::round(summary.peak_p90),
+        forecast_method: outlook
+            .map(|o| o.forecast.method.clone())
+            .unwrap_or_default(),
+    }
+}

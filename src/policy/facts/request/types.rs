@@ -1,0 +1,199 @@
+//! The typed facts of a CapacityRequest: what its conditions read (the
+//! request, its window, team and pool, and what the change does to it),
+//! with the meaning of each field, from which `docs/policy.md` is generated.
+
+use super::super::model::*;
+use crate::model::SmallMap;
+use schemars::JsonSchema;
+use serde::Serialize;
+
+/// What a request's conditions read.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct RequestSubject {
+    /// The evaluation time (`--at`, default now), RFC 3339.
+    pub now: String,
+    pub config: std::sync::Arc<ConfigFacts>,
+    /// What the change does to the rendered objects and files (zero without a base).
+    pub effects: EffectFacts,
+    pub change: RequestChange,
+    pub request: RequestFacts,
+    pub team: RequestTeamFacts,
+    pub cluster: std::sync::Arc<ClusterFacts>,
+    pub pool: RequestPoolFacts,
+}
+
+#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+pub struct RequestChange {
+    #[serde(flatten)]
+    pub base: ChangeFacts,
+    /// The most GPU-equivalents the request holds at any hour from `now` on beyond what it held
+    /// before (the whole size when added; a window moved later or an expired request revived
+    /// counts the hours it newly holds); minus what it gives up when it only releases.
+    pub delta_gpus: f64,
+    /// The most GPU-equivalents the team that held the request before gives up at any hour
+    /// from `now` on: what it releases by shrinking, shortening, moving or removing it, or by
+    /// handing it to another team (0 when added).
+    pub released_gpus: f64,
+    /// Monthly cost now minus before.
+    pub delta_monthly_cost: f64,
+    /// Cost over the window now minus before.
+    pub delta_total_cost: f64,
+    /// GPU-equivalents the change adds to the team in this request's pool, over all its
+    /// requests: the largest rise, at any hour from `now` on, of what they hold (negative: the
+    /// largest fall, when they only release); without a base, this request's own size. Tiers
+    /// read this.
+    pub team_delta_gpus: f64,
+    /// Monthly cost the change adds to the team in this pool, over all its requests.
+    pub team_delta_monthly_cost: f64,
+    /// Cost over the windows (from `now` on) the change adds to the team in this pool, over all
+    /// its requests.
+    pub team_delta_total_cost: f64,
+    /// GPU-equivalents the change adds to the team across every pool.
+    pub team_pr_delta_gpus: f64,
+    /// Cost over the windows (from `now` on) the change adds to the team across every pool, over
+    /// all its requests (without a base, this request's own): a cost split between pools adds up.
+    pub team_pr_delta_total_cost: f64,
+    /// Monthly cost the change adds to the team across every pool: the largest rise, at any hour
+    /// from `now` on, of what its requests cost a month while they run (without a base, this
+    /// request's own). One ask split into requests that run at once adds up; requests back to
+    /// back do not.
+    pub team_pr_delta_monthly_cost: f64,
+    /// For an added request, the highest priority among the team's requests in the base (the
+    /// request's own when the team has none there: a team's first asks are judged by size);
+    /// the request's own priority otherwise.
+    pub team_priority_before: i64,
+    /// What the change's requests in this request's pool (the base's pool and, when moved,
+    /// the head's) add to the expected stranded spend (P50) of the reservations in force
+    /// there: the demand with the head's requests against the demand with the base's
+    /// versions, the rest alike. A release can strand what a reservation was bought for.
+    pub reservation_stranded_cost: f64,
+    /// The largest stranded share, after the change, of the reservations whose stranded
+    /// spend it raises there (0 when none).
+    pub reservation_stranded_share: f64,
+    pub previous: PreviousRequest,
+}
+
+#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+pub struct RequestFacts {
+    /// The request's name.
+    pub name: String,
+    /// The team asking.
+    pub team: String,
+    /// The cluster.
+    pub cluster: String,
+    /// The node pool.
+    pub pool: String,
+    /// Resource name to count, as written.
+    pub resources: SmallMap<u32>,
+    /// Sum of the counts (GPUs, MIG instances, time-sliced replicas).
+    pub units: u32,
+    /// GPU-equivalents: a whole GPU is 1, a MIG instance its compute slices over the GPU's total (7, or 4 on A30), a time-sliced replica 1 / replicas.
+    pub gpus: f64,
+    /// GPU-equivalents times the window's hours (open-ended requests: one year from `now`).
+    pub gpu_hours: f64,
+    /// Whether the request states a window.
+    pub has_window: bool,
+    pub window: WindowFacts,
+    /// `inference`, `training`, `research` or `development`.
+    pub workload_class: String,
+    /// Priority class, or the Config's default, or the PriorityClass marked `globalDefault` (what Kubernetes gives a pod that names none; empty when none).
+    pub priority_class: String,
+    /// Value of the priority class (0 when none).
+    pub priority: i64,
+    /// Whether the workloads tolerate preemption.
+    pub preemptible: bool,
+    /// The justification (empty when absent).
+    pub justification: String,
+    /// Whether a non-blank justification is given.
+    pub has_justification: bool,
+    /// Success metrics.
+    pub success_metrics: Vec<String>,
+    /// Whether at least one success metric is given.
+    pub has_success_metrics: bool,
+    /// The business case (empty when absent).
+    pub business_case: String,
+    /// Whether a non-blank business case is given.
+    pub has_business_case: bool,
+    /// Who asked (empty when absent).
+    pub requested_by: String,
+    /// Whether the pool's instance type has a price in a PriceCatalog.
+    pub has_price: bool,
+    /// The pool's blended GPU-hour price: reserved, on-demand and spot prices weighed by its purchase mix (0 without a price).
+    pub gpu_hour_price: f64,
+    /// GPU-equivalents times the GPU-hour price.
+    pub hourly_cost: f64,
+    /// The cost of an average month (730 hours) of the request.
+    pub monthly_cost: f64,
+    /// The cost over the window (open-ended requests: one year from `now`).
+    pub total_cost: f64,
+}
+
+#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+pub struct WindowFacts {
+    /// Window start, RFC 3339 (empty when open).
+    pub start: String,
+    /// Window end, RFC 3339 (empty when open).
+    pub end: String,
+    /// Window length in hours (one year when open).
+    pub hours: i64,
+    /// Window length in days.
+    pub days: f64,
+    /// Whether the window covers `now`.
+    pub active: bool,
+    /// Days from `now` to the start (negative once started; 0 when open).
+    pub starts_in_days: f64,
+    /// Whether the window has ended at `now` (a request for the past).
+    pub ended: bool,
+    /// Days from the first start to the last end of this window and the windows of the team's
+    /// other requests that the change adds or moves, where they overlap, touch or are less than
+    /// 30 days apart (one long ask split into back-to-back requests, or pieces an hour apart, is
+    /// one run); `days` when none is, or without a base. Tier window limits read the longer of
+    /// the two.
+    pub run_days: f64,
+}
+
+/// The requesting team, with its quota in the request's cluster.
+#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+pub struct RequestTeamFacts {
+    #[serde(flatten)]
+    pub team: TeamFacts,
+    /// The team's namespace in the request's cluster (empty when none).
+    pub namespace: String,
+    /// Standing quota in the request's cluster: resource to ceiling (from the base revision when checking a change).
+    pub quota: SmallMap<u32>,
+    /// Peak GPU-equivalents the team's other requests in the cluster hold during the window.
+    pub held_gpus: f64,
+    /// Peak GPU-equivalents held during the window, this request included.
+    pub peak_gpus: f64,
+    /// Whether, for every resource of the request, the team stays within its quota at every hour of the window.
+    pub within_quota: bool,
+    /// Resources over quota: resource to the most units over, at the worst hour.
+    pub over_quota: SmallMap<i64>,
+    /// GPU-equivalents over quota at the worst hour (0 when within).
+    pub over_quota_gpus: f64,
+    /// GPU-equivalents the team's requests grew by in the 30 days before the base
+    /// revision, from its git history (0 without history): per request, the most it
+    /// holds at any hour since the 30 days began beyond what it held then (a revived,
+    /// stretched or moved request counts what it newly holds).
+    pub recent_growth_gpus: f64,
+    /// What that growth costs, from the start of the 30 days on at today's prices (0
+    /// without history): the money a request split over several pull requests adds up to.
+    pub recent_growth_cost: f64,
+}
+
+/// The request's pool, with what all requests commit to it.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct RequestPoolFacts {
+    #[serde(flatten)]
+    pub pool: PoolFacts,
+    /// Peak GPU-equivalents committed to the pool by all requests during this request's window, this one included.
+    pub committed_gpus: f64,
+    /// Whether, at some hour of the window, the requests commit more of a resource than the pool has.
+    pub overcommitted: bool,
+    /// Hours of the window with a resource over-committed (open-ended windows: over one year from `now`).
+    pub overcommit_hours: i64,
+    /// Largest shortfall in GPU-equivalents over those hours (0 when none).
+    pub shortfall_gpus: f64,
+    /// First over-committed hour, RFC 3339 (empty when none).
+    pub first_overcommit: String,
+}
