@@ -43,6 +43,7 @@ fn main() {
         effects: &Default::default(),
         shared: &facts::Shared::new(repo, &config),
         author: None,
+        co_authors: &[],
     };
     let t = Instant::now();
     let all: Vec<(String, minijinja::Value)> = repo

@@ -1058,12 +1058,53 @@ fn usage_hours_are_data_only_in_the_usage_pullers_pull_requests() {
     assert_eq!(roles, ["finance"], "{d}");
     assert!(run.stdout.contains("appended by alice"), "{}", run.stdout);
 
-    // The same hours in a pull request the puller opened: data, green without reviews.
-    f.with(|w| w.open_pull(PR, "capops-usage[bot]", &co.base, &co.head));
+    // The same hours in a pull request the puller opened (on a branch of its
+    // own: nobody else pushed to it): data, green without reviews.
+    f.with(|w| {
+        w.activity.clear();
+        w.open_pull(PR, "capops-usage[bot]", &co.base, &co.head);
+    });
     let run = gate(&co, &f, TOKEN, &[], &[]);
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
     assert_eq!(usage(&run)["standing"], "automatic", "{}", usage(&run));
     assert_eq!(f.with(|w| w.status_of(&co.head)).unwrap().state, "success");
+
+    // The puller's pull request, and mallory pushes a commit of her own to
+    // its branch: typed hours under the puller's name. Finance again.
+    let roles_of = |run: &Run| -> Vec<String> {
+        usage(run)["roles"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["role"].as_str().unwrap().to_string())
+            .collect()
+    };
+    f.with(|w| w.push_as(PR, &co.head, "mallory"));
+    let run = gate(&co, &f, TOKEN, &[], &[]);
+    assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+    assert_eq!(roles_of(&run), ["finance"], "{}", usage(&run));
+    assert_eq!(f.with(|w| w.status_of(&co.head)).unwrap().state, "failure");
+
+    // A commit linked to no account, pushed as the puller: nobody can say
+    // who wrote it. Finance.
+    f.with(|w| {
+        w.activity.clear();
+        w.open_pull(PR, "capops-usage[bot]", &co.base, &co.head);
+        w.push_unlinked(PR, &co.head);
+    });
+    let run = gate(&co, &f, TOKEN, &[], &[]);
+    assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+    assert_eq!(roles_of(&run), ["finance"], "{}", usage(&run));
+
+    // Who pushed cannot be read: finance.
+    f.with(|w| {
+        w.activity.clear();
+        w.open_pull(PR, "capops-usage[bot]", &co.base, &co.head);
+        w.fail(None, "/activity", 5, FaultKind::Status(404));
+    });
+    let run = gate(&co, &f, TOKEN, &[], &[]);
+    assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+    assert_eq!(roles_of(&run), ["finance"], "{}", usage(&run));
 }
 
 #[test]
@@ -1141,6 +1182,18 @@ fn the_base_is_the_branch_as_it_stands_and_an_outdated_branch_is_refused() {
         status.description.contains("github-base-out-of-date"),
         "{}",
         status.description
+    );
+
+    // A branch cut before main moved, opened after: GitHub's base.sha is
+    // the tip, but the head lacks it (compared with the tip it would read
+    // as undoing main's newer changes). Refused all the same.
+    f.with(|w| w.pulls.get_mut(&PR).unwrap().base_sha = moved.clone());
+    let run = gate(&co, &f, TOKEN, &[], &[]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("error[github-base-out-of-date]"),
+        "{}",
+        run.stderr
     );
 }
 

@@ -356,6 +356,7 @@ pub(super) fn evaluate(
     trace: bool,
     analysis: &crate::cost::Analysis<'_>,
     author: Option<&str>,
+    co_authors: &[String],
 ) -> CheckResult {
     let none = std::collections::HashSet::new();
     policy::check(&CheckInput {
@@ -372,6 +373,7 @@ pub(super) fn evaluate(
         templates: loaded.templates.as_ref(),
         effects: &loaded.effects.summary,
         author,
+        co_authors,
     })
 }
 
@@ -430,6 +432,7 @@ pub(super) fn check_to(
         cli.format == Format::Markdown,
         &analysis,
         args.author.as_deref(),
+        &[],
     );
     let paths = Paths::new(&args.path);
     let mut diagnostics: Vec<Diagnostic> = loaded.head.diagnostics.clone();
@@ -535,7 +538,7 @@ pub fn explain(cli: &Cli, args: &ExplainArgs, io: &mut Io<'_>) -> Outcome {
     let name = args.name.as_str();
     let loaded = load(cli, path, args.base.as_deref(), at, io)?;
     let analysis = crate::cost::Analysis::new(loaded.world(), at);
-    let result = evaluate(&loaded, at, true, &analysis, None);
+    let result = evaluate(&loaded, at, true, &analysis, None, &[]);
     let paths = Paths::new(path);
     let sources = &loaded.head.sources;
     let Some(e) = result.evaluated.iter().find(|e| e.name == name) else {

@@ -197,26 +197,27 @@ fn pull_request(
         b.rev = pr.base.name.clone();
     }
     let analysis = crate::cost::Analysis::new(loaded.world(), at);
+    // Appended usage hours are data when a puller opened the pull request
+    // and nobody else wrote or pushed any of it (read only then).
+    let config = loaded.world().config_spec();
+    let co_authors = match rt.block_on(gate::co_authors(&client, &repo, &pr, &author, &config)) {
+        Ok(c) => c,
+        Err(e) => return refuse(&repo, &rt, &head, args, settings, &e, exit_of(&e), io),
+    };
     let result = ccheck::evaluate(
         &loaded,
         at,
         true,
         &analysis,
         Some(&author).filter(|a| !a.is_empty()).map(|a| a.as_str()),
+        &co_authors,
     );
 
     // Reviews, then only the memberships that decide something (cached per run).
     let verified = rt.block_on(gate::verify(&client, &repo, &result, &pr, &author, &head));
     let (reviewers, approvals) = match verified {
         Ok(v) => v,
-        Err(e) => {
-            let code = if e.is_usage() {
-                Exit::Invalid
-            } else {
-                Exit::External
-            };
-            return refuse(&repo, &rt, &head, args, settings, &e, code, io);
-        }
+        Err(e) => return refuse(&repo, &rt, &head, args, settings, &e, exit_of(&e), io),
     };
     let standings: Vec<Standing> = result
         .evaluated
@@ -482,14 +483,15 @@ fn governed(pr: &rest::PullRequest, listed: &[String]) -> Result<(), GithubError
     })
 }
 
-/// The base to judge against: the branch's tip now. The pull request's own
-/// `base.sha` can lag (it is the base as of its last push); when the tip has
-/// moved and the head does not contain it, the pull request is refused
-/// until it is brought up to date.
+/// The base to judge against: the branch's tip now, which the head must
+/// contain. The head is compared with the tip's tree, so a head cut from an
+/// older commit would read as reverting every change merged since (a
+/// release that offsets the pull request's own growth), whatever the pull
+/// request's `base.sha` says: it is the tip when the event fired, not the
+/// commit the branch was cut from. Such a pull request is refused until it
+/// is brought up to date.
 fn current_base(path: &Path, pr: &rest::PullRequest, tip: &str) -> Result<String, GithubError> {
-    if tip.eq_ignore_ascii_case(&pr.base.sha)
-        || crate::load::git::head_contains(path, tip).unwrap_or(false)
-    {
+    if crate::load::git::head_contains(path, tip).unwrap_or(false) {
         return Ok(tip.to_string());
     }
     Err(GithubError::BaseOutOfDate {
@@ -532,6 +534,16 @@ fn refuse(
         )?;
     }
     Err(Stop::Exit(code))
+}
+
+/// The exit code of a GitHub read that failed: a refusal of the request
+/// itself is the user's to fix (2), the rest is GitHub's (3).
+fn exit_of(e: &GithubError) -> Exit {
+    if e.is_usage() {
+        Exit::Invalid
+    } else {
+        Exit::External
+    }
 }
 
 fn same_head(path: &Path, head: &str) -> Result<(), GithubError> {

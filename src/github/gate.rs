@@ -76,6 +76,39 @@ pub async fn verify(
     Ok((reviewers, verified))
 }
 
+/// Who other than `author` wrote or pushed the pull request's commits: the
+/// accounts its commits carry as author or committer and the actors of its
+/// head branch's pushes, with a note for each commit linked to no account
+/// and for pushers that cannot be read (neither is a usage puller). The
+/// usage-puller fact reads it: hours appended by the puller's pull request
+/// are data only when nobody else wrote or pushed any of it. Read only when
+/// `author` is one of `config`'s usage pullers (empty otherwise).
+pub async fn co_authors(
+    client: &Client,
+    repo: &Repo<'_>,
+    pr: &rest::PullRequest,
+    author: &str,
+    config: &crate::model::ConfigSpec,
+) -> Result<Vec<String>, GithubError> {
+    if !crate::policy::facts::history::is_puller(config, author) {
+        return Ok(Vec::new());
+    }
+    let (mut out, unlinked) = repo.pushers(pr.number, pr.commits).await?;
+    match head_pushers(client, pr).await? {
+        rest::BranchPushers::Known(logins) => out.extend(logins),
+        rest::BranchPushers::Unknown(why) => out.push(format!("(pushers unknown: {why})")),
+    }
+    out.extend(
+        unlinked
+            .into_iter()
+            .map(|c| format!("(commit {c}, linked to no account)")),
+    );
+    out.retain(|l| !l.eq_ignore_ascii_case(author));
+    out.sort();
+    out.dedup();
+    Ok(out)
+}
+
 /// Who pushed to the pull request's head branch, read from the repository
 /// it lives in (a fork's own activity for a fork's pull request). A head
 /// whose repository is gone (a deleted fork) cannot say.

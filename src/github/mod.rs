@@ -79,7 +79,7 @@ pub enum GithubError {
         allowed: String,
     },
     #[error(
-        "`{branch}` has moved on since pull request #{number} was last updated (its base {base}, the branch now {tip}), and the head does not contain it: judged against the old base, the pull request would be judged by policy, roles and prices that are no longer the branch's"
+        "the head of pull request #{number} does not contain `{branch}` as it stands ({tip}; the pull request's base {base}): judged against the tip, the head would read as undoing what was merged since, and judged against an older base, by policy, roles and prices that are no longer the branch's"
     )]
     BaseOutOfDate {
         number: u64,

@@ -150,6 +150,9 @@ pub struct CheckInput<'a> {
     /// Who opened the pull request (`check --github`: the pull request's
     /// author; `check --author`), when known.
     pub author: Option<&'a str>,
+    /// Who else wrote or pushed the change's commits (`check --github`): logins, and a
+    /// note for a commit linked to no account or pushers that could not be read.
+    pub co_authors: &'a [String],
 }
 
 /// The result of a check.
@@ -254,6 +257,7 @@ pub fn check(input: &CheckInput<'_>) -> CheckResult {
         effects: input.effects,
         shared: &shared,
         author: input.author,
+        co_authors: input.co_authors,
     };
     let mut targets: Vec<judge::Target> = changes
         .iter()

@@ -102,8 +102,8 @@ pub fn released(
 }
 
 #[cfg(test)]
-#[allow(clippy::disallowed_methods)] // the test writes its repository to a folder
 mod tests {
+    #![allow(clippy::disallowed_methods)] // the test writes its repository to a folder
     use super::*;
     use std::path::Path;
 

@@ -270,6 +270,7 @@ fn judge(
         templates: None,
         effects: &Default::default(),
         author: None,
+        co_authors: &[],
     });
     let mut diags = head.diagnostics.clone();
     diags.extend(result.diagnostics.iter().cloned());

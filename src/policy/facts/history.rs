@@ -213,7 +213,9 @@ pub struct UsageChange {
     /// `check --author`; empty when unknown.
     pub author: String,
     /// Whether the author is one of the base Config's `usage.pullers` (the accounts
-    /// whose pull requests append measurements); false when the author is unknown.
+    /// whose pull requests append measurements), and so is everyone else who wrote or pushed
+    /// the change's commits (`check --github`: a commit linked to no account, or pushers that
+    /// cannot be read, count as someone else); false when the author is unknown.
     pub by_usage_puller: bool,
 }
 
@@ -231,7 +233,8 @@ pub fn usage(env: &Env<'_>, delta: &UsageDelta) -> UsageSubject {
             delta: delta.clone(),
             rewrites_history: delta.rewritten_rows > 0 || delta.removed_rows > 0,
             author: env.author.unwrap_or_default().to_string(),
-            by_usage_puller: env.author.is_some_and(|a| is_puller(env.config, a)),
+            by_usage_puller: env.author.is_some_and(|a| is_puller(env.config, a))
+                && env.co_authors.iter().all(|a| is_puller(env.config, a)),
         },
     }
 }

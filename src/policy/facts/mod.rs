@@ -456,6 +456,9 @@ pub struct Env<'a> {
     pub shared: &'a Shared,
     /// Who opened the pull request, when known.
     pub author: Option<&'a str>,
+    /// The others who wrote or pushed the change's commits, when read (GitHub): appended
+    /// usage hours are a puller's only when they are all pullers too.
+    pub co_authors: &'a [String],
 }
 
 pub(crate) fn config_facts(config: &ConfigSpec) -> ConfigFacts {

@@ -63,6 +63,7 @@ fn with_example_env(f: impl FnOnce(&Repo, &Env<'_>)) {
         effects: &EffectFacts::default(),
         shared: &super::Shared::new(&repo, &config),
         author: None,
+        co_authors: &[],
     };
     f(&repo, &env);
 }
