@@ -784,8 +784,136 @@ fn a_merge_group_is_judged_against_its_base_and_gets_a_status() {
             ("GITHUB_TOKEN", TOKEN),
         ],
     );
+    // The entry is pull request #7's change (40 -> 100 GPUs) on what it
+    // lands on: a director and a capacity review, on the pull request's head.
+    assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
+    assert_eq!(f.with(|w| w.status_of(&co.head)).unwrap().state, "failure");
+    f.with(|w| {
+        w.review(PR, "bob", "APPROVED", &co.head);
+        w.review(PR, "dave", "APPROVED", &co.head);
+    });
+    let out = common::run(
+        &["check", "--github", "--at", "2026-11-22", &root],
+        &[
+            ("GITHUB_EVENT_NAME", "merge_group"),
+            ("GITHUB_EVENT_PATH", &event),
+            ("GITHUB_REPOSITORY", "org/capacity"),
+            ("GITHUB_API_URL", &f.url),
+            ("GITHUB_TOKEN", TOKEN),
+        ],
+    );
     assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
     assert_eq!(f.with(|w| w.status_of(&co.head)).unwrap().state, "success");
+    // The pull request keeps the comment of its own check.
+    assert!(f.with(|w| w.comments_on(PR)).is_empty());
+
+    // A queue branch that names no pull request: no approvals can be read,
+    // so what needs one fails, approved or not.
+    let text = std::fs::read_to_string(&event)
+        .unwrap()
+        .replace("gh-readonly-queue/main/pr-7-", "elsewhere/");
+    std::fs::write(&event, text).unwrap();
+    let out = common::run(
+        &["check", "--github", "--at", "2026-11-22", &root],
+        &[
+            ("GITHUB_EVENT_NAME", "merge_group"),
+            ("GITHUB_EVENT_PATH", &event),
+            ("GITHUB_REPOSITORY", "org/capacity"),
+            ("GITHUB_API_URL", &f.url),
+            ("GITHUB_TOKEN", TOKEN),
+        ],
+    );
+    assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
+    let status = f.with(|w| w.status_of(&co.head)).unwrap();
+    assert_eq!(status.state, "failure", "{}", status.description);
+}
+
+#[test]
+fn queued_pull_requests_that_pass_alone_are_judged_together() {
+    // Two pull requests of 9 GPUs each: automatic alone. Queued together,
+    // the second lands on the first (the queue's merge commits c1, c2), and
+    // there the team's 18 GPUs within 30 days need its lead.
+    let co = Checkout::new(40);
+    std::fs::write(co.root.join("b.yaml"), request("b", 9, "test")).unwrap();
+    let own = commit_all(&co.git, "pull request #7 alone");
+    let start = co
+        .git
+        .find_object(git2::Oid::from_str(&co.head).unwrap(), None)
+        .unwrap();
+    co.git.reset(&start, git2::ResetType::Hard, None).unwrap();
+    std::fs::remove_file(co.root.join("b.yaml")).ok();
+    std::fs::write(co.root.join("a.yaml"), request("a", 9, "test")).unwrap();
+    let c1 = commit_all(&co.git, "queue: pull request #6");
+    std::fs::write(co.root.join("b.yaml"), request("b", 9, "test")).unwrap();
+    let c2 = commit_all(&co.git, "queue: pull request #7");
+    let f = fake(&co);
+    f.with(|w| w.open_pull(PR, "alice", &co.head, &own));
+    let event = merge_group_event(&co, &c2);
+    let text = std::fs::read_to_string(&event)
+        .unwrap()
+        .replace(&co.base, &co.head);
+    std::fs::write(&event, text).unwrap();
+    let root = co.root.display().to_string();
+    let event = event.display().to_string();
+    let env = [
+        ("GITHUB_EVENT_NAME", "merge_group"),
+        ("GITHUB_EVENT_PATH", event.as_str()),
+        ("GITHUB_REPOSITORY", "org/capacity"),
+        ("GITHUB_API_URL", f.url.as_str()),
+        ("GITHUB_TOKEN", TOKEN),
+    ];
+    let run = || {
+        common::run(
+            &[
+                "check",
+                "--github",
+                "--at",
+                "2026-11-22",
+                "--format",
+                "json",
+                &root,
+            ],
+            &env,
+        )
+    };
+    let out = run();
+    assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
+    assert!(
+        out.stderr.contains("what it lands on") && out.stderr.contains(&c1[..7]),
+        "{}",
+        out.stderr
+    );
+    let json: Value = serde_json::from_str(&out.stdout).unwrap();
+    let b = json["github"]["decisions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["name"] == "b")
+        .cloned()
+        .unwrap_or_else(|| panic!("b judged: {}", out.stdout));
+    let roles: Vec<&str> = b["roles"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(roles, ["team-lead"], "{b}");
+    assert!(
+        json["github"]["decisions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|d| d["name"] != "a"),
+        "only the entry's own change is judged: {}",
+        out.stdout
+    );
+    assert_eq!(f.with(|w| w.status_of(&c2)).unwrap().state, "failure");
+
+    // The team's lead approves pull request #7 on its own head: it passes.
+    f.with(|w| w.review(PR, "ml-lead", "APPROVED", &own));
+    let out = run();
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    assert_eq!(f.with(|w| w.status_of(&c2)).unwrap().state, "success");
 }
 
 #[test]

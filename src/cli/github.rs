@@ -7,21 +7,23 @@
 //! `capops` check run or status. Exit 0 exactly when nothing is denied and
 //! every decision's approvals are present on the head commit.
 //!
-//! On a `merge_group` event the merge commit is judged against the queue's
-//! base (denials fail; approvals were verified on each pull request before it
-//! could enter the queue). On a push, a schedule or any other event the
+//! On a `merge_group` event the entry is judged as its pull request: the
+//! queue's merge commit against the commit it lands on (the base plus the
+//! entries ahead), with the pull request's approvals; the verdict goes on
+//! the merge commit. On a push, a schedule or any other event the
 //! repository is checked as it stands (denials fail).
 
 use super::check::{self as ccheck, CheckArgs, FailOn};
 use super::common::{Exit, Outcome, Stop, write_diagnostics, write_pretty};
+use super::github_common::{client, fail, note_published, outputs, repo, runtime, same_head};
 use super::{Cli, Io};
 use crate::diag::{Diagnostic, Severity};
 use crate::github::args::GithubArgs;
 use crate::github::comment::{self, Row};
-use crate::github::context::{Flags, Settings, Target};
+use crate::github::context::{Entry, Flags, Settings, Target};
 use crate::github::rest::{self, Repo, short};
 use crate::github::status::{self, Verdict};
-use crate::github::{GithubError, client::Client, gate, present, retry};
+use crate::github::{GithubError, gate, present};
 use crate::output::{self as report, Format, Paths};
 use crate::policy::approvals::{self, Standing};
 use std::io::Write;
@@ -58,62 +60,46 @@ pub fn run(cli: &Cli, check: &CheckArgs, io: &mut Io<'_>) -> Outcome {
             outputs(io, None, args.json_out.as_deref())?;
             Ok(code)
         }
-        Target::MergeGroup { head_sha, base_sha } => {
-            if let Err(e) = same_head(path, &head_sha) {
-                return Err(fail(&e, io));
-            }
-            writeln!(
-                io.stderr,
-                "capops: merge queue: judging {} against its base {} (denials fail)",
-                short(&head_sha),
-                short(&base_sha)
-            )?;
-            // The verdict says whether anything is denied, whatever --fail-on
-            // says about the exit code.
-            let judged = match ccheck::check_to(
-                cli,
-                check,
-                Some(&base_sha),
-                FailOn::Denied,
-                args.json_out.as_deref(),
-                io,
-            ) {
-                Ok(code) | Err(Stop::Exit(code)) => code,
-                Err(e) => return Err(e),
+        Target::MergeGroup {
+            head_sha,
+            base_sha,
+            pr,
+        } => {
+            let Some(number) = pr else {
+                return super::github_queue::without_pull_request(
+                    cli, check, &settings, &head_sha, &base_sha, io,
+                );
             };
-            let code = if denials_only == FailOn::Never && judged == Exit::Gate {
-                Exit::Ok
+            // The entry's own change, on what it lands on (the base plus the
+            // entries ahead of it: the merge commit's first parent), with its
+            // pull request's approvals: several pull requests that pass alone
+            // can need an approval together.
+            let landing = crate::load::git::first_parent(path, &head_sha)
+                .ok()
+                .flatten()
+                .unwrap_or(base_sha);
+            let entry = Entry { head_sha, landing };
+            let at = check.at.unwrap_or(io.now);
+            let fail_on = if fail_on == FailOn::Never {
+                FailOn::Never
             } else {
-                judged
+                FailOn::Approval
             };
-            outputs(io, None, args.json_out.as_deref())?;
-            let verdict = Verdict {
-                success: judged == Exit::Ok,
-                description: match judged {
-                    Exit::Ok => "merge group: nothing denied".into(),
-                    Exit::Gate => "merge group: something is denied (see the job log)".into(),
-                    _ => "merge group: the check could not run (see the job log)".into(),
-                },
-                summary: String::new(),
-                annotations: Vec::new(),
-                details_url: settings.run_url.clone(),
-            };
-            let published = runtime()?.block_on(async {
-                let client = client(&settings)?;
-                let repo = repo(&client, &settings);
-                status::publish(&repo, &head_sha, args.status, &verdict).await
-            });
-            match published {
-                Ok(p) => {
-                    note_published(p.as_ref(), &head_sha, io)?;
-                    Ok(code)
-                }
-                Err(e) => Err(fail(&e, io)),
-            }
+            pull_request(
+                cli,
+                path,
+                at,
+                fail_on,
+                args,
+                &settings,
+                number,
+                Some(&entry),
+                io,
+            )
         }
         Target::PullRequest { number } => {
             let at = check.at.unwrap_or(io.now);
-            pull_request(cli, path, at, fail_on, args, &settings, number, io)
+            pull_request(cli, path, at, fail_on, args, &settings, number, None, io)
         }
     }
 }
@@ -127,6 +113,7 @@ fn pull_request(
     args: &GithubArgs,
     settings: &Settings,
     number: u64,
+    entry: Option<&Entry>,
     io: &mut Io<'_>,
 ) -> Outcome {
     let rt = runtime()?;
@@ -141,8 +128,11 @@ fn pull_request(
         Ok(p) => p,
         Err(e) => return Err(fail(&e, io)),
     };
+    // Approvals count on the pull request's head; the verdict goes on the
+    // commit judged (the queue's merge commit for a queue entry).
     let head = pr.head.sha.clone();
-    if let Err(e) = same_head(path, &head) {
+    let judged = entry.map_or(head.clone(), |e| e.head_sha.clone());
+    if let Err(e) = same_head(path, &judged) {
         return Err(fail(&e, io));
     }
     let author = pr
@@ -156,17 +146,25 @@ fn pull_request(
     if let Err(e) = governed(&pr, &args.base_branch) {
         return Err(fail(&e, io));
     }
-    let base_sha = match rt.block_on(repo.branch_tip(&pr.base.name)) {
-        Ok(tip) => match current_base(path, &pr, &tip) {
+    let base_sha = match (entry, rt.block_on(repo.branch_tip(&pr.base.name))) {
+        (Some(e), _) => e.landing.clone(),
+        (None, Ok(tip)) => match current_base(path, &pr, &tip) {
             Ok(b) => b,
-            Err(e) => return refuse(&repo, &rt, &head, args, settings, &e, Exit::Gate, io),
+            Err(e) => return refuse(&repo, &rt, &judged, args, settings, &e, Exit::Gate, io),
         },
-        Err(e) => return refuse(&repo, &rt, &head, args, settings, &e, Exit::External, io),
+        (None, Err(e)) => {
+            return refuse(&repo, &rt, &judged, args, settings, &e, Exit::External, io);
+        }
+    };
+    let against = if entry.is_some() {
+        "what it lands on"
+    } else {
+        "as it stands"
     };
     writeln!(
         io.stderr,
-        "capops: pull request #{number} by {author}: judging {} against {} as it stands ({})",
-        short(&head),
+        "capops: pull request #{number} by {author}: judging {} against {} {against} ({})",
+        short(&judged),
         pr.base.name,
         short(&base_sha)
     )?;
@@ -186,7 +184,7 @@ fn pull_request(
                 annotations: Vec::new(),
                 details_url: settings.run_url.clone(),
             };
-            if let Err(e) = rt.block_on(status::publish(&repo, &head, args.status, &verdict)) {
+            if let Err(e) = rt.block_on(status::publish(&repo, &judged, args.status, &verdict)) {
                 return Err(fail(&e, io));
             }
             return Ok(code);
@@ -202,7 +200,7 @@ fn pull_request(
     let config = loaded.world().config_spec();
     let co_authors = match rt.block_on(gate::co_authors(&client, &repo, &pr, &author, &config)) {
         Ok(c) => c,
-        Err(e) => return refuse(&repo, &rt, &head, args, settings, &e, exit_of(&e), io),
+        Err(e) => return refuse(&repo, &rt, &judged, args, settings, &e, exit_of(&e), io),
     };
     let result = ccheck::evaluate(
         &loaded,
@@ -217,7 +215,7 @@ fn pull_request(
     let verified = rt.block_on(gate::verify(&client, &repo, &result, &pr, &author, &head));
     let (reviewers, approvals) = match verified {
         Ok(v) => v,
-        Err(e) => return refuse(&repo, &rt, &head, args, settings, &e, exit_of(&e), io),
+        Err(e) => return refuse(&repo, &rt, &judged, args, settings, &e, exit_of(&e), io),
     };
     let standings: Vec<Standing> = result
         .evaluated
@@ -275,7 +273,8 @@ fn pull_request(
 
     // The comment, then the status (which links to it).
     let mut github_failed = None;
-    let written = if args.comment == comment::Mode::Never {
+    // A queue entry's pull request keeps the comment of its own check.
+    let written = if args.comment == comment::Mode::Never || entry.is_some() {
         None
     } else {
         let me = match &args.comment_author {
@@ -315,7 +314,7 @@ fn pull_request(
         ),
         details_url: comment_url.clone().or_else(|| settings.run_url.clone()),
     };
-    let published = match rt.block_on(status::publish(&repo, &head, args.status, &verdict)) {
+    let published = match rt.block_on(status::publish(&repo, &judged, args.status, &verdict)) {
         Ok(p) => p,
         Err(e) => {
             github_failed.get_or_insert(e);
@@ -366,7 +365,7 @@ fn pull_request(
             None => writeln!(io.stderr, "capops: comment {}", w.action)?,
         }
     }
-    note_published(published.as_ref(), &head, io)?;
+    note_published(published.as_ref(), &judged, io)?;
     let mut json_path = None;
     if let Some(p) = &args.json_out {
         let text = serde_json::to_string_pretty(&json).unwrap_or_default() + "\n";
@@ -404,51 +403,6 @@ fn actions_files(
     }
     let json_path = json_path.map(Path::new);
     outputs(io, comment_url, json_path)
-}
-
-/// Appends `comment-url` and `decision-json` to the step's outputs (`GITHUB_OUTPUT`).
-fn outputs(
-    io: &mut Io<'_>,
-    comment_url: Option<&str>,
-    json_path: Option<&Path>,
-) -> std::io::Result<()> {
-    use std::fs::OpenOptions;
-    let json_path = json_path.map(|p| p.display().to_string());
-    let json_path = json_path.as_deref();
-    if let Some(output) = (io.env)("GITHUB_OUTPUT").filter(|p| !p.is_empty()) {
-        let mut lines = String::new();
-        for (k, v) in [("comment-url", comment_url), ("decision-json", json_path)] {
-            if let Some(v) = v.filter(|v| !v.contains('\n') && !v.contains('\r')) {
-                lines.push_str(&format!("{k}={v}\n"));
-            }
-        }
-        if let Err(e) = OpenOptions::new()
-            .append(true)
-            .create(true)
-            .open(&output)
-            .and_then(|mut f| f.write_all(lines.as_bytes()))
-        {
-            writeln!(io.stderr, "warning: cannot write the step outputs: {e}")?;
-        }
-    }
-    Ok(())
-}
-
-fn note_published(
-    p: Option<&status::Published>,
-    sha: &str,
-    io: &mut Io<'_>,
-) -> std::io::Result<()> {
-    if let Some(p) = p {
-        writeln!(
-            io.stderr,
-            "capops: `{}` {} set on {}",
-            rest::CONTEXT,
-            p.kind,
-            short(sha)
-        )?;
-    }
-    Ok(())
 }
 
 /// Refuses unless the working tree holding `path` is at `head`.
@@ -544,55 +498,4 @@ fn exit_of(e: &GithubError) -> Exit {
     } else {
         Exit::External
     }
-}
-
-fn same_head(path: &Path, head: &str) -> Result<(), GithubError> {
-    let checked_out = crate::load::git::head_commit(path).map_err(|e| GithubError::NoCheckout {
-        path: path.display().to_string(),
-        why: e.to_string(),
-    })?;
-    if !checked_out.eq_ignore_ascii_case(head) {
-        return Err(GithubError::HeadMismatch {
-            checked_out,
-            head: head.to_string(),
-        });
-    }
-    Ok(())
-}
-
-fn client(settings: &Settings) -> Result<Client, GithubError> {
-    Client::new(
-        &settings.api_url,
-        settings.token().unwrap_or_default(),
-        retry::Policy::default(),
-    )
-}
-
-fn repo<'a>(client: &'a Client, settings: &Settings) -> Repo<'a> {
-    let (owner, name) = settings.repo.clone().unwrap_or_default();
-    Repo {
-        client,
-        owner,
-        name,
-    }
-}
-
-/// A runtime on this thread for the GitHub calls of one run (one, so that
-/// the client's pooled connections stay alive between calls).
-fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-}
-
-/// Reports a GitHub error and stops with its exit code.
-fn fail(e: &GithubError, io: &mut Io<'_>) -> Stop {
-    if let Err(w) = writeln!(io.stderr, "error[{}]: {e}\n  help: {}", e.code(), e.help()) {
-        return Stop::Io(w);
-    }
-    Stop::Exit(if e.is_usage() {
-        Exit::Invalid
-    } else {
-        Exit::External
-    })
 }

@@ -15,6 +15,8 @@ pub mod common;
 mod effects;
 mod forecast;
 mod github;
+mod github_common;
+mod github_queue;
 mod info;
 pub mod inventory;
 mod render;

@@ -13,9 +13,21 @@ pub enum Target {
     /// A pull request: its head against its base, with its approvals.
     PullRequest { number: u64 },
     /// A merge queue's merge commit against the queue's base.
-    MergeGroup { head_sha: String, base_sha: String },
+    MergeGroup {
+        head_sha: String,
+        base_sha: String,
+        /// The pull request the queue entry is for, from its branch's name.
+        pr: Option<u64>,
+    },
     /// A push, a schedule or anything else: the repository as it stands.
     Repository { event: String },
+}
+
+/// A merge queue entry: the queue's merge commit (checked out, and where
+/// the verdict goes) and the commit it lands on.
+pub struct Entry {
+    pub head_sha: String,
+    pub landing: String,
 }
 
 /// Reads an event payload. Pull-request events give the number (head and base
@@ -47,9 +59,19 @@ pub fn parse_event(name: &str, payload: &str) -> Result<Target, String> {
                 .map(String::from)
                 .ok_or(format!("a merge_group event without `merge_group.{key}`"))
         };
+        // The queue's branch names the pull request the entry is for:
+        // `refs/heads/gh-readonly-queue/<base>/pr-<number>-<sha>`.
+        let pr = v
+            .pointer("/merge_group/head_ref")
+            .and_then(|s| s.as_str())
+            .and_then(|r| r.rsplit('/').next())
+            .and_then(|last| last.strip_prefix("pr-"))
+            .and_then(|rest| rest.split('-').next())
+            .and_then(|n| n.parse::<u64>().ok());
         return Ok(Target::MergeGroup {
             head_sha: sha("head_sha")?,
             base_sha: sha("base_sha")?,
+            pr,
         });
     }
     Ok(Target::Repository {
@@ -239,8 +261,20 @@ mod tests {
         assert_eq!(
             parse_event("merge_group", &payload),
             Ok(Target::MergeGroup {
+                head_sha: head.clone(),
+                base_sha: base.clone(),
+                pr: Some(7),
+            })
+        );
+        let no_ref = format!(
+            r#"{{"merge_group":{{"head_sha":"{head}","base_sha":"{base}","head_ref":"refs/heads/elsewhere"}}}}"#
+        );
+        assert_eq!(
+            parse_event("merge_group", &no_ref),
+            Ok(Target::MergeGroup {
                 head_sha: head,
-                base_sha: base
+                base_sha: base,
+                pr: None,
             })
         );
         assert!(

@@ -256,6 +256,20 @@ fn revision(root: &Path, out: &Path) -> Option<String> {
 }
 
 /// The commit checked out in the working tree holding `root` (`HEAD`).
+/// The first parent of `commit` (`None` for a root commit or one not in the
+/// repository): in a merge queue, the state an entry lands on.
+pub fn first_parent(root: &Path, commit: &str) -> Result<Option<String>, GitError> {
+    let repo =
+        Repository::discover(root).map_err(|_| GitError::NotARepository(root.to_path_buf()))?;
+    let Ok(oid) = Oid::from_str(commit) else {
+        return Ok(None);
+    };
+    let Ok(c) = repo.find_commit(oid) else {
+        return Ok(None);
+    };
+    Ok(c.parent_ids().next().map(|p| p.to_string()))
+}
+
 pub fn head_commit(root: &Path) -> Result<String, GitError> {
     let repo =
         Repository::discover(root).map_err(|_| GitError::NotARepository(root.to_path_buf()))?;

@@ -1,0 +1,81 @@
+//! Merge-queue entries. An entry GitHub names (its branch
+//! `gh-readonly-queue/<base>/pr-<number>-<sha>`) is judged as its pull
+//! request on what it lands on (`github::run`, `context::Entry`). One whose pull
+//! request cannot be told from the queue's branch name: without the pull
+//! request its approvals cannot be read, so the
+//! merge commit is judged against the queue's base and fails on anything
+//! that needs an approval, as well as on denials: a queue must never pass
+//! what nobody was asked to approve.
+
+use super::check::{self as ccheck, CheckArgs, FailOn};
+use super::common::{Exit, Outcome, Stop};
+use super::github_common::{client, fail, note_published, outputs, repo, runtime, same_head};
+use super::{Cli, Io};
+use crate::github::context::Settings;
+use crate::github::rest::short;
+use crate::github::status::{self, Verdict};
+
+/// Judges the merge commit `head_sha` against `base_sha`; approvals fail.
+pub fn without_pull_request(
+    cli: &Cli,
+    check: &CheckArgs,
+    settings: &Settings,
+    head_sha: &str,
+    base_sha: &str,
+    io: &mut Io<'_>,
+) -> Outcome {
+    let args = &check.github;
+    if let Err(e) = same_head(check.path.as_path(), head_sha) {
+        return Err(fail(&e, io));
+    }
+    writeln!(
+        io.stderr,
+        "capops: merge queue: judging {} against its base {} (its pull request is not named by the queue's branch, so approvals cannot be read: anything that needs one fails)",
+        short(head_sha),
+        short(base_sha)
+    )?;
+    // The verdict says whether everything passes, whatever --fail-on says
+    // about the exit code.
+    let judged = match ccheck::check_to(
+        cli,
+        check,
+        Some(base_sha),
+        FailOn::Approval,
+        args.json_out.as_deref(),
+        io,
+    ) {
+        Ok(code) | Err(Stop::Exit(code)) => code,
+        Err(e) => return Err(e),
+    };
+    let code = if check.fail_on == FailOn::Never && judged == Exit::Gate {
+        Exit::Ok
+    } else {
+        judged
+    };
+    outputs(io, None, args.json_out.as_deref())?;
+    let verdict = Verdict {
+        success: judged == Exit::Ok,
+        description: match judged {
+            Exit::Ok => "merge group: nothing denied or awaiting approval".into(),
+            Exit::Gate => {
+                "merge group: something is denied or needs an approval (see the job log)".into()
+            }
+            _ => "merge group: the check could not run (see the job log)".into(),
+        },
+        summary: String::new(),
+        annotations: Vec::new(),
+        details_url: settings.run_url.clone(),
+    };
+    let published = runtime()?.block_on(async {
+        let client = client(settings)?;
+        let repo = repo(&client, settings);
+        status::publish(&repo, head_sha, args.status, &verdict).await
+    });
+    match published {
+        Ok(p) => {
+            note_published(p.as_ref(), head_sha, io)?;
+            Ok(code)
+        }
+        Err(e) => Err(fail(&e, io)),
+    }
+}
