@@ -270,7 +270,6 @@ pub fn aggregates(
     // A team's monthly cost across pools is the largest rise of its rate at
     // any hour: requests split back to back do not add up, overlapping ones do.
     (out.moved_windows, out.moved_terms) = facts::runs::moved(world, changes);
-    out.stranding = super::stranding::released(world, analysis, changes);
     for (team, t) in out.by_team.iter_mut() {
         t.monthly_cost =
             capacity::signed(capacity::swing(rates.remove(team).unwrap_or_default(), at));

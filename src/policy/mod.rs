@@ -243,6 +243,7 @@ pub fn check(input: &CheckInput<'_>) -> CheckResult {
         input.at,
     ));
     let mut aggregates = judge::aggregates(world, analysis, &changes, input.recent_growth);
+    aggregates.stranding = stranding::released(world, input.base, analysis, &changes);
     aggregates.platform_growth = input.platform_growth.clone();
     aggregates.recent_growth_cost = judge::recent_growth_cost(analysis, input.platform_growth);
     let shared = facts::Shared::new(world, &config);

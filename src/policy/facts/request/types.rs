@@ -64,11 +64,13 @@ pub struct RequestChange {
     pub team_priority_before: i64,
     /// What the change's requests in this request's pool (the base's pool and, when moved,
     /// the head's) add to the expected stranded spend (P50) of the reservations in force
-    /// there: the demand with the head's requests against the demand with the base's
-    /// versions, the rest alike. A release can strand what a reservation was bought for.
+    /// there, from `now` on: the pool's demand with the base's versions of the changed
+    /// requests, against the same plus what they hold in the head minus what they held in
+    /// the base, hour by hour (a locked reservation as the base has it). A release can
+    /// strand what a reservation was bought for.
     pub reservation_stranded_cost: f64,
-    /// The largest stranded share, after the change, of the reservations whose stranded
-    /// spend it raises there (0 when none).
+    /// The largest stranded share of the remaining term (from `now` on), after the change,
+    /// of the reservations whose stranded spend it raises there (0 when none).
     pub reservation_stranded_share: f64,
     pub previous: PreviousRequest,
 }
