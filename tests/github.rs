@@ -1236,6 +1236,24 @@ fn usage_hours_are_data_only_in_the_usage_pullers_pull_requests() {
 }
 
 #[test]
+fn a_closed_pull_request_writes_nothing() {
+    // A review after closing: its head's verdict is left as it is (another
+    // open pull request may share the head).
+    let co = Checkout::new(100);
+    let f = fake(&co);
+    f.with(|w| w.pulls.get_mut(&PR).unwrap().state = "closed".into());
+    let run = gate(&co, &f, TOKEN, &[], &[]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("error[github-pull-request-closed]"),
+        "{}",
+        run.stderr
+    );
+    assert!(f.with(|w| w.status_of(&co.head)).is_none());
+    assert!(f.with(|w| w.comments_on(PR)).is_empty());
+}
+
+#[test]
 fn a_pull_request_into_a_branch_capops_does_not_govern_is_not_judged() {
     // The same head, proposed into a branch of the contributor's own whose
     // tree already holds the change: judged against it, nothing changed.

@@ -146,6 +146,11 @@ fn pull_request(
     if let Err(e) = governed(&pr, &args.base_branch) {
         return Err(fail(&e, io));
     }
+    // A closed pull request writes nothing: its head's verdict may be
+    // another open pull request's.
+    if pr.state == "closed" {
+        return Err(fail(&GithubError::Closed { number }, io));
+    }
     let base_sha = match (entry, rt.block_on(repo.branch_tip(&pr.base.name))) {
         (Some(e), _) => e.landing.clone(),
         (None, Ok(tip)) => match current_base(path, &pr, &tip) {

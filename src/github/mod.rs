@@ -78,6 +78,8 @@ pub enum GithubError {
         base: String,
         allowed: String,
     },
+    #[error("pull request #{number} is closed: there is nothing to judge")]
+    Closed { number: u64 },
     #[error(
         "the head of pull request #{number} does not contain `{branch}` as it stands ({tip}; the pull request's base {base}): judged against the tip, the head would read as undoing what was merged since, and judged against an older base, by policy, roles and prices that are no longer the branch's"
     )]
@@ -113,6 +115,7 @@ impl GithubError {
             GithubError::BadResponse { .. } => "github-bad-response",
             GithubError::UnknownIdentity => "github-unknown-identity",
             GithubError::BaseNotJudged { .. } => "github-base-not-judged",
+            GithubError::Closed { .. } => "github-pull-request-closed",
             GithubError::BaseOutOfDate { .. } => "github-base-out-of-date",
             GithubError::TooManyCommits { .. } => "github-too-many-commits",
         }
@@ -129,6 +132,7 @@ impl GithubError {
                 | GithubError::HeadMismatch { .. }
                 | GithubError::NoCheckout { .. }
                 | GithubError::BaseNotJudged { .. }
+                | GithubError::Closed { .. }
                 | GithubError::TooManyCommits { .. }
         )
     }
@@ -150,6 +154,7 @@ impl GithubError {
             GithubError::RateLimited { .. } => "run it again after the reset time, or use a token with a larger rate limit (a GitHub App installation token)".into(),
             GithubError::Http { .. } | GithubError::Unreachable { .. } | GithubError::BadResponse { .. } => "GitHub (or GITHUB_API_URL) failed; run it again, and check githubstatus.com or the Enterprise server".into(),
             GithubError::UnknownIdentity => "pass --comment-author LOGIN (the account or `app-slug[bot]` the token posts as), so capops edits only its own comment".into(),
+            GithubError::Closed { .. } => "nothing to do: a closed pull request keeps the verdict it had; reopen it to have it judged again (its head commit's verdict may be another pull request's)".into(),
             GithubError::BaseNotJudged { .. } => "retarget the pull request to the branch capops governs; a branch of its own would let the pull request choose what judges it. To govern more branches, list each with --base-branch in the workflow".into(),
             GithubError::BaseOutOfDate { branch, .. } => format!("merge `{branch}` into the pull request's branch (or rebase it); the push runs capops again against the branch as it stands. Branch protection's \"require branches to be up to date\" or a merge queue does this for you"),
             GithubError::TooManyCommits { .. } => "squash the pull request's commits (or split it) so GitHub lists all of them".into(),

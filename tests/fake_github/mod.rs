@@ -59,6 +59,8 @@ pub struct Pull {
     pub commits: Vec<(String, String)>,
     /// The head branch (`change-{number}`).
     pub head_ref: String,
+    /// `open` or `closed`.
+    pub state: String,
 }
 
 /// One entry of the repository activity.
@@ -214,6 +216,7 @@ impl World {
                 base_ref: "main".into(),
                 commits: vec![(author.into(), author.into())],
                 head_ref: head_ref.clone(),
+                state: "open".into(),
             },
         );
         self.branches
@@ -477,7 +480,7 @@ fn pull_json(ctx: &Ctx, w: &World, p: &Pull) -> Value {
         "diff_url": format!("{html}.diff"),
         "issue_url": format!("{base}/issues/{}", p.number),
         "number": p.number,
-        "state": "open",
+        "state": p.state,
         "locked": false,
         "title": "Capacity change",
         "user": user(ctx, &p.author, uid(&p.author), false),
