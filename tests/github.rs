@@ -1479,6 +1479,25 @@ fn no_approval_counts_while_who_pushed_cannot_be_read() {
         "{}",
         run.json["github"]
     );
+    // Activity that does not reach the head (the branch renamed, or its
+    // history gone): who put the head there cannot be told. The same.
+    let co = Checkout::new(100);
+    let f = fake(&co);
+    f.with(|w| {
+        w.activity.clear();
+        w.record("change-7", "push", &co.base, &co.base, "alice");
+        w.review(PR, "bob", "APPROVED", &co.head);
+        w.review(PR, "dave", "APPROVED", &co.head);
+    });
+    let run = gate(&co, &f, TOKEN, &[], &[]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.json["github"]["notCounted"]
+            .to_string()
+            .contains("does not reach its head"),
+        "{}",
+        run.json["github"]
+    );
 }
 
 #[test]

@@ -136,7 +136,7 @@ async fn head_pushers(
         owner: owner.to_string(),
         name: name.to_string(),
     };
-    head.branch_pushers(&pr.head.name).await
+    head.branch_pushers(&pr.head.name, &pr.head.sha).await
 }
 
 /// The login the token posts as.

@@ -69,13 +69,16 @@ struct Activity {
     activity_type: String,
     #[serde(default)]
     actor: Option<User>,
+    /// The commit the ref points at after the activity.
+    #[serde(default)]
+    after: String,
 }
 
 /// What reading who pushed to a branch found.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum BranchPushers {
-    /// The logins (lowercase, sorted, without duplicates) that created,
-    /// pushed or force-pushed to the branch.
+    /// The logins (lowercase, sorted, without duplicates) that moved the
+    /// branch: created, pushed, force-pushed or merged into it.
     Known(Vec<String>),
     /// They could not be read; why, in words.
     Unknown(String),
@@ -246,7 +249,14 @@ impl Repo<'_> {
     /// here too). Not readable (403 or 404: the token may not read the fork,
     /// GitHub Enterprise Server without the endpoint) is `Unknown`, not an
     /// error: the gate then counts no approval.
-    pub async fn branch_pushers(&self, branch: &str) -> Result<BranchPushers, GithubError> {
+    /// The activity must reach `head` (an entry whose `after` is it): one
+    /// that does not (a renamed branch, history beyond what GitHub keeps)
+    /// cannot say who put the head there, so it is `Unknown` too.
+    pub async fn branch_pushers(
+        &self,
+        branch: &str,
+        head: &str,
+    ) -> Result<BranchPushers, GithubError> {
         let what = format!(
             "listing who pushed to branch `{branch}` of {}/{}",
             self.owner, self.name
@@ -262,12 +272,17 @@ impl Repo<'_> {
             }
             Err(e) => return Err(e),
         };
+        if !raw.iter().any(|a| a.after.eq_ignore_ascii_case(head)) {
+            return Ok(BranchPushers::Unknown(format!(
+                "the activity of `{branch}` does not reach its head {}",
+                short(head)
+            )));
+        }
         let mut out = Vec::new();
+        // Every activity that moved the branch (pushes, force pushes, its
+        // creation, pull-request and merge-queue merges into it).
         for a in raw {
-            if !matches!(
-                a.activity_type.as_str(),
-                "push" | "force_push" | "branch_creation"
-            ) {
+            if a.activity_type == "branch_deletion" {
                 continue;
             }
             match a.actor {
