@@ -1285,6 +1285,59 @@ fn a_pull_request_into_a_branch_capops_does_not_govern_is_not_judged() {
 }
 
 #[test]
+fn a_head_shared_with_a_pull_request_into_another_governed_branch_is_refused() {
+    // #PR into main has its director and capacity review; the same head is
+    // also proposed into `release`, where nobody approved it. One commit
+    // carries one verdict: whichever ran last would decide for both.
+    let co = Checkout::new(100);
+    let f = fake(&co);
+    let other = PR + 1;
+    f.with(|w| {
+        w.review(PR, "bob", "APPROVED", &co.head);
+        w.review(PR, "dave", "APPROVED", &co.head);
+        w.open_pull(other, "alice", &co.base, &co.head);
+        w.pulls.get_mut(&other).unwrap().base_ref = "release".into();
+        w.branches.insert("release".into(), co.base.clone());
+    });
+    let governed = ["--base-branch", "main", "--base-branch", "release"];
+    let run = gate(&co, &f, TOKEN, &governed, &[]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("error[github-head-shared]")
+            && run.stderr.contains(&format!("#{other} into `release`")),
+        "{}",
+        run.stderr
+    );
+    let status = f.with(|w| w.status_of(&co.head)).unwrap();
+    assert_eq!(status.state, "failure");
+    assert!(
+        status.description.contains("github-head-shared"),
+        "{}",
+        status.description
+    );
+    // The other pull request's run refuses the same way, so no green stands.
+    let number = other.to_string();
+    let mut args = vec!["--pr", number.as_str()];
+    args.extend_from_slice(&governed);
+    let run = gate(&co, &f, TOKEN, &args, &[]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stderr.contains(&format!("#{PR} into `main`")),
+        "{}",
+        run.stderr
+    );
+
+    // Into a branch capops does not govern, the other writes nothing: #PR is judged.
+    let run = gate(&co, &f, TOKEN, &["--base-branch", "main"], &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(f.with(|w| w.status_of(&co.head)).unwrap().state, "success");
+    // Closed, it no longer counts either.
+    f.with(|w| w.pulls.get_mut(&other).unwrap().state = "closed".into());
+    let run = gate(&co, &f, TOKEN, &governed, &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+}
+
+#[test]
 fn the_base_is_the_branch_as_it_stands_and_an_outdated_branch_is_refused() {
     let co = Checkout::new(100);
     let f = fake(&co);

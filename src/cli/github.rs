@@ -151,6 +151,18 @@ fn pull_request(
     if pr.state == "closed" {
         return Err(fail(&GithubError::Closed { number }, io));
     }
+    // One commit, one verdict: a head shared with a pull request into
+    // another governed branch would carry whichever verdict came last.
+    if entry.is_none() {
+        match rt.block_on(repo.open_pulls()) {
+            Ok(open) => {
+                if let Some(e) = shared_head(&pr, &open, &args.base_branch) {
+                    return refuse(&repo, &rt, &judged, args, settings, &e, Exit::Gate, io);
+                }
+            }
+            Err(e) => return refuse(&repo, &rt, &judged, args, settings, &e, exit_of(&e), io),
+        }
+    }
     let base_sha = match (entry, rt.block_on(repo.branch_tip(&pr.base.name))) {
         (Some(e), _) => e.landing.clone(),
         (None, Ok(tip)) => match current_base(path, &pr, &tip) {
@@ -440,6 +452,29 @@ fn governed(pr: &rest::PullRequest, listed: &[String]) -> Result<(), GithubError
                 .join(", ")
         },
     })
+}
+
+/// Another open pull request into another governed branch whose head is
+/// this one's, as the refusal to give. Into the same branch it is the same
+/// change against the same base, judged the same way.
+fn shared_head(
+    pr: &rest::PullRequest,
+    open: &[rest::PullRequest],
+    listed: &[String],
+) -> Option<GithubError> {
+    open.iter()
+        .find(|o| {
+            o.number != pr.number
+                && o.head.sha.eq_ignore_ascii_case(&pr.head.sha)
+                && o.base.name != pr.base.name
+                && governed(o, listed).is_ok()
+        })
+        .map(|o| GithubError::SharedHead {
+            number: pr.number,
+            head: short(&pr.head.sha).to_string(),
+            other: o.number,
+            other_base: o.base.name.clone(),
+        })
 }
 
 /// The base to judge against: the branch's tip now, which the head must

@@ -185,6 +185,13 @@ impl Repo<'_> {
         parse(&reply, &what)
     }
 
+    /// `GET /repos/{o}/{r}/pulls?state=open`, all pages: the open pull requests.
+    pub async fn open_pulls(&self) -> Result<Vec<PullRequest>, GithubError> {
+        let what = "listing the open pull requests".to_string();
+        let url = self.path("/pulls?state=open&per_page=100");
+        self.client.get_all(&url, &what).await
+    }
+
     /// The tip of a branch, read now (a pull request's `base.sha` is the base
     /// as of its last push, not the branch as it stands).
     pub async fn branch_tip(&self, branch: &str) -> Result<String, GithubError> {

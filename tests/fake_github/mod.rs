@@ -14,6 +14,8 @@
 //!   does not add a new review);
 //! - `POST` and `PATCH` both edit a comment (`/issues/comments/{id}`);
 //! - a comment longer than the body limit (65,536 characters) gets 422;
+//! - the pull-request list (`/pulls`) shows open pull requests unless
+//!   `state` says otherwise, newest first;
 //! - team membership answers 200 `{state: active|pending}` or 404;
 //! - the repository activity (`/activity?ref=...`) lists every push, force
 //!   push and branch creation with the account that made it, newest first,
@@ -747,6 +749,20 @@ fn respond(
                     user(&ctx, &account.login, account.id, false),
                 )
             }
+        }
+        ("GET", ["repos", o, r, "pulls"]) if repo_ok(o, r) => {
+            // state (open by default: open, closed, all) and base filters,
+            // newest first (GitHub's default sort: created, descending).
+            let state = query.get("state").map_or("open", String::as_str);
+            let items: Vec<Value> = w
+                .pulls
+                .values()
+                .rev()
+                .filter(|p| state == "all" || p.state == state)
+                .filter(|p| query.get("base").is_none_or(|b| &p.base_ref == b))
+                .map(|p| pull_json(&ctx, &w, p))
+                .collect();
+            page(&ctx, &path, &query, items)
         }
         ("GET", ["repos", o, r, "pulls", n]) if repo_ok(o, r) => {
             match n.parse::<u64>().ok().and_then(|n| w.pulls.get(&n)) {
