@@ -221,7 +221,7 @@ pub fn evaluate(
                 format!("an open-ended {what}")
             } else if own.is_some_and(|d| d < days) {
                 format!(
-                    "a {what} of {} days, run back to back with the others this change adds to {} days,",
+                    "a {what} of {} days, run back to back with the others this change adds and those already held from now on, to {} days,",
                     own.unwrap_or(0.0).ceil(),
                     days.ceil()
                 )

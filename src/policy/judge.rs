@@ -269,7 +269,12 @@ pub fn aggregates(
     }
     // A team's monthly cost across pools is the largest rise of its rate at
     // any hour: requests split back to back do not add up, overlapping ones do.
-    (out.moved_windows, out.moved_terms) = facts::runs::moved(world, changes);
+    out.runs = facts::runs::moved(world, changes, analysis.at.as_second());
+    out.changed_requests = changes
+        .iter()
+        .filter(|c| c.kind == Kind::CapacityRequest)
+        .map(|c| c.name.clone())
+        .collect();
     for (team, t) in out.by_team.iter_mut() {
         t.monthly_cost =
             capacity::signed(capacity::swing(rates.remove(team).unwrap_or_default(), at));

@@ -382,12 +382,12 @@ pub struct Aggregates {
     /// now minus before, summed (so splitting one commitment into many
     /// small reservations is judged as the whole).
     pub reservations_total_cost: f64,
-    /// team -> (request, start, end in seconds) of the windows the change
-    /// adds or moves ([`runs`]).
-    pub moved_windows: std::collections::HashMap<String, runs::Spans>,
-    /// (provider, region, instance type) -> (reservation, start, end in
-    /// seconds) of the terms the change adds or moves ([`runs`]).
-    pub moved_terms: std::collections::HashMap<runs::Capacity, runs::Spans>,
+    /// The windows and terms the change adds or moves, and those the base
+    /// holds from `--at` on, per team and per capacity ([`runs`]).
+    pub runs: runs::Runs,
+    /// The requests the change adds, edits or removes: the head's others
+    /// are the base's too (the base holds only the touched files' documents).
+    pub changed_requests: std::collections::BTreeSet<String>,
     /// (cluster, pool) -> what the change's requests add to the stranded
     /// spend of the reservations in force there ([`crate::policy::stranding`]).
     pub stranding: std::collections::BTreeMap<(String, String), crate::policy::stranding::Stranded>,

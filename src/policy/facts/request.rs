@@ -160,10 +160,24 @@ pub fn request(env: &Env<'_>, req: &Document<RequestSpec>, change: &Change) -> R
     };
     let now_priority = priority_of(env, spec);
     let team_priority_before = if change.kind == crate::policy::change::ChangeKind::Added {
-        env.base
-            .unwrap_or(env.world)
-            .requests
-            .values()
+        // The base whole: its versions of the changed requests, and the
+        // head's others (the base holds only the touched files' documents).
+        let changed = &env.aggregates.changed_requests;
+        let base: Vec<&Document<RequestSpec>> = match env.base {
+            Some(b) => b
+                .requests
+                .values()
+                .filter(|r| changed.contains(r.name()))
+                .chain(
+                    env.world
+                        .requests
+                        .values()
+                        .filter(|r| !changed.contains(r.name())),
+                )
+                .collect(),
+            None => env.world.requests.values().collect(),
+        };
+        base.into_iter()
             .filter(|r| r.spec.team.value == spec.team.value)
             .map(|r| priority_of(env, &r.spec))
             .max()

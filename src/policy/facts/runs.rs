@@ -5,6 +5,15 @@
 //! Tier limits on windows and terms read the run, so one long ask split
 //! into back-to-back pieces (or pieces an hour apart) is judged as the
 //! whole. What the change moved is worked out once ([`moved`]).
+//!
+//! A piece added in a later pull request is joined, too, with what the base
+//! already holds for the same team in the same pool (or for the same
+//! capacity) from `--at` on: a renewal
+//! that starts where a merged window ends continues the same hold, and is
+//! judged as the whole of it still to come. A held window or term that
+//! covers the moved one whole is not joined (the moved one extends nothing),
+//! and the past is not counted (renewing at the end of a window is a new
+//! ask of its own length).
 
 use super::Env;
 use crate::model::*;
@@ -21,18 +30,80 @@ fn span(w: &Window) -> (i64, i64) {
     (w.start.value.as_second(), w.end.value.as_second())
 }
 
+/// What a change moves, and what the base already holds, as runs join them.
+#[derive(Debug, Clone, Default)]
+pub struct Runs {
+    /// team -> the windows the change adds or moves.
+    pub moved_windows: HashMap<String, Spans>,
+    /// capacity -> the terms the change adds or moves.
+    pub moved_terms: HashMap<Capacity, Spans>,
+    /// (team, cluster, pool) -> the windows of the requests the change
+    /// leaves alone, from `at` on (the base's, identical in the head).
+    pub held_windows: HashMap<(String, String, String), Spans>,
+    /// capacity -> the terms of the reservations the change leaves alone, from `at` on.
+    pub held_terms: HashMap<Capacity, Spans>,
+}
+
+/// Held windows continue a request's run in its own pool only: the team's
+/// requests elsewhere are other capacity.
+fn held_key(s: &RequestSpec) -> (String, String, String) {
+    (
+        s.team.value.clone(),
+        s.cluster.value.clone(),
+        s.pool.value.clone(),
+    )
+}
+
+fn capacity_of(s: &ReservationSpec) -> Capacity {
+    (
+        s.provider.value.as_str().to_string(),
+        s.region.value.clone(),
+        s.instance_type.value.clone(),
+    )
+}
+
 /// The windows and terms the change adds or moves (a new document, or one
-/// whose window, term or team changed), keyed as [`super::Aggregates`] keeps them.
-#[allow(clippy::type_complexity)]
-pub fn moved(
-    world: &Repo,
-    changes: &[Changed],
-) -> (
-    HashMap<String, Spans>,
-    HashMap<(String, String, String), Spans>,
-) {
-    let mut windows: HashMap<String, Spans> = HashMap::new();
-    let mut terms: HashMap<(String, String, String), Spans> = HashMap::new();
+/// whose window, term or team changed), and those it leaves alone from `at`
+/// (seconds) on, keyed as [`super::Aggregates`] keeps them. `world` holds
+/// the head's requests and reservations: the ones `changes` does not list,
+/// or lists as unchanged, are the base's too.
+pub fn moved(world: &Repo, changes: &[Changed], at: i64) -> Runs {
+    let mut out = Runs::default();
+    let changed = |kind: Kind, name: &str| {
+        changes
+            .iter()
+            .any(|c| c.kind == kind && c.name == name && c.change.kind != ChangeKind::Unchanged)
+    };
+    let from_now = |(s, e): (i64, i64)| (e > at).then_some((s.max(at), e));
+    for (name, doc) in &world.requests {
+        let Some(w) = doc
+            .spec
+            .window
+            .as_ref()
+            .filter(|_| !changed(Kind::CapacityRequest, name))
+        else {
+            continue;
+        };
+        if let Some((s, e)) = from_now(span(w)) {
+            out.held_windows
+                .entry(held_key(&doc.spec))
+                .or_default()
+                .push((name.clone(), s, e));
+        }
+    }
+    for (name, doc) in &world.reservations {
+        if changed(Kind::Reservation, name) {
+            continue;
+        }
+        if let Some((s, e)) = from_now(span(&doc.spec.term)) {
+            out.held_terms
+                .entry(capacity_of(&doc.spec))
+                .or_default()
+                .push((name.clone(), s, e));
+        }
+    }
+    let windows = &mut out.moved_windows;
+    let terms = &mut out.moved_terms;
     for c in changes {
         if matches!(c.change.kind, ChangeKind::Unchanged | ChangeKind::Removed) {
             continue;
@@ -62,58 +133,82 @@ pub fn moved(
                 };
                 let before = c.change.previous::<ReservationSpec>();
                 if before.is_none_or(|b| span(&b.spec.term) != span(&doc.spec.term)) {
-                    let s = &doc.spec;
-                    let (start, end) = span(&s.term);
-                    terms
-                        .entry((
-                            s.provider.value.as_str().to_string(),
-                            s.region.value.clone(),
-                            s.instance_type.value.clone(),
-                        ))
-                        .or_default()
-                        .push((c.name.clone(), start, end));
+                    let (start, end) = span(&doc.spec.term);
+                    terms.entry(capacity_of(&doc.spec)).or_default().push((
+                        c.name.clone(),
+                        start,
+                        end,
+                    ));
                 }
             }
             _ => {}
         }
     }
-    (windows, terms)
+    out
 }
 
 /// Seconds of the run a moved request's window is part of (0 when the
 /// change does not add or move its window).
 pub fn request(env: &Env<'_>, req: &Document<RequestSpec>) -> i64 {
-    env.aggregates
-        .moved_windows
+    let runs = &env.aggregates.runs;
+    runs.moved_windows
         .get(&req.spec.team.value)
-        .map_or(0, |spans| run_of(req.name(), spans))
+        .map_or(0, |spans| {
+            run_of(
+                req.name(),
+                spans,
+                runs.held_windows.get(&held_key(&req.spec)),
+            )
+        })
 }
 
 /// Seconds of the run a moved reservation's term is part of (0 when the
 /// change does not add or move its term).
 pub fn reservation(env: &Env<'_>, res: &Document<ReservationSpec>) -> i64 {
-    let s = &res.spec;
-    let key = (
-        s.provider.value.as_str().to_string(),
-        s.region.value.clone(),
-        s.instance_type.value.clone(),
-    );
-    env.aggregates
-        .moved_terms
-        .get(&key)
-        .map_or(0, |spans| run_of(res.name(), spans))
+    let runs = &env.aggregates.runs;
+    let key = capacity_of(&res.spec);
+    runs.moved_terms.get(&key).map_or(0, |spans| {
+        run_of(res.name(), spans, runs.held_terms.get(&key))
+    })
 }
 
-fn run_of(name: &str, spans: &Spans) -> i64 {
+/// The run of `name`'s span among the others the change moves and, when it
+/// extends what is held (the held spans' own runs do not cover it whole),
+/// those held.
+fn run_of(name: &str, spans: &Spans, held: Option<&Spans>) -> i64 {
     let Some(own) = spans.iter().find(|(n, _, _)| n == name) else {
         return 0;
     };
+    let own_span = (own.1, own.2);
+    let held: Vec<(i64, i64)> = held
+        .into_iter()
+        .flatten()
+        .map(|&(_, s, e)| (s, e))
+        .collect();
+    let extends = !runs(held.clone())
+        .into_iter()
+        .any(|(s, e)| s <= own_span.0 && own_span.1 <= e);
     let others = spans
         .iter()
         .filter(|(n, _, _)| n != name)
         .map(|&(_, s, e)| (s, e))
+        .chain(held.into_iter().filter(|_| extends))
         .collect();
-    run_seconds((own.1, own.2), others)
+    run_seconds(own_span, others)
+}
+
+/// The runs `spans` make: sorted, and joined where they overlap, touch or
+/// are less than [`MAX_GAP`] apart.
+fn runs(mut spans: Vec<(i64, i64)>) -> Vec<(i64, i64)> {
+    spans.sort_unstable();
+    let mut out: Vec<(i64, i64)> = Vec::new();
+    for (start, end) in spans {
+        match out.last_mut() {
+            Some((_, e)) if start < e.saturating_add(MAX_GAP) => *e = (*e).max(end),
+            _ => out.push((start, end)),
+        }
+    }
+    out
 }
 
 /// Pieces less than this far apart (seconds: 30 days) are one run: a gap
@@ -139,7 +234,51 @@ pub fn run_seconds(own: (i64, i64), mut others: Vec<(i64, i64)>) -> i64 {
 
 #[cfg(test)]
 mod tests {
-    use super::run_seconds;
+    use super::{Spans, run_of, run_seconds};
+
+    #[test]
+    fn a_renewal_continues_what_is_held_and_a_window_inside_it_does_not() {
+        const D: i64 = 86_400;
+        let moved = |s: i64, e: i64| -> Spans { vec![("own".into(), s * D, e * D)] };
+        let held = |spans: &[(i64, i64)]| -> Spans {
+            spans
+                .iter()
+                .map(|&(s, e)| ("held".to_string(), s * D, e * D))
+                .collect()
+        };
+        // Renewed where the held window ends, or 10 days later: one run.
+        assert_eq!(
+            run_of("own", &moved(180, 364), Some(&held(&[(0, 180)]))),
+            364 * D
+        );
+        assert_eq!(
+            run_of("own", &moved(190, 364), Some(&held(&[(0, 180)]))),
+            364 * D
+        );
+        // A held window before it, then a 30-day gap: its own.
+        assert_eq!(
+            run_of("own", &moved(210, 364), Some(&held(&[(0, 180)]))),
+            154 * D
+        );
+        // Reaching beyond a held window it overlaps: the whole.
+        assert_eq!(
+            run_of("own", &moved(170, 364), Some(&held(&[(0, 180)]))),
+            364 * D
+        );
+        // Inside a held window, or inside held windows that run on from
+        // one another: it extends nothing.
+        assert_eq!(
+            run_of("own", &moved(50, 71), Some(&held(&[(0, 180)]))),
+            21 * D
+        );
+        assert_eq!(
+            run_of("own", &moved(80, 110), Some(&held(&[(0, 90), (100, 180)]))),
+            30 * D
+        );
+        // Nothing held, or not the change's: as before.
+        assert_eq!(run_of("own", &moved(0, 21), None), 21 * D);
+        assert_eq!(run_of("other", &moved(0, 21), Some(&held(&[(0, 180)]))), 0);
+    }
 
     #[test]
     fn back_to_back_pieces_make_one_run() {

@@ -58,7 +58,8 @@ pub struct RequestChange {
     /// request's own). One ask split into requests that run at once adds up; requests back to
     /// back do not.
     pub team_pr_delta_monthly_cost: f64,
-    /// For an added request, the highest priority among the team's requests in the base (the
+    /// For an added request, the highest priority among the team's requests in the whole base,
+    /// whichever files hold them (the
     /// request's own when the team has none there: a team's first asks are judged by size);
     /// the request's own priority otherwise.
     pub team_priority_before: i64,
@@ -149,8 +150,10 @@ pub struct WindowFacts {
     /// Days from the first start to the last end of this window and the windows of the team's
     /// other requests that the change adds or moves, where they overlap, touch or are less than
     /// 30 days apart (one long ask split into back-to-back requests, or pieces an hour apart, is
-    /// one run); `days` when none is, or without a base. Tier window limits read the longer of
-    /// the two.
+    /// one run). When the window reaches beyond what the team already holds in the same pool,
+    /// the base's windows there from `now` on join the run too (a renewal in a later pull
+    /// request continues the hold); a window inside what is held extends nothing. `days` when
+    /// no other window joins, or without a base. Tier window limits read the longer of the two.
     pub run_days: f64,
 }
 
