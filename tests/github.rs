@@ -447,7 +447,69 @@ fn a_rate_limit_beyond_the_bound_fails_at_once_with_exit_3() {
         run.stderr
     );
     assert!(started.elapsed() < std::time::Duration::from_secs(20));
-    assert!(f.with(|w| w.comments.is_empty() && w.statuses.is_empty()));
+    // No comment; a failing verdict on the commit checked out, so no earlier green stands.
+    assert!(f.with(|w| w.comments.is_empty()));
+    assert_eq!(f.with(|w| w.status_of(&co.head)).unwrap().state, "failure");
+}
+
+#[test]
+fn a_run_that_cannot_read_its_pull_request_leaves_no_green_behind() {
+    // bob's approval is dismissed, and the run that should turn the head
+    // red cannot read the pull request: the head must not stay green.
+    let co = Checkout::new(100);
+    let f = fake(&co);
+    let bob = f.with(|w| {
+        w.review(PR, "dave", "APPROVED", &co.head);
+        w.review(PR, "bob", "APPROVED", &co.head)
+    });
+    assert_eq!(gate(&co, &f, TOKEN, &[], &[]).code, 0);
+    assert_eq!(f.with(|w| w.status_of(&co.head)).unwrap().state, "success");
+    f.with(|w| {
+        w.dismiss(PR, bob);
+        w.fail(None, "/pulls/7", 10, FaultKind::Status(502));
+    });
+    let run = gate(&co, &f, TOKEN, &[], &[]);
+    assert_eq!(run.code, 3, "{}", run.stderr);
+    let status = f.with(|w| w.status_of(&co.head)).unwrap();
+    assert_eq!(status.state, "failure");
+    assert!(
+        status.description.contains("github-http-error"),
+        "{}",
+        status.description
+    );
+}
+
+#[test]
+fn a_run_for_a_commit_the_pull_request_has_left_turns_that_commit_red() {
+    // h1 is green; bob dismisses his approval, and before that run starts
+    // alice pushes h2. The dismissal's run checks out h1 and is refused
+    // (the head is h2), but it sets h1 red: pushed back, h1 must not read
+    // green with the approval gone.
+    let co = Checkout::new(100);
+    let f = fake(&co);
+    let h1 = co.head.clone();
+    let bob = f.with(|w| {
+        w.review(PR, "dave", "APPROVED", &h1);
+        w.review(PR, "bob", "APPROVED", &h1)
+    });
+    assert_eq!(gate(&co, &f, TOKEN, &[], &[]).code, 0);
+    assert_eq!(f.with(|w| w.status_of(&h1)).unwrap().state, "success");
+    let mut co = co;
+    f.with(|w| w.dismiss(PR, bob));
+    let h2 = co.push(100, "moved on");
+    f.with(|w| w.push(PR, &h2));
+    co.git
+        .set_head_detached(git2::Oid::from_str(&h1).unwrap())
+        .unwrap();
+    let run = gate(&co, &f, TOKEN, &[], &[]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("github-head-mismatch"),
+        "{}",
+        run.stderr
+    );
+    f.with(|w| w.push(PR, &h1));
+    assert_eq!(f.with(|w| w.status_of(&h1)).unwrap().state, "failure");
 }
 
 #[test]
@@ -577,7 +639,13 @@ fn a_checkout_that_is_not_the_head_is_refused() {
         "{}",
         run.stderr
     );
-    assert!(f.with(|w| w.comments.is_empty() && w.statuses.is_empty()));
+    // No comment; the commit checked out is set red, the new head left alone.
+    assert!(f.with(|w| w.comments.is_empty()));
+    assert_eq!(
+        f.with(|w| w.status_of(&checked_out)).unwrap().state,
+        "failure"
+    );
+    assert!(f.with(|w| w.status_of(&pushed)).is_none());
 }
 
 #[test]
@@ -1270,8 +1338,9 @@ fn a_pull_request_into_a_branch_capops_does_not_govern_is_not_judged() {
         "{}",
         run.stderr
     );
-    // Nothing written: no verdict on the shared head commit, no comment.
-    assert!(f.with(|w| w.status_of(&co.head)).is_none());
+    // No comment, and never a green on the head: a failing verdict, which
+    // a pull request into a governed branch with the same head would set too.
+    assert_eq!(f.with(|w| w.status_of(&co.head)).unwrap().state, "failure");
     assert!(f.with(|w| w.comments_on(PR)).is_empty());
 
     // A branch the workflow lists is judged, against its tip.

@@ -124,16 +124,24 @@ fn pull_request(
         Err(e) => return Err(fail(&e, io)),
     };
     let repo = repo(&client, settings);
+    // What cannot be judged leaves a failing verdict on the commit checked
+    // out (the one the event was about), so no earlier green of it stands:
+    // the pull request could point at it again.
+    let checked_out = crate::load::git::head_commit(path).ok();
+    let refuse_checked_out = |e: &GithubError, io: &mut Io<'_>| match &checked_out {
+        Some(sha) => refuse(&repo, &rt, sha, args, settings, e, exit_of(e), io),
+        None => Err(fail(e, io)),
+    };
     let pr = match rt.block_on(repo.pull(number)) {
         Ok(p) => p,
-        Err(e) => return Err(fail(&e, io)),
+        Err(e) => return refuse_checked_out(&e, io),
     };
     // Approvals count on the pull request's head; the verdict goes on the
     // commit judged (the queue's merge commit for a queue entry).
     let head = pr.head.sha.clone();
     let judged = entry.map_or(head.clone(), |e| e.head_sha.clone());
     if let Err(e) = same_head(path, &judged) {
-        return Err(fail(&e, io));
+        return refuse_checked_out(&e, io);
     }
     let author = pr
         .user
@@ -144,7 +152,7 @@ fn pull_request(
     // contributor's own would choose what judges it), and against that
     // branch as it stands now.
     if let Err(e) = governed(&pr, &args.base_branch) {
-        return Err(fail(&e, io));
+        return refuse_checked_out(&e, io);
     }
     // A closed pull request writes nothing: its head's verdict may be
     // another open pull request's.
