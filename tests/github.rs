@@ -453,6 +453,36 @@ fn a_rate_limit_beyond_the_bound_fails_at_once_with_exit_3() {
 }
 
 #[test]
+fn runs_that_change_nothing_do_not_spend_the_commits_status_budget() {
+    // GitHub keeps 1,000 statuses of a context per commit. Runs that change
+    // nothing (comments, edited titles) must not spend them on identical
+    // greens, or the run after a dismissal could not turn the head red.
+    let co = Checkout::new(100);
+    let f = fake(&co);
+    let bob = f.with(|w| {
+        w.review(PR, "dave", "APPROVED", &co.head);
+        w.review(PR, "bob", "APPROVED", &co.head)
+    });
+    for _ in 0..3 {
+        assert_eq!(gate(&co, &f, TOKEN, &[], &[]).code, 0);
+    }
+    let count = |f: &FakeGithub| f.with(|w| w.statuses.iter().filter(|s| s.sha == co.head).count());
+    assert_eq!(count(&f), 1, "identical verdicts are written once");
+    // The budget nearly spent (by someone else's writes): the change still lands.
+    f.with(|w| {
+        let s = w.status_of(&co.head).unwrap();
+        for _ in 0..fake_github::MAX_STATUSES - 2 {
+            w.statuses.push(s.clone());
+        }
+    });
+    assert_eq!(gate(&co, &f, TOKEN, &[], &[]).code, 0);
+    assert_eq!(count(&f), fake_github::MAX_STATUSES - 1);
+    f.with(|w| w.dismiss(PR, bob));
+    assert_eq!(gate(&co, &f, TOKEN, &[], &[]).code, 1);
+    assert_eq!(f.with(|w| w.status_of(&co.head)).unwrap().state, "failure");
+}
+
+#[test]
 fn a_run_that_cannot_read_its_pull_request_leaves_no_green_behind() {
     // bob's approval is dismissed, and the run that should turn the head
     // red cannot read the pull request: the head must not stay green.

@@ -142,6 +142,25 @@ pub struct Status {
     pub url: String,
 }
 
+/// One context's latest status, as the combined status lists it.
+#[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
+pub struct LatestStatus {
+    #[serde(default)]
+    pub context: String,
+    #[serde(default)]
+    pub state: String,
+    #[serde(default)]
+    pub description: Option<String>,
+    #[serde(default)]
+    pub target_url: Option<String>,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+struct CombinedStatus {
+    #[serde(default)]
+    statuses: Vec<LatestStatus>,
+}
+
 /// One repository's endpoints.
 pub struct Repo<'a> {
     pub client: &'a Client,
@@ -381,6 +400,22 @@ impl Repo<'_> {
         }
         expect_ok(&reply, what)?;
         Ok(Ok(parse(&reply, what)?))
+    }
+
+    /// The latest `capops` status of a commit (`GET /commits/{sha}/status`,
+    /// the combined status: the latest of each context).
+    pub async fn latest_status(&self, sha: &str) -> Result<Option<LatestStatus>, GithubError> {
+        let what = format!("reading the statuses of {}", short(sha));
+        let reply = self
+            .call(
+                Method::Get,
+                &self.path(&format!("/commits/{}/status?per_page=100", seg(sha))),
+                None,
+                &what,
+            )
+            .await?;
+        let combined: CombinedStatus = parse(&reply, &what)?;
+        Ok(combined.statuses.into_iter().find(|s| s.context == CONTEXT))
     }
 
     /// `POST /repos/{o}/{r}/statuses/{sha}` with context `capops`.

@@ -7,7 +7,7 @@
 //! older run in place would keep its stale annotations, which GitHub appends.
 
 use super::GithubError;
-use super::rest::{CONTEXT, Repo};
+use super::rest::{CONTEXT, LatestStatus, Repo};
 use serde_json::json;
 
 /// How to report the result on the commit.
@@ -93,13 +93,21 @@ pub async fn publish(
 
 async fn status(repo: &Repo<'_>, sha: &str, v: &Verdict) -> Result<Published, GithubError> {
     let state = if v.success { "success" } else { "failure" };
-    repo.create_status(
-        sha,
-        state,
-        &cut(&v.description, DESCRIPTION_LIMIT),
-        v.details_url.as_deref(),
-    )
-    .await?;
+    let description = cut(&v.description, DESCRIPTION_LIMIT);
+    // GitHub keeps at most 1,000 statuses of one context on a commit and
+    // refuses more: a verdict that is already the latest is not written
+    // again, so runs that change nothing (a comment, an edited title)
+    // cannot spend the budget and leave the next, different verdict unwritable.
+    let wanted = LatestStatus {
+        context: CONTEXT.into(),
+        state: state.into(),
+        description: Some(description.clone()),
+        target_url: v.details_url.clone(),
+    };
+    if repo.latest_status(sha).await.ok().flatten().as_ref() != Some(&wanted) {
+        repo.create_status(sha, state, &description, v.details_url.as_deref())
+            .await?;
+    }
     Ok(Published {
         kind: "commit status",
         url: v.details_url.clone(),

@@ -16,6 +16,8 @@
 //! - a comment longer than the body limit (65,536 characters) gets 422;
 //! - the pull-request list (`/pulls`) shows open pull requests unless
 //!   `state` says otherwise, newest first;
+//! - a commit keeps at most 1,000 statuses of one context; more get 422;
+//!   the combined status (`/commits/{sha}/status`) lists the latest of each;
 //! - team membership answers 200 `{state: active|pending}` or 404;
 //! - the repository activity (`/activity?ref=...`) lists every push, force
 //!   push and branch creation with the account that made it, newest first,
@@ -37,6 +39,9 @@ use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
+
+/// GitHub's limit on statuses of one context per commit.
+pub const MAX_STATUSES: usize = 1000;
 
 /// Who a token belongs to.
 #[derive(Clone, Debug)]
@@ -914,6 +919,47 @@ fn respond(
                 None => error(404, "Not Found"),
             }
         }
+        ("GET", ["repos", o, r, "commits", sha, "status"]) if repo_ok(o, r) => {
+            // The combined status: the latest of each context, newest first.
+            let mut seen = std::collections::BTreeSet::new();
+            let statuses: Vec<Value> = w
+                .statuses
+                .iter()
+                .rev()
+                .filter(|s| s.sha == *sha && seen.insert(s.context.clone()))
+                .map(|s| {
+                    json!({
+                        "url": format!("{}/repos/{}/{}/statuses/{sha}", ctx.api, w.owner, w.repo),
+                        "state": s.state,
+                        "description": s.description,
+                        "target_url": s.target_url,
+                        "context": s.context,
+                    })
+                })
+                .collect();
+            let state = if statuses.is_empty() {
+                "pending"
+            } else if statuses.iter().all(|s| s["state"] == "success") {
+                "success"
+            } else if statuses
+                .iter()
+                .any(|s| s["state"] == "failure" || s["state"] == "error")
+            {
+                "failure"
+            } else {
+                "pending"
+            };
+            json_status(
+                StatusCode::OK,
+                json!({
+                    "state": state,
+                    "sha": sha,
+                    "total_count": statuses.len(),
+                    "statuses": statuses,
+                    "repository": repo_json(&ctx, &w),
+                }),
+            )
+        }
         ("POST", ["repos", o, r, "statuses", sha]) if repo_ok(o, r) => {
             let b = json_body();
             let Some(state) = b["state"]
@@ -937,6 +983,13 @@ fn respond(
                 target_url: b["target_url"].as_str().map(String::from),
                 creator: account.login.clone(),
             };
+            let same = |s: &&StatusRec| s.sha == rec.sha && s.context == rec.context;
+            if w.statuses.iter().filter(same).count() >= MAX_STATUSES {
+                return error(
+                    422,
+                    "Validation Failed: This SHA and context has reached the maximum number of statuses.",
+                );
+            }
             w.statuses.push(rec.clone());
             let id = w.id();
             let now = w.now();
