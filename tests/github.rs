@@ -1014,6 +1014,125 @@ fn queued_pull_requests_that_pass_alone_are_judged_together() {
     assert_eq!(f.with(|w| w.status_of(&c2)).unwrap().state, "success");
 }
 
+/// Commits what the working tree holds, authored at `time` (seconds).
+fn commit_at(repo: &Repository, message: &str, time: i64) -> String {
+    let mut index = repo.index().unwrap();
+    index.add_all(["*"], IndexAddOption::DEFAULT, None).unwrap();
+    index.update_all(["*"], None).unwrap();
+    index.write().unwrap();
+    let tree = repo.find_tree(index.write_tree().unwrap()).unwrap();
+    let author = Signature::new("alice", "alice@example.com", &git2::Time::new(time, 0)).unwrap();
+    let committer = Signature::now("github", "noreply@github.com").unwrap();
+    let parent = repo.head().ok().and_then(|h| h.peel_to_commit().ok());
+    let parents: Vec<&git2::Commit> = parent.iter().collect();
+    repo.commit(Some("HEAD"), &author, &committer, message, &tree, &parents)
+        .unwrap()
+        .to_string()
+}
+
+#[test]
+fn a_queue_that_rebases_or_squashes_is_judged_on_the_whole_entry() {
+    // Pull request #7 has two commits: b (9 GPUs), then a note. Queued
+    // behind #6 (a, 9 GPUs), the team's 18 GPUs need its lead. With the
+    // rebase method the queue replays both commits; the entry's last commit
+    // only adds the note, so judged against its parent it would pass.
+    const T1: i64 = 1_795_000_000;
+    const T2: i64 = 1_795_000_600;
+    let co = Checkout::new(40);
+    let reset = |to: &str| {
+        let o = co
+            .git
+            .find_object(git2::Oid::from_str(to).unwrap(), None)
+            .unwrap();
+        co.git.reset(&o, git2::ResetType::Hard, None).unwrap();
+    };
+    let write = |name: &str, text: &str| std::fs::write(co.root.join(name), text).unwrap();
+    write("b.yaml", &request("b", 9, "test"));
+    commit_at(&co.git, "Add b", T1);
+    write("NOTES.md", "why b\n");
+    let own = commit_at(&co.git, "Explain b", T2);
+    reset(&co.head);
+    write("a.yaml", &request("a", 9, "test"));
+    let c1 = commit_all(&co.git, "queue: pull request #6");
+    write("b.yaml", &request("b", 9, "test"));
+    commit_at(&co.git, "Add b", T1);
+    write("NOTES.md", "why b\n");
+    let rebased = commit_at(&co.git, "Explain b", T2);
+    let f = fake(&co);
+    f.with(|w| {
+        w.open_pull(PR, "alice", &co.head, &own);
+        let p = w.pulls.get_mut(&PR).unwrap();
+        p.commits = vec![("alice".into(), "alice".into()); 2];
+        p.stamps = vec![
+            ("Add b".into(), "2026-11-18T11:06:40Z".into()),
+            ("Explain b".into(), "2026-11-18T11:16:40Z".into()),
+        ];
+    });
+    let root = co.root.display().to_string();
+    let queue = |head: &str| {
+        let event = merge_group_event(&co, head);
+        let text = std::fs::read_to_string(&event)
+            .unwrap()
+            .replace(&co.base, &co.head);
+        std::fs::write(&event, text).unwrap();
+        let event = event.display().to_string();
+        common::run(
+            &[
+                "check",
+                "--github",
+                "--at",
+                "2026-11-22",
+                "--format",
+                "json",
+                &root,
+            ],
+            &[
+                ("GITHUB_EVENT_NAME", "merge_group"),
+                ("GITHUB_EVENT_PATH", &event),
+                ("GITHUB_REPOSITORY", "org/capacity"),
+                ("GITHUB_API_URL", &f.url),
+                ("GITHUB_TOKEN", TOKEN),
+            ],
+        )
+    };
+    let out = queue(&rebased);
+    assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
+    assert!(out.stderr.contains(&c1[..7]), "lands on #6: {}", out.stderr);
+    assert_eq!(f.with(|w| w.status_of(&rebased)).unwrap().state, "failure");
+
+    // Squashed into one commit of the queue's own: judged against its parent, #6.
+    reset(&c1);
+    write("b.yaml", &request("b", 9, "test"));
+    write("NOTES.md", "why b\n");
+    let squashed = commit_at(&co.git, "Capacity for b (#7)", T2 + 3_600);
+    let out = queue(&squashed);
+    assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
+    assert!(out.stderr.contains(&c1[..7]), "lands on #6: {}", out.stderr);
+
+    // Only partly a replay (the last commit's message and time, but the one
+    // before is not #7's first): refused, never judged on too little.
+    reset(&c1);
+    write("b.yaml", &request("b", 9, "test"));
+    commit_at(&co.git, "Something else", T1);
+    write("NOTES.md", "why b\n");
+    let odd = commit_at(&co.git, "Explain b", T2);
+    let out = queue(&odd);
+    assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
+    assert!(
+        out.stderr.contains("error[github-queue-entry-unknown]"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(f.with(|w| w.status_of(&odd)).unwrap().state, "failure");
+
+    // The lead approves #7: the rebased entry passes.
+    f.with(|w| w.review(PR, "ml-lead", "APPROVED", &own));
+    reset(&rebased);
+    let out = queue(&rebased);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    assert_eq!(f.with(|w| w.status_of(&rebased)).unwrap().state, "success");
+}
+
 #[test]
 fn usage_errors_exit_2_with_help() {
     let co = Checkout::new(100);

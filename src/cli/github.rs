@@ -71,14 +71,10 @@ pub fn run(cli: &Cli, check: &CheckArgs, io: &mut Io<'_>) -> Outcome {
                 );
             };
             // The entry's own change, on what it lands on (the base plus the
-            // entries ahead of it: the merge commit's first parent), with its
-            // pull request's approvals: several pull requests that pass alone
-            // can need an approval together.
-            let landing = crate::load::git::first_parent(path, &head_sha)
-                .ok()
-                .flatten()
-                .unwrap_or(base_sha);
-            let entry = Entry { head_sha, landing };
+            // entries ahead of it, worked out from the queue's commits once
+            // the pull request is read), with its pull request's approvals:
+            // several pull requests that pass alone can need an approval together.
+            let entry = Entry { head_sha };
             let at = check.at.unwrap_or(io.now);
             let fail_on = if fail_on == FailOn::Never {
                 FailOn::Never
@@ -171,8 +167,20 @@ fn pull_request(
             Err(e) => return refuse(&repo, &rt, &judged, args, settings, &e, exit_of(&e), io),
         }
     }
-    let base_sha = match (entry, rt.block_on(repo.branch_tip(&pr.base.name))) {
-        (Some(e), _) => e.landing.clone(),
+    let landing = entry.map(|e| {
+        super::github_queue::landing(path, &e.head_sha, &head, || {
+            rt.block_on(repo.stamps(number))
+        })
+    });
+    let base_sha = match (landing, rt.block_on(repo.branch_tip(&pr.base.name))) {
+        (Some(Ok(landing)), _) => landing,
+        (Some(Err(e)), _) => {
+            let code = match e {
+                GithubError::QueueShape { .. } => Exit::Gate,
+                _ => exit_of(&e),
+            };
+            return refuse(&repo, &rt, &judged, args, settings, &e, code, io);
+        }
         (None, Ok(tip)) => match current_base(path, &pr, &tip) {
             Ok(b) => b,
             Err(e) => return refuse(&repo, &rt, &judged, args, settings, &e, Exit::Gate, io),

@@ -11,9 +11,11 @@ use super::check::{self as ccheck, CheckArgs, FailOn};
 use super::common::{Exit, Outcome, Stop};
 use super::github_common::{client, fail, note_published, outputs, repo, runtime, same_head};
 use super::{Cli, Io};
+use crate::github::GithubError;
 use crate::github::context::Settings;
-use crate::github::rest::short;
+use crate::github::rest::{Stamp, short};
 use crate::github::status::{self, Verdict};
+use std::path::Path;
 
 /// Judges the merge commit `head_sha` against `base_sha`; approvals fail.
 pub fn without_pull_request(
@@ -78,4 +80,79 @@ pub fn without_pull_request(
         }
         Err(e) => Err(fail(&e, io)),
     }
+}
+
+/// The commit a queue entry lands on (the base plus the entries ahead),
+/// from how the queue built it. A merge commit: its first parent, when its
+/// second is the pull request's head. One parent: a squash, landing on that
+/// parent; or the pull request's commits rebased, each replayed with its
+/// message and author time, landing as many commits back. Any other shape,
+/// or one only partly like a rebase, is refused: judged on too few commits
+/// the entry would pass what it does not show.
+pub(super) fn landing(
+    path: &Path,
+    head: &str,
+    pr_head: &str,
+    stamps: impl FnOnce() -> Result<Vec<Stamp>, GithubError>,
+) -> Result<String, GithubError> {
+    let err = |why: String| GithubError::QueueShape {
+        head: short(head).to_string(),
+        why,
+    };
+    let shape = |sha: &str| {
+        crate::load::git::shape(path, sha)
+            .ok()
+            .flatten()
+            .ok_or_else(|| err(format!("commit {} is not in the checkout", short(sha))))
+    };
+    let top = shape(head)?;
+    let first = match top.parents.as_slice() {
+        [first, second] if second.eq_ignore_ascii_case(pr_head) => return Ok(first.clone()),
+        [_, second] => {
+            return Err(err(format!(
+                "a merge commit whose second parent {} is not the pull request's head {}",
+                short(second),
+                short(pr_head)
+            )));
+        }
+        [first] => first.clone(),
+        _ => return Err(err("a commit with no parent or more than two".into())),
+    };
+    let stamps = stamps()?;
+    let replayed = |s: &crate::load::git::Shape, st: &Stamp| {
+        (
+            s.message == st.message,
+            st.author_time == Some(s.author_time),
+        )
+    };
+    match stamps.last().map(|last| replayed(&top, last)) {
+        // One commit, or a squash (neither its message nor its time).
+        None | Some((false, false)) => return Ok(first),
+        _ if stamps.len() == 1 => return Ok(first),
+        Some((true, true)) => {}
+        Some(_) => {
+            return Err(err(
+                "its message or its author time, but not both, are those of the pull request's last commit".into(),
+            ));
+        }
+    }
+    // Rebased: one commit back per commit of the pull request, each its replay.
+    let mut at = top;
+    for (i, st) in stamps.iter().rev().enumerate() {
+        if replayed(&at, st) != (true, true) {
+            return Err(err(format!(
+                "commit {} of the {} rebased is not a replay of the pull request's",
+                stamps.len() - i,
+                stamps.len()
+            )));
+        }
+        let [parent] = at.parents.as_slice() else {
+            return Err(err("a rebased commit with more than one parent".into()));
+        };
+        if i + 1 == stamps.len() {
+            return Ok(parent.clone());
+        }
+        at = shape(&parent.clone())?;
+    }
+    Ok(first)
 }

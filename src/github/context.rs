@@ -23,11 +23,11 @@ pub enum Target {
     Repository { event: String },
 }
 
-/// A merge queue entry: the queue's merge commit (checked out, and where
-/// the verdict goes) and the commit it lands on.
+/// A merge queue entry: the queue's commit (checked out, and where the
+/// verdict goes). What it lands on is worked out from the queue's commits
+/// and its pull request (`cli::github_queue::landing`).
 pub struct Entry {
     pub head_sha: String,
-    pub landing: String,
 }
 
 /// Reads an event payload. Pull-request events give the number (head and base
