@@ -483,6 +483,44 @@ fn runs_that_change_nothing_do_not_spend_the_commits_status_budget() {
 }
 
 #[test]
+fn a_change_a_bot_opened_or_pushed_counts_no_approval() {
+    // bob has a workflow open his own 100-GPU request as github-actions[bot],
+    // then approves it with dave. Who set the bot going is not known.
+    let co = Checkout::new(100);
+    let f = fake(&co);
+    f.with(|w| {
+        w.pulls.clear();
+        w.activity.clear();
+        w.open_pull(PR, "github-actions[bot]", &co.base, &co.head);
+        w.review(PR, "bob", "APPROVED", &co.head);
+        w.review(PR, "dave", "APPROVED", &co.head);
+    });
+    let run = gate(&co, &f, TOKEN, &[], &[]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert_eq!(role(&run, "director"), (vec![], 1));
+    let set_aside = run.json["github"]["notCounted"].as_array().unwrap();
+    assert!(
+        set_aside
+            .iter()
+            .any(|n| n["login"] == "bob" && n["why"]["reason"] == "bot-authored"),
+        "{set_aside:?}"
+    );
+
+    // Opened by alice, with a commit a bot pushed: the same.
+    let f = fake(&co);
+    f.with(|w| {
+        let p = w.pulls.get_mut(&PR).unwrap();
+        p.commits
+            .push(("alice".into(), "capacity-forms[bot]".into()));
+        w.review(PR, "bob", "APPROVED", &co.head);
+        w.review(PR, "dave", "APPROVED", &co.head);
+    });
+    let run = gate(&co, &f, TOKEN, &[], &[]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert_eq!(role(&run, "director"), (vec![], 1));
+}
+
+#[test]
 fn a_run_that_cannot_read_its_pull_request_leaves_no_green_behind() {
     // bob's approval is dismissed, and the run that should turn the head
     // red cannot read the pull request: the head must not stay green.

@@ -49,6 +49,16 @@ pub async fn verify(
     if let rest::BranchPushers::Unknown(why) = pushed {
         reviewers = approvals::set_aside(reviewers, &NotCounted::PushersUnknown { why });
     }
+    // A change a bot opened, wrote or pushed: who set the bot going could be
+    // any reviewer, so none is independent of it.
+    let author_bot = pr
+        .user
+        .as_ref()
+        .is_some_and(|u| u.kind.as_deref() == Some("Bot"))
+        .then(|| author.to_string());
+    if let Some(login) = author_bot.or_else(|| pushers.iter().find(|l| is_bot(l)).cloned()) {
+        reviewers = approvals::set_aside(reviewers, &NotCounted::BotAuthored { login });
+    }
     let required = result
         .evaluated
         .iter()
@@ -151,4 +161,9 @@ pub async fn identity(client: &Client, in_actions: bool) -> Result<String, Githu
         return Ok("github-actions[bot]".into());
     }
     Err(GithubError::UnknownIdentity)
+}
+
+/// A GitHub App's bot account (`name[bot]`), as logins show it.
+fn is_bot(login: &str) -> bool {
+    login.to_ascii_lowercase().ends_with("[bot]")
 }

@@ -116,6 +116,10 @@ pub enum NotCounted {
     /// Who pushed to the pull request's branch could not be read (GitHub's
     /// repository activity): no approval counts until it can be.
     PushersUnknown { why: String },
+    /// A bot account opened the pull request or wrote or pushed one of its
+    /// commits: whoever set it going (a workflow dispatch, an issue form) is
+    /// not known, and could be a reviewer. No approval counts.
+    BotAuthored { login: String },
 }
 
 /// `reviewers` with every approval set aside for `why` (an

@@ -494,7 +494,7 @@ fn pull_json(ctx: &Ctx, w: &World, p: &Pull) -> Value {
         "state": p.state,
         "locked": false,
         "title": "Capacity change",
-        "user": user(ctx, &p.author, uid(&p.author), false),
+        "user": user(ctx, &p.author, uid(&p.author), p.author.ends_with("[bot]")),
         "body": null,
         "created_at": "2026-11-23T09:00:00Z",
         "updated_at": "2026-11-23T09:00:00Z",
