@@ -63,45 +63,11 @@ fn capacity_of(s: &ReservationSpec) -> Capacity {
 }
 
 /// The windows and terms the change adds or moves (a new document, or one
-/// whose window, term or team changed), and those it leaves alone from `at`
+/// whose window, term or team changed), and the others (held) from `at`
 /// (seconds) on, keyed as [`super::Aggregates`] keeps them. `world` holds
-/// the head's requests and reservations: the ones `changes` does not list,
-/// or lists as unchanged, are the base's too.
+/// the head's requests and reservations.
 pub fn moved(world: &Repo, changes: &[Changed], at: i64) -> Runs {
     let mut out = Runs::default();
-    let changed = |kind: Kind, name: &str| {
-        changes
-            .iter()
-            .any(|c| c.kind == kind && c.name == name && c.change.kind != ChangeKind::Unchanged)
-    };
-    let from_now = |(s, e): (i64, i64)| (e > at).then_some((s.max(at), e));
-    for (name, doc) in &world.requests {
-        let Some(w) = doc
-            .spec
-            .window
-            .as_ref()
-            .filter(|_| !changed(Kind::CapacityRequest, name))
-        else {
-            continue;
-        };
-        if let Some((s, e)) = from_now(span(w)) {
-            out.held_windows
-                .entry(held_key(&doc.spec))
-                .or_default()
-                .push((name.clone(), s, e));
-        }
-    }
-    for (name, doc) in &world.reservations {
-        if changed(Kind::Reservation, name) {
-            continue;
-        }
-        if let Some((s, e)) = from_now(span(&doc.spec.term)) {
-            out.held_terms
-                .entry(capacity_of(&doc.spec))
-                .or_default()
-                .push((name.clone(), s, e));
-        }
-    }
     let windows = &mut out.moved_windows;
     let terms = &mut out.moved_terms;
     for c in changes {
@@ -142,6 +108,42 @@ pub fn moved(world: &Repo, changes: &[Changed], at: i64) -> Runs {
                 }
             }
             _ => {}
+        }
+    }
+    // Held: every other window and term of the head, from `at` on. A
+    // document the change edits without moving its window or term (a new
+    // justification, more GPUs) still holds it.
+    fn names<K>(spans: &HashMap<K, Spans>) -> std::collections::HashSet<&str> {
+        spans
+            .values()
+            .flatten()
+            .map(|(n, _, _)| n.as_str())
+            .collect()
+    }
+    let moved_requests = names(&out.moved_windows);
+    let moved_reservations = names(&out.moved_terms);
+    let from_now = |(s, e): (i64, i64)| (e > at).then_some((s.max(at), e));
+    for (name, doc) in &world.requests {
+        let Some(w) = &doc.spec.window else { continue };
+        if moved_requests.contains(name.as_str()) {
+            continue;
+        }
+        if let Some((s, e)) = from_now(span(w)) {
+            out.held_windows
+                .entry(held_key(&doc.spec))
+                .or_default()
+                .push((name.clone(), s, e));
+        }
+    }
+    for (name, doc) in &world.reservations {
+        if moved_reservations.contains(name.as_str()) {
+            continue;
+        }
+        if let Some((s, e)) = from_now(span(&doc.spec.term)) {
+            out.held_terms
+                .entry(capacity_of(&doc.spec))
+                .or_default()
+                .push((name.clone(), s, e));
         }
     }
     out
