@@ -244,6 +244,8 @@ pub struct PreviousRequest {
     /// Resources before the change (empty when added).
     pub resources: SmallMap<u32>,
     pub window: PreviousWindow,
+    /// Cluster before the change (empty when added).
+    pub cluster: String,
     /// Pool before the change (empty when added).
     pub pool: String,
     /// Workload class before the change (empty when added).

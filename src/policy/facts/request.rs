@@ -151,8 +151,14 @@ pub fn request(env: &Env<'_>, req: &Document<RequestSpec>, change: &Change) -> R
         .map(|p| p.spec.team.value.as_str())
         .unwrap_or(&spec.team.value);
     let released = match previous {
-        // Handed to another team: the old team gives up all it held.
-        Some(p) if !removed && p.spec.team.value != spec.team.value => {
+        // Handed to another team, or moved to another pool: the old team
+        // gives up all it held there.
+        Some(p)
+            if !removed
+                && (p.spec.team.value != spec.team.value
+                    || p.spec.cluster.value != spec.cluster.value
+                    || p.spec.pool.value != spec.pool.value) =>
+        {
             capacity::swing([(Hours::of_request(&p.spec), prev_gpus)], at_hour).0
         }
         Some(_) => swing.1,
@@ -218,6 +224,9 @@ pub fn request(env: &Env<'_>, req: &Document<RequestSpec>, change: &Change) -> R
                 start: pw.map(|w| w.start.value.to_string()).unwrap_or_default(),
                 end: pw.map(|w| w.end.value.to_string()).unwrap_or_default(),
             },
+            cluster: previous
+                .map(|p| p.spec.cluster.value.clone())
+                .unwrap_or_default(),
             pool: previous
                 .map(|p| p.spec.pool.value.clone())
                 .unwrap_or_default(),

@@ -63,7 +63,8 @@ fn capacity_of(s: &ReservationSpec) -> Capacity {
 }
 
 /// The windows and terms the change adds or moves (a new document, or one
-/// whose window, term or team changed), and the others (held) from `at`
+/// whose window or term changed, or that moved to another team or pool, or
+/// to other capacity), and the others (held) from `at`
 /// (seconds) on, keyed as [`super::Aggregates`] keeps them. `world` holds
 /// the head's requests and reservations.
 pub fn moved(world: &Repo, changes: &[Changed], at: i64) -> Runs {
@@ -81,8 +82,9 @@ pub fn moved(world: &Repo, changes: &[Changed], at: i64) -> Runs {
                 };
                 let Some(w) = &doc.spec.window else { continue };
                 let before = c.change.previous::<RequestSpec>();
+                // A window handed to another team or pool is a new hold there.
                 let moved = before.is_none_or(|b| {
-                    b.spec.team.value != doc.spec.team.value
+                    held_key(&b.spec) != held_key(&doc.spec)
                         || b.spec.window.as_ref().map(span) != Some(span(w))
                 });
                 if moved {
@@ -98,7 +100,11 @@ pub fn moved(world: &Repo, changes: &[Changed], at: i64) -> Runs {
                     continue;
                 };
                 let before = c.change.previous::<ReservationSpec>();
-                if before.is_none_or(|b| span(&b.spec.term) != span(&doc.spec.term)) {
+                // So is a term moved to other capacity.
+                if before.is_none_or(|b| {
+                    span(&b.spec.term) != span(&doc.spec.term)
+                        || capacity_of(&b.spec) != capacity_of(&doc.spec)
+                }) {
                     let (start, end) = span(&doc.spec.term);
                     terms.entry(capacity_of(&doc.spec)).or_default().push((
                         c.name.clone(),
