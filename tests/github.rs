@@ -889,14 +889,14 @@ fn push_and_schedule_events_check_the_repository_without_the_api() {
     assert!(f.with(|w| w.log.is_empty()), "no GitHub call on push");
 }
 
-/// A `merge_group` event payload for the queue's merge commit `head`.
-fn merge_group_event(co: &Checkout, head: &str) -> PathBuf {
+/// A `merge_group` event payload for the queue's commit `head`, whose
+/// parent commit (what it lands on) is `base`.
+fn merge_group_event(co: &Checkout, head: &str, base: &str) -> PathBuf {
     let event = co.files.join("merge_group.json");
     std::fs::write(
         &event,
         format!(
-            r#"{{"action":"checks_requested","merge_group":{{"head_sha":"{head}","head_ref":"refs/heads/gh-readonly-queue/main/pr-7-{}","base_sha":"{}","base_ref":"refs/heads/main"}}}}"#,
-            co.base, co.base
+            r#"{{"action":"checks_requested","merge_group":{{"head_sha":"{head}","head_ref":"refs/heads/gh-readonly-queue/main/pr-7-{base}","base_sha":"{base}","base_ref":"refs/heads/main"}}}}"#
         ),
     )
     .unwrap();
@@ -907,7 +907,7 @@ fn merge_group_event(co: &Checkout, head: &str) -> PathBuf {
 fn a_merge_group_is_judged_against_its_base_and_gets_a_status() {
     let co = Checkout::new(100);
     let f = fake(&co);
-    let event = merge_group_event(&co, &co.head);
+    let event = merge_group_event(&co, &co.head, &co.base);
     let root = co.root.display().to_string();
     let event = event.display().to_string();
     let out = common::run(
@@ -984,11 +984,7 @@ fn queued_pull_requests_that_pass_alone_are_judged_together() {
     let c2 = commit_all(&co.git, "queue: pull request #7");
     let f = fake(&co);
     f.with(|w| w.open_pull(PR, "alice", &co.head, &own));
-    let event = merge_group_event(&co, &c2);
-    let text = std::fs::read_to_string(&event)
-        .unwrap()
-        .replace(&co.base, &co.head);
-    std::fs::write(&event, text).unwrap();
+    let event = merge_group_event(&co, &c2, &c1);
     let root = co.root.display().to_string();
     let event = event.display().to_string();
     let env = [
@@ -1073,7 +1069,9 @@ fn a_queue_that_rebases_or_squashes_is_judged_on_the_whole_entry() {
     // Pull request #7 has two commits: b (9 GPUs), then a note. Queued
     // behind #6 (a, 9 GPUs), the team's 18 GPUs need its lead. With the
     // rebase method the queue replays both commits; the entry's last commit
-    // only adds the note, so judged against its parent it would pass.
+    // only adds the note, so judged against its parent it would pass. The
+    // merge group's parent commit (`base_sha`, #6's entry) is what it lands
+    // on, whatever the method.
     const T1: i64 = 1_795_000_000;
     const T2: i64 = 1_795_000_600;
     let co = Checkout::new(40);
@@ -1099,20 +1097,11 @@ fn a_queue_that_rebases_or_squashes_is_judged_on_the_whole_entry() {
     let f = fake(&co);
     f.with(|w| {
         w.open_pull(PR, "alice", &co.head, &own);
-        let p = w.pulls.get_mut(&PR).unwrap();
-        p.commits = vec![("alice".into(), "alice".into()); 2];
-        p.stamps = vec![
-            ("Add b".into(), "2026-11-18T11:06:40Z".into()),
-            ("Explain b".into(), "2026-11-18T11:16:40Z".into()),
-        ];
+        w.pulls.get_mut(&PR).unwrap().commits = vec![("alice".into(), "alice".into()); 2];
     });
     let root = co.root.display().to_string();
-    let queue = |head: &str| {
-        let event = merge_group_event(&co, head);
-        let text = std::fs::read_to_string(&event)
-            .unwrap()
-            .replace(&co.base, &co.head);
-        std::fs::write(&event, text).unwrap();
+    let queue = |head: &str, base: &str| {
+        let event = merge_group_event(&co, head, base);
         let event = event.display().to_string();
         common::run(
             &[
@@ -1133,7 +1122,7 @@ fn a_queue_that_rebases_or_squashes_is_judged_on_the_whole_entry() {
             ],
         )
     };
-    let out = queue(&rebased);
+    let out = queue(&rebased, &c1);
     assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
     assert!(out.stderr.contains(&c1[..7]), "lands on #6: {}", out.stderr);
     assert_eq!(f.with(|w| w.status_of(&rebased)).unwrap().state, "failure");
@@ -1143,30 +1132,25 @@ fn a_queue_that_rebases_or_squashes_is_judged_on_the_whole_entry() {
     write("b.yaml", &request("b", 9, "test"));
     write("NOTES.md", "why b\n");
     let squashed = commit_at(&co.git, "Capacity for b (#7)", T2 + 3_600);
-    let out = queue(&squashed);
+    let out = queue(&squashed, &c1);
     assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
     assert!(out.stderr.contains(&c1[..7]), "lands on #6: {}", out.stderr);
 
-    // Only partly a replay (the last commit's message and time, but the one
-    // before is not #7's first): refused, never judged on too little.
-    reset(&c1);
-    write("b.yaml", &request("b", 9, "test"));
-    commit_at(&co.git, "Something else", T1);
-    write("NOTES.md", "why b\n");
-    let odd = commit_at(&co.git, "Explain b", T2);
-    let out = queue(&odd);
+    // A parent commit that is not in the entry's history: refused, never
+    // judged against something it does not land on.
+    let out = queue(&squashed, &own);
     assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
     assert!(
         out.stderr.contains("error[github-queue-entry-unknown]"),
         "{}",
         out.stderr
     );
-    assert_eq!(f.with(|w| w.status_of(&odd)).unwrap().state, "failure");
+    assert_eq!(f.with(|w| w.status_of(&squashed)).unwrap().state, "failure");
 
     // The lead approves #7: the rebased entry passes.
     f.with(|w| w.review(PR, "ml-lead", "APPROVED", &own));
     reset(&rebased);
-    let out = queue(&rebased);
+    let out = queue(&rebased, &c1);
     assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
     assert_eq!(f.with(|w| w.status_of(&rebased)).unwrap().state, "success");
 }
@@ -1836,7 +1820,7 @@ fn a_merge_group_verdict_tells_the_truth_whatever_fail_on_says() {
     // research work that is not preemptible is denied by the fixture's policy.
     let co = Checkout::new(100);
     let f = fake(&co);
-    let event = merge_group_event(&co, &co.head);
+    let event = merge_group_event(&co, &co.head, &co.base);
     let root = co.root.display().to_string();
     let event = event.display().to_string();
     let env = [

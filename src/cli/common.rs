@@ -327,8 +327,31 @@ pub fn write_pretty<T: serde::Serialize>(io: &mut Io<'_>, value: &T) -> std::io:
 }
 
 /// Writes a file whole or not at all: to a temporary file beside it, then
-/// renamed over the target.
+/// renamed over the target. A target that is there and is not a plain file
+/// (a device such as `/dev/stdout`, a FIFO) is written through, never
+/// replaced; a symbolic link is followed, and the file it names replaced.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write as _;
+    match std::fs::metadata(path) {
+        Ok(m) if m.is_dir() => {
+            return Err(std::io::Error::other(format!(
+                "{} is a directory",
+                path.display()
+            )));
+        }
+        Ok(m) if !m.is_file() => {
+            let mut f = std::fs::OpenOptions::new().write(true).open(path)?;
+            return f.write_all(bytes).and_then(|_| f.flush());
+        }
+        _ => {}
+    }
+    if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
+        return match std::fs::canonicalize(path) {
+            Ok(target) => write_atomically(&target, bytes),
+            // A link to nothing yet: the file it names is created.
+            Err(_) => std::fs::write(path, bytes),
+        };
+    }
     let dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())

@@ -71,10 +71,10 @@ pub fn run(cli: &Cli, check: &CheckArgs, io: &mut Io<'_>) -> Outcome {
                 );
             };
             // The entry's own change, on what it lands on (the base plus the
-            // entries ahead of it, worked out from the queue's commits once
-            // the pull request is read), with its pull request's approvals:
-            // several pull requests that pass alone can need an approval together.
-            let entry = Entry { head_sha };
+            // entries ahead of it: the merge group's parent commit), with its
+            // pull request's approvals: several pull requests that pass alone
+            // can need an approval together.
+            let entry = Entry { head_sha, base_sha };
             let at = check.at.unwrap_or(io.now);
             let fail_on = if fail_on == FailOn::Never {
                 FailOn::Never
@@ -167,11 +167,7 @@ fn pull_request(
             Err(e) => return refuse(&repo, &rt, &judged, args, settings, &e, exit_of(&e), io),
         }
     }
-    let landing = entry.map(|e| {
-        super::github_queue::landing(path, &e.head_sha, &head, || {
-            rt.block_on(repo.stamps(number))
-        })
-    });
+    let landing = entry.map(|e| super::github_queue::landing(path, &e.head_sha, &e.base_sha));
     let base_sha = match (landing, rt.block_on(repo.branch_tip(&pr.base.name))) {
         (Some(Ok(landing)), _) => landing,
         (Some(Err(e)), _) => {

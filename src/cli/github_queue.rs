@@ -13,7 +13,7 @@ use super::github_common::{client, fail, note_published, outputs, repo, runtime,
 use super::{Cli, Io};
 use crate::github::GithubError;
 use crate::github::context::Settings;
-use crate::github::rest::{Stamp, short};
+use crate::github::rest::short;
 use crate::github::status::{self, Verdict};
 use std::path::Path;
 
@@ -82,77 +82,26 @@ pub fn without_pull_request(
     }
 }
 
-/// The commit a queue entry lands on (the base plus the entries ahead),
-/// from how the queue built it. A merge commit: its first parent, when its
-/// second is the pull request's head. One parent: a squash, landing on that
-/// parent; or the pull request's commits rebased, each replayed with its
-/// message and author time, landing as many commits back. Any other shape,
-/// or one only partly like a rebase, is refused: judged on too few commits
-/// the entry would pass what it does not show.
-pub(super) fn landing(
-    path: &Path,
-    head: &str,
-    pr_head: &str,
-    stamps: impl FnOnce() -> Result<Vec<Stamp>, GithubError>,
-) -> Result<String, GithubError> {
+/// The commit a queue entry lands on: the merge group's parent commit
+/// (`merge_group.base_sha`: the base branch's tip, or the entry ahead of it
+/// in the queue), whatever the queue's merge method (a merge commit, a
+/// squash, rebased commits). It must be an ancestor of the entry, else the
+/// entry is refused: judged on too few commits it would pass what it does
+/// not show.
+pub(super) fn landing(path: &Path, head: &str, base_sha: &str) -> Result<String, GithubError> {
     let err = |why: String| GithubError::QueueShape {
         head: short(head).to_string(),
         why,
     };
-    let shape = |sha: &str| {
-        crate::load::git::shape(path, sha)
-            .ok()
-            .flatten()
-            .ok_or_else(|| err(format!("commit {} is not in the checkout", short(sha))))
-    };
-    let top = shape(head)?;
-    let first = match top.parents.as_slice() {
-        [first, second] if second.eq_ignore_ascii_case(pr_head) => return Ok(first.clone()),
-        [_, second] => {
-            return Err(err(format!(
-                "a merge commit whose second parent {} is not the pull request's head {}",
-                short(second),
-                short(pr_head)
-            )));
-        }
-        [first] => first.clone(),
-        _ => return Err(err("a commit with no parent or more than two".into())),
-    };
-    let stamps = stamps()?;
-    let replayed = |s: &crate::load::git::Shape, st: &Stamp| {
-        (
-            s.message == st.message,
-            st.author_time == Some(s.author_time),
-        )
-    };
-    match stamps.last().map(|last| replayed(&top, last)) {
-        // One commit, or a squash (neither its message nor its time).
-        None | Some((false, false)) => return Ok(first),
-        _ if stamps.len() == 1 => return Ok(first),
-        Some((true, true)) => {}
-        Some(_) => {
-            return Err(err(
-                "its message or its author time, but not both, are those of the pull request's last commit".into(),
-            ));
-        }
+    if base_sha.eq_ignore_ascii_case(head) {
+        return Err(err("its parent commit is the entry itself".into()));
     }
-    // Rebased: one commit back per commit of the pull request, each its replay.
-    let mut at = top;
-    for (i, st) in stamps.iter().rev().enumerate() {
-        if replayed(&at, st) != (true, true) {
-            return Err(err(format!(
-                "commit {} of the {} rebased is not a replay of the pull request's",
-                stamps.len() - i,
-                stamps.len()
-            )));
-        }
-        let [parent] = at.parents.as_slice() else {
-            return Err(err("a rebased commit with more than one parent".into()));
-        };
-        if i + 1 == stamps.len() {
-            return Ok(parent.clone());
-        }
-        at = shape(&parent.clone())?;
+    match crate::load::git::head_contains(path, base_sha) {
+        Ok(true) => Ok(base_sha.to_string()),
+        Ok(false) => Err(err(format!(
+            "its parent commit {} (`merge_group.base_sha`) is not in its history",
+            short(base_sha)
+        ))),
+        Err(e) => Err(err(e.to_string())),
     }
-    Ok(first)
 }

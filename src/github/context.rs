@@ -24,10 +24,11 @@ pub enum Target {
 }
 
 /// A merge queue entry: the queue's commit (checked out, and where the
-/// verdict goes). What it lands on is worked out from the queue's commits
-/// and its pull request (`cli::github_queue::landing`).
+/// verdict goes) and the merge group's parent commit, which it lands on
+/// (`cli::github_queue::landing`).
 pub struct Entry {
     pub head_sha: String,
+    pub base_sha: String,
 }
 
 /// Reads an event payload. Pull-request events give the number (head and base

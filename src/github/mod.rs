@@ -171,7 +171,7 @@ impl GithubError {
             GithubError::BaseNotJudged { .. } => "retarget the pull request to the branch capops governs; a branch of its own would let the pull request choose what judges it. To govern more branches, list each with --base-branch in the workflow".into(),
             GithubError::BaseOutOfDate { branch, .. } => format!("merge `{branch}` into the pull request's branch (or rebase it); the push runs capops again against the branch as it stands. Branch protection's \"require branches to be up to date\" or a merge queue does this for you"),
             GithubError::TooManyCommits { .. } => "squash the pull request's commits (or split it) so GitHub lists all of them".into(),
-            GithubError::QueueShape { .. } => "merge the queue with a merge commit, a squash, or a rebase GitHub made itself (commits replayed with their messages and author dates); the entry is judged again when the queue rebuilds it".into(),
+            GithubError::QueueShape { .. } => "check out the merge group's commit with `fetch-depth: 0` (so its parent commit is there); the entry is judged again when the queue rebuilds it".into(),
             GithubError::SharedHead { other, .. } => format!("open each pull request from its own commit (cherry-pick the change onto a branch of its own for the other base), or close #{other}; then run the check again (push, or re-run the job)"),
         }
     }

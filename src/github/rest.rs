@@ -60,31 +60,6 @@ struct ApiCommit {
     author: Option<User>,
     #[serde(default)]
     committer: Option<User>,
-    #[serde(default)]
-    commit: Option<GitCommit>,
-}
-
-/// The git side of a listed commit: its message and git author.
-#[derive(Clone, Debug, Deserialize)]
-struct GitCommit {
-    #[serde(default)]
-    message: String,
-    #[serde(default)]
-    author: Option<GitPerson>,
-}
-
-#[derive(Clone, Debug, Deserialize)]
-struct GitPerson {
-    #[serde(default)]
-    date: Option<String>,
-}
-
-/// A pull request's commit as a rebase replays it: message and author time
-/// (seconds; `None` when GitHub gave none that reads).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Stamp {
-    pub message: String,
-    pub author_time: Option<i64>,
 }
 
 /// One entry of `GET /repos/{o}/{r}/activity`: a change to a ref and who made it.
@@ -289,31 +264,6 @@ impl Repo<'_> {
             .map(|c| c.sha.chars().take(12).collect())
             .collect();
         Ok((out, unlinked))
-    }
-
-    /// The message and author time of each of the pull request's commits,
-    /// oldest first (all pages; GitHub lists 250 at most).
-    pub async fn stamps(&self, number: u64) -> Result<Vec<Stamp>, GithubError> {
-        let what = format!("listing the commits of pull request #{number}");
-        let url = self.path(&format!("/pulls/{number}/commits?per_page=100"));
-        let raw: Vec<ApiCommit> = self.client.get_all(&url, &what).await?;
-        Ok(raw
-            .into_iter()
-            .map(|c| {
-                let commit = c.commit.unwrap_or(GitCommit {
-                    message: String::new(),
-                    author: None,
-                });
-                Stamp {
-                    author_time: commit
-                        .author
-                        .and_then(|a| a.date)
-                        .and_then(|d| d.parse::<jiff::Timestamp>().ok())
-                        .map(|t| t.as_second()),
-                    message: commit.message,
-                }
-            })
-            .collect())
     }
 
     /// Who pushed to `branch` of this repository: the actors of its

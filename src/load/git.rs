@@ -255,33 +255,7 @@ fn revision(root: &Path, out: &Path) -> Option<String> {
     Some(rev)
 }
 
-/// A commit's parents, message and author time: what tells how a merge
-/// queue built an entry (a merge commit, a squash, or rebased commits).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Shape {
-    pub parents: Vec<String>,
-    pub message: String,
-    /// Seconds since the epoch.
-    pub author_time: i64,
-}
-
-/// The shape of `commit` (`None` when it is not in the repository).
-pub fn shape(root: &Path, commit: &str) -> Result<Option<Shape>, GitError> {
-    let repo =
-        Repository::discover(root).map_err(|_| GitError::NotARepository(root.to_path_buf()))?;
-    let Ok(oid) = Oid::from_str(commit) else {
-        return Ok(None);
-    };
-    let Ok(c) = repo.find_commit(oid) else {
-        return Ok(None);
-    };
-    Ok(Some(Shape {
-        parents: c.parent_ids().map(|p| p.to_string()).collect(),
-        message: String::from_utf8_lossy(c.message_bytes()).into_owned(),
-        author_time: c.author().when().seconds(),
-    }))
-}
-
+/// The commit checked out in the working tree holding `root` (`HEAD`).
 pub fn head_commit(root: &Path) -> Result<String, GitError> {
     let repo =
         Repository::discover(root).map_err(|_| GitError::NotARepository(root.to_path_buf()))?;

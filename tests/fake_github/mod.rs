@@ -68,9 +68,6 @@ pub struct Pull {
     pub head_ref: String,
     /// `open` or `closed`.
     pub state: String,
-    /// (message, author date) of each commit, oldest first, where a test
-    /// sets them (else "change" and a fixed date).
-    pub stamps: Vec<(String, String)>,
 }
 
 /// One entry of the repository activity.
@@ -227,7 +224,6 @@ impl World {
                 commits: vec![(author.into(), author.into())],
                 head_ref: head_ref.clone(),
                 state: "open".into(),
-                stamps: Vec::new(),
             },
         );
         self.branches
@@ -826,15 +822,12 @@ fn respond(
                 .iter()
                 .enumerate()
                 .map(|(i, (a, c))| {
-                    let (message, date) = p.stamps.get(i).cloned().unwrap_or_else(|| {
-                        ("change".to_string(), "2026-11-23T09:00:00Z".to_string())
-                    });
                     json!({
                         "sha": format!("{:040x}", i + 1),
                         "commit": {
-                            "author": {"name": a, "email": format!("{a}@example.com"), "date": date},
+                            "author": {"name": a, "email": format!("{a}@example.com"), "date": "2026-11-23T09:00:00Z"},
                             "committer": {"name": c, "email": format!("{c}@example.com"), "date": "2026-11-23T09:00:00Z"},
-                            "message": message,
+                            "message": "change",
                         },
                         "author": if a.is_empty() { Value::Null } else { user(&ctx, a, uid(a), false) },
                         "committer": if c.is_empty() { Value::Null } else { user(&ctx, c, uid(c), false) },
