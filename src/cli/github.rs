@@ -124,8 +124,10 @@ fn pull_request(
     // out (the one the event was about), so no earlier green of it stands:
     // the pull request could point at it again.
     let checked_out = crate::load::git::head_commit(path).ok();
+    // Before the base is known: every governed branch's verdict.
+    let every = rest::contexts(&args.base_branch);
     let refuse_checked_out = |e: &GithubError, io: &mut Io<'_>| match &checked_out {
-        Some(sha) => refuse(&repo, &rt, sha, args, settings, e, exit_of(e), io),
+        Some(sha) => refuse(&repo, &rt, sha, &every, args, settings, e, exit_of(e), io),
         None => Err(fail(e, io)),
     };
     let pr = match rt.block_on(repo.pull(number)) {
@@ -155,18 +157,9 @@ fn pull_request(
     if pr.state == "closed" {
         return Err(fail(&GithubError::Closed { number }, io));
     }
-    // One commit, one verdict: a head shared with a pull request into
-    // another governed branch would carry whichever verdict came last.
-    if entry.is_none() {
-        match rt.block_on(repo.open_pulls()) {
-            Ok(open) => {
-                if let Some(e) = shared_head(&pr, &open, &args.base_branch) {
-                    return refuse(&repo, &rt, &judged, args, settings, &e, Exit::Gate, io);
-                }
-            }
-            Err(e) => return refuse(&repo, &rt, &judged, args, settings, &e, exit_of(&e), io),
-        }
-    }
+    // The verdict for pull requests into this base.
+    let context = rest::context_for(&args.base_branch, &pr.base.name);
+    let ours = std::slice::from_ref(&context);
     let landing = entry.map(|e| super::github_queue::landing(path, &e.head_sha, &e.base_sha));
     let base_sha = match (landing, rt.block_on(repo.branch_tip(&pr.base.name))) {
         (Some(Ok(landing)), _) => landing,
@@ -175,14 +168,36 @@ fn pull_request(
                 GithubError::QueueShape { .. } => Exit::Gate,
                 _ => exit_of(&e),
             };
-            return refuse(&repo, &rt, &judged, args, settings, &e, code, io);
+            return refuse(&repo, &rt, &judged, ours, args, settings, &e, code, io);
         }
         (None, Ok(tip)) => match current_base(path, &pr, &tip) {
             Ok(b) => b,
-            Err(e) => return refuse(&repo, &rt, &judged, args, settings, &e, Exit::Gate, io),
+            Err(e) => {
+                return refuse(
+                    &repo,
+                    &rt,
+                    &judged,
+                    ours,
+                    args,
+                    settings,
+                    &e,
+                    Exit::Gate,
+                    io,
+                );
+            }
         },
         (None, Err(e)) => {
-            return refuse(&repo, &rt, &judged, args, settings, &e, Exit::External, io);
+            return refuse(
+                &repo,
+                &rt,
+                &judged,
+                ours,
+                args,
+                settings,
+                &e,
+                Exit::External,
+                io,
+            );
         }
     };
     let against = if entry.is_some() {
@@ -213,7 +228,13 @@ fn pull_request(
                 annotations: Vec::new(),
                 details_url: settings.run_url.clone(),
             };
-            if let Err(e) = rt.block_on(status::publish(&repo, &judged, args.status, &verdict)) {
+            if let Err(e) = rt.block_on(status::publish(
+                &repo,
+                &judged,
+                &context,
+                args.status,
+                &verdict,
+            )) {
                 return Err(fail(&e, io));
             }
             return Ok(code);
@@ -229,7 +250,19 @@ fn pull_request(
     let config = loaded.world().config_spec();
     let co_authors = match rt.block_on(gate::co_authors(&client, &repo, &pr, &author, &config)) {
         Ok(c) => c,
-        Err(e) => return refuse(&repo, &rt, &judged, args, settings, &e, exit_of(&e), io),
+        Err(e) => {
+            return refuse(
+                &repo,
+                &rt,
+                &judged,
+                ours,
+                args,
+                settings,
+                &e,
+                exit_of(&e),
+                io,
+            );
+        }
     };
     let result = ccheck::evaluate(
         &loaded,
@@ -244,7 +277,19 @@ fn pull_request(
     let verified = rt.block_on(gate::verify(&client, &repo, &result, &pr, &author, &head));
     let (reviewers, approvals) = match verified {
         Ok(v) => v,
-        Err(e) => return refuse(&repo, &rt, &judged, args, settings, &e, exit_of(&e), io),
+        Err(e) => {
+            return refuse(
+                &repo,
+                &rt,
+                &judged,
+                ours,
+                args,
+                settings,
+                &e,
+                exit_of(&e),
+                io,
+            );
+        }
     };
     let standings: Vec<Standing> = result
         .evaluated
@@ -343,7 +388,13 @@ fn pull_request(
         ),
         details_url: comment_url.clone().or_else(|| settings.run_url.clone()),
     };
-    let published = match rt.block_on(status::publish(&repo, &judged, args.status, &verdict)) {
+    let published = match rt.block_on(status::publish(
+        &repo,
+        &judged,
+        &context,
+        args.status,
+        &verdict,
+    )) {
         Ok(p) => p,
         Err(e) => {
             github_failed.get_or_insert(e);
@@ -394,7 +445,7 @@ fn pull_request(
             None => writeln!(io.stderr, "capops: comment {}", w.action)?,
         }
     }
-    note_published(published.as_ref(), &judged, io)?;
+    note_published(published.as_ref(), &context, &judged, io)?;
     let mut json_path = None;
     if let Some(p) = &args.json_out {
         let text = serde_json::to_string_pretty(&json).unwrap_or_default() + "\n";
@@ -466,29 +517,6 @@ fn governed(pr: &rest::PullRequest, listed: &[String]) -> Result<(), GithubError
     })
 }
 
-/// Another open pull request into another governed branch whose head is
-/// this one's, as the refusal to give. Into the same branch it is the same
-/// change against the same base, judged the same way.
-fn shared_head(
-    pr: &rest::PullRequest,
-    open: &[rest::PullRequest],
-    listed: &[String],
-) -> Option<GithubError> {
-    open.iter()
-        .find(|o| {
-            o.number != pr.number
-                && o.head.sha.eq_ignore_ascii_case(&pr.head.sha)
-                && o.base.name != pr.base.name
-                && governed(o, listed).is_ok()
-        })
-        .map(|o| GithubError::SharedHead {
-            number: pr.number,
-            head: short(&pr.head.sha).to_string(),
-            other: o.number,
-            other_base: o.base.name.clone(),
-        })
-}
-
 /// The base to judge against: the branch's tip now, which the head must
 /// contain. The head is compared with the tip's tree, so a head cut from an
 /// older commit would read as reverting every change merged since (a
@@ -515,6 +543,7 @@ fn refuse(
     repo: &Repo<'_>,
     rt: &tokio::runtime::Runtime,
     head: &str,
+    contexts: &[String],
     args: &GithubArgs,
     settings: &Settings,
     e: &GithubError,
@@ -532,12 +561,14 @@ fn refuse(
         annotations: Vec::new(),
         details_url: settings.run_url.clone(),
     };
-    if let Err(p) = rt.block_on(status::publish(repo, head, args.status, &verdict)) {
-        writeln!(
-            io.stderr,
-            "error[{}]: {p} (the failing verdict could not be set either)",
-            p.code()
-        )?;
+    for context in contexts {
+        if let Err(p) = rt.block_on(status::publish(repo, head, context, args.status, &verdict)) {
+            writeln!(
+                io.stderr,
+                "error[{}]: {p} (the failing verdict could not be set either)",
+                p.code()
+            )?;
+        }
     }
     Err(Stop::Exit(code))
 }

@@ -4,7 +4,7 @@
 use super::Io;
 use super::common::{Exit, Stop};
 use crate::github::context::Settings;
-use crate::github::rest::{self, Repo, short};
+use crate::github::rest::{Repo, short};
 use crate::github::status;
 use crate::github::{GithubError, client::Client, retry};
 use std::io::Write;
@@ -38,17 +38,17 @@ pub(super) fn outputs(
     Ok(())
 }
 
-/// Says on stderr which `capops` verdict was set on `sha`.
+/// Says on stderr which verdict (`context`) was set on `sha`.
 pub(super) fn note_published(
     p: Option<&status::Published>,
+    context: &str,
     sha: &str,
     io: &mut Io<'_>,
 ) -> std::io::Result<()> {
     if let Some(p) = p {
         writeln!(
             io.stderr,
-            "capops: `{}` {} set on {}",
-            rest::CONTEXT,
+            "capops: `{context}` {} set on {}",
             p.kind,
             short(sha)
         )?;

@@ -13,7 +13,7 @@ use super::github_common::{client, fail, note_published, outputs, repo, runtime,
 use super::{Cli, Io};
 use crate::github::GithubError;
 use crate::github::context::Settings;
-use crate::github::rest::short;
+use crate::github::rest::{self, short};
 use crate::github::status::{self, Verdict};
 use std::path::Path;
 
@@ -68,18 +68,28 @@ pub fn without_pull_request(
         annotations: Vec::new(),
         details_url: settings.run_url.clone(),
     };
-    let published = runtime()?.block_on(async {
-        let client = client(settings)?;
-        let repo = repo(&client, settings);
-        status::publish(&repo, head_sha, args.status, &verdict).await
-    });
-    match published {
-        Ok(p) => {
-            note_published(p.as_ref(), head_sha, io)?;
-            Ok(code)
+    // Which branch it merges into is not known here: every governed
+    // branch's verdict.
+    let rt = runtime()?;
+    let _entered = rt.enter();
+    let client = match client(settings) {
+        Ok(c) => c,
+        Err(e) => return Err(fail(&e, io)),
+    };
+    let repo = repo(&client, settings);
+    for context in rest::contexts(&args.base_branch) {
+        match rt.block_on(status::publish(
+            &repo,
+            head_sha,
+            &context,
+            args.status,
+            &verdict,
+        )) {
+            Ok(p) => note_published(p.as_ref(), &context, head_sha, io)?,
+            Err(e) => return Err(fail(&e, io)),
         }
-        Err(e) => Err(fail(&e, io)),
     }
+    Ok(code)
 }
 
 /// The commit a queue entry lands on: the merge group's parent commit

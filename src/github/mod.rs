@@ -96,15 +96,6 @@ pub enum GithubError {
     TooManyCommits { number: u64, commits: u64 },
     #[error("the merge-queue entry {head} cannot be told apart from what it lands on: {why}")]
     QueueShape { head: String, why: String },
-    #[error(
-        "the head of pull request #{number} ({head}) is also the head of pull request #{other} into `{other_base}`: a commit carries one `capops` verdict, so whichever pull request ran last would decide the other's"
-    )]
-    SharedHead {
-        number: u64,
-        head: String,
-        other: u64,
-        other_base: String,
-    },
 }
 
 impl GithubError {
@@ -129,7 +120,6 @@ impl GithubError {
             GithubError::Closed { .. } => "github-pull-request-closed",
             GithubError::BaseOutOfDate { .. } => "github-base-out-of-date",
             GithubError::TooManyCommits { .. } => "github-too-many-commits",
-            GithubError::SharedHead { .. } => "github-head-shared",
             GithubError::QueueShape { .. } => "github-queue-entry-unknown",
         }
     }
@@ -168,11 +158,10 @@ impl GithubError {
             GithubError::Http { .. } | GithubError::Unreachable { .. } | GithubError::BadResponse { .. } => "GitHub (or GITHUB_API_URL) failed; run it again, and check githubstatus.com or the Enterprise server".into(),
             GithubError::UnknownIdentity => "pass --comment-author LOGIN (the account or `app-slug[bot]` the token posts as), so capops edits only its own comment".into(),
             GithubError::Closed { .. } => "nothing to do: a closed pull request keeps the verdict it had; reopen it to have it judged again (its head commit's verdict may be another pull request's)".into(),
-            GithubError::BaseNotJudged { .. } => "retarget the pull request to the branch capops governs; a branch of its own would let the pull request choose what judges it. To govern more branches, list each with --base-branch in the workflow".into(),
+            GithubError::BaseNotJudged { .. } => "retarget the pull request to the branch capops governs; a branch of its own would let the pull request choose what judges it. To govern more branches, list each with --base-branch in the workflow (each then requires its own `capops/<branch>` check)".into(),
             GithubError::BaseOutOfDate { branch, .. } => format!("merge `{branch}` into the pull request's branch (or rebase it); the push runs capops again against the branch as it stands. Branch protection's \"require branches to be up to date\" or a merge queue does this for you"),
             GithubError::TooManyCommits { .. } => "squash the pull request's commits (or split it) so GitHub lists all of them".into(),
             GithubError::QueueShape { .. } => "check out the merge group's commit with `fetch-depth: 0` (so its parent commit is there); the entry is judged again when the queue rebuilds it".into(),
-            GithubError::SharedHead { other, .. } => format!("open each pull request from its own commit (cherry-pick the change onto a branch of its own for the other base), or close #{other}; then run the check again (push, or re-run the job)"),
         }
     }
 }

@@ -14,6 +14,27 @@ use serde_json::json;
 /// The name commit statuses and check runs carry.
 pub const CONTEXT: &str = "capops";
 
+/// The name of the verdict for pull requests into `base`: `capops` when one
+/// branch is governed, `capops/<base>` when several are. A commit carries one
+/// verdict per name, and the same head proposed into two branches is two
+/// changes: each branch's protection requires its own.
+pub fn context_for(listed: &[String], base: &str) -> String {
+    if listed.len() > 1 {
+        format!("{CONTEXT}/{base}")
+    } else {
+        CONTEXT.to_string()
+    }
+}
+
+/// The names of every governed branch's verdict.
+pub fn contexts(listed: &[String]) -> Vec<String> {
+    if listed.len() > 1 {
+        listed.iter().map(|b| context_for(listed, b)).collect()
+    } else {
+        vec![CONTEXT.to_string()]
+    }
+}
+
 #[derive(Clone, Debug, Deserialize)]
 pub struct User {
     pub login: String,
@@ -202,13 +223,6 @@ impl Repo<'_> {
             )
             .await?;
         parse(&reply, &what)
-    }
-
-    /// `GET /repos/{o}/{r}/pulls?state=open`, all pages: the open pull requests.
-    pub async fn open_pulls(&self) -> Result<Vec<PullRequest>, GithubError> {
-        let what = "listing the open pull requests".to_string();
-        let url = self.path("/pulls?state=open&per_page=100");
-        self.client.get_all(&url, &what).await
     }
 
     /// The tip of a branch, read now (a pull request's `base.sha` is the base
@@ -402,9 +416,13 @@ impl Repo<'_> {
         Ok(Ok(parse(&reply, what)?))
     }
 
-    /// The latest `capops` status of a commit (`GET /commits/{sha}/status`,
+    /// The latest status named `context` of a commit (`GET /commits/{sha}/status`,
     /// the combined status: the latest of each context).
-    pub async fn latest_status(&self, sha: &str) -> Result<Option<LatestStatus>, GithubError> {
+    pub async fn latest_status(
+        &self,
+        sha: &str,
+        context: &str,
+    ) -> Result<Option<LatestStatus>, GithubError> {
         let what = format!("reading the statuses of {}", short(sha));
         let reply = self
             .call(
@@ -415,21 +433,22 @@ impl Repo<'_> {
             )
             .await?;
         let combined: CombinedStatus = parse(&reply, &what)?;
-        Ok(combined.statuses.into_iter().find(|s| s.context == CONTEXT))
+        Ok(combined.statuses.into_iter().find(|s| s.context == context))
     }
 
     /// `POST /repos/{o}/{r}/statuses/{sha}` with context `capops`.
     pub async fn create_status(
         &self,
         sha: &str,
+        context: &str,
         state: &str,
         description: &str,
         target_url: Option<&str>,
     ) -> Result<Status, GithubError> {
-        let what = format!("setting the `{CONTEXT}` status of {}", short(sha));
+        let what = format!("setting the `{context}` status of {}", short(sha));
         let mut body = json!({
             "state": state,
-            "context": CONTEXT,
+            "context": context,
             "description": description,
         });
         if let Some(t) = target_url {
@@ -453,7 +472,7 @@ impl Repo<'_> {
         body: &serde_json::Value,
         sha: &str,
     ) -> Result<CheckRun, GithubError> {
-        let what = format!("writing the `{CONTEXT}` check run of {}", short(sha));
+        let what = format!("writing the verdict check run of {}", short(sha));
         let (method, url) = match id {
             None => (Method::Post, self.path("/check-runs")),
             Some(id) => (Method::Patch, self.path(&format!("/check-runs/{id}"))),

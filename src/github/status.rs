@@ -7,7 +7,7 @@
 //! older run in place would keep its stale annotations, which GitHub appends.
 
 use super::GithubError;
-use super::rest::{CONTEXT, LatestStatus, Repo};
+use super::rest::{LatestStatus, Repo};
 use serde_json::json;
 
 /// How to report the result on the commit.
@@ -77,21 +77,29 @@ pub fn cut(text: &str, limit: usize) -> String {
 pub async fn publish(
     repo: &Repo<'_>,
     sha: &str,
+    context: &str,
     mode: Mode,
     verdict: &Verdict,
 ) -> Result<Option<Published>, GithubError> {
     match mode {
         Mode::None => Ok(None),
-        Mode::Status => status(repo, sha, verdict).await.map(Some),
-        Mode::CheckRun => check_run(repo, sha, verdict).await.map(Some),
-        Mode::Auto => match check_run(repo, sha, verdict).await {
-            Err(GithubError::Forbidden { .. }) => status(repo, sha, verdict).await.map(Some),
+        Mode::Status => status(repo, sha, context, verdict).await.map(Some),
+        Mode::CheckRun => check_run(repo, sha, context, verdict).await.map(Some),
+        Mode::Auto => match check_run(repo, sha, context, verdict).await {
+            Err(GithubError::Forbidden { .. }) => {
+                status(repo, sha, context, verdict).await.map(Some)
+            }
             other => other.map(Some),
         },
     }
 }
 
-async fn status(repo: &Repo<'_>, sha: &str, v: &Verdict) -> Result<Published, GithubError> {
+async fn status(
+    repo: &Repo<'_>,
+    sha: &str,
+    context: &str,
+    v: &Verdict,
+) -> Result<Published, GithubError> {
     let state = if v.success { "success" } else { "failure" };
     let description = cut(&v.description, DESCRIPTION_LIMIT);
     // GitHub keeps at most 1,000 statuses of one context on a commit and
@@ -99,13 +107,20 @@ async fn status(repo: &Repo<'_>, sha: &str, v: &Verdict) -> Result<Published, Gi
     // again, so runs that change nothing (a comment, an edited title)
     // cannot spend the budget and leave the next, different verdict unwritable.
     let wanted = LatestStatus {
-        context: CONTEXT.into(),
+        context: context.into(),
         state: state.into(),
         description: Some(description.clone()),
         target_url: v.details_url.clone(),
     };
-    if repo.latest_status(sha).await.ok().flatten().as_ref() != Some(&wanted) {
-        repo.create_status(sha, state, &description, v.details_url.as_deref())
+    if repo
+        .latest_status(sha, context)
+        .await
+        .ok()
+        .flatten()
+        .as_ref()
+        != Some(&wanted)
+    {
+        repo.create_status(sha, context, state, &description, v.details_url.as_deref())
             .await?;
     }
     Ok(Published {
@@ -114,7 +129,12 @@ async fn status(repo: &Repo<'_>, sha: &str, v: &Verdict) -> Result<Published, Gi
     })
 }
 
-async fn check_run(repo: &Repo<'_>, sha: &str, v: &Verdict) -> Result<Published, GithubError> {
+async fn check_run(
+    repo: &Repo<'_>,
+    sha: &str,
+    context: &str,
+    v: &Verdict,
+) -> Result<Published, GithubError> {
     let annotations: Vec<serde_json::Value> = v
         .annotations
         .iter()
@@ -139,7 +159,7 @@ async fn check_run(repo: &Repo<'_>, sha: &str, v: &Verdict) -> Result<Published,
         })
     };
     let mut body = json!({
-        "name": CONTEXT,
+        "name": context,
         "head_sha": sha,
         "status": "completed",
         "conclusion": if v.success { "success" } else { "failure" },

@@ -343,10 +343,15 @@ impl World {
 
     /// The latest status with context `capops` on a commit.
     pub fn status_of(&self, sha: &str) -> Option<StatusRec> {
+        self.status_named(sha, "capops")
+    }
+
+    /// The latest status with context `context` on a commit.
+    pub fn status_named(&self, sha: &str, context: &str) -> Option<StatusRec> {
         self.statuses
             .iter()
             .rev()
-            .find(|s| s.sha == sha && s.context == "capops")
+            .find(|s| s.sha == sha && s.context == context)
             .cloned()
     }
 
