@@ -200,3 +200,108 @@ fn a_mapping_of_80000_unknown_keys_is_reported_in_linear_time() {
         &out.stdout[..out.stdout.len().min(2000)]
     );
 }
+
+#[test]
+fn a_fifo_in_the_repository_is_reported_not_waited_on() {
+    // Reading a FIFO blocks until something writes to it: never read.
+    for name in ["teams/pipe.yaml", "usage/pipe.csv"] {
+        let (_t, repo) = example_with(|r| {
+            let path = r.join(name);
+            let made = std::process::Command::new("mkfifo")
+                .arg(&path)
+                .status()
+                .unwrap();
+            assert!(made.success());
+        });
+        let out = run(&["validate", &repo.display().to_string()], &[]);
+        assert_eq!(out.code, 2, "{name}: {}", out.stderr);
+        assert!(
+            out.stderr.contains("error[file-unreadable]")
+                && out.stderr.contains("not a regular file"),
+            "{}",
+            out.stderr
+        );
+    }
+}
+
+#[test]
+fn a_folder_named_like_the_config_is_not_a_repository_without_one() {
+    let (_t, repo) = example_with(|r| {
+        std::fs::remove_file(r.join("capops.yaml")).unwrap();
+        std::fs::create_dir(r.join("capops.yaml")).unwrap();
+    });
+    let out = run(&["validate", &repo.display().to_string()], &[]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("error[file-unreadable]") && out.stderr.contains("a folder"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn a_file_of_more_than_200000_documents_is_too_large() {
+    let (_t, repo) = example_with(|r| {
+        std::fs::write(r.join("teams/many.yaml"), "x\n---\n".repeat(250_000)).unwrap();
+    });
+    let out = run(&["validate", &repo.display().to_string()], &[]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("error[yaml-too-large]")
+            && out.stderr.contains("more than 200000 documents"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn an_output_that_is_a_device_or_a_link_is_written_through_not_replaced() {
+    // A device given as --out (through a link here, `/dev/stdout` is one)
+    // is written to, never replaced by a plain file; a link to a file is
+    // followed and the file it names replaced.
+    let example = common::example();
+    let tmp = tempfile::tempdir().unwrap();
+    let null = tmp.path().join("null");
+    std::os::unix::fs::symlink("/dev/null", &null).unwrap();
+    let out = run(
+        &[
+            "report",
+            &example,
+            "--at",
+            "2026-11-22",
+            "--out",
+            &null.display().to_string(),
+        ],
+        &[],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        std::fs::symlink_metadata(&null)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    let target = tmp.path().join("report.md");
+    std::fs::write(&target, "old").unwrap();
+    let link = tmp.path().join("link.md");
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    let out = run(
+        &[
+            "report",
+            &example,
+            "--at",
+            "2026-11-22",
+            "--out",
+            &link.display().to_string(),
+        ],
+        &[],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert_ne!(std::fs::read_to_string(&target).unwrap(), "old");
+}

@@ -183,6 +183,13 @@ pub fn collect(root: &Path) -> Result<Vec<Input>, RootError> {
             }
         };
         if entry.file_type().is_dir() {
+            // A folder where the Config belongs is not a repository without one.
+            if entry.depth() == 1 && entry.file_name() == CONFIG_FILE {
+                inputs.push(Input {
+                    path: CONFIG_FILE.into(),
+                    content: Content::Unreadable("it is a folder, not a file".into()),
+                });
+            }
             continue;
         }
         let path = relative(root, entry.path());
@@ -229,6 +236,16 @@ pub fn collect(root: &Path) -> Result<Vec<Input>, RootError> {
             continue;
         }
         if classify(&path).is_none() {
+            continue;
+        }
+        // A FIFO, socket or device would block or never end: not read.
+        if !entry.file_type().is_file() {
+            inputs.push(Input {
+                path,
+                content: Content::Unreadable(
+                    "it is not a regular file (a FIFO, socket or device)".into(),
+                ),
+            });
             continue;
         }
         if classify(&path) == Some(FileKind::UsageCsv) {

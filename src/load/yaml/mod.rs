@@ -26,6 +26,8 @@ pub const MAX_DEPTH: usize = 32;
 pub const MAX_NODES: usize = 5_000_000;
 /// Most values produced by expanding aliases in one file.
 pub const MAX_ALIAS_NODES: usize = 100_000;
+/// Most documents in one file (empty ones included).
+pub const MAX_DOCUMENTS: usize = 200_000;
 
 /// A parsed YAML value with its byte range in the file. Mappings and
 /// sequences have an empty range at their first token.
@@ -147,6 +149,7 @@ pub fn parse(text: &str, file: FileId) -> Parsed {
         anchors: HashMap::new(),
         alias_nodes: 0,
         nodes: 0,
+        documents_seen: 0,
         saw_document: false,
         diagnostics: Vec::new(),
     };
@@ -209,6 +212,8 @@ struct Builder<'a> {
     anchors: HashMap<usize, (Node, usize)>,
     alias_nodes: usize,
     nodes: usize,
+    /// Documents begun, empty ones included.
+    documents_seen: usize,
     saw_document: bool,
     diagnostics: Vec<Diagnostic>,
 }
@@ -228,6 +233,15 @@ impl Builder<'_> {
             Event::StreamStart | Event::StreamEnd => Ok(()),
             Event::DocumentStart(explicit, _) => {
                 self.saw_document = true;
+                self.documents_seen += 1;
+                if self.documents_seen > MAX_DOCUMENTS {
+                    return Err(self.error(
+                        Code::YamlTooLarge,
+                        start,
+                        &format!("the file holds more than {MAX_DOCUMENTS} documents"),
+                        "split the file into smaller files",
+                    ));
+                }
                 self.doc_marker = explicit.then_some(start as usize);
                 self.anchors.clear();
                 Ok(())
