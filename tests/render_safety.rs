@@ -184,6 +184,36 @@ fn a_corrupt_manifest_stops_the_render_before_anything_is_written() {
 }
 
 #[test]
+fn a_manifest_entry_spelled_another_way_never_removes_a_rendered_file() {
+    // `a//b` and `a/./b` name `a/b`: read as a stale entry, it would remove
+    // the file just rendered.
+    for spelling in [
+        "infer-l4//resourcequota-devex-capops-gpu.yaml",
+        "infer-l4/./resourcequota-devex-capops-gpu.yaml",
+    ] {
+        let (_d, repo) = fresh();
+        let out = repo.join("rendered");
+        assert_eq!(render(&repo, None).code, 0);
+        let manifest = out.join(".capops-manifest.json");
+        let text = std::fs::read_to_string(&manifest).unwrap();
+        let edited = text.replacen("\"files\": [", &format!("\"files\": [\"{spelling}\", "), 1);
+        assert_ne!(edited, text, "{text}");
+        std::fs::write(&manifest, &edited).unwrap();
+        let r = render(&repo, None);
+        assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
+        assert!(
+            r.stderr.contains("not a plain relative path"),
+            "{}",
+            r.stderr
+        );
+        assert!(
+            out.join("infer-l4/resourcequota-devex-capops-gpu.yaml")
+                .is_file()
+        );
+    }
+}
+
+#[test]
 fn a_write_that_fails_partway_leaves_the_output_folder_as_it_was() {
     let (_d, repo) = fresh();
     let out = repo.join("rendered");

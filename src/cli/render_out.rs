@@ -111,8 +111,14 @@ pub fn allowed(root: &Path, out: &Path, folder: &str) -> Result<(), Refused> {
 /// Refuses a rendered path that could leave the output folder.
 fn plain(rel: &str) -> Result<&Path, Refused> {
     let p = Path::new(rel);
+    // Written as it is meant (no `a//b` or `a/./b`, which name the same
+    // file under another spelling: a manifest entry spelled so would read
+    // as a stale file and remove the rendered one).
     let ok = !rel.is_empty()
         && !rel.contains('\\')
+        && rel
+            .split('/')
+            .all(|seg| !seg.is_empty() && seg != "." && seg != "..")
         && p.components().all(|c| matches!(c, Component::Normal(_)));
     if ok {
         Ok(p)
