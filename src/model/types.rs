@@ -188,13 +188,47 @@ impl FromStr for Timestamp {
                 .map_err(|e| describe_time_error(s, e))?;
             return Ok(Timestamp(ts));
         }
+        if let Some(offset) = bad_offset(s) {
+            return Err(format!(
+                "`{s}` has the offset `{offset}`, beyond ±23:59 (RFC 3339): write Z or an offset such as +02:00"
+            ));
+        }
         s.parse::<jiff::Timestamp>()
             .map(Timestamp)
             .map_err(|e| describe_time_error(s, e))
     }
 }
 
+/// An offset RFC 3339 does not allow (hours above 23, minutes above 59),
+/// which the parser would take: `+25:00`.
+fn bad_offset(s: &str) -> Option<&str> {
+    let time = &s[s.find(['T', 't', ' '])?..];
+    let at = time.rfind(['+', '-'])?;
+    let offset = &time[at..];
+    let digits: Vec<u32> = offset[1..]
+        .split(':')
+        .map(|p| p.parse::<u32>().ok())
+        .collect::<Option<_>>()?;
+    match digits.as_slice() {
+        [h, m, ..] if *h > 23 || *m > 59 => Some(offset),
+        [h] if *h > 23 && offset.len() <= 3 => Some(offset),
+        _ => None,
+    }
+}
+
 fn describe_time_error(s: &str, e: jiff::Error) -> String {
+    // A year the clock cannot hold (9999-12-31) is out of range, not unreal.
+    let written_year = s
+        .get(..5)
+        .filter(|p| p.ends_with('-') && p[..4].bytes().all(|b| b.is_ascii_digit()))
+        .and_then(|p| p[..4].parse::<i16>().ok());
+    if let Some(y) = written_year.filter(|y| !YEARS.contains(y)) {
+        return format!(
+            "{y} is outside the years capops works in ({}-{}); give a time within them",
+            YEARS.start(),
+            YEARS.end()
+        );
+    }
     let detail = e.to_string();
     let detail = detail.rsplit(": ").next().unwrap_or(&detail).to_string();
     format!("`{s}` is not a real date or time ({detail})")
@@ -270,6 +304,20 @@ mod tests {
         assert!(err.contains("not a real date"), "{err}");
         assert!("2026-13-01T00:00:00Z".parse::<Timestamp>().is_err());
         assert!("next tuesday".parse::<Timestamp>().is_err());
+        // RFC 3339 offsets stop at 23:59, though the parser takes ±25:59.
+        for bad in [
+            "2026-11-01T00:00:00+25:00",
+            "2026-11-01T00:00:00-24:00",
+            "2026-11-01T00:00:00+05:60",
+        ] {
+            let err = bad.parse::<Timestamp>().unwrap_err();
+            assert!(err.contains("beyond ±23:59"), "{bad}: {err}");
+        }
+        let t: Timestamp = "2026-11-01T00:00:00-23:59".parse().unwrap();
+        assert_eq!(t.to_string(), "2026-11-01T23:59:00Z");
+        // A year the clock cannot hold is out of range, not unreal.
+        let err = "9999-12-31".parse::<Timestamp>().unwrap_err();
+        assert!(err.contains("outside the years capops works in"), "{err}");
     }
 
     #[test]
