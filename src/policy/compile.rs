@@ -47,8 +47,13 @@ pub fn environment() -> Environment<'static> {
     env.add_filter("money", money_filter);
     env.add_filter("percent", percent_filter);
     env.add_filter("number", number_filter);
+    crate::model::bounded::install(&mut env, MAX_MESSAGE_BYTES);
     env
 }
+
+/// The longest text a condition or message may build (a message is a few
+/// sentences; this is a hundred pages).
+pub const MAX_MESSAGE_BYTES: usize = 256 * 1024;
 
 /// `{{ 1610700.4 | money }}` → `1,610,700`; amounts under 100 keep cents.
 fn money_filter(v: f64) -> String {

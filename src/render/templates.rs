@@ -113,6 +113,8 @@ impl Templates {
         env.set_fuel(Some(FUEL));
         env.set_recursion_limit(RECURSION_LIMIT);
         env.add_filter("json", json_filter);
+        // No text longer than one object may be (MAX_OUTPUT_BYTES).
+        crate::model::bounded::install(&mut env, MAX_OUTPUT_BYTES);
         env.remove_global("namespace");
         let mut origin = BTreeMap::new();
         for (name, text) in BUILTIN {
