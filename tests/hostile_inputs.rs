@@ -305,3 +305,45 @@ fn an_output_that_is_a_device_or_a_link_is_written_through_not_replaced() {
     );
     assert_ne!(std::fs::read_to_string(&target).unwrap(), "old");
 }
+
+#[test]
+fn a_currency_that_is_not_an_iso_code_is_refused_and_names_are_escaped() {
+    let (_t, repo) = example_with(|r| {
+        replace(
+            &r.join("capops.yaml"),
+            "currency: USD",
+            "currency: \"<img src=x>|`x`\"",
+        );
+    });
+    let out = run(&["validate", &repo.display().to_string()], &[]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("error[invalid-value]") && out.stderr.contains("ISO 4217"),
+        "{}",
+        out.stderr
+    );
+    let (_t, repo) = example_with(|r| {
+        replace(
+            &r.join("capops.yaml"),
+            "organization: Acme AI",
+            "organization: \"</title><img src=x># H\"",
+        );
+    });
+    let out = run(
+        &[
+            "report",
+            &repo.display().to_string(),
+            "--at",
+            "2026-11-22",
+            "--format",
+            "markdown",
+        ],
+        &[],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let title = out.stdout.lines().next().unwrap();
+    assert!(
+        title.starts_with("# &lt;/title&gt;&lt;img src=x&gt;\\# H"),
+        "{title}"
+    );
+}

@@ -519,7 +519,7 @@ pub fn text(r: &CostReport) -> String {
 
 /// Markdown, with a Mermaid chart per pool.
 pub fn markdown(r: &CostReport) -> String {
-    let mut out = format!("# {}\n\n", title(r));
+    let mut out = format!("# {}\n\n", super::escape::escape(&title(r)));
     for h in headline(r) {
         out.push_str(&format!("- {h}\n"));
     }

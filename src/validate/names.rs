@@ -91,6 +91,21 @@ fn bad(name: &Spanned<String>, what: &str, form: &str) -> Diagnostic {
 /// Checks every name that becomes a path or an object name.
 pub fn check_names(repo: &Repo, diags: &mut Vec<Diagnostic>) {
     if let Some(config) = &repo.config {
+        // Amounts print it after every number, in tables and comments.
+        let currency = &config.spec.currency;
+        if currency.len() != 3 || !currency.bytes().all(|b| b.is_ascii_uppercase()) {
+            diags.push(
+                Diagnostic::new(
+                    Code::InvalidValue,
+                    format!(
+                        "the currency `{}` is not an ISO 4217 code",
+                        currency.escape_debug()
+                    ),
+                )
+                .at(config.origin.kind_span, "in this Config")
+                .help("write three capital letters, such as USD, EUR or JPY"),
+            );
+        }
         let r = &config.spec.render;
         if !is_dns_label(&r.gpu_operator_namespace.value) {
             diags.push(bad(
