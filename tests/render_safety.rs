@@ -464,3 +464,59 @@ fn terraform_interpolation_in_a_document_is_refused() {
     assert_eq!(out.code, 2, "{}", out.stderr);
     assert!(!target.exists() || files_under(&target).is_empty());
 }
+
+#[test]
+fn renders_into_one_folder_at_once_leave_one_of_them_whole() {
+    // Renders at two times, eight at once into one folder: what is left is
+    // exactly one of them, never a mix of files or a manifest listing files
+    // that are not there.
+    let (dir, repo) = fresh();
+    let render_at = |out: &Path, at: &str| {
+        let args: Vec<std::ffi::OsString> = vec![
+            "render".into(),
+            repo.as_os_str().into(),
+            "--at".into(),
+            at.into(),
+            "--revision".into(),
+            "test".into(),
+            "--out".into(),
+            out.as_os_str().into(),
+        ];
+        common::run_os(args, &[])
+    };
+    let times = ["2026-12-01", "2027-06-01"];
+    let contents = |d: &Path| -> Vec<(String, Vec<u8>)> {
+        files_under(d)
+            .into_iter()
+            .map(|f| {
+                let bytes = std::fs::read(d.join(&f)).unwrap();
+                (f, bytes)
+            })
+            .collect()
+    };
+    let expected: Vec<_> = times
+        .iter()
+        .map(|at| {
+            let out = dir.path().join(format!("alone-{at}"));
+            assert_eq!(render_at(&out, at).code, 0);
+            contents(&out)
+        })
+        .collect();
+    assert_ne!(expected[0], expected[1], "the two times render differently");
+    let shared = dir.path().join("shared");
+    assert_eq!(render_at(&shared, times[0]).code, 0);
+    for _round in 0..3 {
+        std::thread::scope(|s| {
+            for i in 0..8 {
+                let shared = &shared;
+                let render_at = &render_at;
+                s.spawn(move || assert_eq!(render_at(shared, times[i % 2]).code, 0));
+            }
+        });
+        let now = contents(&shared);
+        assert!(
+            now == expected[0] || now == expected[1],
+            "a mix of two renders"
+        );
+    }
+}

@@ -241,6 +241,16 @@ fn manifest_text(files: &BTreeSet<String>) -> String {
 /// among the renames leaves nothing a later render could not prune.
 pub fn write(out: &Path, r: &Rendered, cluster: Option<&str>) -> Result<WriteOutcome, Refused> {
     let io = |p: &Path, e: std::io::Error| Refused::Io(p.display().to_string(), e);
+    // One render at a time per output folder (an advisory lock on the
+    // folder, held until this returns): two at once would mix their files
+    // and manifests. A folder not there yet has nothing to mix.
+    let _lock = match std::fs::File::open(out) {
+        Ok(dir) => {
+            dir.lock().map_err(|e| io(out, e))?;
+            Some(dir)
+        }
+        Err(_) => None,
+    };
     for f in &r.files {
         no_links(out, plain(&f.path)?)?;
     }
