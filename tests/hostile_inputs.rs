@@ -347,3 +347,42 @@ fn a_currency_that_is_not_an_iso_code_is_refused_and_names_are_escaped() {
         "{title}"
     );
 }
+
+#[test]
+fn an_invalid_document_is_reported_once_not_again_by_every_reference_to_it() {
+    // A Team and a Cluster whose shape does not check: their own error, and
+    // no "does not exist" for the requests, reservations and usage naming them.
+    let (_t, repo) = example_with(|r| {
+        replace(
+            &r.join("teams/research.yaml"),
+            "nvidia.com/gpu: 120",
+            "nvidia.com/gpu: -1",
+        );
+        replace(
+            &r.join("clusters/prod-h100.yaml"),
+            "gpusPerNode: 8",
+            "gpusPerNode: 0",
+        );
+    });
+    let out = run(&["validate", &repo.display().to_string()], &[]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert_eq!(
+        out.stderr.matches("error[value-out-of-range]").count(),
+        2,
+        "{}",
+        out.stderr
+    );
+    for cascade in ["unknown-team", "unknown-cluster", "usage-unknown-reference"] {
+        assert!(!out.stderr.contains(cascade), "{cascade}: {}", out.stderr);
+    }
+    // A reference to a name nothing holds still is one.
+    let (_t, repo) = example_with(|r| {
+        replace(
+            &r.join("requests/research.yaml"),
+            "team: research",
+            "team: reserch",
+        );
+    });
+    let out = run(&["validate", &repo.display().to_string()], &[]);
+    assert!(out.stderr.contains("error[unknown-team]"), "{}", out.stderr);
+}

@@ -41,6 +41,9 @@ pub struct Loaded {
     pub config_file: Option<FileId>,
     /// Documents seen, whatever their validity.
     pub document_count: usize,
+    /// The kind and name of each document whose shape did not check: a
+    /// reference to one is not reported again as naming nothing.
+    pub invalid: std::collections::BTreeSet<(Kind, String)>,
 }
 
 /// Reads and parses a set of inputs from the working tree.
@@ -100,11 +103,12 @@ pub fn load_with(
     }
 
     let sources = &loaded.sources;
-    let results: Vec<(Vec<TypedDoc>, Vec<Diagnostic>, usize)> = yaml_files
+    let results: Vec<FileDocs> = yaml_files
         .par_iter()
         .map(|&id| load_yaml_file(sources.get(id), id, cache))
         .collect();
-    for (docs, diags, count) in results {
+    for (docs, diags, count, invalid) in results {
+        loaded.invalid.extend(invalid);
         loaded.docs.extend(docs);
         loaded.diagnostics.extend(diags);
         loaded.document_count += count;
@@ -189,12 +193,16 @@ fn read_usage_file(id: FileId, input: Input) -> (Text, UsageRows, Vec<Diagnostic
     (kept, part, diags)
 }
 
+/// One file's typed documents, diagnostics, document count, and the kind
+/// and name of its documents that did not check.
+type FileDocs = (Vec<TypedDoc>, Vec<Diagnostic>, usize, Vec<(Kind, String)>);
+
 /// Parses, checks and types every document of one YAML file.
 fn load_yaml_file(
     source: &crate::diag::SourceFile,
     file: FileId,
     cache: Option<&cache::Cache>,
-) -> (Vec<TypedDoc>, Vec<Diagnostic>, usize) {
+) -> FileDocs {
     let text: &str = source.full_text().map_or("", |t| t);
     let parsed = match cache {
         Some(c) => c.parse(text, file, source.content_id(cache::key_of)),
@@ -202,6 +210,7 @@ fn load_yaml_file(
     };
     let mut diags = parsed.diagnostics;
     let mut docs = Vec::new();
+    let mut invalid = Vec::new();
     let count = parsed.documents.len();
     for (index, node) in parsed.documents.iter().enumerate() {
         let Some((kind, kind_span)) = envelope(node, file, &mut diags) else {
@@ -225,7 +234,13 @@ fn load_yaml_file(
                 i += 1;
             }
         }
+        let name = || {
+            instance["metadata"]["name"]
+                .as_str()
+                .map(|n| (kind, n.to_string()))
+        };
         if !shape_ok || !overflows.is_empty() {
+            invalid.extend(name());
             continue;
         }
         let origin = Origin {
@@ -235,10 +250,13 @@ fn load_yaml_file(
         };
         match typed::type_document(kind, node, origin, &typed::fingerprint(&instance)) {
             Ok(doc) => docs.push(doc),
-            Err(d) => diags.push(d),
+            Err(d) => {
+                invalid.extend(name());
+                diags.push(d);
+            }
         }
     }
-    (docs, diags, count)
+    (docs, diags, count, invalid)
 }
 
 /// Whether a span lies in a document (documents are parsed in order, so a

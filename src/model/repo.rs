@@ -25,6 +25,9 @@ pub struct Repo {
     /// (at any price) cannot lower the price that judges the change's other
     /// documents; `None`: the repository's own.
     pub pricing_reservations: Option<std::sync::Arc<BTreeMap<String, Document<ReservationSpec>>>>,
+    /// Documents the repository holds that did not check (kind, name): a
+    /// reference to one names something, only something invalid.
+    pub invalid: std::collections::BTreeSet<(super::Kind, String)>,
 }
 
 impl Repo {

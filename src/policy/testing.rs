@@ -245,6 +245,7 @@ fn overlay(
         diagnostics,
         config_file,
         document_count: base.document_count + added.document_count,
+        invalid: base.invalid.into_iter().chain(added.invalid).collect(),
     })
 }
 

@@ -50,6 +50,7 @@ pub fn judging(
         pricing_reservations: Some(std::sync::Arc::new(full_base_reservations(
             base, head, same_files,
         ))),
+        invalid: head.invalid.clone(),
     }
 }
 

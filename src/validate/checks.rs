@@ -38,6 +38,12 @@ fn unknown(
         .help(suggest(&name.value, known, plural))
 }
 
+/// Whether the repository holds a `kind` named `name` that did not check
+/// (its own error says why; a reference to it is not another).
+fn invalid(repo: &Repo, kind: Kind, name: &str) -> bool {
+    repo.invalid.contains(&(kind, name.to_string()))
+}
+
 /// A cluster reference; returns the cluster when it resolves.
 fn cluster_ref<'r>(
     repo: &'r Repo,
@@ -45,7 +51,7 @@ fn cluster_ref<'r>(
     diags: &mut Vec<Diagnostic>,
 ) -> Option<&'r Document<ClusterSpec>> {
     let found = repo.clusters.get(&name.value);
-    if found.is_none() {
+    if found.is_none() && !invalid(repo, Kind::Cluster, &name.value) {
         let known = repo.clusters.keys().map(String::as_str).collect();
         diags.push(unknown(
             Code::UnknownCluster,
@@ -247,7 +253,9 @@ fn check_requests(repo: &Repo, diags: &mut Vec<Diagnostic>) {
     let config = repo.config_spec();
     for req in repo.requests.values() {
         let spec = &req.spec;
-        if !repo.teams.contains_key(&spec.team.value) {
+        if !repo.teams.contains_key(&spec.team.value)
+            && !invalid(repo, Kind::Team, &spec.team.value)
+        {
             let known = repo.teams.keys().map(String::as_str).collect();
             diags.push(unknown(
                 Code::UnknownTeam,
@@ -314,7 +322,9 @@ fn check_requests(repo: &Repo, diags: &mut Vec<Diagnostic>) {
 }
 
 fn priority_ref(repo: &Repo, name: &Spanned<String>, diags: &mut Vec<Diagnostic>) {
-    if !repo.priority_classes.contains_key(&name.value) {
+    if !repo.priority_classes.contains_key(&name.value)
+        && !invalid(repo, Kind::PriorityClass, &name.value)
+    {
         let known = repo.priority_classes.keys().map(String::as_str).collect();
         diags.push(unknown(
             Code::UnknownPriorityClass,
@@ -556,6 +566,7 @@ fn check_usage(repo: &Repo, diags: &mut Vec<Diagnostic>) {
     for (key, span) in repo.usage.series.iter().zip(&repo.usage.series_spans) {
         let mut missing = Vec::new();
         match repo.clusters.get(&key.cluster) {
+            None if invalid(repo, Kind::Cluster, &key.cluster) => {}
             None => missing.push(format!("cluster `{}`", key.cluster)),
             Some(c) => {
                 if !c
@@ -568,7 +579,7 @@ fn check_usage(repo: &Repo, diags: &mut Vec<Diagnostic>) {
                 }
             }
         }
-        if !repo.teams.contains_key(&key.team) {
+        if !repo.teams.contains_key(&key.team) && !invalid(repo, Kind::Team, &key.team) {
             missing.push(format!("team `{}`", key.team));
         }
         if !missing.is_empty() {

@@ -46,9 +46,11 @@ pub fn validate(loaded: Loaded) -> Outcome {
         mut diagnostics,
         config_file,
         document_count,
+        invalid,
     } = loaded;
     let mut repo = Repo {
         usage: std::sync::Arc::new(usage),
+        invalid,
         ..Repo::default()
     };
     insert_documents(&mut repo, docs, &sources, config_file, &mut diagnostics);
