@@ -386,3 +386,19 @@ fn an_invalid_document_is_reported_once_not_again_by_every_reference_to_it() {
     let out = run(&["validate", &repo.display().to_string()], &[]);
     assert!(out.stderr.contains("error[unknown-team]"), "{}", out.stderr);
 }
+
+#[test]
+fn a_policy_test_case_that_does_not_read_is_invalid_input_with_its_path() {
+    let tmp = tempfile::tempdir().unwrap();
+    let case = tmp.path().join("bad.yaml");
+    std::fs::write(&case, "a: [\n").unwrap();
+    let out = run(&["test", &tmp.path().display().to_string()], &[]);
+    assert_eq!(out.code, 2, "{}{}", out.stdout, out.stderr);
+    assert!(
+        out.stdout
+            .contains(&format!("{}: unclosed bracket", case.display()))
+            && out.stdout.contains("at 1:4"),
+        "{}",
+        out.stdout
+    );
+}

@@ -60,8 +60,21 @@ pub fn run(cli: &Cli, path: &Path, io: &mut Io<'_>) -> Outcome {
             results.len() - failed
         )?;
     }
-    Ok(if failed == 0 { Exit::Ok } else { Exit::Gate })
+    // A case file that does not read is invalid input, not a failed test.
+    let broken = results
+        .iter()
+        .any(|r| r.failures.iter().any(|f| f.starts_with(BROKEN)));
+    Ok(if broken {
+        Exit::Invalid
+    } else if failed == 0 {
+        Exit::Ok
+    } else {
+        Exit::Gate
+    })
 }
+
+/// How the failure of a case file that does not read begins.
+const BROKEN: &str = "cannot read the case ";
 
 /// The case files of a folder: `*.yaml` directly in it. A capacity
 /// repository's cases are in its `tests/` folder.
@@ -107,7 +120,8 @@ fn run_cases(cases: &[PathBuf]) -> Vec<CaseResult> {
         let case = match case {
             Ok(c) => c,
             Err(e) => {
-                prepared.push((name, Err(e)));
+                // Where, so the file can be found and fixed (`path: what at line:column`).
+                prepared.push((name, Err(format!("{BROKEN}{}: {e}", path.display()))));
                 continue;
             }
         };
