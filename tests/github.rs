@@ -468,6 +468,24 @@ fn runs_that_change_nothing_do_not_spend_the_commits_status_budget() {
     }
     let count = |f: &FakeGithub| f.with(|w| w.statuses.iter().filter(|s| s.sha == co.head).count());
     assert_eq!(count(&f), 1, "identical verdicts are written once");
+    // The same verdict set by someone else does not count as capops' own:
+    // branch protection pinned to capops' account would not read it.
+    let ours = f.with(|w| w.status_of(&co.head)).unwrap();
+    f.with(|w| {
+        let mut theirs = ours.clone();
+        theirs.creator = "mallory".into();
+        w.statuses.push(theirs);
+    });
+    assert_eq!(gate(&co, &f, TOKEN, &[], &[]).code, 0);
+    assert_eq!(count(&f), 3);
+    assert_eq!(
+        f.with(|w| w.status_of(&co.head)).unwrap().creator,
+        ours.creator
+    );
+    f.with(|w| {
+        w.statuses.retain(|s| s.sha != co.head);
+        w.statuses.push(ours.clone());
+    });
     // The budget nearly spent (by someone else's writes): the change still lands.
     f.with(|w| {
         let s = w.status_of(&co.head).unwrap();

@@ -163,8 +163,8 @@ pub struct Status {
     pub url: String,
 }
 
-/// One context's latest status, as the combined status lists it.
-#[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
+/// One status of a commit, as `GET /commits/{sha}/statuses` lists it.
+#[derive(Clone, Debug, Deserialize)]
 pub struct LatestStatus {
     #[serde(default)]
     pub context: String,
@@ -174,12 +174,9 @@ pub struct LatestStatus {
     pub description: Option<String>,
     #[serde(default)]
     pub target_url: Option<String>,
-}
-
-#[derive(Clone, Debug, Deserialize)]
-struct CombinedStatus {
+    /// Who set it (anyone who may write statuses may set any context).
     #[serde(default)]
-    statuses: Vec<LatestStatus>,
+    pub creator: Option<User>,
 }
 
 /// One repository's endpoints.
@@ -416,8 +413,9 @@ impl Repo<'_> {
         Ok(Ok(parse(&reply, what)?))
     }
 
-    /// The latest status named `context` of a commit (`GET /commits/{sha}/status`,
-    /// the combined status: the latest of each context).
+    /// The latest status named `context` of a commit, with who set it
+    /// (`GET /commits/{sha}/statuses`, newest first; `None` when the newest
+    /// 100 hold none of that name).
     pub async fn latest_status(
         &self,
         sha: &str,
@@ -427,13 +425,13 @@ impl Repo<'_> {
         let reply = self
             .call(
                 Method::Get,
-                &self.path(&format!("/commits/{}/status?per_page=100", seg(sha))),
+                &self.path(&format!("/commits/{}/statuses?per_page=100", seg(sha))),
                 None,
                 &what,
             )
             .await?;
-        let combined: CombinedStatus = parse(&reply, &what)?;
-        Ok(combined.statuses.into_iter().find(|s| s.context == context))
+        let listed: Vec<LatestStatus> = parse(&reply, &what)?;
+        Ok(listed.into_iter().find(|s| s.context == context))
     }
 
     /// `POST /repos/{o}/{r}/statuses/{sha}` with context `capops`.

@@ -924,6 +924,26 @@ fn respond(
                 None => error(404, "Not Found"),
             }
         }
+        ("GET", ["repos", o, r, "commits", sha, "statuses"]) if repo_ok(o, r) => {
+            // Every status of the commit, newest first, with who set it.
+            let items: Vec<Value> = w
+                .statuses
+                .iter()
+                .rev()
+                .filter(|s| s.sha == *sha)
+                .map(|s| {
+                    json!({
+                        "url": format!("{}/repos/{}/{}/statuses/{sha}", ctx.api, w.owner, w.repo),
+                        "state": s.state,
+                        "description": s.description,
+                        "target_url": s.target_url,
+                        "context": s.context,
+                        "creator": user(&ctx, &s.creator, uid(&s.creator), false),
+                    })
+                })
+                .collect();
+            page(&ctx, &path, &query, items)
+        }
         ("GET", ["repos", o, r, "commits", sha, "status"]) if repo_ok(o, r) => {
             // The combined status: the latest of each context, newest first.
             let mut seen = std::collections::BTreeSet::new();
