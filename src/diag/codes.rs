@@ -123,7 +123,7 @@ codes! {
     PriorityReservedPrefix = "priority-reserved-prefix", Error, "a priority class name starts with the reserved `system-` prefix";
     MultipleGlobalDefault = "multiple-global-default", Error, "more than one priority class is the global default";
     // Reservations and prices
-    ReservationPoolMismatch = "reservation-pool-mismatch", Warning, "a reservation's provider, region or instance type differs from the pool it covers";
+    ReservationPoolMismatch = "reservation-pool-mismatch", Warning, "a reservation's provider, region, zone or instance type differs from the pool it covers";
     DuplicatePrice = "duplicate-price", Error, "two price entries are for the same provider, region and instance type";
     // Usage history
     UsageBadHeader = "usage-bad-header", Error, "a usage CSV file does not have the expected columns";

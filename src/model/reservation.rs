@@ -97,3 +97,48 @@ pub enum CommitmentPlan {
     #[serde(rename = "36-month")]
     ThirtySixMonth,
 }
+
+impl ReservationSpec {
+    /// Why this reservation cannot serve `pool` of `cluster`, in words (none:
+    /// it can): a reservation serves only instances of its own provider,
+    /// region, instance type and, when both name one, zone.
+    pub fn mismatches(
+        &self,
+        cluster: &super::ClusterSpec,
+        pool: &super::cluster::NodePool,
+    ) -> Vec<String> {
+        let mut out = Vec::new();
+        if cluster.provider.value != self.provider.value {
+            out.push(format!(
+                "the cluster runs on {}, the reservation is on {}",
+                cluster.provider.value.as_str(),
+                self.provider.value.as_str()
+            ));
+        }
+        if let Some(region) = &cluster.region
+            && region.value != self.region.value
+        {
+            out.push(format!(
+                "the cluster is in {}, the reservation in {}",
+                region.value, self.region.value
+            ));
+        }
+        if let Some(it) = &pool.instance_type
+            && it.value != self.instance_type.value
+        {
+            out.push(format!(
+                "the pool's nodes are {}, the reservation is for {}",
+                it.value, self.instance_type.value
+            ));
+        }
+        if let (Some(pz), Some(rz)) = (&pool.zone, &self.zone)
+            && pz.value != rz.value
+        {
+            out.push(format!(
+                "the pool's nodes are in zone {}, the reservation in {}",
+                pz.value, rz.value
+            ));
+        }
+        out
+    }
+}

@@ -415,30 +415,7 @@ fn check_reservations(repo: &Repo, diags: &mut Vec<Diagnostic>) {
         let Some(pool) = pool_ref(cluster, &spec.covers.pool, diags) else {
             continue;
         };
-        let mut mismatches = Vec::new();
-        if cluster.spec.provider.value != spec.provider.value {
-            mismatches.push(format!(
-                "the cluster runs on {}, the reservation is on {}",
-                cluster.spec.provider.value.as_str(),
-                spec.provider.value.as_str()
-            ));
-        }
-        if let Some(region) = &cluster.spec.region
-            && region.value != spec.region.value
-        {
-            mismatches.push(format!(
-                "the cluster is in {}, the reservation in {}",
-                region.value, spec.region.value
-            ));
-        }
-        if let Some(it) = &pool.instance_type
-            && it.value != spec.instance_type.value
-        {
-            mismatches.push(format!(
-                "the pool's nodes are {}, the reservation is for {}",
-                it.value, spec.instance_type.value
-            ));
-        }
+        let mismatches = spec.mismatches(&cluster.spec, pool);
         if !mismatches.is_empty() {
             diags.push(
                 Diagnostic::new(
@@ -451,7 +428,7 @@ fn check_reservations(repo: &Repo, diags: &mut Vec<Diagnostic>) {
                     ),
                 )
                 .at(spec.covers.pool.span, "covered pool")
-                .help("a reservation only serves instances of its own type, region and provider"),
+                .help("a reservation only serves instances of its own type, region, zone and provider"),
             );
         }
     }

@@ -92,6 +92,10 @@ pub struct ClusterChange {
     /// whose labels may match a base pool's nodes (no label asked with another value).
     /// Their queues, MIG layouts and time-slicing go elsewhere.
     pub selectors_changed: Vec<String>,
+    /// Reservations in force from `now` on covering a pool of this cluster that they
+    /// could serve before the change and cannot after (its provider, region, instance
+    /// type or zone moved away from theirs, or the pool is gone): paid for, unusable.
+    pub reservations_unserved: Vec<String>,
     pub previous: PreviousCluster,
 }
 
@@ -156,6 +160,34 @@ pub(crate) fn pool_shape(p: &NodePool) -> String {
 }
 
 /// Builds the facts of a changed Cluster: the head's document, compared with the base's.
+/// The reservations in force that serve a pool of the cluster `before` and
+/// not `after` (`None`: removed). The head's reservations: one the change
+/// moves along with the pool serves it still.
+fn unserved(
+    env: &Env<'_>,
+    before: Option<&Document<ClusterSpec>>,
+    after: Option<&Document<ClusterSpec>>,
+) -> Vec<String> {
+    let Some(before) = before else {
+        return Vec::new();
+    };
+    let serves = |c: &Document<ClusterSpec>, r: &ReservationSpec| {
+        c.spec
+            .node_pools
+            .iter()
+            .find(|p| p.name.value.as_str() == r.covers.pool.value)
+            .is_some_and(|p| r.mismatches(&c.spec, p).is_empty())
+    };
+    env.world
+        .reservations
+        .values()
+        .filter(|r| r.spec.covers.cluster.value == before.name())
+        .filter(|r| r.spec.term.end.value > env.at)
+        .filter(|r| serves(before, &r.spec) && !after.is_some_and(|a| serves(a, &r.spec)))
+        .map(|r| r.name().to_string())
+        .collect()
+}
+
 pub fn cluster(env: &Env<'_>, doc: &Document<ClusterSpec>, change: &Change) -> ClusterSubject {
     let removed = change.kind == crate::policy::change::ChangeKind::Removed;
     let mut now = size(env, doc);
@@ -330,6 +362,7 @@ pub fn cluster(env: &Env<'_>, doc: &Document<ClusterSpec>, change: &Change) -> C
             requests_regrown_gpus: round(regrown),
             selectors_widened: widened,
             selectors_changed: retargeted.pools,
+            reservations_unserved: unserved(env, previous, (!removed).then_some(doc)),
             recent_growth_gpus: round(
                 env.aggregates
                     .platform_growth

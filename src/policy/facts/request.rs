@@ -165,9 +165,15 @@ pub fn request(env: &Env<'_>, req: &Document<RequestSpec>, change: &Change) -> R
         None => 0.0,
     };
     let now_priority = priority_of(env, spec);
-    let team_priority_before = if change.kind == crate::policy::change::ChangeKind::Added {
+    let team_priority_before = if matches!(
+        change.kind,
+        crate::policy::change::ChangeKind::Added | crate::policy::change::ChangeKind::Modified
+    ) {
         // The base whole: its versions of the changed requests, and the
-        // head's others (the base holds only the touched files' documents).
+        // head's others (the base holds only the touched files' documents);
+        // of those, the ones that hold capacity from now on: an expired
+        // request holds nothing, and revived or handed over it would lend
+        // its priority to the team.
         let changed = &env.aggregates.changed_requests;
         let base: Vec<&Document<RequestSpec>> = match env.base {
             Some(b) => b
@@ -185,6 +191,7 @@ pub fn request(env: &Env<'_>, req: &Document<RequestSpec>, change: &Change) -> R
         };
         base.into_iter()
             .filter(|r| r.spec.team.value == spec.team.value)
+            .filter(|r| r.spec.window.as_ref().is_none_or(|w| w.end.value > env.at))
             .map(|r| priority_of(env, &r.spec))
             .max()
             .unwrap_or(now_priority)

@@ -180,43 +180,28 @@ pub fn reservation(env: &Env<'_>, res: &Document<ReservationSpec>) -> i64 {
     })
 }
 
-/// The run of `name`'s span among the others the change moves and, when it
-/// extends what is held (the held spans' own runs do not cover it whole),
-/// those held.
+/// The run of `name`'s span among the others the change moves and those
+/// held, less each held span that covers it whole: a window inside one held
+/// window extends nothing of it. Coverage is decided span by span, never by
+/// the held spans together: a renewal that continues one request is joined
+/// with it even where another, longer request of the team spans it.
 fn run_of(name: &str, spans: &Spans, held: Option<&Spans>) -> i64 {
     let Some(own) = spans.iter().find(|(n, _, _)| n == name) else {
         return 0;
     };
     let own_span = (own.1, own.2);
-    let held: Vec<(i64, i64)> = held
-        .into_iter()
-        .flatten()
-        .map(|&(_, s, e)| (s, e))
-        .collect();
-    let extends = !runs(held.clone())
-        .into_iter()
-        .any(|(s, e)| s <= own_span.0 && own_span.1 <= e);
     let others = spans
         .iter()
         .filter(|(n, _, _)| n != name)
         .map(|&(_, s, e)| (s, e))
-        .chain(held.into_iter().filter(|_| extends))
+        .chain(
+            held.into_iter()
+                .flatten()
+                .map(|&(_, s, e)| (s, e))
+                .filter(|&(s, e)| !(s <= own_span.0 && own_span.1 <= e)),
+        )
         .collect();
     run_seconds(own_span, others)
-}
-
-/// The runs `spans` make: sorted, and joined where they overlap, touch or
-/// are less than [`MAX_GAP`] apart.
-fn runs(mut spans: Vec<(i64, i64)>) -> Vec<(i64, i64)> {
-    spans.sort_unstable();
-    let mut out: Vec<(i64, i64)> = Vec::new();
-    for (start, end) in spans {
-        match out.last_mut() {
-            Some((_, e)) if start < e.saturating_add(MAX_GAP) => *e = (*e).max(end),
-            _ => out.push((start, end)),
-        }
-    }
-    out
 }
 
 /// Pieces less than this far apart (seconds: 30 days) are one run: a gap
@@ -273,15 +258,22 @@ mod tests {
             run_of("own", &moved(170, 364), Some(&held(&[(0, 180)]))),
             364 * D
         );
-        // Inside a held window, or inside held windows that run on from
-        // one another: it extends nothing.
+        // Inside a held window: it extends nothing of it.
         assert_eq!(
             run_of("own", &moved(50, 71), Some(&held(&[(0, 180)]))),
             21 * D
         );
+        // Continuing one held window (0-90) inside another, longer one
+        // (0-300, another request of the team): joined with the first, so
+        // a renewal cannot hide under an unrelated long hold.
+        assert_eq!(
+            run_of("own", &moved(90, 200), Some(&held(&[(0, 90), (0, 300)]))),
+            200 * D
+        );
+        // Bridging two held windows: it continues both.
         assert_eq!(
             run_of("own", &moved(80, 110), Some(&held(&[(0, 90), (100, 180)]))),
-            30 * D
+            180 * D
         );
         // Nothing held, or not the change's: as before.
         assert_eq!(run_of("own", &moved(0, 21), None), 21 * D);

@@ -58,10 +58,10 @@ pub struct RequestChange {
     /// request's own). One ask split into requests that run at once adds up; requests back to
     /// back do not.
     pub team_pr_delta_monthly_cost: f64,
-    /// For an added request, the highest priority among the team's requests in the whole base,
-    /// whichever files hold them (the
-    /// request's own when the team has none there: a team's first asks are judged by size);
-    /// the request's own priority otherwise.
+    /// For an added or modified request, the highest priority among the team's requests in the
+    /// whole base (whichever files hold them) that hold capacity from `now` on (the request's
+    /// own base version among them when it does); the request's own priority when the team
+    /// has none, and for a request the change leaves as it was.
     pub team_priority_before: i64,
     /// What the change's requests in this request's pool (the base's pool and, when moved,
     /// the head's) add to the expected stranded spend (P50) of the reservations in force
