@@ -160,6 +160,9 @@ fn pull_request(
     // The verdict for pull requests into this base.
     let context = rest::context_for(&args.base_branch, &pr.base.name);
     let ours = std::slice::from_ref(&context);
+    let refuse_here = |e: &GithubError, code: Exit, io: &mut Io<'_>| {
+        refuse(&repo, &rt, &judged, ours, args, settings, e, code, io)
+    };
     let landing = entry.map(|e| super::github_queue::landing(path, &e.head_sha, &e.base_sha));
     let base_sha = match (landing, rt.block_on(repo.branch_tip(&pr.base.name))) {
         (Some(Ok(landing)), _) => landing,
@@ -168,36 +171,16 @@ fn pull_request(
                 GithubError::QueueShape { .. } => Exit::Gate,
                 _ => exit_of(&e),
             };
-            return refuse(&repo, &rt, &judged, ours, args, settings, &e, code, io);
+            return refuse_here(&e, code, io);
         }
         (None, Ok(tip)) => match current_base(path, &pr, &tip) {
             Ok(b) => b,
             Err(e) => {
-                return refuse(
-                    &repo,
-                    &rt,
-                    &judged,
-                    ours,
-                    args,
-                    settings,
-                    &e,
-                    Exit::Gate,
-                    io,
-                );
+                return refuse_here(&e, Exit::Gate, io);
             }
         },
         (None, Err(e)) => {
-            return refuse(
-                &repo,
-                &rt,
-                &judged,
-                ours,
-                args,
-                settings,
-                &e,
-                Exit::External,
-                io,
-            );
+            return refuse_here(&e, Exit::External, io);
         }
     };
     let against = if entry.is_some() {
@@ -251,17 +234,7 @@ fn pull_request(
     let co_authors = match rt.block_on(gate::co_authors(&client, &repo, &pr, &author, &config)) {
         Ok(c) => c,
         Err(e) => {
-            return refuse(
-                &repo,
-                &rt,
-                &judged,
-                ours,
-                args,
-                settings,
-                &e,
-                exit_of(&e),
-                io,
-            );
+            return refuse_here(&e, exit_of(&e), io);
         }
     };
     let result = ccheck::evaluate(
@@ -278,17 +251,7 @@ fn pull_request(
     let (reviewers, approvals) = match verified {
         Ok(v) => v,
         Err(e) => {
-            return refuse(
-                &repo,
-                &rt,
-                &judged,
-                ours,
-                args,
-                settings,
-                &e,
-                exit_of(&e),
-                io,
-            );
+            return refuse_here(&e, exit_of(&e), io);
         }
     };
     let standings: Vec<Standing> = result
