@@ -88,9 +88,9 @@ pub struct ReservationFacts {
     /// Days from the first start to the last end of this term and the terms of the other
     /// reservations of the same provider, region and instance type that the change adds or
     /// moves, where they overlap, touch or are less than 30 days apart (one long commitment
-    /// split into back-to-back reservations is one run). When the term reaches beyond what the
-    /// base already reserves of that capacity, the base's terms from `now` on join the run too
-    /// (a renewal in a later pull request continues the commitment). `days` when no other term
+    /// split into back-to-back reservations is one run). The base's terms of that capacity
+    /// from `now` on join the run too (a renewal in a later pull request continues the
+    /// commitment), except one that covers this term whole by itself. `days` when no other term
     /// joins, or without a base. Tier term limits read the longer of the two.
     pub run_days: f64,
     /// Term start, RFC 3339.

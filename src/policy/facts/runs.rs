@@ -10,8 +10,10 @@
 //! already holds for the same team in the same pool (or for the same
 //! capacity) from `--at` on: a renewal
 //! that starts where a merged window ends continues the same hold, and is
-//! judged as the whole of it still to come. A held window or term that
-//! covers the moved one whole is not joined (the moved one extends nothing),
+//! judged as the whole of it still to come. A held window or term that,
+//! by itself, covers the moved one whole is not joined (the moved one
+//! extends nothing of it; never the held ones together, which would let a
+//! longer request of the team hide a renewal),
 //! and the past is not counted (renewing at the end of a window is a new
 //! ask of its own length).
 

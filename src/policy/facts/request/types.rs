@@ -150,10 +150,10 @@ pub struct WindowFacts {
     /// Days from the first start to the last end of this window and the windows of the team's
     /// other requests that the change adds or moves, where they overlap, touch or are less than
     /// 30 days apart (one long ask split into back-to-back requests, or pieces an hour apart, is
-    /// one run). When the window reaches beyond what the team already holds in the same pool,
-    /// the base's windows there from `now` on join the run too (a renewal in a later pull
-    /// request continues the hold); a window inside what is held extends nothing. `days` when
-    /// no other window joins, or without a base. Tier window limits read the longer of the two.
+    /// one run). The base's windows of the team in the same pool from `now` on join the run
+    /// too (a renewal in a later pull request continues the hold), except one that covers
+    /// this window whole by itself (this one extends nothing of it). `days` when no other
+    /// window joins, or without a base. Tier window limits read the longer of the two.
     pub run_days: f64,
 }
 
