@@ -17,15 +17,19 @@ fn priority_class_of(env: &Env<'_>, spec: &RequestSpec) -> String {
     spec.priority_class
         .as_ref()
         .map(|c| c.value.clone())
+        .unwrap_or_else(|| default_class_of(env))
+}
+
+/// The class a request that names none runs at: the Config's default, else
+/// the PriorityClass marked `globalDefault` (what Kubernetes gives a pod
+/// that names none), else none (empty).
+fn default_class_of(env: &Env<'_>) -> String {
+    env.config
+        .defaults
+        .priority_class
+        .as_ref()
+        .map(|c| c.value.clone())
         .or_else(|| {
-            env.config
-                .defaults
-                .priority_class
-                .as_ref()
-                .map(|c| c.value.clone())
-        })
-        .or_else(|| {
-            // Kubernetes gives a pod that names no class the global default.
             env.world
                 .priority_classes
                 .values()
@@ -35,7 +39,6 @@ fn priority_class_of(env: &Env<'_>, spec: &RequestSpec) -> String {
         .unwrap_or_default()
 }
 
-/// The value of a request's priority class (0 when none).
 fn priority_of(env: &Env<'_>, spec: &RequestSpec) -> i64 {
     env.world
         .priority_classes
@@ -194,7 +197,14 @@ pub fn request(env: &Env<'_>, req: &Document<RequestSpec>, change: &Change) -> R
             .filter(|r| r.spec.window.as_ref().is_none_or(|w| w.end.value > env.at))
             .map(|r| priority_of(env, &r.spec))
             .max()
-            .unwrap_or(now_priority)
+            // A team that holds nothing is at the priority a request gets
+            // by default: its first ask above that preempts others too.
+            .unwrap_or_else(|| {
+                env.world
+                    .priority_classes
+                    .get(&default_class_of(env))
+                    .map_or(now_priority, |p| p.spec.value.value.min(now_priority))
+            })
     } else {
         now_priority
     };

@@ -60,8 +60,10 @@ pub struct RequestChange {
     pub team_pr_delta_monthly_cost: f64,
     /// For an added or modified request, the highest priority among the team's requests in the
     /// whole base (whichever files hold them) that hold capacity from `now` on (the request's
-    /// own base version among them when it does); the request's own priority when the team
-    /// has none, and for a request the change leaves as it was.
+    /// own base version among them when it does). When the team holds none: the priority a
+    /// request that names no class gets (the Config's default class, else the global default),
+    /// or the request's own when lower or when there is no default. For a request the change leaves as it was,
+    /// its own priority.
     pub team_priority_before: i64,
     /// What the change's requests in this request's pool (the base's pool and, when moved,
     /// the head's) add to the expected stranded spend (P50) of the reservations in force
