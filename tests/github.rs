@@ -1798,10 +1798,54 @@ fn no_approval_counts_while_who_pushed_cannot_be_read() {
     assert!(
         run.json["github"]["notCounted"]
             .to_string()
-            .contains("does not reach its head"),
+            .contains("does not say who pushed"),
         "{}",
         run.json["github"]
     );
+}
+
+#[test]
+fn no_approval_counts_while_a_commit_of_the_pull_request_has_no_push() {
+    // The pull request's first commit reached the branch by a push GitHub
+    // no longer lists (its activity history is limited); only alice's push
+    // of the head on top of it is kept. Whoever pushed the first commit
+    // could be bob, so his approval does not count.
+    let first = "f".repeat(40);
+    let run_with = |keep_creation: bool| {
+        let co = Checkout::new(100);
+        let f = fake(&co);
+        f.with(|w| {
+            let p = w.pulls.get_mut(&PR).unwrap();
+            p.commits.insert(0, ("alice".into(), "alice".into()));
+            p.commit_shas.insert(0, first.clone());
+            w.activity.clear();
+            if keep_creation {
+                w.record(
+                    "change-7",
+                    "branch_creation",
+                    &"0".repeat(40),
+                    &first,
+                    "alice",
+                );
+            }
+            w.record("change-7", "push", &first, &co.head, "alice");
+            w.review(PR, "bob", "APPROVED", &co.head);
+            w.review(PR, "dave", "APPROVED", &co.head);
+        });
+        gate(&co, &f, TOKEN, &[], &[])
+    };
+    let run = run_with(false);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert_eq!(role(&run, "director"), (vec![], 1));
+    let not_counted = run.json["github"]["notCounted"].to_string();
+    assert!(
+        not_counted.contains("pushers-unknown") && not_counted.contains("ffffffffffff"),
+        "{not_counted}"
+    );
+    // With the push that created the branch kept, the chain is whole.
+    let run = run_with(true);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(role(&run, "director"), (vec!["bob".to_string()], 0));
 }
 
 #[test]

@@ -23,16 +23,20 @@ pub async fn verify(
         .evaluated
         .iter()
         .any(|e| e.decision.outcome == Outcome::NeedsApproval && !e.decision.approvals.is_empty());
-    let (reviews, (mut pushers, unlinked), pushed) = if needed {
-        (
-            repo.reviews(number).await?,
-            repo.pushers(number, pr.commits).await?,
-            head_pushers(client, pr).await?,
-        )
+    let (reviews, commits, pushed) = if needed {
+        let reviews = repo.reviews(number).await?;
+        let commits = repo.pushers(number, pr.commits).await?;
+        let pushed = head_pushers(client, pr, &commits.shas).await?;
+        (reviews, commits, pushed)
     } else {
         let none = rest::BranchPushers::Known(Vec::new());
-        (Vec::new(), (Vec::new(), Vec::new()), none)
+        (Vec::new(), rest::PullCommits::default(), none)
     };
+    let rest::PullCommits {
+        logins: mut pushers,
+        unlinked,
+        ..
+    } = commits;
     if let rest::BranchPushers::Known(logins) = &pushed {
         pushers.extend(logins.iter().cloned());
     }
@@ -103,8 +107,9 @@ pub async fn co_authors(
     if !crate::policy::facts::history::is_puller(config, author) {
         return Ok(Vec::new());
     }
-    let (mut out, unlinked) = repo.pushers(pr.number, pr.commits).await?;
-    match head_pushers(client, pr).await? {
+    let commits = repo.pushers(pr.number, pr.commits).await?;
+    let (mut out, unlinked) = (commits.logins, commits.unlinked);
+    match head_pushers(client, pr, &commits.shas).await? {
         rest::BranchPushers::Known(logins) => out.extend(logins),
         rest::BranchPushers::Unknown(why) => out.push(format!("(pushers unknown: {why})")),
     }
@@ -125,6 +130,7 @@ pub async fn co_authors(
 async fn head_pushers(
     client: &Client,
     pr: &rest::PullRequest,
+    commits: &[String],
 ) -> Result<rest::BranchPushers, GithubError> {
     let Some(full) = pr.head.repo.as_ref().and_then(|r| r.full_name.as_deref()) else {
         return Ok(rest::BranchPushers::Unknown(
@@ -146,7 +152,8 @@ async fn head_pushers(
         owner: owner.to_string(),
         name: name.to_string(),
     };
-    head.branch_pushers(&pr.head.name, &pr.head.sha).await
+    head.branch_pushers(&pr.head.name, &pr.head.sha, commits)
+        .await
 }
 
 /// The login the token posts as.

@@ -22,6 +22,7 @@
 // An edge: it reads the network, the event file and the environment (see clippy.toml).
 #![allow(clippy::disallowed_methods, clippy::disallowed_types)]
 
+pub mod activity;
 pub mod args;
 pub mod client;
 pub mod comment;

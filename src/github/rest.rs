@@ -35,7 +35,7 @@ pub fn contexts(listed: &[String]) -> Vec<String> {
     }
 }
 
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Default, Deserialize)]
 pub struct User {
     pub login: String,
     #[serde(rename = "type", default)]
@@ -83,30 +83,23 @@ struct ApiCommit {
     committer: Option<User>,
 }
 
-/// One entry of `GET /repos/{o}/{r}/activity`: a change to a ref and who made it.
-#[derive(Clone, Debug, Deserialize)]
-struct Activity {
-    #[serde(default)]
-    activity_type: String,
-    #[serde(default)]
-    actor: Option<User>,
-    /// The commit the ref points at after the activity.
-    #[serde(default)]
-    after: String,
-}
-
-/// What reading who pushed to a branch found.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum BranchPushers {
-    /// The logins (lowercase, sorted, without duplicates) that moved the
-    /// branch: created, pushed, force-pushed or merged into it.
-    Known(Vec<String>),
-    /// They could not be read; why, in words.
-    Unknown(String),
-}
+use super::activity::Activity;
+pub use super::activity::BranchPushers;
 
 /// GitHub lists at most this many commits of a pull request.
 pub const MAX_PULL_COMMITS: u64 = 250;
+
+/// What a pull request's commits say about who wrote them.
+#[derive(Clone, Debug, Default)]
+pub struct PullCommits {
+    /// The logins that authored or committed them (lowercase, sorted,
+    /// without duplicates).
+    pub logins: Vec<String>,
+    /// The commits (short SHAs) whose author or committer is linked to no account.
+    pub unlinked: Vec<String>,
+    /// Every commit's SHA, oldest first.
+    pub shas: Vec<String>,
+}
 
 #[derive(Clone, Debug, Deserialize)]
 pub struct PullRequest {
@@ -238,17 +231,17 @@ impl Repo<'_> {
         Ok(b.commit.sha)
     }
 
-    /// The GitHub logins that authored or committed the pull request's
-    /// commits (lowercase, sorted, without duplicates), all pages, and the
-    /// commits whose author or committer GitHub links to no account (their
-    /// identity is only what the committer wrote). GitHub lists at most 250
+    /// The pull request's commits, all pages: the GitHub logins that
+    /// authored or committed them, the commits whose author or committer
+    /// GitHub links to no account (their identity is only what the committer
+    /// wrote), and their SHAs. GitHub lists at most 250
     /// commits: a pull request with more is refused, since who pushed its
     /// other commits cannot be read.
     pub async fn pushers(
         &self,
         number: u64,
         count: Option<u64>,
-    ) -> Result<(Vec<String>, Vec<String>), GithubError> {
+    ) -> Result<PullCommits, GithubError> {
         let what = format!("listing the commits of pull request #{number}");
         if let Some(n) = count.filter(|n| *n > MAX_PULL_COMMITS) {
             return Err(GithubError::TooManyCommits { number, commits: n });
@@ -274,25 +267,26 @@ impl Repo<'_> {
             .filter(|c| c.author.is_none() || c.committer.is_none())
             .map(|c| c.sha.chars().take(12).collect())
             .collect();
-        Ok((out, unlinked))
+        Ok(PullCommits {
+            logins: out,
+            unlinked,
+            shas: raw.into_iter().map(|c| c.sha).collect(),
+        })
     }
 
     /// Who pushed to `branch` of this repository: the actors of its
-    /// `branch_creation`, `push` and `force_push` activities, all pages
-    /// (`GET /repos/{o}/{r}/activity?ref=refs/heads/{branch}`). The commits
-    /// API says whose git identity a commit carries, which the committer
-    /// writes; the activity says which account pushed it. A branch reused for
-    /// an earlier pull request keeps its pushers (they count as pushers
-    /// here too). Not readable (403 or 404: the token may not read the fork,
-    /// GitHub Enterprise Server without the endpoint) is `Unknown`, not an
-    /// error: the gate then counts no approval.
-    /// The activity must reach `head` (an entry whose `after` is it): one
-    /// that does not (a renamed branch, history beyond what GitHub keeps)
-    /// cannot say who put the head there, so it is `Unknown` too.
+    /// activities (`GET /repos/{o}/{r}/activity?ref=refs/heads/{branch}`,
+    /// all pages), which must account for every one of `commits` from
+    /// `head` back ([`super::activity`]). A branch reused for an earlier
+    /// pull request keeps its pushers (they count as pushers here too). Not
+    /// readable (403 or 404: the token may not read the fork, GitHub
+    /// Enterprise Server without the endpoint) is `Unknown`, not an error:
+    /// the gate then counts no approval.
     pub async fn branch_pushers(
         &self,
         branch: &str,
         head: &str,
+        commits: &[String],
     ) -> Result<BranchPushers, GithubError> {
         let what = format!(
             "listing who pushed to branch `{branch}` of {}/{}",
@@ -309,33 +303,7 @@ impl Repo<'_> {
             }
             Err(e) => return Err(e),
         };
-        if !raw.iter().any(|a| a.after.eq_ignore_ascii_case(head)) {
-            return Ok(BranchPushers::Unknown(format!(
-                "the activity of `{branch}` does not reach its head {}",
-                short(head)
-            )));
-        }
-        let mut out = Vec::new();
-        // Every activity that moved the branch (pushes, force pushes, its
-        // creation, pull-request and merge-queue merges into it).
-        for a in raw {
-            if a.activity_type == "branch_deletion" {
-                continue;
-            }
-            match a.actor {
-                Some(u) => out.push(u.login.to_ascii_lowercase()),
-                // A deleted account (GitHub's ghost) or one hidden from the token.
-                None => {
-                    return Ok(BranchPushers::Unknown(format!(
-                        "a {} to `{branch}` has no actor",
-                        a.activity_type.replace('_', " ")
-                    )));
-                }
-            }
-        }
-        out.sort();
-        out.dedup();
-        Ok(BranchPushers::Known(out))
+        Ok(super::activity::pushers(branch, head, commits, &raw))
     }
 
     /// Every review of the pull request, all pages, in GitHub's order.

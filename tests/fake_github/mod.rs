@@ -64,6 +64,8 @@ pub struct Pull {
     pub base_ref: String,
     /// (author login, committer login) of each commit, oldest first.
     pub commits: Vec<(String, String)>,
+    /// The SHA of each commit, where known (a synthetic one otherwise).
+    pub commit_shas: Vec<String>,
     /// The head branch (`change-{number}`).
     pub head_ref: String,
     /// `open` or `closed`.
@@ -222,6 +224,7 @@ impl World {
                 base_sha: base_sha.into(),
                 base_ref: "main".into(),
                 commits: vec![(author.into(), author.into())],
+                commit_shas: vec![head_sha.into()],
                 head_ref: head_ref.clone(),
                 state: "open".into(),
             },
@@ -260,6 +263,7 @@ impl World {
         let p = self.pulls.get_mut(&number).unwrap();
         let before = std::mem::replace(&mut p.head_sha, head_sha.into());
         p.commits.push((identity.into(), identity.into()));
+        p.commit_shas.push(head_sha.into());
         let branch = p.head_ref.clone();
         self.record(&branch, "push", &before, head_sha, pusher);
     }
@@ -828,7 +832,7 @@ fn respond(
                 .enumerate()
                 .map(|(i, (a, c))| {
                     json!({
-                        "sha": format!("{:040x}", i + 1),
+                        "sha": p.commit_shas.get(i).cloned().unwrap_or_else(|| format!("{:040x}", i + 1)),
                         "commit": {
                             "author": {"name": a, "email": format!("{a}@example.com"), "date": "2026-11-23T09:00:00Z"},
                             "committer": {"name": c, "email": format!("{c}@example.com"), "date": "2026-11-23T09:00:00Z"},
