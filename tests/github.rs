@@ -1909,3 +1909,42 @@ fn a_merge_group_verdict_tells_the_truth_whatever_fail_on_says() {
     let status = f.with(|w| w.status_of(&head)).unwrap();
     assert_eq!(status.state, "failure", "{}", status.description);
 }
+
+#[test]
+fn a_director_asking_for_changes_blocks_the_director_role() {
+    // carol asked for changes on an earlier commit; bob (a director) and
+    // dave (capacity review) approve the head. GitHub would block the merge
+    // on carol's review, and so does capops, until she approves.
+    let co = Checkout::new(100);
+    let f = fake(&co);
+    f.with(|w| {
+        w.review(PR, "carol", "CHANGES_REQUESTED", &co.base);
+        w.review(PR, "bob", "APPROVED", &co.head);
+        w.review(PR, "dave", "APPROVED", &co.head);
+    });
+    let run = gate(&co, &f, TOKEN, &[], &[]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert_eq!(role(&run, "director"), (vec!["bob".to_string()], 0));
+    let director = run.json["github"]["decisions"][0]["roles"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["role"] == "director")
+        .cloned()
+        .unwrap();
+    assert_eq!(director["changesRequestedBy"], serde_json::json!(["carol"]));
+    assert_eq!(f.with(|w| w.status_of(&co.head)).unwrap().state, "failure");
+    let comments = f.with(|w| w.comments_on(PR));
+    assert!(
+        comments[0].body.contains("changes requested by carol"),
+        "{}",
+        comments[0].body
+    );
+    // She approves the head: green.
+    f.with(|w| {
+        w.review(PR, "carol", "APPROVED", &co.head);
+    });
+    let run = gate(&co, &f, TOKEN, &[], &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(f.with(|w| w.status_of(&co.head)).unwrap().state, "success");
+}

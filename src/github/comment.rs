@@ -228,9 +228,10 @@ pub fn approvals_section(rows: &[Row<'_>], head_sha: &str) -> String {
                 break;
             }
             shown += 1;
+            let blocked = !role.changes_requested_by.is_empty();
             let mark = match (r.standing, role.missing) {
                 (Standing::Denied, _) => "❌",
-                (_, 0) => "✅",
+                (_, 0) if !blocked => "✅",
                 _ => "🟡",
             };
             let by = if role.approved_by.is_empty() {
@@ -248,8 +249,18 @@ pub fn approvals_section(rows: &[Row<'_>], head_sha: &str) -> String {
                     .collect::<Vec<_>>()
                     .join(", ")
             };
+            let objection = role
+                .changes_requested_by
+                .iter()
+                .map(|l| format!("changes requested by {}", escape(l)))
+                .collect::<Vec<_>>()
+                .join("; ");
             let missing = if role.missing == 0 {
-                "–".to_string()
+                if blocked {
+                    objection
+                } else {
+                    "–".to_string()
+                }
             } else {
                 let who: Vec<String> = role
                     .teams
@@ -268,6 +279,9 @@ pub fn approvals_section(rows: &[Row<'_>], head_sha: &str) -> String {
                 );
                 for (login, why) in &role.uncounted_members {
                     text.push_str(&format!("; {} not counted: {}", escape(login), escape(why)));
+                }
+                if blocked {
+                    text.push_str(&format!("; {objection}"));
                 }
                 text
             };

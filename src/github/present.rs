@@ -179,6 +179,11 @@ pub fn human_approvals(rows: &[Row<'_>], head: &str, verdict: &str) -> String {
             for (login, why) in &role.uncounted_members {
                 out.push_str(&format!("    {login} not counted: {why}\n"));
             }
+            for login in &role.changes_requested_by {
+                out.push_str(&format!(
+                    "    {login} requested changes: the role is not met until they approve or the review is dismissed\n"
+                ));
+            }
         }
     }
     out

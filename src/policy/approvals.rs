@@ -10,6 +10,10 @@
 //! - per reviewer, only the latest review that is not COMMENTED (or PENDING)
 //!   counts: a comment after an approval does not revoke it; DISMISSED or
 //!   CHANGES_REQUESTED after it does;
+//! - a reviewer whose latest opinion is CHANGES_REQUESTED and who holds a
+//!   role a decision needs blocks that role until they approve or their
+//!   review is dismissed, whatever others approved (as GitHub's branch
+//!   protection does), on any commit: a push does not lift it;
 //! - an approval counts only on the head commit (`commit_id` equal to the
 //!   head SHA); a push makes earlier approvals stale;
 //! - the pull request's author and bot accounts never count;
@@ -140,6 +144,9 @@ pub struct Reviewers {
     pub approvers: Vec<Approver>,
     /// Everyone else with an opinion, and why they do not count.
     pub not_counted: Vec<(String, NotCounted)>,
+    /// Reviewers (not the author, not bots) whose latest opinion asks for
+    /// changes: they block every role they hold.
+    pub objectors: Vec<String>,
 }
 
 /// Reduces reviews to one opinion per reviewer and keeps the approvals that
@@ -168,6 +175,12 @@ pub fn reviewers(
     }
     let mut out = Reviewers::default();
     let mut approvers: Vec<&Review> = Vec::new();
+    for (key, r) in &latest {
+        if r.state == ReviewState::ChangesRequested && !r.bot && *key != author.to_ascii_lowercase()
+        {
+            out.objectors.push(r.login.clone());
+        }
+    }
     for (key, r) in latest {
         let why = if key == author.to_ascii_lowercase() {
             Some(NotCounted::Author)
@@ -216,9 +229,10 @@ pub fn membership_queries<'a>(
     let mut out = BTreeSet::new();
     for a in required {
         for team in &a.teams {
-            for p in &reviewers.approvers {
-                if !listed(a, &p.login) {
-                    out.insert((team.clone(), p.login.to_ascii_lowercase()));
+            let logins = reviewers.approvers.iter().map(|p| &p.login);
+            for login in logins.chain(&reviewers.objectors) {
+                if !listed(a, login) {
+                    out.insert((team.clone(), login.to_ascii_lowercase()));
                 }
             }
         }
@@ -250,6 +264,9 @@ pub struct RoleStatus {
     /// Approvers on the head whose membership of a role team could not be
     /// counted (pending invitation, or GitHub could not tell), with the reason.
     pub uncounted_members: Vec<(String, String)>,
+    /// Holders of the role whose latest review asks for changes: the role
+    /// is not satisfied while there is one, however many approved.
+    pub changes_requested_by: Vec<String>,
 }
 
 /// The approvals of one decision.
@@ -262,7 +279,9 @@ pub struct DecisionApprovals {
 impl DecisionApprovals {
     /// Every slot of every role is filled.
     pub fn satisfied(&self) -> bool {
-        self.roles.iter().all(|r| r.missing == 0)
+        self.roles
+            .iter()
+            .all(|r| r.missing == 0 && r.changes_requested_by.is_empty())
     }
 
     pub fn missing(&self) -> u32 {
@@ -324,6 +343,17 @@ pub fn verify(
                 .filter(|&p| assigned[p].is_some_and(|s| slots[s] == ri))
                 .map(|p| people[p].clone())
                 .collect();
+            let objecting: Vec<String> = reviewers
+                .objectors
+                .iter()
+                .filter(|login| {
+                    listed(a, login)
+                        || a.teams.iter().any(|team| {
+                            membership(team, &login.to_ascii_lowercase()) == Membership::Active
+                        })
+                })
+                .cloned()
+                .collect();
             let mut un = std::mem::take(&mut uncounted[ri]);
             un.retain(|(login, _)| !approved_by.iter().any(|x| &x.login == login));
             un.dedup();
@@ -336,6 +366,7 @@ pub fn verify(
                 teams: a.teams.clone(),
                 users: a.users.clone(),
                 uncounted_members: un,
+                changes_requested_by: objecting,
             }
         })
         .collect();

@@ -407,6 +407,7 @@ fn standing_combines_the_outcome_and_the_approvals() {
             teams: Vec::new(),
             users: Vec::new(),
             uncounted_members: Vec::new(),
+            changes_requested_by: Vec::new(),
         }],
     };
     let needs = decision(Outcome::NeedsApproval, vec![]);
@@ -443,4 +444,88 @@ fn whoever_wrote_a_commit_of_the_pull_request_does_not_approve_it() {
     assert_eq!(r.approvers.len(), 1);
     assert_eq!(r.approvers[0].login, "dave");
     assert_eq!(r.not_counted, vec![("Bob".to_string(), NotCounted::Pusher)]);
+}
+
+#[test]
+fn a_role_holder_asking_for_changes_blocks_the_role_whatever_others_approved() {
+    // carol (a director) asks for changes on an older commit; bob (a
+    // director) approves the head. The director role is not met: a push
+    // does not lift carol's objection, only her approval or a dismissal.
+    let required = [
+        role("director", 1, &["org/directors"], &[]),
+        role("capacity-review", 1, &["org/review"], &[]),
+    ];
+    let r = reviewers(
+        &[
+            review(1, "carol", ReviewState::ChangesRequested, OLD),
+            review(2, "bob", ReviewState::Approved, HEAD),
+            review(3, "dave", ReviewState::Approved, HEAD),
+        ],
+        "alice",
+        &[],
+        HEAD,
+    );
+    let a = verify(&required, &r, &members);
+    assert_eq!(a.missing(), 0);
+    assert!(!a.satisfied());
+    assert_eq!(a.roles[0].changes_requested_by, ["carol"]);
+    // Her objection does not touch a role she does not hold.
+    assert!(a.roles[1].changes_requested_by.is_empty());
+    // She approves: met.
+    let r = reviewers(
+        &[
+            review(1, "carol", ReviewState::ChangesRequested, OLD),
+            review(2, "bob", ReviewState::Approved, HEAD),
+            review(3, "dave", ReviewState::Approved, HEAD),
+            review(4, "carol", ReviewState::Approved, HEAD),
+        ],
+        "alice",
+        &[],
+        HEAD,
+    );
+    assert!(verify(&required, &r, &members).satisfied());
+    // Dismissed: met.
+    let r = reviewers(
+        &[
+            review(1, "carol", ReviewState::ChangesRequested, OLD),
+            review(2, "bob", ReviewState::Approved, HEAD),
+            review(3, "dave", ReviewState::Approved, HEAD),
+            review(4, "carol", ReviewState::Dismissed, OLD),
+        ],
+        "alice",
+        &[],
+        HEAD,
+    );
+    assert!(verify(&required, &r, &members).satisfied());
+    // Someone outside every role (or the author, or a bot) asking for
+    // changes blocks nothing.
+    let mut bot = review(5, "helper[bot]", ReviewState::ChangesRequested, HEAD);
+    bot.bot = true;
+    let r = reviewers(
+        &[
+            review(1, "zed", ReviewState::ChangesRequested, HEAD),
+            review(2, "bob", ReviewState::Approved, HEAD),
+            review(3, "dave", ReviewState::Approved, HEAD),
+            review(4, "alice", ReviewState::ChangesRequested, HEAD),
+            bot,
+        ],
+        "alice",
+        &[],
+        HEAD,
+    );
+    assert!(verify(&required, &r, &members).satisfied());
+    // Membership of an objector is asked for where it decides.
+    let q = membership_queries(
+        &required,
+        &reviewers(
+            &[review(1, "carol", ReviewState::ChangesRequested, HEAD)],
+            "alice",
+            &[],
+            HEAD,
+        ),
+    );
+    assert!(
+        q.contains(&("org/directors".to_string(), "carol".to_string())),
+        "{q:?}"
+    );
 }
