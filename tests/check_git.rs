@@ -443,3 +443,74 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
     out.sort();
     out
 }
+
+/// Adds `ignore: [drafts/]` to the fixture's Config.
+fn ignore_drafts(root: &Path) {
+    let config = root.join("capops.yaml");
+    let text = std::fs::read_to_string(&config).unwrap();
+    std::fs::write(&config, format!("{text}  ignore: [drafts/]\n")).unwrap();
+}
+
+#[test]
+fn an_ignored_draft_is_not_what_the_rolling_budget_counts_from() {
+    // 30 days before the base, drafts/ (ignored) held a copy of `first`:
+    // it was not part of the repository then, so `first`, merged 10 days
+    // ago, is recent growth, and 9 more GPUs need the team lead.
+    let at: i64 = 1_795_305_600;
+    let day = 86_400;
+    let tmp = tempfile::tempdir().unwrap();
+    let git = Repository::init(tmp.path()).unwrap();
+    let root = tmp.path().to_path_buf();
+    copy_dir(&fixture(), &root);
+    ignore_drafts(&root);
+    std::fs::write(root.join("requests.yaml"), request("grow", 40)).unwrap();
+    std::fs::create_dir(root.join("drafts")).unwrap();
+    std::fs::write(root.join("drafts/first.yaml"), request("first", 9)).unwrap();
+    commit_all_dated(
+        &git,
+        "the capacity repository, a draft",
+        Some(at - 90 * day),
+    );
+    std::fs::write(root.join("first.yaml"), request("first", 9)).unwrap();
+    let base = commit_all_dated(&git, "9 GPUs, automatically", Some(at - 10 * day));
+    std::fs::write(root.join("second.yaml"), request("second", 9)).unwrap();
+    let out = check(&root, &["--base", &base, "--format", "json"]);
+    assert_eq!(out.code, 1, "{}", out.stdout);
+    assert_eq!(
+        decision(&out, "second")["tier"],
+        "team-lead",
+        "{}",
+        out.stdout
+    );
+}
+
+#[test]
+fn documents_a_change_stops_ignoring_are_judged_as_added() {
+    // The base ignores drafts/, which holds a 60-GPU request (merged with
+    // no decision, as ignored files are). The pull request stops ignoring
+    // it: the request comes into force, so it is judged as added.
+    let repo = repo_at("");
+    ignore_drafts(&repo.root);
+    std::fs::create_dir(repo.root.join("drafts")).unwrap();
+    std::fs::write(repo.root.join("drafts/big.yaml"), request("big", 60)).unwrap();
+    let base = commit_all(&repo.git, "a draft, ignored");
+    let config = repo.root.join("capops.yaml");
+    let text = std::fs::read_to_string(&config).unwrap();
+    std::fs::write(&config, text.replace("  ignore: [drafts/]\n", "")).unwrap();
+    let out = check(&repo.root, &["--base", &base, "--format", "json"]);
+    assert_eq!(out.code, 1, "{}", out.stdout);
+    let d = decision(&out, "big");
+    assert_eq!(d["change"], "added", "{d}");
+    assert_eq!(d["tier"], "director", "{d}");
+    // The other way round: a file the working tree ignores but the base
+    // reads is still the base's (removing it from force is a release).
+    let repo = repo_at("");
+    std::fs::create_dir(repo.root.join("drafts")).unwrap();
+    std::fs::write(repo.root.join("drafts/big.yaml"), request("big", 60)).unwrap();
+    let base = commit_all(&repo.git, "a request in drafts/, read");
+    ignore_drafts(&repo.root);
+    let out = check(&repo.root, &["--base", &base, "--format", "json"]);
+    assert_eq!(out.code, 1, "{}", out.stdout);
+    let d = decision(&out, "big");
+    assert_eq!(d["change"], "removed", "{d}");
+}

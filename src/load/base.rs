@@ -76,17 +76,9 @@ pub fn load_base(
             .collect()
     };
     let mut docs = documents_in(head, &unchanged);
-    // The base's own ignore patterns apply when its capops.yaml differs;
-    // otherwise they are the working tree's.
+    // The base's own ignore patterns applied (`read_revision`): a file the
+    // base ignored is not in it, even where the working tree reads it.
     let mut inputs: Vec<Input> = revision.inputs;
-    if !inputs.iter().any(|i| i.path == super::CONFIG_FILE) {
-        let patterns: Vec<String> = head
-            .config
-            .as_ref()
-            .map(|c| c.spec.ignore.iter().map(|p| p.value.clone()).collect())
-            .unwrap_or_default();
-        inputs.retain(|i| !super::files::ignored(&i.path, &patterns));
-    }
     // The usage history is the base's whole: when no usage file changed it is
     // the head's; otherwise every usage file is read again, the changed ones
     // from git and the others from the working tree (they are identical).

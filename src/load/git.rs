@@ -21,8 +21,9 @@ pub struct Revision {
     pub spec: String,
     /// The commit it resolved to.
     pub commit: String,
-    /// Files capops reads, relative to the capacity repository root, that
-    /// differ from the working tree (the others are in `unchanged`).
+    /// Files capops reads (those the revision's own Config does not
+    /// ignore), relative to the capacity repository root, that differ from
+    /// the working tree (the others are in `unchanged`).
     pub inputs: Vec<Input>,
     /// Blob id of every file capops reads at that revision.
     pub blobs: BTreeMap<String, Oid>,
@@ -132,6 +133,24 @@ pub fn read_revision(
         TreeWalkResult::Ok
     })?;
     found.sort();
+    // The revision's own `ignore` patterns (from its capops.yaml, whatever
+    // the working tree's say): a file it ignored was not part of it, and
+    // one it reads is, though the working tree ignores it.
+    let ignore: Vec<String> = match found.iter().find(|(p, _)| p == super::CONFIG_FILE) {
+        Some((path, oid)) => {
+            let blob = repo.find_blob(*oid)?;
+            if blob.size() as u64 > MAX_FILE_BYTES {
+                Vec::new()
+            } else {
+                super::ignore_patterns(&[Input {
+                    path: path.clone(),
+                    content: Content::Bytes(blob.content().to_vec()),
+                }])
+            }
+        }
+        None => Vec::new(),
+    };
+    found.retain(|(p, _)| p == super::CONFIG_FILE || !files::ignored(p, &ignore));
     let mut revision = Revision {
         spec: rev.to_string(),
         commit: commit.id().to_string(),

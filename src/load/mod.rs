@@ -511,7 +511,7 @@ fn symlink_loop(id: FileId, path: &str) -> Diagnostic {
 
 /// The Config's `ignore` patterns, read straight from `capops.yaml` so they
 /// apply before the other files are parsed.
-fn ignore_patterns(inputs: &[Input]) -> Vec<String> {
+pub(super) fn ignore_patterns(inputs: &[Input]) -> Vec<String> {
     let Some(Input {
         content: Content::Bytes(bytes),
         ..
