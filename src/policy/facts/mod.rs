@@ -503,6 +503,7 @@ pub(crate) fn cluster_facts(cluster: &Document<ClusterSpec>) -> ClusterFacts {
             MigStrategy::Mixed => "mixed",
         }
         .to_string(),
+        own_usage_source: c.prometheus.is_some(),
     }
 }
 

@@ -78,6 +78,9 @@ pub struct ClusterFacts {
     pub kueue: bool,
     /// `single` or `mixed`.
     pub mig_strategy: String,
+    /// Whether the cluster names its own `prometheus` (where `capops usage pull` reads its
+    /// usage) instead of the Config's.
+    pub own_usage_source: bool,
 }
 
 /// The node pool a request or reservation is in.
