@@ -811,3 +811,29 @@ fn the_revision_is_the_last_commit_that_changed_the_repository() {
     let second = commit("cost center");
     assert_eq!(rev(()), second);
 }
+
+/// A driver alias (`7g.79gb` for the A100 80GB's `7g.80gb`) is rendered as
+/// written in the MIG config, as it is in resource names: mig-parted matches
+/// the name the node's driver reports.
+#[test]
+fn a_mig_profile_alias_is_rendered_as_written() {
+    let repo = root().join("tests/corpus/mig-notes/repo");
+    let out = run(
+        &[
+            "render",
+            &repo.display().to_string(),
+            "--at",
+            AT,
+            "--out",
+            "-",
+            "--cluster",
+            "m",
+            "--revision",
+            "x",
+        ],
+        &[],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stdout.contains("\"7g.79gb\": 1"), "{}", out.stdout);
+    assert!(!out.stdout.contains("7g.80gb"), "{}", out.stdout);
+}

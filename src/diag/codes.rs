@@ -116,6 +116,8 @@ codes! {
     MigUnknownProfile = "mig-unknown-profile", Error, "a MIG profile does not exist on the pool's GPU";
     MigLayoutDoesNotFit = "mig-layout-does-not-fit", Error, "a MIG layout cannot be placed on one GPU";
     MigSingleStrategyMixed = "mig-single-strategy-mixed", Error, "a pool under the single MIG strategy uses more than one profile";
+    MigProfileSpelling = "mig-profile-spelling", Error, "a MIG profile is not written as the device plugin names it, or a layout names one profile twice";
+    MigLayoutEmpty = "mig-layout-empty", Error, "a MIG layout lists no profile";
     MigProfileAlias = "mig-profile-alias", Note, "a MIG profile is written with a driver-specific alias of its name";
     MigPlacementInferred = "mig-placement-inferred", Note, "the placement rules for this GPU are inferred, not observed on hardware";
     // Priority classes

@@ -132,6 +132,18 @@ pub fn resolve(mig: &'static MigModel, name: &str) -> Result<Resolved, NameError
     }
 }
 
+/// How the driver, the device plugin and mig-parted spell a profile name
+/// written as `name`: trimmed, lower case, without a compute-instance prefix
+/// equal to the GPU slices (`1c.1g.10gb` is `1g.10gb`) and without leading
+/// zeros. A name that does not parse is only trimmed and lower-cased.
+pub fn spelling(name: &str) -> String {
+    let lower = name.trim().to_ascii_lowercase();
+    match parse_name(&lower) {
+        Some(p) => format!("{}g.{}gb{}", p.gpu_slices, p.memory_gb, p.attributes),
+        None => lower,
+    }
+}
+
 /// The resource name the device plugin advertises for a profile under the mixed strategy.
 pub fn resource_name(profile_name: &str) -> String {
     format!("nvidia.com/mig-{}", profile_name.replace('+', "."))
@@ -393,6 +405,22 @@ mod tests {
         assert!(parse_name("1g10gb").is_none());
         assert!(parse_name("1g.10").is_none());
         assert!(parse_name("1g.10gb+").is_none());
+    }
+
+    #[test]
+    fn spelling_is_what_the_device_plugin_advertises() {
+        for (written, spelled) in [
+            ("1g.10gb", "1g.10gb"),
+            ("1G.10GB", "1g.10gb"),
+            (" 1g.10gb ", "1g.10gb"),
+            ("01g.010gb", "1g.10gb"),
+            ("1c.1g.10gb", "1g.10gb"),
+            ("1g.10gb+ME", "1g.10gb+me"),
+            ("7g.79gb", "7g.79gb"),
+            ("nonsense", "nonsense"),
+        ] {
+            assert_eq!(spelling(written), spelled, "{written}");
+        }
     }
 
     #[test]

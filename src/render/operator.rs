@@ -71,11 +71,11 @@ pub(super) fn gpu_operator(
                 .layout
                 .value
                 .iter()
-                .filter_map(|(p, n)| {
-                    mig::resolve(mig_model, &p.value)
-                        .ok()
-                        .map(|r| (r.profile.name.to_string(), n.value.0))
-                })
+                // As written (validation holds it to the driver's spelling):
+                // mig-parted matches the name the node's driver reports, an
+                // alias (`7g.79gb`) included, as the resource names do.
+                .filter(|(p, _)| mig::resolve(mig_model, &p.value).is_ok())
+                .map(|(p, n)| (p.value.clone(), n.value.0))
                 .collect();
             layout.sort();
             let config = mig_config_name(&layout);

@@ -155,10 +155,55 @@ fn check_pool(cluster: &Document<ClusterSpec>, pool: &NodePool, diags: &mut Vec<
         );
         return;
     };
+    if layout.layout.value.is_empty() {
+        diags.push(
+            Diagnostic::new(
+                Code::MigLayoutEmpty,
+                format!(
+                    "pool `{}` has a MIG layout with no profile: its GPUs would provide nothing",
+                    pool.name.value
+                ),
+            )
+            .at(layout.layout.span, "empty layout")
+            .help("list the profiles each GPU is split into (`1g.10gb: 7`), or remove `mig:` to use whole GPUs"),
+        );
+        return;
+    }
     let mut resolved = Vec::new();
+    let mut named: Vec<(&str, &str)> = Vec::new();
     for (name, count) in &layout.layout.value {
         match mig::resolve(mig_model, &name.value) {
             Ok(r) => {
+                let spelled = mig::spelling(&name.value);
+                if spelled != name.value {
+                    diags.push(
+                        Diagnostic::new(
+                            Code::MigProfileSpelling,
+                            format!(
+                                "`{}` is not how the device plugin and mig-parted name the profile: they read `{spelled}`",
+                                name.value
+                            ),
+                        )
+                        .at(name.span, "rendered into resource names as written")
+                        .help(format!("write `{spelled}`")),
+                    );
+                    continue;
+                }
+                if let Some((other, _)) = named.iter().find(|(_, p)| *p == r.profile.name) {
+                    diags.push(
+                        Diagnostic::new(
+                            Code::MigProfileSpelling,
+                            format!(
+                                "`{}` and `{other}` both name {}'s profile `{}`",
+                                name.value, model.display, r.profile.name
+                            ),
+                        )
+                        .at(name.span, "the same profile again")
+                        .help("write the profile once, as the node's driver names it, with the instances added up"),
+                    );
+                    continue;
+                }
+                named.push((name.value.as_str(), r.profile.name));
                 if r.alias {
                     diags.push(
                         Diagnostic::new(
@@ -169,7 +214,7 @@ fn check_pool(cluster: &Document<ClusterSpec>, pool: &NodePool, diags: &mut Vec<
                             ),
                         )
                         .at(name.span, format!("alias of {}", r.profile.name))
-                        .help("capops renders the name as written, which must match what the node's driver reports"),
+                        .help("capops renders the name as written (MIG configs, quotas, Kueue), which must match what the node's driver reports"),
                     );
                 }
                 resolved.push((r.profile, count.value.0));
