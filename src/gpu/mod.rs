@@ -10,3 +10,8 @@ pub mod mig;
 pub mod resources;
 
 pub use catalog::{GpuModel, MigModel, MigProfile, PlacementStatus, model};
+
+/// Node label the GPU operator's MIG manager reads (capops sets it on MIG pools' nodes).
+pub const MIG_CONFIG_LABEL: &str = "nvidia.com/mig.config";
+/// Node label the device plugin reads (capops sets it on MIG and time-sliced pools' nodes).
+pub const DEVICE_PLUGIN_CONFIG_LABEL: &str = "nvidia.com/device-plugin.config";

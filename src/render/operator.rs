@@ -21,11 +21,11 @@ pub const MIG_CONFIGMAP: &str = "capops-mig-parted-config";
 /// ConfigMap of the device plugin's sharing configs.
 pub const DEVICE_PLUGIN_CONFIGMAP: &str = "capops-device-plugin-config";
 /// Node label the MIG manager reads.
-pub const MIG_LABEL: &str = "nvidia.com/mig.config";
+pub const MIG_LABEL: &str = crate::gpu::MIG_CONFIG_LABEL;
 /// The mig-parted config every rendered MIG ConfigMap carries (MIG off).
 pub const MIG_DISABLED: &str = "all-disabled";
 /// Node label the device plugin reads.
-pub const DEVICE_PLUGIN_LABEL: &str = "nvidia.com/device-plugin.config";
+pub const DEVICE_PLUGIN_LABEL: &str = crate::gpu::DEVICE_PLUGIN_CONFIG_LABEL;
 
 /// The mig-parted config name for a layout: `capops-` and the canonical
 /// profiles with their counts, e.g. `capops-1g.10gb-x2-3g.40gb-x1`; a hash

@@ -123,6 +123,7 @@ fn check_pool(cluster: &Document<ClusterSpec>, pool: &NodePool, diags: &mut Vec<
         }
     }
     spot_by_label(pool, diags);
+    labels_capops_sets(pool, diags);
     let Some(model) = catalog::model(&pool.gpu_model.value) else {
         diags.push(
             Diagnostic::new(
@@ -305,6 +306,34 @@ fn check_pool(cluster: &Document<ClusterSpec>, pool: &NodePool, diags: &mut Vec<
                 .help(help),
             );
         }
+    }
+}
+
+/// A pool may not select its nodes by a label capops sets on them: `apply`
+/// would overwrite the value the selector (and the ResourceFlavor) names, and
+/// the pool would select no node.
+fn labels_capops_sets(pool: &NodePool, diags: &mut Vec<Diagnostic>) {
+    use crate::gpu::{DEVICE_PLUGIN_CONFIG_LABEL, MIG_CONFIG_LABEL};
+    let set: &[&str] = match (&pool.mig, &pool.time_slicing) {
+        (Some(_), _) => &[MIG_CONFIG_LABEL, DEVICE_PLUGIN_CONFIG_LABEL],
+        (None, Some(_)) => &[DEVICE_PLUGIN_CONFIG_LABEL],
+        (None, None) => &[],
+    };
+    for key in set.iter().filter(|k| pool.node_labels.contains_key(**k)) {
+        diags.push(
+            Diagnostic::new(
+                Code::InvalidValue,
+                format!(
+                    "pool `{}` selects its nodes by `{key}`, which capops sets on them (to the config it renders for the pool)",
+                    pool.name.value
+                ),
+            )
+            .at(pool.name.span, "selects by a label capops rewrites")
+            .help(format!(
+                "select the pool's nodes by a label of your own (`acme.ai/gpu-pool: {}`) and leave `{key}` to capops",
+                pool.name.value
+            )),
+        );
     }
 }
 
