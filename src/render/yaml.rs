@@ -119,7 +119,8 @@ fn write_value_after_key(out: &mut String, v: &Value, level: usize) {
 /// characters, trailing spaces).
 fn block(out: &mut String, s: &str, level: usize) {
     let safe = !s.starts_with(' ')
-        && !s.chars().any(|c| c.is_control() && c != '\n')
+        && !s.chars().any(|c| escaped(c) && c != '\n')
+        && !s.trim_matches('\n').is_empty()
         && s.lines().all(|l| !l.ends_with(' '));
     if !safe {
         out.push_str(&quoted(s));
@@ -163,8 +164,35 @@ pub fn string(s: &str) -> String {
     }
 }
 
+/// A double-quoted scalar. Every character YAML cannot print as is (C0
+/// and C1 controls, DEL, U+FEFF, U+FFFE, U+FFFF) or that YAML 1.1 reads as a
+/// line break (U+0085, U+2028, U+2029) is escaped, so the value reads back
+/// the same in both.
 fn quoted(s: &str) -> String {
-    serde_json::to_string(s).expect("a string always serializes")
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            c if escaped(c) => out.push_str(&format!("\\u{:04X}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// Characters written only as escapes (see [`quoted`]).
+fn escaped(c: char) -> bool {
+    c.is_control()
+        || matches!(
+            c,
+            '\u{85}' | '\u{2028}' | '\u{2029}' | '\u{FEFF}' | '\u{FFFE}' | '\u{FFFF}'
+        )
 }
 
 fn plain_ok(s: &str) -> bool {
@@ -225,6 +253,9 @@ mod tests {
             "c": "trailing\n\n",
             "d": null,
             "e": -3,
+            "f": ["del\u{7f}", "nel\u{85}", "c1\u{9f}", "ls\u{2028}x", "\u{feff}bom", "\u{fffe}", "\n", "\n\n", "q\"\\"],
+            "g": "two\nlines\u{7f}",
+            "h": "\n",
         });
         let y = to_string(&v);
         let parsed = crate::load::yaml::parse(&y, crate::diag::FileId(0));
