@@ -368,9 +368,43 @@ fn stamp(value: &mut Value, sources: &[String], revision: &str) {
         .entry("annotations")
         .or_insert_with(|| Value::Object(Map::new()));
     if let Some(a) = annotations.as_object_mut() {
-        a.insert(SOURCES.into(), sources.join(",").into());
+        a.insert(SOURCES.into(), sources_value(sources).into());
         a.insert(REVISION.into(), revision.into());
     }
+}
+
+/// Longest `capops.dev/sources` value: Kubernetes allows 256 KiB of
+/// annotations per object in all, and the rest is other tools'.
+pub const MAX_SOURCES_BYTES: usize = 16 * 1024;
+
+/// The documents an object comes from, comma-separated; past
+/// [`MAX_SOURCES_BYTES`], as many as fit and then how many more there are.
+fn sources_value(sources: &[String]) -> String {
+    let all = sources.join(",");
+    if all.len() <= MAX_SOURCES_BYTES {
+        return all;
+    }
+    let mut out = String::new();
+    for (i, s) in sources.iter().enumerate() {
+        let tail = format!(",… and {} more", sources.len() - i);
+        if out.len() + 1 + s.len() + tail.len() + 24 > MAX_SOURCES_BYTES {
+            let tail = if out.is_empty() {
+                match sources.len() {
+                    1 => "… 1 document".to_string(),
+                    n => format!("… {n} documents"),
+                }
+            } else {
+                tail
+            };
+            out.push_str(&tail);
+            return out;
+        }
+        if !out.is_empty() {
+            out.push(',');
+        }
+        out.push_str(s);
+    }
+    out
 }
 
 /// The tags (AWS, Azure) stamped on cloud resources.

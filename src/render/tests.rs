@@ -323,3 +323,22 @@ fn strings_for_terraform_are_literals() {
         })
     );
 }
+
+#[test]
+fn the_sources_annotation_stays_within_what_kubernetes_allows() {
+    let few: Vec<String> = vec!["Team/a".into(), "CapacityRequest/b".into()];
+    assert_eq!(sources_value(&few), "Team/a,CapacityRequest/b");
+    // 4,000 requests in force for one team: the list would be about 300 KB,
+    // past the 256 KiB Kubernetes allows for all of an object's annotations.
+    let many: Vec<String> = (0..4000)
+        .map(|i| format!("CapacityRequest/a-rather-long-request-name-{i:05}"))
+        .collect();
+    let v = sources_value(&many);
+    assert!(v.len() <= MAX_SOURCES_BYTES, "{}", v.len());
+    assert!(v.starts_with("CapacityRequest/a-rather-long-request-name-00000,"));
+    let shown = v.matches("CapacityRequest/").count();
+    assert!(v.ends_with(&format!(",… and {} more", 4000 - shown)), "{v}");
+    // One name longer than the limit by itself.
+    let huge = vec!["Team/".to_string() + &"x".repeat(MAX_SOURCES_BYTES)];
+    assert_eq!(sources_value(&huge), "… 1 document");
+}
