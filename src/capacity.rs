@@ -189,20 +189,48 @@ pub struct Sized {
 /// count as whole GPUs for `nvidia.com/gpu` and by their profile's slices
 /// otherwise (they are reported by validation).
 pub fn size(spec: &RequestSpec, pool: Option<(&NodePool, &ClusterSpec)>) -> Sized {
+    let mut out = Sized::default();
+    for unit in units(spec, pool) {
+        *out.units.entry_or_default(unit.key) += unit.count;
+        out.gpus += unit.count as f64 * unit.gpu_equivalent;
+    }
+    out
+}
+
+/// One resource a request asks for, as its pool provides it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Units {
+    /// The resource as the request writes it.
+    pub written: String,
+    /// The resource as the pool provides it (the key its units add up under).
+    pub key: String,
+    pub count: u32,
+    /// GPUs one unit is worth (a MIG instance's share, 1 / time-slicing replicas).
+    pub gpu_equivalent: f64,
+}
+
+/// The resources a request asks for, each with what one unit is worth in
+/// its pool.
+pub fn units(spec: &RequestSpec, pool: Option<(&NodePool, &ClusterSpec)>) -> Vec<Units> {
     let provided: Vec<Provided> = pool
         .map(|(p, c)| resources::provided(p, c.mig_strategy.value))
         .unwrap_or_default();
-    let mut out = Sized::default();
-    for (name, count) in &spec.resources {
-        let n = count.value.0;
-        let (key, eq) = match pool.and_then(|(p, _)| resources::find(&provided, &name.value, p)) {
-            Some(p) => (p.resource.clone(), p.gpu_equivalent),
-            None => (name.value.clone(), fallback_equivalent(&name.value)),
-        };
-        *out.units.entry_or_default(key) += n;
-        out.gpus += n as f64 * eq;
-    }
-    out
+    spec.resources
+        .iter()
+        .map(|(name, count)| {
+            let (key, eq) = match pool.and_then(|(p, _)| resources::find(&provided, &name.value, p))
+            {
+                Some(p) => (p.resource.clone(), p.gpu_equivalent),
+                None => (name.value.clone(), fallback_equivalent(&name.value)),
+            };
+            Units {
+                written: name.value.clone(),
+                key,
+                count: count.value.0,
+                gpu_equivalent: eq,
+            }
+        })
+        .collect()
 }
 
 fn fallback_equivalent(resource: &str) -> f64 {

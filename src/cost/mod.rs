@@ -584,3 +584,5 @@ mod tests_history;
 mod tests_kept;
 #[cfg(test)]
 mod tests_mix;
+#[cfg(test)]
+mod tests_plan;

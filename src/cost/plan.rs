@@ -215,8 +215,11 @@ pub fn recommendations(a: &Analysis<'_>) -> Vec<Recommendation> {
     out
 }
 
-/// The request changes that release `gpus` of a team's GPUs in a pool:
-/// its requests in force at `--at` that ask for whole GPUs, largest first.
+/// The request changes that release `gpus` (GPU-equivalents) of a team's
+/// GPUs in a pool: its requests in force at `--at`, largest first, in the
+/// units each asks for (a time-sliced replica is 1 / replicas of a GPU, a
+/// MIG instance its share), whole units only. A request that would keep
+/// nothing is ended, not cut to zero.
 fn request_changes(
     a: &Analysis<'_>,
     team: &str,
@@ -224,48 +227,79 @@ fn request_changes(
     pool: &str,
     gpus: f64,
 ) -> Vec<String> {
+    const EPS: f64 = 1e-9;
     let at = a.at.hour_index();
-    let mut left = gpus.floor() as u32;
-    let mut reqs: Vec<&Document<RequestSpec>> = a
+    let mut reqs: Vec<(&Document<RequestSpec>, Vec<crate::capacity::Units>, f64)> = a
         .team_requests(team)
         .iter()
         .copied()
         .filter(|r| {
+            let h = crate::capacity::Hours::of_request(&r.spec);
             r.spec.cluster.value == cluster
                 && r.spec.pool.value == pool
-                && crate::capacity::Hours::of_request(&r.spec).start <= at
-                && at < crate::capacity::Hours::of_request(&r.spec).end
+                && h.start <= at
+                && at < h.end
+        })
+        .map(|r| {
+            let units = crate::capacity::units(&r.spec, crate::capacity::pool_of(a.repo, &r.spec));
+            let total = units
+                .iter()
+                .map(|u| u.count as f64 * u.gpu_equivalent)
+                .sum();
+            (r, units, total)
         })
         .collect();
-    let whole = |r: &Document<RequestSpec>| {
-        r.spec
-            .resources
-            .iter()
-            .find(|(k, _)| k.value == "nvidia.com/gpu")
-            .map(|(_, v)| v.value.0)
-            .unwrap_or(0)
-    };
-    reqs.sort_by_key(|r| std::cmp::Reverse(whole(r)));
+    reqs.sort_by(|x, y| y.2.total_cmp(&x.2).then(x.0.name().cmp(y.0.name())));
+    let mut left = gpus.max(0.0);
     let mut out = Vec::new();
-    for r in reqs {
-        let n = whole(r);
-        if left == 0 || n == 0 {
+    for (r, mut units, total) in reqs {
+        if left < EPS || total <= 0.0 {
             continue;
         }
-        let cut = left.min(n);
-        left -= cut;
-        out.push(format!(
-            "CapacityRequest `{}`: nvidia.com/gpu {n} → {}",
-            r.name(),
-            n - cut
-        ));
+        if total <= left + EPS {
+            left -= total;
+            out.push(format!(
+                "CapacityRequest `{}`: end it (releases {} GPUs)",
+                r.name(),
+                gpu_text(total)
+            ));
+            continue;
+        }
+        units.sort_by(|x, y| y.gpu_equivalent.total_cmp(&x.gpu_equivalent));
+        for u in units {
+            if u.gpu_equivalent <= 0.0 {
+                continue;
+            }
+            let cut = (((left + EPS) / u.gpu_equivalent).floor() as u32).min(u.count);
+            if cut == 0 {
+                continue;
+            }
+            left -= cut as f64 * u.gpu_equivalent;
+            out.push(format!(
+                "CapacityRequest `{}`: {} {} → {}",
+                r.name(),
+                u.written,
+                u.count,
+                u.count - cut
+            ));
+        }
     }
-    if left > 0 {
+    if left >= 1.0 - EPS {
         out.push(format!(
-            "Team `{team}`: hold {left} fewer GPUs in {cluster}/{pool} (no request in force asks for them)"
+            "Team `{team}`: hold {} fewer GPUs in {cluster}/{pool} (no request in force asks for them)",
+            gpu_text(left.floor())
         ));
     }
     out
+}
+
+/// GPUs as people read them: whole when whole, else to the hundredth.
+fn gpu_text(g: f64) -> String {
+    if (g - g.round()).abs() < 1e-6 {
+        format!("{}", g.round() as i64)
+    } else {
+        format!("{g:.2}")
+    }
 }
 
 #[allow(clippy::too_many_arguments)]
