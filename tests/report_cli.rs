@@ -600,3 +600,29 @@ fn gpus_without_a_price_are_named_apart_from_what_the_pools_cost() {
         human.stdout
     );
 }
+
+#[test]
+fn json_reports_carry_the_warnings_that_qualify_their_numbers() {
+    // a100-research declares 20 reserved nodes where its reservation holds
+    // 25: the other 5 are paid for and in no pool's cost. The human report
+    // says so on stderr; the JSON says so in `diagnostics`.
+    let (_dir, repo) = example_with(|r| {
+        let path = r.join("clusters/train-a100.yaml");
+        let text = std::fs::read_to_string(&path).unwrap();
+        let edited = text.replace(
+            "purchase: {reserved: 25, onDemand: 5}",
+            "purchase: {reserved: 20, onDemand: 10}",
+        );
+        assert_ne!(text, edited);
+        std::fs::write(&path, edited).unwrap();
+    });
+    let report = report_at(&repo.display().to_string(), AT);
+    let codes: Vec<&str> = report["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["code"].as_str().unwrap())
+        .collect();
+    assert_eq!(codes, ["reservations-exceed-reserved-nodes"], "{codes:?}");
+    assert_eq!(report_json()["diagnostics"], serde_json::json!([]));
+}

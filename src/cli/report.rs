@@ -47,7 +47,23 @@ pub fn run(cli: &Cli, args: &ReportArgs, io: &mut Io<'_>) -> Outcome {
     let data = crate::cost::report::build(&analysis);
     let text = match cli.format {
         Format::Json => {
-            let mut s = serde_json::to_string_pretty(&output::json::Envelope::new("report", &data))
+            // Warnings go into the data (stderr carries nothing in JSON):
+            // a pipeline reading the numbers sees what qualifies them.
+            #[derive(serde::Serialize)]
+            struct WithDiagnostics<'a, T: serde::Serialize> {
+                #[serde(flatten)]
+                report: &'a T,
+                diagnostics: Vec<output::json::JsonDiagnostic>,
+            }
+            let body = WithDiagnostics {
+                report: &data,
+                diagnostics: output::json::diagnostics(
+                    &diagnostics,
+                    &head.sources,
+                    &Paths::new(&args.path),
+                ),
+            };
+            let mut s = serde_json::to_string_pretty(&output::json::Envelope::new("report", &body))
                 .map_err(std::io::Error::other)?;
             s.push('\n');
             s
