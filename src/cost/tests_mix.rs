@@ -310,7 +310,7 @@ fn charts_show_the_hours_at_capacity_that_daily_means_hide() {
     // stays well under the pool, the hourly peak reaches it. (Usage above the
     // pool's size is refused: usage-exceeds-capacity.)
     let now = at("2026-11-22T00:00:00Z");
-    let pool = "    - {name: small, gpuModel: a100-40gb, instanceType: p4d.24xlarge, gpusPerNode: 2, nodes: 5}\n";
+    let pool = "    - {name: small, gpuModel: a100-40gb, gpusPerNode: 2, nodes: 5}\n";
     let repo = repo_of(&[
         ("capops.yaml", CONFIG.into()),
         ("prices.yaml", super::tests::prices()),
@@ -358,7 +358,7 @@ fn chart_days_are_calendar_days_whatever_the_hour_of_at() {
     // `--at` defaults to now: at 16:00, the day of --at is still labelled by its own
     // date (not the previous one), and every point covers one calendar day.
     let now = at("2026-11-22T16:00:00Z");
-    let pool = "    - {name: small, gpuModel: a100-40gb, instanceType: p4d.24xlarge, gpusPerNode: 2, nodes: 5}\n";
+    let pool = "    - {name: small, gpuModel: a100-40gb, gpusPerNode: 2, nodes: 5}\n";
     let repo = repo_of(&[
         ("capops.yaml", CONFIG.into()),
         ("prices.yaml", super::tests::prices()),

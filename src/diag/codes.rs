@@ -126,6 +126,7 @@ codes! {
     MultipleGlobalDefault = "multiple-global-default", Error, "more than one priority class is the global default";
     // Reservations and prices
     ReservationPoolMismatch = "reservation-pool-mismatch", Warning, "a reservation's provider, region, zone or instance type differs from the pool it covers";
+    PriceGpusMismatch = "price-gpus-mismatch", Error, "a price entry's GPUs per instance differ from the GPUs per node of a pool of that instance type";
     DuplicatePrice = "duplicate-price", Error, "two price entries are for the same provider, region and instance type";
     // Usage history
     UsageBadHeader = "usage-bad-header", Error, "a usage CSV file does not have the expected columns";

@@ -20,6 +20,7 @@ pub fn run(repo: &Repo, diags: &mut Vec<Diagnostic>) {
     check_priority_classes(repo, diags);
     check_reservations(repo, diags);
     super::cloud::check_reservations(repo, diags);
+    super::cloud::pools_match_their_prices(repo, diags);
     check_catalogs(repo, diags);
     check_usage(repo, diags);
     super::names::check_names(repo, diags);

@@ -197,6 +197,53 @@ pub fn check_reservations(repo: &Repo, diags: &mut Vec<Diagnostic>) {
 /// pool's reserved nodes by its reservations, so instances beyond them
 /// would be paid for and counted nowhere. Checked at each term's start,
 /// where the total can first rise.
+/// A pool's price per GPU-hour is its instance's price over the catalog's
+/// `gpusPerInstance`; the pool counts `gpusPerNode` GPUs a node. Where the
+/// two differ every cost of the pool is off by their ratio.
+pub fn pools_match_their_prices(repo: &Repo, diags: &mut Vec<Diagnostic>) {
+    for cluster in repo.clusters.values() {
+        let c = &cluster.spec;
+        for pool in &c.node_pools {
+            let Some(itype) = &pool.instance_type else {
+                continue;
+            };
+            let entry = repo
+                .catalogs
+                .values()
+                .flat_map(|k| &k.spec.prices)
+                .find(|e| {
+                    e.provider.value == c.provider.value
+                        && e.instance_type.value == itype.value
+                        && c.region.as_ref().is_none_or(|r| e.region.value == r.value)
+                });
+            let Some(e) = entry else { continue };
+            let (per_instance, per_node) =
+                (e.gpus_per_instance.value.0, pool.gpus_per_node.value.0);
+            if per_instance == per_node {
+                continue;
+            }
+            diags.push(
+                Diagnostic::new(
+                    Code::PriceGpusMismatch,
+                    format!(
+                        "pool `{}` of cluster `{}` has {per_node} GPUs a node, but {} is priced as an instance of {per_instance}: its GPU-hours would cost {} what they do",
+                        pool.name.value,
+                        cluster.name(),
+                        itype.value,
+                        if per_instance < per_node { "more than" } else { "less than" },
+                    ),
+                )
+                .at(pool.gpus_per_node.span, "GPUs per node")
+                .related(e.gpus_per_instance.span, "GPUs per instance in the price")
+                .help(format!(
+                    "make both the GPUs a {} instance has",
+                    itype.value
+                )),
+            );
+        }
+    }
+}
+
 fn reserved_nodes_cover_reservations(repo: &Repo, diags: &mut Vec<Diagnostic>) {
     let mut by_pool: BTreeMap<(&str, &str), Vec<&Document<ReservationSpec>>> = BTreeMap::new();
     for r in repo.reservations.values() {
