@@ -10,7 +10,9 @@
 //! 2. **Preemptible** demand (the teams' allocation times the share of their
 //!    requests that tolerate preemption, forecast) goes on **spot**, priced
 //!    at the catalog's spot price times one plus the Config's interruption
-//!    allowance, when that is below on demand.
+//!    allowance, when that is below on demand, and when the whole mix costs
+//!    less so than with that demand bought like the steady demand below
+//!    (preemptible work that runs all the time may be cheaper committed).
 //! 3. **Known, bounded bursts** (an approved, non-preemptible request with a
 //!    window of at most 182 days that starts after `--at`) go on **capacity
 //!    blocks** when the catalog has a capacity-block price below on demand.
@@ -140,15 +142,34 @@ pub struct Inputs<'a> {
     pub three_years_supported: bool,
 }
 
-/// Recommends a mix; `None` without forecast hours or instances.
+/// Recommends a mix; `None` without forecast hours or instances. Where
+/// spot is offered, the mix is worked out with the preemptible demand on
+/// spot and with it bought like the steady demand, and the cheaper is
+/// recommended: preemptible demand that runs all the time can cost less on
+/// a commitment than on spot with its interruption allowance.
 pub fn recommend(i: &Inputs<'_>) -> Option<Mix> {
+    let with_spot = split(i, true);
+    if i.preemptible.is_none() || i.price.spot.is_none() {
+        return with_spot;
+    }
+    match (with_spot, split(i, false)) {
+        (Some(a), Some(b)) if b.monthly_mix < a.monthly_mix => Some(b),
+        (a, b) => a.or(b),
+    }
+}
+
+/// The mix with the preemptible demand on spot (`use_spot`) or not.
+fn split(i: &Inputs<'_>, use_spot: bool) -> Option<Mix> {
     let price = i.price;
     let od = price.on_demand;
     if i.gpus_per_node == 0 || od.is_zero() {
         return None;
     }
     let allowance = prices::decimal(1.0 + i.spot_allowance.max(0.0));
-    let spot = price.spot.map(|s| s * allowance).filter(|s| *s < od);
+    let spot = price
+        .spot
+        .map(|s| s * allowance)
+        .filter(|s| use_spot && *s < od);
     let block = price.capacity_block.filter(|b| *b < od);
     // On-demand, spot and capacity-block capacity comes in whole instances:
     // an hour that needs 3.1 GPUs of an 8-GPU instance pays for 8.

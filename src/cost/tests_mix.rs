@@ -405,3 +405,49 @@ fn chart_days_are_calendar_days_whatever_the_hour_of_at() {
     // The day of --at is part measured, part forecast.
     assert!(!c.days[3].measured);
 }
+
+#[test]
+fn preemptible_demand_that_runs_all_the_time_is_committed_when_that_is_cheaper_than_spot() {
+    // 8-GPU instances: on demand 2.00 a GPU-hour, spot 1.00 (1.50 with a 50%
+    // interruption allowance), 1-year 1.20. 12 GPUs of preemptible demand and
+    // 8 steady, every hour. On spot: one 1-year instance for the steady 8
+    // (8 x 1.20) and two spot instances for the 12 (16 x 1.50): 33.60 an
+    // hour, 24,528 a month. Bought like steady demand: three 1-year instances
+    // (20 GPUs need 3 whole instances every hour; 2.5 > break-even): 24 x
+    // 1.20 = 28.80 an hour, 21,024 a month. The cheaper is recommended.
+    let price = prices::GpuHour {
+        on_demand: d(200),
+        spot: Some(d(100)),
+        reserved1y: Some(d(120)),
+        reserved3y: None,
+        capacity_block: None,
+        source: "test".into(),
+    };
+    let hours = 720;
+    let demand = Outlook::requests_only(0, hours, |_| 20.0);
+    let pre = Outlook::requests_only(0, hours, |_| 12.0);
+    let none = crate::capacity::Timeline::default();
+    let inputs = |allowance: f64| mix::Inputs {
+        demand: &demand,
+        preemptible: Some(&pre),
+        from: 0,
+        hours: hours as usize,
+        gpus_per_node: 8,
+        price: &price,
+        spot_allowance: allowance,
+        release: 0.0,
+        locked: &none,
+        locked_monthly: Decimal::ZERO,
+        bursts: &none,
+        three_years_supported: true,
+    };
+    let m = mix::recommend(&inputs(0.5)).unwrap();
+    assert_eq!(m.monthly_mix, d(2_102_400), "{m:?}");
+    assert_eq!(m.baseline.as_ref().map(|t| t.nodes), Some(3), "{m:?}");
+    assert!(m.spot_gpus < 1e-9, "{m:?}");
+    // With no allowance spot costs 1.00: 9.60 + 16.00 = 25.60 an hour,
+    // 18,688 a month, cheaper than 21,024: the 12 go on spot.
+    let m = mix::recommend(&inputs(0.0)).unwrap();
+    assert_eq!(m.monthly_mix, d(1_868_800), "{m:?}");
+    assert!((m.spot_gpus - 16.0).abs() < 1e-9, "{m:?}");
+}
