@@ -439,8 +439,16 @@ fn commitment(
         .map(|t| t.nodes)
         .sum::<u32>()
         + locked_nodes;
+    // The purchase mix adds up to the pool's nodes: committing more
+    // instances than it has means growing it.
+    let nodes = entry.pool.nodes.value.0;
+    let grow = if committed > nodes {
+        format!("nodes {nodes} → {committed}, ")
+    } else {
+        String::new()
+    };
     changes.push(format!(
-        "Cluster `{cluster}` pool `{pool}`: purchase {{reserved: {committed}}}, the rest on demand{} as demand needs",
+        "Cluster `{cluster}` pool `{pool}`: {grow}purchase {{reserved: {committed}}}, the rest on demand{} as demand needs",
         if m.spot_gpus > 0.0 { " and spot" } else { "" }
     ));
     let held = if m.kept.is_empty() {
