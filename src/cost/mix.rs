@@ -15,7 +15,8 @@
 //!    (preemptible work that runs all the time may be cheaper committed).
 //! 3. **Known, bounded bursts** (an approved, non-preemptible request with a
 //!    window of at most 182 days that starts after `--at`) go on **capacity
-//!    blocks** when the catalog has a capacity-block price below on demand.
+//!    blocks** when the catalog has a capacity-block price below on demand,
+//!    up to the 256 instances AWS sells an account at once.
 //! 4. What is left is **steady** demand. Its **baseline** (the 5th
 //!    percentile, over the window, of its P10) is committed long: 3-year
 //!    when the history supports such a term and the catalog has the price,
@@ -203,8 +204,14 @@ fn split(i: &Inputs<'_>, use_spot: bool) -> Option<Mix> {
         let pre_left = (p - (lock - steady).max(0.0)).max(0.0);
         locked_served += d50 - steady_left - pre_left;
         uncovered_whole += whole_up(steady_left + pre_left);
+        // AWS sells an account at most 256 instances of capacity blocks at
+        // once: the rest of a burst runs on demand.
         let burst = if block.is_some() {
-            i.bursts.at(h).max(0.0).min(steady_left)
+            i.bursts
+                .at(h)
+                .max(0.0)
+                .min(steady_left)
+                .min(f64::from(crate::validate::cloud::BLOCKS_MAX_INSTANCES) * gpn)
         } else {
             0.0
         };

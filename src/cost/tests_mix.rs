@@ -451,3 +451,47 @@ fn preemptible_demand_that_runs_all_the_time_is_committed_when_that_is_cheaper_t
     assert_eq!(m.monthly_mix, d(1_868_800), "{m:?}");
     assert!((m.spot_gpus - 16.0).abs() < 1e-9, "{m:?}");
 }
+
+#[test]
+fn capacity_blocks_stop_at_the_256_instances_aws_sells_an_account() {
+    // A known burst of 2,400 GPUs (300 8-GPU instances) for the first 240 of
+    // 720 hours; blocks at 5.00 a GPU-hour, on demand 8.00, nothing else.
+    // Blocks: 256 instances, 2,048 GPUs, a third of the time: 682.67 on
+    // average; the other 44 instances (352 GPUs) on demand: 117.33.
+    // (682.67 x 5.00 + 117.33 x 8.00) x 730 = 4,352 x 730 = 3,176,960.
+    let price = prices::GpuHour {
+        on_demand: d(800),
+        spot: None,
+        reserved1y: None,
+        reserved3y: None,
+        capacity_block: Some(d(500)),
+        source: "test".into(),
+    };
+    let hours = 720;
+    let demand = Outlook::requests_only(0, hours, |h| if h < 240 { 2400.0 } else { 0.0 });
+    let burst =
+        crate::capacity::Timeline::build([(crate::capacity::Hours { start: 0, end: 240 }, 2400.0)]);
+    let none = crate::capacity::Timeline::default();
+    let m = mix::recommend(&mix::Inputs {
+        demand: &demand,
+        preemptible: None,
+        from: 0,
+        hours: hours as usize,
+        gpus_per_node: 8,
+        price: &price,
+        spot_allowance: 0.0,
+        release: 0.0,
+        locked: &none,
+        locked_monthly: Decimal::ZERO,
+        bursts: &burst,
+        three_years_supported: true,
+    })
+    .unwrap();
+    assert!((m.block_gpus - 2048.0 / 3.0).abs() < 1e-6, "{m:?}");
+    assert!((m.on_demand_gpus - 352.0 / 3.0).abs() < 1e-6, "{m:?}");
+    assert!(
+        (prices::float(m.monthly_mix) - 3_176_960.0).abs() < 0.02,
+        "{}",
+        m.monthly_mix
+    );
+}
