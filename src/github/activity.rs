@@ -20,13 +20,19 @@ pub struct Activity {
     #[serde(default)]
     pub activity_type: String,
     #[serde(default)]
-    pub actor: Option<super::rest::User>,
+    pub actor: Option<Actor>,
     /// The commit the ref pointed at before the activity (zeros: none).
     #[serde(default)]
     pub before: String,
     /// The commit the ref points at after the activity.
     #[serde(default)]
     pub after: String,
+}
+
+/// The account that made an activity.
+#[derive(Clone, Debug, Default, Deserialize)]
+pub struct Actor {
+    pub login: String,
 }
 
 /// What reading who pushed to a branch found.
@@ -50,7 +56,7 @@ pub fn pushers(
     if let Some(gap) = gap(head, commits, entries) {
         return BranchPushers::Unknown(format!(
             "the activity of `{branch}` does not say who pushed {}",
-            super::rest::short(&gap)
+            gap.chars().take(12).collect::<String>()
         ));
     }
     let mut out = Vec::new();
@@ -114,9 +120,8 @@ mod tests {
     fn entry(kind: &str, before: &str, after: &str, actor: &str) -> Activity {
         Activity {
             activity_type: kind.into(),
-            actor: Some(super::super::rest::User {
+            actor: Some(Actor {
                 login: actor.into(),
-                ..Default::default()
             }),
             before: before.into(),
             after: after.into(),

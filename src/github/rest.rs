@@ -35,7 +35,7 @@ pub fn contexts(listed: &[String]) -> Vec<String> {
     }
 }
 
-#[derive(Clone, Debug, Default, Deserialize)]
+#[derive(Clone, Debug, Deserialize)]
 pub struct User {
     pub login: String,
     #[serde(rename = "type", default)]
