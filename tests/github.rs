@@ -1948,3 +1948,26 @@ fn a_director_asking_for_changes_blocks_the_director_role() {
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert_eq!(f.with(|w| w.status_of(&co.head)).unwrap().state, "success");
 }
+
+#[test]
+fn a_bot_is_known_by_its_type_not_only_by_its_login() {
+    // GitHub's Copilot agent signs as `Copilot`, an account of type Bot
+    // with no `[bot]` in its login. It writes and pushes the head that bob
+    // set it going on; bob and dave approve. No approval counts.
+    let co = Checkout::new(100);
+    let f = fake(&co);
+    f.with(|w| {
+        w.bots.insert("Copilot".into());
+        w.push_forged(PR, &co.head, "Copilot", "Copilot");
+        w.review(PR, "bob", "APPROVED", &co.head);
+        w.review(PR, "dave", "APPROVED", &co.head);
+    });
+    let run = gate(&co, &f, TOKEN, &[], &[]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert_eq!(role(&run, "director"), (vec![], 1));
+    let not_counted = run.json["github"]["notCounted"].to_string();
+    assert!(
+        not_counted.contains("bot-authored") && not_counted.contains("copilot[bot]"),
+        "{not_counted}"
+    );
+}

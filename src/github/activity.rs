@@ -33,6 +33,22 @@ pub struct Activity {
 #[derive(Clone, Debug, Default, Deserialize)]
 pub struct Actor {
     pub login: String,
+    /// `User`, `Bot` or `Organization`.
+    #[serde(rename = "type", default)]
+    pub kind: Option<String>,
+}
+
+/// An account's login as the gate compares it: lower case, and a bot
+/// account (`type: Bot`) marked `[bot]` whatever its login says (the
+/// Copilot agent signs as `Copilot`), so it is known for one. GitHub logins
+/// cannot hold brackets, so no person's login reads like a marked bot's.
+pub fn account_key(login: &str, kind: Option<&str>) -> String {
+    let login = login.to_ascii_lowercase();
+    if kind == Some("Bot") && !login.ends_with("[bot]") {
+        format!("{login}[bot]")
+    } else {
+        login
+    }
 }
 
 /// What reading who pushed to a branch found.
@@ -65,7 +81,7 @@ pub fn pushers(
             continue;
         }
         match &a.actor {
-            Some(u) => out.push(u.login.to_ascii_lowercase()),
+            Some(u) => out.push(account_key(&u.login, u.kind.as_deref())),
             // A deleted account (GitHub's ghost) or one hidden from the token.
             None => {
                 return BranchPushers::Unknown(format!(
@@ -122,6 +138,7 @@ mod tests {
             activity_type: kind.into(),
             actor: Some(Actor {
                 login: actor.into(),
+                kind: actor.ends_with("[bot]").then(|| "Bot".to_string()),
             }),
             before: before.into(),
             after: after.into(),
@@ -164,6 +181,17 @@ mod tests {
         // Not reaching the head at all: the same.
         let got = pushers("f", "c3", &["c3".into()], &entries);
         assert!(matches!(got, BranchPushers::Unknown(_)), "{got:?}");
+    }
+
+    #[test]
+    fn a_bot_is_known_by_its_type_whatever_its_login() {
+        assert_eq!(account_key("Copilot", Some("Bot")), "copilot[bot]");
+        assert_eq!(account_key("renovate[bot]", Some("Bot")), "renovate[bot]");
+        assert_eq!(account_key("Alice", Some("User")), "alice");
+        let mut push = entry("push", ZERO, "b2", "Copilot");
+        push.actor.as_mut().unwrap().kind = Some("Bot".into());
+        let got = pushers("f", "b2", &["b2".into()], &[push]);
+        assert_eq!(got, BranchPushers::Known(vec!["copilot[bot]".into()]));
     }
 
     #[test]

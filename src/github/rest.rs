@@ -258,7 +258,7 @@ impl Repo<'_> {
             .iter()
             .flat_map(|c| [&c.author, &c.committer])
             .flatten()
-            .map(|u| u.login.to_ascii_lowercase())
+            .map(|u| super::activity::account_key(&u.login, u.kind.as_deref()))
             .collect();
         out.sort();
         out.dedup();

@@ -346,10 +346,16 @@ pub fn verify(
             let objecting: Vec<String> = reviewers
                 .objectors
                 .iter()
+                // Whoever may hold the role blocks it: an active member, and
+                // one whose membership GitHub could not tell (fail closed,
+                // as an approval by them would not count).
                 .filter(|login| {
                     listed(a, login)
                         || a.teams.iter().any(|team| {
-                            membership(team, &login.to_ascii_lowercase()) == Membership::Active
+                            matches!(
+                                membership(team, &login.to_ascii_lowercase()),
+                                Membership::Active | Membership::Unknown(_)
+                            )
                         })
                 })
                 .cloned()

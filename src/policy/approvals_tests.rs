@@ -514,6 +514,24 @@ fn a_role_holder_asking_for_changes_blocks_the_role_whatever_others_approved() {
         HEAD,
     );
     assert!(verify(&required, &r, &members).satisfied());
+    // One whose membership GitHub cannot tell blocks too (fail closed).
+    let unknown = |team: &str, login: &str| match (team, login) {
+        ("org/directors", "carol") => Membership::Unknown("403".into()),
+        _ => members(team, login),
+    };
+    let r = reviewers(
+        &[
+            review(1, "carol", ReviewState::ChangesRequested, HEAD),
+            review(2, "bob", ReviewState::Approved, HEAD),
+            review(3, "dave", ReviewState::Approved, HEAD),
+        ],
+        "alice",
+        &[],
+        HEAD,
+    );
+    let a = verify(&required, &r, &unknown);
+    assert!(!a.satisfied());
+    assert_eq!(a.roles[0].changes_requested_by, ["carol"]);
     // Membership of an objector is asked for where it decides.
     let q = membership_queries(
         &required,

@@ -168,6 +168,9 @@ pub struct World {
     pub check_runs: Vec<CheckRunRec>,
     /// The repository activity, oldest first.
     pub activity: Vec<ActivityRec>,
+    /// Accounts of type `Bot` besides those whose login ends in `[bot]`
+    /// (GitHub's Copilot agent signs as `Copilot`).
+    pub bots: std::collections::BTreeSet<String>,
     pub faults: Vec<Fault>,
     /// `METHOD path?query` of every request, in order.
     pub log: Vec<String>,
@@ -446,6 +449,11 @@ struct Ctx {
     /// `http://127.0.0.1:PORT` or `.../api/v3`.
     api: String,
     html: String,
+}
+
+/// Whether GitHub gives `login` the type `Bot`.
+fn is_bot(bots: &std::collections::BTreeSet<String>, login: &str) -> bool {
+    login.ends_with("[bot]") || bots.contains(login)
 }
 
 fn user(ctx: &Ctx, login: &str, id: u64, bot: bool) -> Value {
@@ -816,7 +824,7 @@ fn respond(
                         "ref": a.ref_name,
                         "timestamp": a.timestamp,
                         "activity_type": a.kind,
-                        "actor": if a.actor.is_empty() { Value::Null } else { user(&ctx, &a.actor, uid(&a.actor), false) },
+                        "actor": if a.actor.is_empty() { Value::Null } else { user(&ctx, &a.actor, uid(&a.actor), is_bot(&w.bots, &a.actor)) },
                     })
                 })
                 .collect();
@@ -838,8 +846,8 @@ fn respond(
                             "committer": {"name": c, "email": format!("{c}@example.com"), "date": "2026-11-23T09:00:00Z"},
                             "message": "change",
                         },
-                        "author": if a.is_empty() { Value::Null } else { user(&ctx, a, uid(a), false) },
-                        "committer": if c.is_empty() { Value::Null } else { user(&ctx, c, uid(c), false) },
+                        "author": if a.is_empty() { Value::Null } else { user(&ctx, a, uid(a), is_bot(&w.bots, a)) },
+                        "committer": if c.is_empty() { Value::Null } else { user(&ctx, c, uid(c), is_bot(&w.bots, c)) },
                         "parents": [],
                     })
                 })
