@@ -1832,9 +1832,11 @@ fn no_approval_counts_while_a_commit_of_the_pull_request_has_no_push() {
             w.review(PR, "bob", "APPROVED", &co.head);
             w.review(PR, "dave", "APPROVED", &co.head);
         });
-        gate(&co, &f, TOKEN, &[], &[])
+        let run = gate(&co, &f, TOKEN, &[], &[]);
+        let body = f.with(|w| w.comments_on(PR).last().map(|c| c.body.clone()));
+        (run, body.unwrap_or_default())
     };
-    let run = run_with(false);
+    let (run, body) = run_with(false);
     assert_eq!(run.code, 1, "{}", run.stderr);
     assert_eq!(role(&run, "director"), (vec![], 1));
     let not_counted = run.json["github"]["notCounted"].to_string();
@@ -1842,8 +1844,14 @@ fn no_approval_counts_while_a_commit_of_the_pull_request_has_no_push() {
         not_counted.contains("pushers-unknown") && not_counted.contains("ffffffffffff"),
         "{not_counted}"
     );
+    // The comment says why the approvals were set aside, not only that
+    // some are missing.
+    assert!(
+        body.contains("Not counted: bob (who pushed cannot be told: the activity of \\`change-7\\` does not say who pushed ffffffffffff)"),
+        "{body}"
+    );
     // With the push that created the branch kept, the chain is whole.
-    let run = run_with(true);
+    let (run, _) = run_with(true);
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert_eq!(role(&run, "director"), (vec!["bob".to_string()], 0));
 }

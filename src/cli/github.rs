@@ -297,7 +297,7 @@ fn pull_request(
     let verdict_text = comment::verdict(&standings);
     let lead = report::markdown::Lead {
         verdict: Some(verdict_text.clone()),
-        sections: comment::approvals_section(&rows, &head),
+        sections: comment::approvals_section(&rows, &head, &reviewers.not_counted),
     };
     let mut links = report::markdown::Links::from_env(io.env);
     if let (Some(server), Some((o, n))) = ((io.env)("GITHUB_SERVER_URL"), &settings.repo) {

@@ -209,7 +209,11 @@ const MAX_ROWS: usize = 200;
 
 /// The approvals section: per decision that needs approvals, each role, who
 /// approved (on which commit) and what is missing.
-pub fn approvals_section(rows: &[Row<'_>], head_sha: &str) -> String {
+pub fn approvals_section(
+    rows: &[Row<'_>],
+    head_sha: &str,
+    not_counted: &[(String, crate::policy::approvals::NotCounted)],
+) -> String {
     let needing: Vec<&Row<'_>> = rows
         .iter()
         .filter(|r| !r.approvals.roles.is_empty())
@@ -300,8 +304,37 @@ pub fn approvals_section(rows: &[Row<'_>], head_sha: &str) -> String {
             total - shown
         ));
     }
+    if !not_counted.is_empty() {
+        let list: Vec<String> = not_counted
+            .iter()
+            .take(MAX_ROWS)
+            .map(|(login, why)| format!("{} ({})", escape(login), escape(&why_text(why))))
+            .collect();
+        out.push_str(&format!("\nNot counted: {}.\n", list.join("; ")));
+    }
     out.push('\n');
     out
+}
+
+/// Why a review does not count, in words.
+fn why_text(why: &crate::policy::approvals::NotCounted) -> String {
+    use crate::policy::approvals::NotCounted as N;
+    match why {
+        N::Author => "the author".into(),
+        N::Pusher => "wrote, committed or pushed a commit of this pull request".into(),
+        N::Bot => "a bot".into(),
+        N::StaleCommit { commit } => format!(
+            "approved an earlier commit, `{}`",
+            &commit[..commit.len().min(7)]
+        ),
+        N::Dismissed => "review dismissed".into(),
+        N::ChangesRequested => "requested changes".into(),
+        N::UnlinkedCommit { commit } => format!(
+            "commit `{commit}` is linked to no GitHub account, so who wrote it cannot be told"
+        ),
+        N::PushersUnknown { why } => format!("who pushed cannot be told: {why}"),
+        N::BotAuthored { login } => format!("{login} opened, wrote or pushed the change"),
+    }
 }
 
 /// The comment's title verdict, once approvals are known.
