@@ -216,18 +216,18 @@ pub fn analyze(
     let s = &doc.spec;
     let cost = prices::reservation(repo, s)?;
     let outlook = outlook?;
-    let pool_gpus = repo
-        .clusters
-        .get(&s.covers.cluster.value)
-        .and_then(|c| {
-            let p = c
-                .spec
-                .node_pools
-                .iter()
-                .find(|p| p.name.value.as_str() == s.covers.pool.value)?;
-            Some(crate::capacity::pool_gpus(p) as f64)
-        })
-        .unwrap_or(0.0);
+    let covered = repo.clusters.get(&s.covers.cluster.value).and_then(|c| {
+        let p = c
+            .spec
+            .node_pools
+            .iter()
+            .find(|p| p.name.value.as_str() == s.covers.pool.value)?;
+        Some((&c.spec, p))
+    });
+    let pool_gpus = covered.map_or(0.0, |(_, p)| crate::capacity::pool_gpus(p) as f64);
+    // A reservation of another provider, region, instance type or zone than
+    // the pool's nodes cannot serve its demand: all of it is stranded.
+    let serves = covered.is_some_and(|(c, p)| s.mismatches(c, p).is_empty());
     // Other reservations on the same pool share the demand.
     let others: Vec<(i64, i64, f64)> = repo
         .reservations
@@ -302,9 +302,10 @@ pub fn analyze(
         } else {
             0.0
         };
-        served50 += q.p50.min(reserved_here) * share;
-        left.push(q.p50 * share);
-        served10 += q.p10.min(reserved_here) * share;
+        let (p50, p10) = if serves { (q.p50, q.p10) } else { (0.0, 0.0) };
+        served50 += p50.min(reserved_here) * share;
+        left.push(p50 * share);
+        served10 += p10.min(reserved_here) * share;
         if pool_gpus > 0.0 && q.p90 > pool_gpus + 1e-9 {
             out.shortfall_hours += 1;
             out.shortfall_gpus = out.shortfall_gpus.max(q.p90 - pool_gpus);
