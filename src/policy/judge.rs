@@ -259,8 +259,11 @@ pub fn aggregates(
             .filter(|_| c.change.kind != ChangeKind::Removed)
             .map(|d| &d.spec);
         let before = c.change.previous::<ReservationSpec>().map(|p| &p.spec);
+        // Rises only: a reservation released or cut pays for no other
+        // commitment the change makes (cancelling one and buying another
+        // elsewhere is a purchase).
         out.reservations_total_cost +=
-            crate::cost::reservation::reservation_delta(world, now, before, analysis.at);
+            crate::cost::reservation::reservation_delta(world, now, before, analysis.at).max(0.0);
     }
     for (key, mut t) in costs {
         t.gpus = capacity::signed(capacity::swing(held.remove(&key).unwrap_or_default(), at));

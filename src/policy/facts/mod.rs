@@ -379,8 +379,9 @@ pub struct Aggregates {
     /// the start of the 30 days on, at today's prices).
     pub recent_growth_cost: std::collections::BTreeMap<String, f64>,
     /// What the change's reservations commit together: each one's term cost
-    /// now minus before, summed (so splitting one commitment into many
-    /// small reservations is judged as the whole).
+    /// now minus before where it rises, summed (so splitting one commitment
+    /// into many small reservations is judged as the whole, and a release
+    /// does not offset a purchase).
     pub reservations_total_cost: f64,
     /// The windows and terms the change adds or moves, and those the base
     /// holds from `--at` on, per team and per capacity ([`runs`]).

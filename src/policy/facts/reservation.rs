@@ -38,9 +38,10 @@ pub struct ReservationChange {
     /// buys; a change that leaves what it bills alone (`change.commitment_changed` false)
     /// commits nothing. Judged without a base, what it commits from `now` on.
     pub delta_total_cost: f64,
-    /// What all the change's reservations commit together (their `delta_total_cost`,
-    /// summed; without a base, this reservation's own). Tiers read this, so a commitment
-    /// split into many reservations is judged as the whole.
+    /// What all the change's reservations commit together (their `delta_total_cost` where it
+    /// is above 0, summed; without a base, this reservation's own). Tiers read this, so a
+    /// commitment split into many reservations is judged as the whole, and one released or
+    /// cut does not pay for another bought.
     pub pr_delta_total_cost: f64,
     /// What the reservations added or grown in the 30 days before the base revision commit
     /// (from the start of those 30 days on, each at least 0), from its git history (0
