@@ -50,6 +50,10 @@ pub struct ReservationChange {
     /// Whether the change alters what the reservation bills: provider, type, region, zone,
     /// instance type, count, term, prices, upfront fee or commitment plan (true when added or removed).
     pub commitment_changed: bool,
+    /// Whether the change leaves the reservation unable to serve the pool it covers (another
+    /// provider, region, instance type or zone than the pool's nodes, or a pool that is not
+    /// there) where its base version could serve its own: paid for capacity nobody can use.
+    pub leaves_pool_unserved: bool,
     pub previous: PreviousReservation,
 }
 
@@ -265,6 +269,23 @@ pub fn reservation(
         }
         _ => true,
     };
+    let serves = |spec: &ReservationSpec| {
+        env.world
+            .clusters
+            .get(&spec.covers.cluster.value)
+            .and_then(|c| {
+                let p = c
+                    .spec
+                    .node_pools
+                    .iter()
+                    .find(|p| p.name.value.as_str() == spec.covers.pool.value)?;
+                Some(spec.mismatches(&c.spec, p).is_empty())
+            })
+            .unwrap_or(false)
+    };
+    let leaves_pool_unserved = change.kind == crate::policy::change::ChangeKind::Modified
+        && previous.is_some_and(|p| serves(&p.spec))
+        && !serves(s);
     let prev_locked = previous
         .filter(|_| change.kind != crate::policy::change::ChangeKind::Unchanged)
         .is_some_and(|p| crate::cost::reservation::locked(&p.spec, env.at.hour_index()));
@@ -303,6 +324,7 @@ pub fn reservation(
                 locked: prev_locked,
             },
             commitment_changed,
+            leaves_pool_unserved,
         },
         reservation,
         cluster: cluster_facts,
