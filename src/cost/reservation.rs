@@ -105,6 +105,15 @@ pub const CAPACITY_BLOCK_LEAD_HOURS: i64 = 8 * 7 * 24;
 /// purchase), a commitment or a reservation with an upfront fee when its
 /// term starts (GCP commitments start when bought; a queued reserved
 /// instance can be cancelled until then).
+/// Whether a reservation is paid whatever happens once bought: a capacity
+/// block, a GCP commitment, or one with an upfront fee.
+pub fn prepaid(s: &ReservationSpec) -> bool {
+    match s.kind.value {
+        ReservationType::AwsCapacityBlock | ReservationType::GcpCommitment => true,
+        _ => s.upfront_fee.as_ref().is_some_and(|f| !f.value.0.is_zero()),
+    }
+}
+
 pub fn locked(s: &ReservationSpec, at_hour: i64) -> bool {
     let start = term_hours(&s.term).0;
     match s.kind.value {
@@ -116,8 +125,9 @@ pub fn locked(s: &ReservationSpec, at_hour: i64) -> bool {
 
 /// What a reservation commits from `at` on, at its judged price (the catalog's
 /// at least): the hours of its term from `at` (all of them when it starts
-/// later), plus the upfront fee when `fee`. Hours before `at` are spent
-/// whatever a change does to the document.
+/// later, and always for a GCP commitment, which bills its whole plan from
+/// when it is bought), plus the upfront fee when `fee`. Hours before `at`
+/// are spent whatever a change does to the document.
 pub fn reservation_from(
     repo: &Repo,
     s: &ReservationSpec,
@@ -128,7 +138,14 @@ pub fn reservation_from(
         return 0.0;
     };
     let (start, end) = (s.term.start.value.as_second(), s.term.end.value.as_second());
-    let from = start.max(at.as_second());
+    // A GCP commitment starts when it is bought and bills its whole plan,
+    // whatever start the document states: one dated in the past commits
+    // all of it, not the hours left.
+    let from = if s.kind.value == ReservationType::GcpCommitment {
+        start
+    } else {
+        start.max(at.as_second())
+    };
     let hours = if from >= end {
         0
     } else {

@@ -123,13 +123,17 @@ impl ReservationSpec {
                 region.value, self.region.value
             ));
         }
-        if let Some(it) = &pool.instance_type
-            && it.value != self.instance_type.value
-        {
-            out.push(format!(
+        match &pool.instance_type {
+            Some(it) if it.value != self.instance_type.value => out.push(format!(
                 "the pool's nodes are {}, the reservation is for {}",
                 it.value, self.instance_type.value
-            ));
+            )),
+            Some(_) => {}
+            // Nothing says the pool's nodes are what the reservation holds.
+            None => out.push(format!(
+                "the pool names no instance type, so nothing says its nodes are {}",
+                self.instance_type.value
+            )),
         }
         if let (Some(pz), Some(rz)) = (&pool.zone, &self.zone)
             && pz.value != rz.value

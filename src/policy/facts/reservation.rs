@@ -36,7 +36,9 @@ pub struct ReservationChange {
     /// the same before (nothing before when that was locked: prepaid and started). Hours
     /// already spent count neither way, so moving a term later is judged as the new hours it
     /// buys; a change that leaves what it bills alone (`change.commitment_changed` false)
-    /// commits nothing. Judged without a base, what it commits from `now` on.
+    /// commits nothing. Judged without a base, what it commits from `now` on. A GCP commitment
+    /// is billed its whole plan from when it is bought, so it commits its whole term whatever
+    /// start it states.
     pub delta_total_cost: f64,
     /// What all the change's reservations commit together (their `delta_total_cost` where it
     /// is above 0, summed; without a base, this reservation's own). Tiers read this, so a
@@ -67,6 +69,9 @@ pub struct PreviousReservation {
     /// bought by `now`: a capacity block from eight weeks before its start): removing
     /// or shrinking it does not stop the bill.
     pub locked: bool,
+    /// Whether the reservation was of a kind paid whatever happens once bought before the
+    /// change (false when added).
+    pub prepaid: bool,
 }
 
 #[derive(Debug, Clone, Default, Serialize, JsonSchema)]
@@ -127,6 +132,9 @@ pub struct ReservationFacts {
     pub has_business_case: bool,
     /// Whether the reservation is prepaid or cannot be cancelled (capacity block, GCP commitment, upfront fee) and bought by `now` (a capacity block from eight weeks before its start, others from their start).
     pub locked: bool,
+    /// Whether the reservation is paid whatever happens once bought (capacity block, GCP
+    /// commitment, upfront fee), bought yet or not.
+    pub prepaid: bool,
     /// Share of the reserved GPU-hours the P50 demand uses (measured hours as measured).
     pub expected_utilization: f64,
     /// The same at P10 demand (the low case).
@@ -214,6 +222,7 @@ pub fn reservation(
             .as_ref()
             .is_some_and(|b| !b.value.trim().is_empty()),
         locked: crate::cost::reservation::locked(s, env.at.hour_index()),
+        prepaid: crate::cost::reservation::prepaid(s),
         expected_utilization: round(o(|r| r.utilization_p50)),
         utilization_p10: round(o(|r| r.utilization_p10)),
         stranded_cost: o(|r| float(r.stranded_p50)),
@@ -322,6 +331,9 @@ pub fn reservation(
                 gpus: prev,
                 total_cost: prev_total,
                 locked: prev_locked,
+                prepaid: previous
+                    .filter(|_| change.kind != crate::policy::change::ChangeKind::Unchanged)
+                    .is_some_and(|p| crate::cost::reservation::prepaid(&p.spec)),
             },
             commitment_changed,
             leaves_pool_unserved,
