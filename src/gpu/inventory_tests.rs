@@ -166,6 +166,15 @@ fn nvml_product_names_map_to_catalog_models() {
         ("NVIDIA L4", "l4"),
         ("Tesla T4", "t4"),
         ("NVIDIA H200", "h200-141gb"),
+        ("Tesla V100-SXM2-32GB", "v100-32gb"),
+        ("Tesla V100-PCIE-16GB", "v100-16gb"),
+        ("Tesla V100S-PCIE-32GB", "v100-32gb"),
+        ("NVIDIA A10", "a10-24gb"),
+        ("NVIDIA A10G", "a10g"),
+        ("NVIDIA A40", "a40-48gb"),
+        ("NVIDIA L40", "l40-48gb"),
+        ("NVIDIA A800-SXM4-80GB", "a100-80gb"),
+        ("NVIDIA H800", "h100-80gb-sxm"),
     ] {
         assert_eq!(model_of(name).map(|m| m.id), Some(id), "{name}");
     }

@@ -86,6 +86,7 @@ pub fn gcp_accelerator(model: &str) -> Option<&'static str> {
         "b200-180gb" => "nvidia-b200",
         "l4" => "nvidia-l4",
         "t4" => "nvidia-tesla-t4",
+        "v100-16gb" => "nvidia-tesla-v100",
         _ => return None,
     })
 }
