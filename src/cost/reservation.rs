@@ -48,6 +48,11 @@ pub struct ReservationOutlook {
     pub stranded_p10: Decimal,
     /// `stranded_p50` over the reservation's total cost.
     pub stranded_share: f64,
+    /// The share of the reserved GPU-hours from `--at` (or the start, if
+    /// later) to the end that P50 demand leaves unallocated: what a change
+    /// commits to. Past hours, measured busy, do not dilute it. The whole
+    /// term's share once the term has ended.
+    pub stranded_share_ahead: f64,
     /// Mean demand over the term (P50), in GPUs.
     pub mean_demand_p50: f64,
     /// Hours of the term where P90 demand exceeds the pool's GPUs.
@@ -262,6 +267,7 @@ pub fn analyze(
     let (start, end) = term_hours(&s.term);
     let gpus = cost.gpus as f64;
     let (mut served50, mut served10, mut known) = (0.0, 0.0, 0usize);
+    let (mut served_ahead, mut known_ahead) = (0.0, 0usize);
     let mut out = ReservationOutlook {
         name: name.to_string(),
         cluster: s.covers.cluster.value.clone(),
@@ -273,6 +279,7 @@ pub fn analyze(
         stranded_p50: Decimal::ZERO,
         stranded_p10: Decimal::ZERO,
         stranded_share: 0.0,
+        stranded_share_ahead: 0.0,
         mean_demand_p50: 0.0,
         shortfall_hours: 0,
         shortfall_gpus: 0.0,
@@ -321,6 +328,10 @@ pub fn analyze(
         };
         let (p50, p10) = if serves { (q.p50, q.p10) } else { (0.0, 0.0) };
         served50 += p50.min(reserved_here) * share;
+        if h >= ctx.at_hour {
+            served_ahead += p50.min(reserved_here) * share;
+            known_ahead += 1;
+        }
         left.push(p50 * share);
         served10 += p10.min(reserved_here) * share;
         if pool_gpus > 0.0 && q.p90 > pool_gpus + 1e-9 {
@@ -351,6 +362,11 @@ pub fn analyze(
         1.0 - out.utilization_p50
     } else {
         prices::float(out.stranded_p50 / cost.total)
+    };
+    out.stranded_share_ahead = if known_ahead > 0 && gpus > 0.0 {
+        (1.0 - served_ahead / (gpus * known_ahead as f64)).clamp(0.0, 1.0)
+    } else {
+        out.stranded_share
     };
     // Idle: the allocated part, times the share of it that is not busy.
     let idle = out.utilization_p50 * (1.0 - ctx.busy.unwrap_or(1.0)).clamp(0.0, 1.0);

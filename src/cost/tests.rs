@@ -398,3 +398,44 @@ fn caches_filled_on_all_cores_read_as_filled_one_by_one() {
     );
     assert_eq!(one, all);
 }
+
+#[test]
+fn hours_already_past_do_not_dilute_what_is_still_to_be_paid_for() {
+    // 25 x p4d.24xlarge (200 GPUs), dated back 50 days over weeks where
+    // demand filled them, ending in 6 days. Demand stopped two days ago.
+    let now = at("2026-11-22T00:00:00Z");
+    let pool = "    - {name: a100, gpuModel: a100-40gb, instanceType: p4d.24xlarge, gpusPerNode: 8, nodes: 25,\n       purchase: {reserved: 25}}\n";
+    let reservation = r#"apiVersion: capops.dev/v1alpha1
+kind: Reservation
+metadata: {name: block}
+spec:
+  provider: aws
+  type: aws-capacity-block
+  region: us-east-2
+  instanceType: p4d.24xlarge
+  count: 25
+  term: {start: "2026-10-03T00:00:00Z", end: "2026-11-28T00:00:00Z"}
+  hourlyPrice: 14.75
+  covers: {cluster: c, pool: a100}
+"#;
+    let last = now.hour_index();
+    let busy = move |h: i64| if h < last - 48 { 200.0 } else { 0.0 };
+    let repo = repo_of(&[
+        ("capops.yaml", CONFIG.into()),
+        ("prices.yaml", prices()),
+        ("cluster.yaml", cluster(pool)),
+        ("team.yaml", team("research", None)),
+        ("reservation.yaml", reservation.into()),
+        (
+            "usage/c.csv",
+            usage(now, 60, "a100", "research", busy, busy),
+        ),
+    ]);
+    let a = Analysis::new(&repo, now);
+    let r = a.reservation("block").expect("an analysis");
+    // By hand: 56 days of term; 48 measured full, 2 measured empty, 6 ahead
+    // forecast from a series that has just dropped to 0. Over the whole term
+    // at most (2 + 6) / 56 = 14% is stranded; from now on nearly all of it.
+    assert!(r.stranded_share < 0.15, "{}", r.stranded_share);
+    assert!(r.stranded_share_ahead > 0.9, "{}", r.stranded_share_ahead);
+}

@@ -145,6 +145,10 @@ pub struct ReservationFacts {
     pub stranded_cost_p10: f64,
     /// `reservation.stranded_cost` over `reservation.total_cost`.
     pub stranded_share: f64,
+    /// Share of the reserved GPU-hours from `now` (or the term's start, if later) to its end that P50
+    /// demand leaves unallocated: what is still to be paid for. Hours already past, measured, do not
+    /// dilute it (a term dated back over busy weeks). `reservation.stranded_share` once the term has ended.
+    pub stranded_share_ahead: f64,
     /// Expected idle spend: reserved GPU-hours allocated to work but not busy, at P50 demand and the pool's measured busy share (used over allocated GPU-hours in the 30 days before `now`), priced.
     pub idle_cost: f64,
     /// `reservation.idle_cost` over `reservation.total_cost`.
@@ -228,6 +232,7 @@ pub fn reservation(
         stranded_cost: o(|r| float(r.stranded_p50)),
         stranded_cost_p10: o(|r| float(r.stranded_p10)),
         stranded_share: round(o(|r| r.stranded_share)),
+        stranded_share_ahead: round(o(|r| r.stranded_share_ahead)),
         idle_cost: o(|r| float(r.idle_p50)),
         idle_share: round(o(|r| r.idle_share)),
         busy_share: round(outlook.and_then(|r| r.busy).unwrap_or(0.0)),
