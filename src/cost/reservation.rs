@@ -8,7 +8,9 @@
 //! later hours the forecast: P50 gives the expected stranded spend (idle
 //! reserved GPU-hours times the reservation's price per GPU-hour, upfront fees
 //! included), P10 the risk (demand that low leaves more idle). Hours before
-//! the first measurement count at the utilization of the hours that are known.
+//! the first measurement count at the utilization of the measured hours (the
+//! forecast's may be shared with reservations that start later), hours
+//! beyond the forecast at that of all the hours that are known.
 //! A shortfall hour is one where P90 demand exceeds everything the pool has:
 //! reserved, on-demand and spot nodes.
 //!
@@ -268,6 +270,8 @@ pub fn analyze(
     let gpus = cost.gpus as f64;
     let (mut served50, mut served10, mut known) = (0.0, 0.0, 0usize);
     let (mut served_ahead, mut known_ahead) = (0.0, 0usize);
+    // Served GPU-hours over the measured hours, and unknown hours in the past.
+    let (mut served50_measured, mut served10_measured, mut unknown_past) = (0.0, 0.0, 0usize);
     let mut out = ReservationOutlook {
         name: name.to_string(),
         cluster: s.covers.cluster.value.clone(),
@@ -306,6 +310,9 @@ pub fn analyze(
     for h in start..end {
         let Some(q) = outlook.at(h) else {
             out.hours_unknown += 1;
+            if h < ctx.at_hour {
+                unknown_past += 1;
+            }
             continue;
         };
         known += 1;
@@ -334,6 +341,10 @@ pub fn analyze(
         }
         left.push(p50 * share);
         served10 += p10.min(reserved_here) * share;
+        if q.measured {
+            served50_measured += p50.min(reserved_here) * share;
+            served10_measured += p10.min(reserved_here) * share;
+        }
         if pool_gpus > 0.0 && q.p90 > pool_gpus + 1e-9 {
             out.shortfall_hours += 1;
             out.shortfall_gpus = out.shortfall_gpus.max(q.p90 - pool_gpus);
@@ -341,8 +352,23 @@ pub fn analyze(
         }
     }
     if known > 0 && gpus > 0.0 {
-        out.utilization_p50 = served50 / (gpus * known as f64);
-        out.utilization_p10 = served10 / (gpus * known as f64);
+        // Hours before the first measurement count at the measured hours'
+        // utilization (not at the forecast's, which later reservations may
+        // share); unknown hours ahead at the known hours'.
+        let known_f = known as f64;
+        let past = unknown_past as f64;
+        let rest = (out.hours_unknown - unknown_past) as f64;
+        let fill = |served: f64, served_measured: f64| -> f64 {
+            let u = served / (gpus * known_f);
+            let measured = if out.hours_measured > 0 {
+                served_measured / (gpus * out.hours_measured as f64)
+            } else {
+                u
+            };
+            (u * (known_f + rest) + measured * past) / (known_f + rest + past)
+        };
+        out.utilization_p50 = fill(served50, served50_measured);
+        out.utilization_p10 = fill(served10, served10_measured);
         out.mean_demand_p50 = demand_sum / known as f64;
     }
     let idle_cost = |utilization: f64| -> Decimal {

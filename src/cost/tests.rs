@@ -439,3 +439,48 @@ spec:
     assert!(r.stranded_share < 0.15, "{}", r.stranded_share);
     assert!(r.stranded_share_ahead > 0.9, "{}", r.stranded_share_ahead);
 }
+
+#[test]
+fn hours_before_the_history_count_at_the_measured_utilization() {
+    // 48 A100s, demand flat at 40 for the 60 days measured. `old` (32 GPUs)
+    // began 60 days before the history and ends in 60 days; `new` (16 GPUs)
+    // starts now and shares the forecast hours with it.
+    let now = at("2026-11-22T00:00:00Z");
+    let pool = "    - {name: a100, gpuModel: a100-40gb, instanceType: p4d.24xlarge, gpusPerNode: 8, nodes: 6,\n       purchase: {reserved: 6}}\n";
+    let reservation = |name: &str, count: u32, start: &str, end: &str| {
+        format!(
+            "apiVersion: capops.dev/v1alpha1\nkind: Reservation\nmetadata: {{name: {name}}}\nspec:\n  provider: aws\n  type: aws-capacity-reservation\n  region: us-east-2\n  zone: us-east-2a\n  instanceType: p4d.24xlarge\n  count: {count}\n  term: {{start: \"{start}\", end: \"{end}\"}}\n  hourlyPrice: 14\n  covers: {{cluster: c, pool: a100}}\n"
+        )
+    };
+    let repo = repo_of(&[
+        ("capops.yaml", CONFIG.into()),
+        ("prices.yaml", prices()),
+        ("cluster.yaml", cluster(pool)),
+        ("team.yaml", team("research", None)),
+        (
+            "old.yaml",
+            reservation("old", 4, "2026-07-25T00:00:00Z", "2027-01-21T00:00:00Z"),
+        ),
+        (
+            "new.yaml",
+            reservation("new", 2, "2026-11-22T00:00:00Z", "2027-01-21T00:00:00Z"),
+        ),
+        (
+            "usage/c.csv",
+            usage(now, 60, "a100", "research", |_| 40.0, |_| 40.0),
+        ),
+    ]);
+    let a = Analysis::new(&repo, now);
+    let r = a.reservation("old").expect("an analysis");
+    assert_eq!(r.hours_unknown, 60 * 24);
+    assert_eq!(r.hours_measured, 60 * 24);
+    // By hand: 60 days before the history and 60 measured, demand 40 >= 32:
+    // all used. 60 days ahead, 40 GPUs split 32:16 between the two: 26.67 of
+    // 32 (5/6). (60 + 60 + 60 x 5/6) / 180 = 0.944. The days before the
+    // history are not at the forecast's 5/6: `new` did not exist then.
+    assert!(
+        (r.utilization_p50 - 0.9444).abs() < 0.01,
+        "{}",
+        r.utilization_p50
+    );
+}

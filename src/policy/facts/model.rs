@@ -189,7 +189,7 @@ pub struct TeamUsageFacts {
     pub mean_allocated_gpus: f64,
     /// Mean GPUs used over those 30 days.
     pub mean_used_gpus: f64,
-    /// GPUs the team needs at `config.thresholds.target_utilization`: mean GPUs used over the target, rounded up.
+    /// GPUs the team needs at `config.thresholds.target_utilization`: mean GPUs used over the target, rounded up (more than it holds when it is busier than the target).
     pub rightsized_gpus: u32,
     /// Allocated but unused GPU-hours of those 30 days, priced.
     pub idle_cost: f64,
