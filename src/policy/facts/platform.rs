@@ -80,6 +80,11 @@ pub struct ClusterChange {
     /// time-slicing replicas make each requested slice a larger share of a GPU), summed
     /// over requests whose size grows. Pools in both revisions only.
     pub requests_regrown_gpus: f64,
+    /// What that growth costs from `now` (or each request's start, if later) to the end of
+    /// each request's window, at the pool's blended GPU-hour price (the base's; the head's
+    /// for a pool the change adds): more GPUs for the same requests are paid for like a
+    /// request's own growth.
+    pub requests_regrown_cost: f64,
     /// GPUs the cluster's pools gained in the 30 days before the base revision, from its
     /// git history (0 without history): growth split over several pull requests adds up.
     pub recent_growth_gpus: f64,
@@ -266,6 +271,7 @@ pub fn cluster(env: &Env<'_>, doc: &Document<ClusterSpec>, change: &Change) -> C
         }
     }
     let mut regrown = 0.0f64;
+    let mut regrown_cost = 0.0f64;
     if let (Some(p), false) = (previous, removed) {
         let at_hour = env.at.hour_index();
         for r in env.world.requests.values() {
@@ -288,6 +294,26 @@ pub fn cluster(env: &Env<'_>, doc: &Document<ClusterSpec>, change: &Change) -> C
             let then_gpus = crate::capacity::size(s, Some((&old_pool, &old_c))).gpus;
             if now_gpus > then_gpus + 1e-9 {
                 regrown += now_gpus - then_gpus;
+                let window = crate::capacity::Hours::of_request(s);
+                let hours = (window.end - window.start.max(at_hour)).max(0) as f64;
+                // The price of the pool in the judging world, else the head's.
+                let price = env
+                    .world
+                    .clusters
+                    .get(doc.name())
+                    .and_then(|c| {
+                        let pool = c
+                            .spec
+                            .node_pools
+                            .iter()
+                            .find(|n| n.name.value.as_str() == s.pool.value)?;
+                        crate::cost::prices::pool(env.world, c, pool, env.at).blended
+                    })
+                    .or_else(|| {
+                        crate::cost::prices::pool(env.world, doc, &new_pool, env.at).blended
+                    })
+                    .map_or(0.0, crate::cost::prices::float);
+                regrown_cost += (now_gpus - then_gpus) * hours * price;
             }
         }
     }
@@ -360,6 +386,7 @@ pub fn cluster(env: &Env<'_>, doc: &Document<ClusterSpec>, change: &Change) -> C
             largest_price_decrease: round(price_cut),
             recent_largest_price_decrease: round(recent_price_cut),
             requests_regrown_gpus: round(regrown),
+            requests_regrown_cost: round(regrown_cost),
             selectors_widened: widened,
             selectors_changed: retargeted.pools,
             reservations_unserved: unserved(env, previous, (!removed).then_some(doc)),
