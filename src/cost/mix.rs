@@ -120,6 +120,24 @@ impl Mix {
     }
 }
 
+/// GPUs rightsizing takes off a pool's demand, and how many of them come
+/// off its preemptible part (the teams' released GPUs, each split by the
+/// share of its requests there that are preemptible).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Release {
+    pub gpus: f64,
+    pub preemptible: f64,
+}
+
+impl From<f64> for Release {
+    fn from(gpus: f64) -> Self {
+        Release {
+            gpus,
+            preemptible: 0.0,
+        }
+    }
+}
+
 /// What a mix is computed from.
 pub struct Inputs<'a> {
     pub demand: &'a Outlook,
@@ -133,7 +151,7 @@ pub struct Inputs<'a> {
     /// The Config's spot interruption allowance.
     pub spot_allowance: f64,
     /// GPUs rightsizing releases.
-    pub release: f64,
+    pub release: Release,
     /// GPUs of locked commitments at each hour, and their monthly cost.
     pub locked: &'a Timeline,
     pub locked_monthly: Decimal,
@@ -191,10 +209,10 @@ fn split(i: &Inputs<'_>, use_spot: bool) -> Option<Mix> {
     let (mut pre_paid, mut blocks_paid) = (0.0, 0.0);
     for h in i.from..i.from + i.hours as i64 {
         let Some(q) = i.demand.at(h) else { continue };
-        let d50 = (q.p50 - i.release).max(0.0);
-        let d10 = (q.p10 - i.release).max(0.0);
+        let d50 = (q.p50 - i.release.gpus).max(0.0);
+        let d10 = (q.p10 - i.release.gpus).max(0.0);
         let p = match (spot, i.preemptible.and_then(|o| o.at(h))) {
-            (Some(_), Some(x)) => x.p50.min(d50),
+            (Some(_), Some(x)) => (x.p50 - i.release.preemptible).max(0.0).min(d50),
             _ => 0.0,
         };
         let lock = i.locked.at(h).max(0.0);
@@ -308,7 +326,7 @@ fn split(i: &Inputs<'_>, use_spot: bool) -> Option<Mix> {
         hours: n,
         gpus_per_node: i.gpus_per_node,
         mean_demand: total / nf,
-        released_gpus: i.release,
+        released_gpus: i.release.gpus,
         shares: Shares {
             locked: share(locked_served),
             long: share(long_served),

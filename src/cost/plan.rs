@@ -51,6 +51,8 @@ struct TeamPlan {
 struct Release {
     team: String,
     gpus: f64,
+    /// The share of its requests in the pool, now, that are preemptible.
+    preemptible_share: f64,
     rightsized: u32,
     allocated: f64,
     used_p95: f64,
@@ -86,9 +88,21 @@ fn releases(a: &Analysis<'_>, cluster: &str, pool: &str) -> Vec<Release> {
                 })
                 .unwrap_or_default();
             used.sort_by(f64::total_cmp);
+            let (mut pre, mut all) = (0.0, 0.0);
+            if let Some(entry) = a.pools.get(&(cluster.to_string(), pool.to_string())) {
+                for r in entry.requests.iter().filter(|r| r.team == t.team) {
+                    if r.hours.start <= at && at < r.hours.end {
+                        all += r.gpus;
+                        if r.preemptible {
+                            pre += r.gpus;
+                        }
+                    }
+                }
+            }
             out.push(Release {
                 team: t.team.clone(),
                 gpus,
+                preemptible_share: if all > 0.0 { pre / all } else { 0.0 },
                 rightsized,
                 allocated: p.mean_allocated(),
                 used_p95: crate::forecast::quantile(&used, 0.95),
@@ -114,7 +128,18 @@ pub fn recommendations(a: &Analysis<'_>) -> Vec<Recommendation> {
         let released: f64 = rel.iter().map(|r| r.gpus).sum();
         let mix0 = a.mix(cluster, pool, 0.0);
         let mix1 = if released > 0.0 {
-            a.mix(cluster, pool, released)
+            // A team's released GPUs come off its preemptible work in the
+            // share its requests there are preemptible, off steady work for
+            // the rest.
+            let preemptible: f64 = rel.iter().map(|r| r.gpus * r.preemptible_share).sum();
+            a.mix(
+                cluster,
+                pool,
+                super::mix::Release {
+                    gpus: released,
+                    preemptible,
+                },
+            )
         } else {
             mix0.clone()
         };

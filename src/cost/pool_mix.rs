@@ -62,19 +62,25 @@ fn cheapest_count(count: u32, cost: impl Fn(u32) -> Option<mix::Mix>) -> Option<
 impl Analysis<'_> {
     /// The commitment mix for a pool's next 90 days, with `release` GPUs
     /// taken off its demand by rightsizing ([`mix`]).
-    pub fn mix(&self, cluster: &str, pool: &str, release: f64) -> Option<mix::Mix> {
-        if release == 0.0 {
+    pub fn mix(
+        &self,
+        cluster: &str,
+        pool: &str,
+        release: impl Into<mix::Release>,
+    ) -> Option<mix::Mix> {
+        let release = release.into();
+        if release.gpus == 0.0 {
             // Before rightsizing: asked for by the report and the plan alike.
             let p = self.pool(cluster, pool)?;
             return p
                 .mix
-                .get_or_init(|| self.mix_worked_out(cluster, pool, 0.0))
+                .get_or_init(|| self.mix_worked_out(cluster, pool, mix::Release::default()))
                 .clone();
         }
         self.mix_worked_out(cluster, pool, release)
     }
 
-    fn mix_worked_out(&self, cluster: &str, pool: &str, release: f64) -> Option<mix::Mix> {
+    fn mix_worked_out(&self, cluster: &str, pool: &str, release: mix::Release) -> Option<mix::Mix> {
         let p = self.pool(cluster, pool)?;
         let price = p.price.catalog.as_ref()?;
         let at = self.at.hour_index();
@@ -147,7 +153,7 @@ impl Analysis<'_> {
         &self,
         cluster: &str,
         pool: &str,
-        release: f64,
+        release: mix::Release,
         bursts: &crate::capacity::Timeline,
         candidates: &[(&str, u32)],
         replaced: &mix::Mix,
@@ -250,7 +256,7 @@ impl Analysis<'_> {
         &self,
         cluster: &str,
         pool: &str,
-        release: f64,
+        release: mix::Release,
         bursts: &crate::capacity::Timeline,
         candidates: &[(&str, u32)],
         n: u64,
@@ -282,7 +288,7 @@ impl Analysis<'_> {
     /// P50, less `release`): in its quietest hour, its median hour and its
     /// busiest, each at least 1 (the counts a set of reservations is also
     /// tried at, see [`Analysis::mix`]).
-    fn instances_needed(&self, cluster: &str, pool: &str, release: f64) -> Vec<u32> {
+    fn instances_needed(&self, cluster: &str, pool: &str, release: mix::Release) -> Vec<u32> {
         let (Some(p), Some(outlook)) = (self.pool(cluster, pool), self.outlook(cluster, pool))
         else {
             return Vec::new();
@@ -291,7 +297,7 @@ impl Analysis<'_> {
         let from = self.at.hour_index().max(outlook.forecast_start);
         let mut demand: Vec<f64> = (from..from + OUTLOOK_HOURS)
             .filter_map(|h| outlook.at(h))
-            .map(|q| (q.p50 - release).max(0.0))
+            .map(|q| (q.p50 - release.gpus).max(0.0))
             .collect();
         if demand.is_empty() {
             return Vec::new();
@@ -320,7 +326,7 @@ impl Analysis<'_> {
         &self,
         cluster: &str,
         pool: &str,
-        release: f64,
+        release: mix::Release,
         bursts: &crate::capacity::Timeline,
         candidates: &[(&str, u32)],
         mut counts: Vec<u32>,
@@ -375,7 +381,7 @@ impl Analysis<'_> {
         &self,
         cluster: &str,
         pool: &str,
-        release: f64,
+        release: mix::Release,
         keep: &[(&str, u32)],
         bursts: &crate::capacity::Timeline,
     ) -> Option<mix::Mix> {
