@@ -520,3 +520,55 @@ fn renders_into_one_folder_at_once_leave_one_of_them_whole() {
         );
     }
 }
+
+#[test]
+fn report_and_forecast_never_overwrite_what_the_repository_holds() {
+    let (dir, repo) = fresh();
+    let config = std::fs::read(repo.join("capops.yaml")).unwrap();
+    let team = std::fs::read(repo.join("teams/devex.yaml")).unwrap();
+    let victim = dir.path().join("victim.txt");
+    std::fs::write(&victim, "kept").unwrap();
+    std::os::unix::fs::symlink(&victim, repo.join("report.md")).unwrap();
+    let r = repo.to_str().unwrap();
+    for (args, why) in [
+        (
+            vec!["report", r, "--at", AT, "--out"],
+            ("capops.yaml", "a file capops reads"),
+        ),
+        (
+            vec!["report", r, "--at", AT, "--out"],
+            ("teams/devex.yaml", "a file capops reads"),
+        ),
+        (
+            vec!["forecast", r, "--at", AT, "--svg"],
+            ("capops.yaml", "a file capops reads"),
+        ),
+        (
+            vec!["report", r, "--at", AT, "--out"],
+            ("report.md", "symbolic link inside the repository"),
+        ),
+        (
+            vec!["forecast", r, "--at", AT, "--svg"],
+            ("usage/new.csv", "a file capops reads"),
+        ),
+    ] {
+        let target = repo.join(why.0);
+        let mut all = args.clone();
+        all.push(target.to_str().unwrap());
+        let out = run(&all, &[]);
+        assert_eq!(out.code, 2, "{all:?}: {}", out.stderr);
+        assert!(out.stderr.contains(why.1), "{all:?}: {}", out.stderr);
+    }
+    assert_eq!(std::fs::read(repo.join("capops.yaml")).unwrap(), config);
+    assert_eq!(std::fs::read(repo.join("teams/devex.yaml")).unwrap(), team);
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "kept");
+    assert!(!repo.join("usage/new.csv").exists());
+    // A plain new file beside the documents is fine.
+    let fine = repo.join("report.html");
+    let out = run(
+        &["report", r, "--at", AT, "--out", fine.to_str().unwrap()],
+        &[],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(fine.exists());
+}

@@ -477,14 +477,7 @@ pub(super) fn check_to(
         let text = serde_json::to_string_pretty(&output::json::Envelope::new("check", &out))
             .map_err(std::io::Error::other)?
             + "\n";
-        if let Err(e) = super::common::write_atomically(file, text.as_bytes()) {
-            return Err(stop(
-                io,
-                Exit::External,
-                &format!("cannot write {}: {e}", file.display()),
-                None,
-            ));
-        }
+        super::common::write_output(io, &args.path, file, text.as_bytes())?;
     }
     if output::github::in_actions(io.env) && cli.format == Format::Human {
         for line in output::check::annotations(&result, sources, &paths) {

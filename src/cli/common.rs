@@ -367,18 +367,72 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     })
 }
 
-/// Writes `text` to `out` atomically (saying so on stderr), or to stdout.
-pub fn write_text(io: &mut Io<'_>, out: Option<&Path>, text: &str) -> Result<(), Stop> {
+/// Why an output file beside a repository is refused: a link inside the
+/// repository (a pull request could aim it at any file the job can write),
+/// or a file capops reads there (a document, a usage file, git's own).
+pub fn refuse_output(repo: &Path, out: &Path) -> Option<String> {
+    let root = std::fs::canonicalize(repo).ok()?;
+    let absolute = |p: &Path| -> Option<std::path::PathBuf> {
+        if let Ok(c) = std::fs::canonicalize(p) {
+            return Some(c);
+        }
+        let parent = p.parent().filter(|d| !d.as_os_str().is_empty());
+        let dir = std::fs::canonicalize(parent.unwrap_or(Path::new("."))).ok()?;
+        Some(dir.join(p.file_name()?))
+    };
+    if std::fs::symlink_metadata(out).is_ok_and(|m| m.file_type().is_symlink()) {
+        let parent = out.parent().filter(|d| !d.as_os_str().is_empty());
+        let link_dir = std::fs::canonicalize(parent.unwrap_or(Path::new("."))).ok()?;
+        if link_dir.starts_with(&root) {
+            return Some(format!(
+                "{} is a symbolic link inside the repository; capops does not write through links there (a change could aim one at any file)",
+                out.display()
+            ));
+        }
+    }
+    let target = absolute(out)?;
+    let rel = target.strip_prefix(&root).ok()?;
+    let rel = rel.to_string_lossy().replace('\\', "/");
+    let read = rel == crate::load::files::CONFIG_FILE
+        || crate::load::files::classify(&rel).is_some()
+        || rel == ".git"
+        || rel.starts_with(".git/");
+    read.then(|| {
+        format!(
+            "{} is the repository's `{rel}`, a file capops reads; write the output elsewhere",
+            out.display()
+        )
+    })
+}
+
+/// Writes `bytes` to `out` (see [`write_atomically`]) unless
+/// [`refuse_output`] refuses it (exit 2); a write that fails exits 3.
+pub fn write_output(io: &mut Io<'_>, repo: &Path, out: &Path, bytes: &[u8]) -> Result<(), Stop> {
+    if let Some(why) = refuse_output(repo, out) {
+        return Err(stop(io, Exit::Invalid, &why, None));
+    }
+    if let Err(e) = write_atomically(out, bytes) {
+        return Err(stop(
+            io,
+            Exit::External,
+            &format!("cannot write {}: {e}", out.display()),
+            None,
+        ));
+    }
+    Ok(())
+}
+
+/// Writes `text` to `out` atomically (saying so on stderr), or to stdout;
+/// `repo` is the repository the text was made from ([`refuse_output`]).
+pub fn write_text(
+    io: &mut Io<'_>,
+    repo: &Path,
+    out: Option<&Path>,
+    text: &str,
+) -> Result<(), Stop> {
     match out {
         Some(file) => {
-            if let Err(e) = write_atomically(file, text.as_bytes()) {
-                return Err(stop(
-                    io,
-                    Exit::External,
-                    &format!("cannot write {}: {e}", file.display()),
-                    None,
-                ));
-            }
+            write_output(io, repo, file, text.as_bytes())?;
             writeln!(io.stderr, "wrote {}", file.display())?;
         }
         None => io.stdout.write_all(text.as_bytes())?,

@@ -156,14 +156,12 @@ pub fn pools(cli: &Cli, a: &PoolArgs, io: &mut Io<'_>) -> Outcome {
             .iter()
             .filter_map(|p| p.chart.clone())
             .collect();
-        if let Err(e) = write_atomically(file, crate::output::chart::svg(&charts).as_bytes()) {
-            return Err(stop(
-                io,
-                Exit::External,
-                &format!("cannot write {}: {e}", file.display()),
-                None,
-            ));
-        }
+        super::common::write_output(
+            io,
+            &a.path,
+            file,
+            crate::output::chart::svg(&charts).as_bytes(),
+        )?;
     }
     if cli.format == Format::Json {
         write_json(io, "forecast", &forecasts)?;

@@ -34,6 +34,14 @@ pub fn run(cli: &Cli, check: &CheckArgs, io: &mut Io<'_>) -> Outcome {
     let path = check.path.as_path();
     let fail_on = check.fail_on;
     let args = &check.github;
+    // Refused before anything is read or published.
+    if let Some(why) = args
+        .json_out
+        .as_deref()
+        .and_then(|out| super::common::refuse_output(path, out))
+    {
+        return Err(super::common::stop(io, Exit::Invalid, &why, None));
+    }
     let flags = Flags {
         repo: args.repo.as_deref(),
         pr: args.pr,

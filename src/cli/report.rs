@@ -72,6 +72,6 @@ pub fn run(cli: &Cli, args: &ReportArgs, io: &mut Io<'_>) -> Outcome {
         Format::Html => output::report::html(&data),
         _ => output::report::text(&data),
     };
-    write_text(io, args.out.as_deref(), &text)?;
+    write_text(io, &args.path, args.out.as_deref(), &text)?;
     Ok(Exit::Ok)
 }
