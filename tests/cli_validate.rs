@@ -275,3 +275,56 @@ fn hostile_inputs_stay_within_a_memory_limit() {
     }
     assert!(Path::new(bin).exists());
 }
+
+#[test]
+fn a_folder_that_cannot_be_listed_is_reported_not_skipped() {
+    use std::os::unix::fs::PermissionsExt;
+    let root = Command::new("id")
+        .arg("-u")
+        .output()
+        .map(|o| o.stdout == b"0\n")
+        .unwrap_or(true);
+    // Root lists everything: the check runs as `nobody` through setpriv.
+    let setpriv = root
+        && Command::new("setpriv")
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success());
+    if root && !setpriv {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::write(
+        dir.path().join("capops.yaml"),
+        "apiVersion: capops.dev/v1alpha1\nkind: Config\nmetadata: {name: x}\nspec: {}\n",
+    )
+    .unwrap();
+    let locked = dir.path().join("locked");
+    std::fs::create_dir(&locked).unwrap();
+    std::fs::write(
+        locked.join("bad.yaml"),
+        "apiVersion: capops.dev/v1alpha1\nkind: Bogus\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o311)).unwrap();
+    let bin = env!("CARGO_BIN_EXE_capops");
+    let repo = dir.path().display().to_string();
+    let mut cmd = if setpriv {
+        let mut c = Command::new("setpriv");
+        c.args(["--reuid=65534", "--regid=65534", "--clear-groups", bin]);
+        c
+    } else {
+        Command::new(bin)
+    };
+    let out = cmd.args(["validate", &repo]).output().unwrap();
+    std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if setpriv && stderr.contains("Permission denied") && !stderr.contains("locked") {
+        // The binary itself is out of `nobody`'s reach here.
+        return;
+    }
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("file-unreadable"), "{stderr}");
+    assert!(stderr.contains("cannot read this folder"), "{stderr}");
+}

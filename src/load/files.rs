@@ -178,6 +178,16 @@ pub fn collect(root: &Path) -> Result<Vec<Input>, RootError> {
                         path,
                         content: Content::Unreadable(io_text(&err)),
                     });
+                } else if err.path().is_some_and(|p| p.is_dir()) && readable_folder(&path) {
+                    // A folder that cannot be listed may hold documents:
+                    // passing without them would pass what was never read.
+                    inputs.push(Input {
+                        path: format!("{}/", path.trim_end_matches('/')),
+                        content: Content::Unreadable(format!(
+                            "the folder cannot be listed ({}), so the documents in it were not read",
+                            io_text(&err)
+                        )),
+                    });
                 }
                 continue;
             }
@@ -284,6 +294,16 @@ pub fn collect(root: &Path) -> Result<Vec<Input>, RootError> {
     }
     inputs.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(inputs)
+}
+
+/// Whether documents could sit under a folder (neither hidden nor one of
+/// the folders capops skips).
+fn readable_folder(path: &str) -> bool {
+    let first = path.split('/').next().unwrap_or("");
+    !path.is_empty()
+        && path != "?"
+        && !path.split('/').any(|p| p.starts_with('.'))
+        && !SKIPPED_DIRS.contains(&first)
 }
 
 fn io_text(err: &walkdir::Error) -> String {

@@ -74,10 +74,12 @@ pub fn load_with(
         }
         let Some(kind) = files::classify(&input.path) else {
             // Links to folders, loops and submodules have no kind of their own; report them.
+            // So is a folder that cannot be listed (its path ends in `/`).
             if matches!(
                 input.content,
                 Content::SymlinkLoop(_) | Content::Symlink | Content::Submodule
-            ) {
+            ) || (input.path.ends_with('/') && matches!(input.content, Content::Unreadable(_)))
+            {
                 add_source(&mut loaded, &input, &source_kind);
             }
             continue;
@@ -442,6 +444,14 @@ fn decode<'a>(
                 )
                 .at(Span::file_start(id), "not read")
                 .help("rename it to a UTF-8 name (`git mv`): git and the file system can name it differently"),
+            );
+            (empty, false)
+        }
+        Content::Unreadable(why) if path.ends_with('/') => {
+            diags.push(
+                Diagnostic::new(Code::FileUnreadable, format!("cannot read this folder: {why}"))
+                    .at(Span::file_start(id), "not listed")
+                    .help("give capops read and search permission on the folder (chmod a+rx), or list it in the Config's `ignore`"),
             );
             (empty, false)
         }
