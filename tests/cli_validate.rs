@@ -328,3 +328,46 @@ fn a_folder_that_cannot_be_listed_is_reported_not_skipped() {
     assert!(stderr.contains("file-unreadable"), "{stderr}");
     assert!(stderr.contains("cannot read this folder"), "{stderr}");
 }
+
+#[test]
+fn a_reader_that_went_away_does_not_turn_a_failure_into_success() {
+    // Both ends of the output closed before capops writes a byte: every
+    // write fails with a broken pipe, and the exit is still the result's.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("capops.yaml"),
+        "apiVersion: capops.dev/v1alpha1\nkind: Config\nmetadata: {name: x}\nspec: {}\n",
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("x.yaml"), "kind: Bogus\n").unwrap();
+    let bin = env!("CARGO_BIN_EXE_capops");
+    let closed = || {
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        writer
+    };
+    let repo = dir.path().display().to_string();
+    let code = |args: &[&str]| {
+        Command::new(bin)
+            .args(args)
+            .stdout(closed())
+            .stderr(closed())
+            .status()
+            .unwrap()
+            .code()
+    };
+    assert_eq!(code(&["validate", &repo]), Some(2));
+    assert_eq!(
+        code(&["render", &repo, "--out", &format!("{repo}-out")]),
+        Some(2)
+    );
+    // The example has denials: the gate's exit survives a closed stdout.
+    let acme = example();
+    assert_eq!(code(&["check", &acme, "--at", "2026-11-22"]), Some(1));
+    assert_eq!(
+        code(&["check", &acme, "--at", "2026-11-22", "--format", "json"]),
+        Some(1)
+    );
+    // A report, whose result is what it prints, stops quietly.
+    assert_eq!(code(&["report", &acme, "--at", "2026-11-22"]), Some(0));
+}

@@ -322,7 +322,7 @@ pub fn write_json<T: serde::Serialize>(
 
 /// Pretty JSON and a newline on stdout.
 pub fn write_pretty<T: serde::Serialize>(io: &mut Io<'_>, value: &T) -> std::io::Result<()> {
-    serde_json::to_writer_pretty(&mut *io.stdout, value).map_err(std::io::Error::other)?;
+    serde_json::to_writer_pretty(&mut *io.stdout, value).map_err(std::io::Error::from)?;
     writeln!(io.stdout)
 }
 

@@ -215,14 +215,56 @@ impl Io<'_> {
     }
 }
 
+/// An output whose reader may go away (`capops check | head`): from the
+/// first broken pipe on, what is written is dropped, so the command runs to
+/// the exit its result decides instead of stopping as if it had succeeded.
+struct ReaderGone<W> {
+    inner: W,
+    gone: bool,
+}
+
+impl<W: Write> ReaderGone<W> {
+    fn new(inner: W) -> Self {
+        ReaderGone { inner, gone: false }
+    }
+
+    fn gone<T>(&mut self, r: std::io::Result<T>, dropped: T) -> std::io::Result<T> {
+        match r {
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+                self.gone = true;
+                Ok(dropped)
+            }
+            other => other,
+        }
+    }
+}
+
+impl<W: Write> Write for ReaderGone<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if self.gone {
+            return Ok(buf.len());
+        }
+        let r = self.inner.write(buf);
+        self.gone(r, buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        if self.gone {
+            return Ok(());
+        }
+        let r = self.inner.flush();
+        self.gone(r, ())
+    }
+}
+
 /// Runs the command line with the process's stdout, stderr, environment and clock.
 pub fn main(args: Vec<OsString>) -> i32 {
     use std::io::IsTerminal;
     let stdout = std::io::stdout();
     let stderr = std::io::stderr();
     let is_term = stderr.is_terminal();
-    let mut out = stdout.lock();
-    let mut err = stderr.lock();
+    let mut out = ReaderGone::new(stdout.lock());
+    let mut err = ReaderGone::new(stderr.lock());
     let env = |k: &str| std::env::var(k).ok();
     let mut io = Io {
         stdout: &mut out,
