@@ -494,6 +494,23 @@ fn missing_namespace_kueue_and_context_are_clear_diagnostics() {
     assert_eq!(out.code, 2, "{}{}", out.stdout, out.stderr);
     assert!(out.stderr.contains(&format!("error[kubeconfig-invalid]: cannot read the kubeconfig {g}: it is not a valid kubeconfig")), "{}", out.stderr);
     assert!(!out.stderr.contains("s3cr3t"));
+    // A FIFO would block the read forever: refused before it is opened.
+    let fifo = w.dir.path().join("fifo");
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let f = fifo.display().to_string();
+    let out = run(&["plan", &ex(), "--kubeconfig", &f, "--at", AT], &[]);
+    assert_eq!(out.code, 2, "{}{}", out.stdout, out.stderr);
+    assert!(
+        out.stderr.contains("it is not a regular file"),
+        "{}",
+        out.stderr
+    );
     // No kubeconfig at all.
     let out = run(&["plan", &ex(), "--at", AT], &[]);
     assert_eq!(out.code, 2);

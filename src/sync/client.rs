@@ -95,6 +95,13 @@ pub fn load(source: &Source) -> Result<Option<Kubeconfig>, ConnectError> {
     }
     let mut merged: Option<Kubeconfig> = None;
     for p in &paths {
+        // A FIFO, socket or device would block the read forever (or never end).
+        if std::fs::metadata(p).is_ok_and(|m| !m.is_file()) {
+            return Err(ConnectError::Kubeconfig {
+                path: p.display().to_string(),
+                reason: "it is not a regular file (a folder, FIFO, socket or device)".into(),
+            });
+        }
         let kc = Kubeconfig::read_from(p).map_err(|e| ConnectError::Kubeconfig {
             path: p.display().to_string(),
             // Parse errors may quote the file (and a token in it): say what, not the text.
