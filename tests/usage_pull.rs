@@ -652,6 +652,33 @@ fn a_stopped_server_is_exit_3_with_the_url_and_without_the_token() {
     assert!(!dir.path().join("usage").exists(), "nothing is written");
 }
 
+#[test]
+fn a_range_with_no_hour_in_it_is_a_usage_error() {
+    // Refused before any server is asked: no Prometheus needed.
+    let dir = tempfile::tempdir().unwrap();
+    repo(dir.path(), "http://127.0.0.1:1", "");
+    let path = dir.path().display().to_string();
+    for (from, to) in [(stamp(48), stamp(0)), (stamp(24), stamp(24))] {
+        let out = run(
+            &[
+                "usage",
+                "pull",
+                &path,
+                "--prometheus",
+                "http://127.0.0.1:1",
+                "--from",
+                &from,
+                "--to",
+                &to,
+            ],
+            &[],
+        );
+        assert_eq!(out.code, 2, "{}", out.stderr);
+        assert!(out.stderr.contains("is not before --to"), "{}", out.stderr);
+        assert!(!dir.path().join("usage").exists(), "nothing is written");
+    }
+}
+
 /// A CA and a server certificate for 127.0.0.1 (X.509 v3, as rustls requires).
 fn certificates(dir: &Path) -> Option<()> {
     let sh = |args: &[&str]| {

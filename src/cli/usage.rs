@@ -120,10 +120,15 @@ fn pull(cli: &Cli, args: &PullArgs, io: &mut Io<'_>) -> Outcome {
     range.since = args.since;
     range.from = args.from.map(|t| t.hour_index());
     range.rewrite_from = args.rewrite_from.map(|t| t.hour_index());
-    if let Some(r) = range.rewrite_from
+    if let Some(r) = range.rewrite_from.or(range.from)
         && r >= range.to
     {
         let e = PlanError::EmptyRange {
+            flag: if range.rewrite_from.is_some() {
+                "--rewrite-from"
+            } else {
+                "--from"
+            },
             from: stamp(r),
             to: stamp(range.to),
         };

@@ -32,8 +32,12 @@ pub enum PlanError {
         "query `{metric}` has no `$cluster` placeholder, but the Prometheus at {url} serves several clusters"
     )]
     MissingPlaceholder { metric: &'static str, url: String },
-    #[error("--rewrite-from {from} is after --to {to}")]
-    EmptyRange { from: String, to: String },
+    #[error("{flag} {from} is not before --to {to}: no hour to pull")]
+    EmptyRange {
+        flag: &'static str,
+        from: String,
+        to: String,
+    },
 }
 
 impl PlanError {
@@ -57,7 +61,9 @@ impl PlanError {
             }
             PlanError::BadUrl { .. } => "write it as http(s)://host[:port][/path]; put a token in the environment variable `usage.prometheus.tokenEnv` names, never in the URL".into(),
             PlanError::MissingPlaceholder { .. } => "add `$cluster` inside the selectors of the query's metrics, e.g. `metric{$cluster}`; it becomes the cluster's label matcher".into(),
-            PlanError::EmptyRange { .. } => "--rewrite-from must be before --to".into(),
+            PlanError::EmptyRange { flag, .. } => {
+                format!("{flag} must be before --to (or leave --to out: up to the last whole hour)")
+            }
         }
     }
 }
