@@ -564,3 +564,36 @@ fn a_failing_policy_test_is_reported_with_its_differences() {
         out.stdout
     );
 }
+
+#[test]
+fn a_policy_test_that_does_not_read_is_invalid_input_with_its_place() {
+    let fixture = root().join("policies/tests/fixture").display().to_string();
+    for (body, says) in [
+        (
+            format!("description: x\nfixture: {fixture}\nat: 2026-02-30\nexpect: {{exit: 0}}\n"),
+            "at: `2026-02-30` is not a real date",
+        ),
+        (
+            format!(
+                "description: x\nfixture: {fixture}\nat: 2026-02-01\nchange:\n  remove: [Team/ok, Nope/zzz]\nexpect: {{exit: 0}}\n"
+            ),
+            "change.remove: `Nope/zzz` is not `Kind/name` (a document kind and its name) at 5:21",
+        ),
+        (
+            "description: x\nfixture: no-such-folder\nat: 2026-02-01\nexpect: {exit: 0}\n"
+                .to_string(),
+            "no-such-folder is not a folder",
+        ),
+    ] {
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::write(tmp.path().join("broken.yaml"), &body).unwrap();
+        let out = run(&["test", &tmp.path().display().to_string()], &[]);
+        assert_eq!(out.code, 2, "{body}: {}", out.stdout);
+        assert!(
+            out.stdout.contains("cannot read the case"),
+            "{}",
+            out.stdout
+        );
+        assert!(out.stdout.contains(says), "{body}: {}", out.stdout);
+    }
+}

@@ -130,14 +130,15 @@ fn run_cases(cases: &[PathBuf]) -> Vec<CaseResult> {
         fixtures
             .entry(fixture.clone())
             .or_insert_with(|| load::files::collect(&fixture).map_err(|e| format!("fixture: {e}")));
-        prepared.push((name, Ok((case, fixture))));
+        prepared.push((name, Ok((case, fixture, path.display().to_string()))));
     }
     prepared
         .par_iter()
         .map(|(name, case)| match case {
-            Ok((case, fixture)) => match &fixtures[fixture] {
+            Ok((case, fixture, path)) => match &fixtures[fixture] {
                 Ok(inputs) => testing::run_case(name, case, inputs.clone()),
-                Err(e) => failed(name, &case.description, e.clone()),
+                // A fixture that does not read is the case file's fault.
+                Err(e) => failed(name, &case.description, format!("{BROKEN}{path}: {e}")),
             },
             Err(e) => failed(name, "", e.clone()),
         })

@@ -119,8 +119,37 @@ pub fn read_case(text: &str) -> Result<Case, String> {
         return Err(format!("{}{}", d.message, at(d.span())));
     }
     let node = parsed.documents.first().ok_or("the file holds no case")?;
-    from_node::<Case>(node, crate::diag::FileId(0))
-        .map_err(|e| format!("not a test case: {}{}", e.message, at(e.span)))
+    let case = from_node::<Case>(node, crate::diag::FileId(0))
+        .map_err(|e| format!("not a test case: {}{}", e.message, at(e.span)))?;
+    // What the case states must read too: a bad `at` or removal is the
+    // file's fault, not a failed test.
+    if let Err(e) = case.at.parse::<Timestamp>() {
+        let span = node.get("at").map(|(_, v)| v.span(crate::diag::FileId(0)));
+        return Err(format!("at: {e}{}", at(span)));
+    }
+    if let Some(change) = &case.change {
+        let items = node
+            .get("change")
+            .and_then(|(_, c)| c.get("remove"))
+            .and_then(|(_, r)| match &r.value {
+                yaml::Value::Seq(items) => Some(items.clone()),
+                _ => None,
+            })
+            .unwrap_or_default();
+        for (i, r) in change.remove.iter().enumerate() {
+            let ok = r
+                .split_once('/')
+                .is_some_and(|(k, n)| Kind::parse(k).is_some() && !n.is_empty());
+            if !ok {
+                let span = items.get(i).map(|n| n.span(crate::diag::FileId(0)));
+                return Err(format!(
+                    "change.remove: `{r}` is not `Kind/name` (a document kind and its name){}",
+                    at(span)
+                ));
+            }
+        }
+    }
+    Ok(case)
 }
 
 /// The fixture repository of a case, from the folder its file is in: the
