@@ -402,3 +402,42 @@ fn a_policy_test_case_that_does_not_read_is_invalid_input_with_its_path() {
         out.stdout
     );
 }
+
+#[test]
+fn escape_sequences_in_documents_and_names_never_reach_the_terminal() {
+    // A value that would retitle the window and clear the screen, and a
+    // file name that would turn the rest of the log red.
+    let (_t, repo) = example_with(|r| {
+        let team = r.join("teams/devex.yaml");
+        let text = std::fs::read_to_string(&team).unwrap();
+        let line = text
+            .lines()
+            .find(|l| l.trim_start().starts_with("monthlyBudget:"))
+            .unwrap()
+            .to_string();
+        replace(&team, &line, "  monthlyBudget: \"\\e]0;pwned\\a\\e[2Jabc\"");
+        std::fs::write(r.join("teams/dev\u{1b}[31mex\nx.yaml"), "x").unwrap();
+    });
+    let repo = repo.display().to_string();
+    for colour in ["never", "always"] {
+        let out = run(&["validate", &repo, "--color", colour], &[]);
+        assert_eq!(out.code, 2, "{}", out.stderr);
+        for text in [&out.stdout, &out.stderr] {
+            assert!(!text.contains("\u{1b}]0;"), "{colour}: {text}");
+            assert!(!text.contains("\u{1b}[2J"), "{colour}: {text}");
+            assert!(!text.contains("\u{1b}[31mex"), "{colour}: {text}");
+            assert!(!text.contains('\u{7}'), "{colour}: {text}");
+        }
+        assert!(
+            out.stderr.contains("\\u{1b}]0;pwned\\u{7}"),
+            "{}",
+            out.stderr
+        );
+        // The name stays on its line.
+        assert!(
+            out.stderr.contains("dev\\u{1b}[31mex\\nx.yaml"),
+            "{}",
+            out.stderr
+        );
+    }
+}

@@ -257,18 +257,39 @@ impl<W: Write> Write for ReaderGone<W> {
     }
 }
 
+/// Whether the command line asks for colour whatever the output is.
+fn forced_colour(args: &[OsString]) -> bool {
+    args.iter()
+        .zip(args.iter().skip(1).map(Some).chain([None]))
+        .any(|(a, next)| {
+            a == "--color=always" || (a == "--color" && next.is_some_and(|n| n == "always"))
+        })
+}
+
 /// Runs the command line with the process's stdout, stderr, environment and clock.
 pub fn main(args: Vec<OsString>) -> i32 {
     use std::io::IsTerminal;
     let stdout = std::io::stdout();
     let stderr = std::io::stderr();
     let is_term = stderr.is_terminal();
-    let mut out = ReaderGone::new(stdout.lock());
-    let mut err = ReaderGone::new(stderr.lock());
+    // No escape sequences from documents reach a terminal or a CI log:
+    // stdout never carries capops' own, stderr only when colour is on
+    // (diagnostics escape theirs then, `output::human`).
+    let coloured = is_term || forced_colour(&args);
+    let mut out = ReaderGone::new(crate::output::escape::Terminal::new(stdout.lock()));
+    let mut plain_err;
+    let mut raw_err;
+    let err: &mut dyn Write = if coloured {
+        raw_err = ReaderGone::new(stderr.lock());
+        &mut raw_err
+    } else {
+        plain_err = ReaderGone::new(crate::output::escape::Terminal::new(stderr.lock()));
+        &mut plain_err
+    };
     let env = |k: &str| std::env::var(k).ok();
     let mut io = Io {
         stdout: &mut out,
-        stderr: &mut err,
+        stderr: err,
         env: &env,
         stderr_is_terminal: is_term,
         now: Timestamp(jiff::Timestamp::now()),

@@ -1,6 +1,8 @@
 //! Text from users made safe to show: Markdown for comments and job
 //! summaries (no links, HTML, table breaks, emphasis or mentions), inline
-//! code that holds any text, and paths for links.
+//! code that holds any text, paths for links, and text for a terminal or a
+//! CI log (no escape sequences: a value cannot retitle the window, clear
+//! the screen or recolour what follows).
 //!
 //! File names, messages and names come from pull requests; a contributor
 //! who can name a file `<img src=x>` or `a|b` must not be able to change how
@@ -93,9 +95,136 @@ pub fn url_path(path: &str) -> String {
     out
 }
 
+/// Whether a character would be acted on by a terminal rather than shown:
+/// C0 controls other than newline and tab, DEL, and the C1 controls (a
+/// UTF-8 terminal reads U+009B as the start of a control sequence).
+fn acted_on(c: char) -> bool {
+    c.is_control() && c != '\n' && c != '\t'
+}
+
+/// Text for a terminal: every control character a terminal would act on
+/// written as `\u{..}`; newlines and tabs kept.
+pub fn terminal(s: &str) -> std::borrow::Cow<'_, str> {
+    if !s.chars().any(acted_on) {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        if acted_on(c) {
+            out.push_str(&format!("\\u{{{:x}}}", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+/// One line for a terminal (a file name): [`terminal`], and newlines and
+/// tabs escaped too, so that a name cannot start a line of its own.
+pub fn terminal_line(s: &str) -> std::borrow::Cow<'_, str> {
+    if !s.chars().any(char::is_control) {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    s.chars()
+        .map(|c| match c {
+            '\n' => "\\n".to_string(),
+            '\t' => "\\t".to_string(),
+            c if c.is_control() => format!("\\u{{{:x}}}", c as u32),
+            c => c.to_string(),
+        })
+        .collect::<String>()
+        .into()
+}
+
+/// A writer that shows what it is given as [`terminal`] does: for an
+/// output that carries no escape sequences of its own (capops' stdout).
+/// A UTF-8 sequence split between two writes is held until it is whole.
+pub struct Terminal<W> {
+    inner: W,
+    pending: Vec<u8>,
+}
+
+impl<W: std::io::Write> Terminal<W> {
+    pub fn new(inner: W) -> Self {
+        Terminal {
+            inner,
+            pending: Vec::new(),
+        }
+    }
+}
+
+impl<W: std::io::Write> std::io::Write for Terminal<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        // Fast path: nothing a terminal acts on (bytes below 0x20 other than
+        // newline and tab, DEL, and 0xC2 that may start a C1 control).
+        if self.pending.is_empty()
+            && !buf
+                .iter()
+                .any(|&b| (b < 0x20 && b != b'\n' && b != b'\t') || b == 0x7f || b == 0xc2)
+        {
+            return self.inner.write(buf);
+        }
+        self.pending.extend_from_slice(buf);
+        // Whole characters only; the tail of a split sequence waits.
+        let whole = match std::str::from_utf8(&self.pending) {
+            Ok(_) => self.pending.len(),
+            Err(e) if e.error_len().is_none() => e.valid_up_to(),
+            // Not UTF-8: written as it is, less the C0 controls.
+            Err(_) => {
+                let bytes: Vec<u8> = std::mem::take(&mut self.pending)
+                    .into_iter()
+                    .map(|b| {
+                        if (b < 0x20 && b != b'\n' && b != b'\t') || b == 0x7f {
+                            b'?'
+                        } else {
+                            b
+                        }
+                    })
+                    .collect();
+                self.inner.write_all(&bytes)?;
+                return Ok(buf.len());
+            }
+        };
+        let text = String::from_utf8_lossy(&self.pending[..whole]).into_owned();
+        self.inner.write_all(terminal(&text).as_bytes())?;
+        self.pending.drain(..whole);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        if !self.pending.is_empty() {
+            let rest = std::mem::take(&mut self.pending);
+            self.inner.write_all(&rest)?;
+        }
+        self.inner.flush()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn terminal_text_acts_on_nothing() {
+        assert_eq!(terminal("plain\ttext\n"), "plain\ttext\n");
+        assert_eq!(
+            terminal("a\u{1b}]0;pwned\u{7}\u{1b}[2Jb\u{9b}31m"),
+            "a\\u{1b}]0;pwned\\u{7}\\u{1b}[2Jb\\u{9b}31m"
+        );
+        assert_eq!(
+            terminal_line("dev\u{1b}[31mex\nx.yaml"),
+            "dev\\u{1b}[31mex\\nx.yaml"
+        );
+        // Written in pieces, a split sequence included, it reads the same.
+        use std::io::Write as _;
+        let mut w = Terminal::new(Vec::new());
+        let text = "é\u{1b}[2J\u{9b}x\n";
+        for b in text.as_bytes() {
+            w.write_all(std::slice::from_ref(b)).unwrap();
+        }
+        w.flush().unwrap();
+        assert_eq!(String::from_utf8(w.inner).unwrap(), "é\\u{1b}[2J\\u{9b}x\n");
+    }
 
     #[test]
     fn code_spans_hold_any_text() {

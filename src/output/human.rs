@@ -10,6 +10,59 @@ use std::fmt;
 
 /// Renders one diagnostic as text (no trailing blank line).
 pub fn render(d: &Diagnostic, sources: &SourceMap, paths: &Paths, color: bool) -> String {
+    // Text a terminal would act on (from a document, a file name) is shown
+    // escaped; in colour that cannot be told from the colours, so such a
+    // diagnostic is drawn without them.
+    let color = color && !acts_on_terminal(d, sources);
+    let out = draw(d, sources, paths, color);
+    if color {
+        out
+    } else {
+        crate::output::escape::terminal(&out).into_owned()
+    }
+}
+
+/// Whether the diagnostic's texts, or the lines its snippet shows, hold a
+/// control character a terminal would act on.
+fn acts_on_terminal(d: &Diagnostic, sources: &SourceMap) -> bool {
+    let acts = |s: &str| s.chars().any(|c| c.is_control() && c != '\n' && c != '\t');
+    let labels = || d.primary.iter().chain(&d.related);
+    if acts(&d.message) || d.help.as_deref().is_some_and(acts) || labels().any(|l| acts(&l.text)) {
+        return true;
+    }
+    labels().any(|l| {
+        let file = sources.get(l.span.file);
+        if acts(&file.path) {
+            return true;
+        }
+        match file.text() {
+            Text::Full(text) => {
+                // The label's lines and one on each side, as drawn.
+                let bytes = text.as_bytes();
+                let (a, b) = (
+                    (l.span.start as usize).min(bytes.len()),
+                    (l.span.end as usize).min(bytes.len()),
+                );
+                let mut start = a;
+                for _ in 0..2 {
+                    start = memchr::memrchr(b'\n', &bytes[..start.saturating_sub(1)])
+                        .map_or(0, |i| i + 1);
+                }
+                let mut end = b;
+                for _ in 0..2 {
+                    end = memchr::memchr(b'\n', &bytes[end.min(bytes.len())..])
+                        .map_or(bytes.len(), |i| end + i + 1);
+                }
+                acts(&String::from_utf8_lossy(
+                    &bytes[start.min(end)..end.min(bytes.len())],
+                ))
+            }
+            Text::Rows(rows) => rows.row_at(l.span.start).is_some_and(|r| acts(&r.text)),
+        }
+    })
+}
+
+fn draw(d: &Diagnostic, sources: &SourceMap, paths: &Paths, color: bool) -> String {
     let theme = if color {
         GraphicalTheme::unicode()
     } else {
@@ -42,7 +95,7 @@ pub fn render(d: &Diagnostic, sources: &SourceMap, paths: &Paths, color: bool) -
             out.push_str(&format!(
                 "  note: {} at {}\n",
                 label.text,
-                paths.describe(sources, label.span)
+                crate::output::escape::terminal_line(&paths.describe(sources, label.span))
             ));
         }
     }
@@ -77,7 +130,7 @@ fn plain(d: &Diagnostic, sources: &SourceMap, paths: &Paths) -> String {
         let what = if i == 0 { "at" } else { "see" };
         out.push_str(&format!(
             "  {what} {}: {}\n",
-            paths.describe(sources, l.span),
+            crate::output::escape::terminal_line(&paths.describe(sources, l.span)),
             l.text
         ));
     }
@@ -118,7 +171,9 @@ impl<'a> Adapter<'a> {
         } else {
             file.text().clone()
         };
-        let source = NamedSource::new(paths.file(sources, primary.span.file), Source(text));
+        let name = crate::output::escape::terminal_line(&paths.file(sources, primary.span.file))
+            .into_owned();
+        let source = NamedSource::new(name, Source(text));
         let mut labels = vec![labeled(primary, true, file.len())];
         for l in &d.related {
             if l.span.file == primary.span.file {
