@@ -441,3 +441,67 @@ fn escape_sequences_in_documents_and_names_never_reach_the_terminal() {
         );
     }
 }
+
+#[test]
+fn odd_values_are_named_as_written() {
+    let doc = |name: &str, spec: &str| {
+        format!(
+            "apiVersion: capops.dev/v1alpha1\nkind: Team\nmetadata: {{name: {name}}}\nspec:\n  costCenter: CC-1\n{spec}"
+        )
+    };
+    let (_t, repo) = example_with(|r| {
+        let w = |p: &str, t: String| std::fs::write(r.join(p), t).unwrap();
+        w(
+            "teams/tagged.yaml",
+            doc("tagged", "  displayName: !!binary aGVsbG8=\n"),
+        );
+        w(
+            "teams/custom.yaml",
+            doc("custom", "  displayName: !custom x\n"),
+        );
+        w(
+            "teams/merged.yaml",
+            doc("merged", "  <<: {displayName: x}\n"),
+        );
+        w(
+            "teams/huge.yaml",
+            doc(
+                "huge",
+                &format!("  monthlyBudget: \"{}\"\n", "9".repeat(5_000)),
+            ),
+        );
+        w("teams/nan.yaml", doc("nan", "  monthlyBudget: .nan\n"));
+        w(
+            "kinds.yaml",
+            "apiVersion: capops.dev/v1alpha1\nkind: [Team]\n---\napiVersion: 1.0\nkind: Team\n"
+                .into(),
+        );
+        w(
+            "teams/neg.yaml",
+            doc("neg", "  monthlyBudget: -9223372036854775809\n"),
+        );
+        let mut utf16 = vec![0xFF, 0xFE];
+        for u in doc("wide", "").encode_utf16() {
+            utf16.extend(u.to_le_bytes());
+        }
+        std::fs::write(r.join("teams/wide.yaml"), utf16).unwrap();
+    });
+    let out = run(&["validate", &repo.display().to_string()], &[]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    for says in [
+        "the tag `!!binary` is not supported",
+        "the tag `!custom` is not supported",
+        "merge keys (`<<`) are not supported",
+        "is out of range for an amount",
+        "(5000 characters)",
+        "`spec.monthlyBudget` must be a finite number, found NaN",
+        "kind must be a string, found a list",
+        "apiVersion must be a string, found the number `1`",
+        "the integer -9223372036854775809 is too small",
+        "this file is UTF-16 text, not UTF-8",
+    ] {
+        assert!(out.stderr.contains(says), "{says}:\n{}", out.stderr);
+    }
+    // Echoed cut, not whole.
+    assert!(!out.stderr.contains(&"9".repeat(100)));
+}

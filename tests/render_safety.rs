@@ -572,3 +572,23 @@ fn report_and_forecast_never_overwrite_what_the_repository_holds() {
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(fine.exists());
 }
+
+#[test]
+fn what_a_killed_render_staged_is_removed_by_the_next() {
+    let (dir, repo) = fresh();
+    let out = dir.path().join("out");
+    assert_eq!(render(&repo, Some(&out)).code, 0);
+    let cluster = out.join("prod-h100");
+    assert!(cluster.is_dir());
+    // As a render killed between staging and renaming leaves them.
+    let stale = cluster.join(".clusterqueue-inference.yaml.capops-4194301");
+    let manifest = out.join("..capops-manifest.json.capops-77");
+    std::fs::write(&stale, "half").unwrap();
+    std::fs::write(&manifest, "{").unwrap();
+    // Not capops' pattern: left alone.
+    let other = cluster.join(".notes.capops-draft");
+    std::fs::write(&other, "mine").unwrap();
+    assert_eq!(render(&repo, Some(&out)).code, 0);
+    assert!(!stale.exists() && !manifest.exists());
+    assert!(other.exists());
+}

@@ -108,6 +108,29 @@ pub fn allowed(root: &Path, out: &Path, folder: &str) -> Result<(), Refused> {
     Ok(())
 }
 
+/// Removes what a render that was killed between staging and renaming
+/// left behind (`.NAME.capops-PID`, plain files only). Called under the
+/// folder's lock, when no other render of it is running: every such file is
+/// stale.
+fn remove_stale_staging(out: &Path) {
+    let stale = |name: &str| {
+        name.starts_with('.')
+            && name.rsplit_once(".capops-").is_some_and(|(head, pid)| {
+                head.len() > 1 && !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit())
+            })
+    };
+    for entry in walkdir::WalkDir::new(out)
+        .follow_links(false)
+        .max_depth(8)
+        .into_iter()
+        .flatten()
+    {
+        if entry.file_type().is_file() && stale(&entry.file_name().to_string_lossy()) {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}
+
 /// Refuses a rendered path that could leave the output folder.
 fn plain(rel: &str) -> Result<&Path, Refused> {
     let p = Path::new(rel);
@@ -251,6 +274,9 @@ pub fn write(out: &Path, r: &Rendered, cluster: Option<&str>) -> Result<WriteOut
         }
         Err(_) => None,
     };
+    if _lock.is_some() {
+        remove_stale_staging(out);
+    }
     for f in &r.files {
         no_links(out, plain(&f.path)?)?;
     }

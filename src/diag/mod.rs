@@ -145,6 +145,20 @@ impl Summary {
     }
 }
 
+/// A value as a message quotes it: at most 60 characters, then how long
+/// it was (a 15-megabyte value is not echoed whole).
+pub fn clip(value: &str) -> std::borrow::Cow<'_, str> {
+    const SHOWN: usize = 60;
+    match value.char_indices().nth(SHOWN) {
+        None => std::borrow::Cow::Borrowed(value),
+        Some((at, _)) => std::borrow::Cow::Owned(format!(
+            "{}… ({} characters)",
+            &value[..at],
+            value.chars().count()
+        )),
+    }
+}
+
 /// Sorts diagnostics by file, position and code, and drops exact repeats, so
 /// that output is stable whatever order the stages (and threads) found them in.
 pub fn normalize(diags: &mut Vec<Diagnostic>) {

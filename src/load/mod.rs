@@ -304,14 +304,10 @@ fn envelope(node: &Node, file: FileId, diags: &mut Vec<Diagnostic>) -> Option<(K
             ok = false;
         }
         Some((_, v)) if v.as_str() != Some(API_VERSION) => {
-            let found = v
-                .as_str()
-                .map(str::to_string)
-                .unwrap_or_else(|| v.type_name().into());
             diags.push(
                 Diagnostic::new(
                     Code::UnknownApiVersion,
-                    format!("apiVersion `{found}` is not one capops reads"),
+                    not_known("apiVersion", v, "reads"),
                 )
                 .at(v.span(file), "unknown apiVersion")
                 .help(format!(
@@ -341,18 +337,11 @@ fn envelope(node: &Node, file: FileId, diags: &mut Vec<Diagnostic>) -> Option<(K
         Some((_, v)) => match v.as_str().and_then(Kind::parse) {
             Some(k) => (k, v.span(file)),
             None => {
-                let found = v.as_str().unwrap_or("?");
+                let found = v.as_str().unwrap_or("");
                 diags.push(
-                    Diagnostic::new(
-                        Code::UnknownKind,
-                        format!("kind `{found}` is not one capops knows"),
-                    )
-                    .at(v.span(file), "unknown kind")
-                    .help(suggest(
-                        found,
-                        Kind::ALL.map(|k| k.as_str()),
-                        "kinds",
-                    )),
+                    Diagnostic::new(Code::UnknownKind, not_known("kind", v, "knows"))
+                        .at(v.span(file), "unknown kind")
+                        .help(suggest(found, Kind::ALL.map(|k| k.as_str()), "kinds")),
                 );
                 return None;
             }
@@ -396,12 +385,32 @@ fn decode<'a>(
     let empty = Cow::Borrowed("");
     match content {
         Content::Bytes(bytes) => {
+            // UTF-16 and UTF-32 text (a byte-order mark, or every other
+            // byte NUL in the first characters) is text in another encoding.
+            if let Some(encoding) = wide_encoding(bytes) {
+                diags.push(
+                    Diagnostic::new(
+                        Code::FileNotUtf8,
+                        format!("this file is {encoding} text, not UTF-8"),
+                    )
+                    .at(Span::new(id, 0, 0), "not UTF-8")
+                    .help("save the file as UTF-8 (`iconv -f UTF-16 -t UTF-8`, or your editor's encoding setting)"),
+                );
+                return (empty, false);
+            }
             // A vectorized search: the common case costs little.
             if let Some(nul) = memchr::memchr(0, bytes) {
                 let head = String::from_utf8_lossy(&bytes[..nul.min(64 * 1024)]).into_owned();
                 let at = head.len();
                 diags.push(
-                    Diagnostic::new(Code::FileBinary, "this file holds binary data, not YAML text")
+                    Diagnostic::new(
+                        Code::FileBinary,
+                        if path.ends_with(".csv") {
+                            "this file holds binary data, not CSV text"
+                        } else {
+                            "this file holds binary data, not YAML text"
+                        },
+                    )
                         .at(Span::new(id, at, at), "first NUL byte")
                         .help("remove the file from the repository or list it under the Config's `ignore`"),
                 );
@@ -507,6 +516,50 @@ fn decode<'a>(
             );
             (empty, false)
         }
+    }
+}
+
+/// The wide encoding a file's first bytes show: a UTF-32 or UTF-16
+/// byte-order mark, or ASCII text with a NUL after (or before) each
+/// character.
+fn wide_encoding(bytes: &[u8]) -> Option<&'static str> {
+    if bytes.starts_with(&[0xFF, 0xFE, 0, 0]) || bytes.starts_with(&[0, 0, 0xFE, 0xFF]) {
+        return Some("UTF-32");
+    }
+    if bytes.starts_with(&[0xFF, 0xFE]) || bytes.starts_with(&[0xFE, 0xFF]) {
+        return Some("UTF-16");
+    }
+    let head = &bytes[..bytes.len().min(64) & !1];
+    let pairs = head.chunks_exact(2);
+    let n = pairs.len();
+    let le = head
+        .chunks_exact(2)
+        .filter(|p| p[0] != 0 && p[1] == 0)
+        .count();
+    let be = head
+        .chunks_exact(2)
+        .filter(|p| p[0] == 0 && p[1] != 0)
+        .count();
+    (n >= 4 && (le == n || be == n)).then_some("UTF-16")
+}
+
+/// Why an `apiVersion` or `kind` is not one capops reads: the string it
+/// names (cut at 60 characters), or the type it has instead of a string.
+fn not_known(field: &str, v: &yaml::Node, verb: &str) -> String {
+    match &v.value {
+        yaml::Value::Str(s) => format!(
+            "{field} `{}` is not one capops {verb}",
+            crate::diag::clip(s)
+        ),
+        yaml::Value::Null => format!("{field} is empty: it must be a string"),
+        yaml::Value::Seq(_) | yaml::Value::Map(_) => {
+            format!("{field} must be a string, found a {}", v.type_name())
+        }
+        _ => format!(
+            "{field} must be a string, found the {} `{}`",
+            v.type_name(),
+            crate::diag::clip(&v.key_text())
+        ),
     }
 }
 

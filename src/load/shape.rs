@@ -164,6 +164,20 @@ fn describe(
                     .collect::<Vec<_>>()
                     .join(" or "),
             };
+            if let super::yaml::Value::Float(f) = at.value.value
+                && !f.is_finite()
+            {
+                return vec![
+                    Diagnostic::new(
+                        Code::WrongType,
+                        format!("{path} must be a finite number, found {f}"),
+                    )
+                    .at(value_span, "not a finite number")
+                    .help(format!(
+                        "write {path} as {expected}: `.nan` and `.inf` are not amounts or counts"
+                    )),
+                ];
+            }
             let help = if expected.contains("whole number") && found.starts_with("the number") {
                 "counts are whole numbers: GPUs and MIG instances cannot be split".to_string()
             } else if found == "nothing (null)" {

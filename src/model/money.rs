@@ -145,17 +145,46 @@ impl Visitor<'_> for DecimalVisitor {
     fn visit_f64<E: de::Error>(self, v: f64) -> Result<Self::Value, E> {
         // The shortest text that reads back as `v` is the literal the user wrote
         // (for up to 15 significant digits), so no binary rounding leaks in.
-        format!("{v}")
-            .parse()
-            .map_err(|_| E::custom(format!("{v} is not a decimal number")))
-    }
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
-        v.trim().parse().map_err(|_| {
+        if !v.is_finite() {
+            return Err(E::custom(coded(
+                crate::diag::Code::InvalidValue,
+                format!("`{v}` is not a finite number"),
+            )));
+        }
+        format!("{v}").parse().map_err(|_| {
             E::custom(coded(
                 crate::diag::Code::InvalidValue,
-                format!("`{v}` is not a decimal number"),
+                too_large_or_not(&format!("{v}")),
             ))
         })
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+        let t = v.trim();
+        t.parse::<rust_decimal::Decimal>().map_err(|_| {
+            E::custom(coded(
+                crate::diag::Code::InvalidValue,
+                too_large_or_not(v.trim()),
+            ))
+        })
+    }
+}
+
+/// Why a number does not read as a decimal amount: out of its range (about
+/// 7.9 × 10^28), or not a decimal number at all.
+fn too_large_or_not(v: &str) -> String {
+    let shown = crate::diag::clip(v);
+    let digits = v.bytes().any(|b| b.is_ascii_digit())
+        && v.bytes()
+            .all(|b| b.is_ascii_digit() || b"+-.eE".contains(&b));
+    let huge = digits
+        && v.parse::<f64>()
+            .is_ok_and(|f| f.is_infinite() || f.abs() >= 7.9e28);
+    if huge {
+        format!(
+            "`{shown}` is out of range for an amount (at most 79,228,162,514,264,337,593,543,950,335, with up to 28 decimal places)"
+        )
+    } else {
+        format!("`{shown}` is not a decimal number (write it as digits, e.g. `1250.50`)")
     }
 }
 

@@ -415,6 +415,14 @@ impl Builder<'_> {
                         .at(Span::new(file, at, at), "complex key")
                         .help("capops documents use plain text keys"));
                     }
+                    if node.as_str() == Some("<<") {
+                        return Err(Diagnostic::new(
+                            Code::YamlSyntax,
+                            "merge keys (`<<`) are not supported",
+                        )
+                        .at(node.span(file), "merge key")
+                        .help("write the fields out in this mapping: each document states its values itself"));
+                    }
                     *key = Some(node);
                     Ok(())
                 }
@@ -456,11 +464,12 @@ impl Builder<'_> {
             Some(t) => match t.core_suffix() {
                 Some(s) => Some(s),
                 None => {
-                    let written = self
-                        .text
-                        .get(start as usize..end as usize)
-                        .and_then(|s| s.split_whitespace().next())
-                        .unwrap_or("!");
+                    // The tag as written (`!!binary`, `!custom`), not its value.
+                    let handle = match t.handle() {
+                        "tag:yaml.org,2002:" => "!!",
+                        h => h,
+                    };
+                    let written = format!("{handle}{}", t.suffix());
                     return Err(self.error(
                         Code::YamlSyntax,
                         start,
@@ -523,7 +532,15 @@ impl Builder<'_> {
         self.diagnostics.push(
             Diagnostic::new(
                 Code::YamlIntegerOverflow,
-                format!("the integer {value} is too large"),
+                format!(
+                    "the integer {} is too {}",
+                    crate::diag::clip(value),
+                    if value.trim_start().starts_with('-') {
+                        "small"
+                    } else {
+                        "large"
+                    }
+                ),
             )
             .at(
                 Span {
