@@ -592,3 +592,18 @@ fn what_a_killed_render_staged_is_removed_by_the_next() {
     assert!(!stale.exists() && !manifest.exists());
     assert!(other.exists());
 }
+
+#[test]
+fn an_output_path_that_is_a_file_is_refused_as_such() {
+    let (dir, repo) = fresh();
+    let file = dir.path().join("out.txt");
+    std::fs::write(&file, "mine").unwrap();
+    let out = render(&repo, Some(&file));
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("is a file, not a folder"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "mine");
+}

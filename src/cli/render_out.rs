@@ -37,6 +37,8 @@ pub enum Refused {
     Symlink(String),
     #[error("the rendered path `{0}` is not a plain relative path")]
     UnsafePath(String),
+    #[error("--out {0} is a file, not a folder: capops render writes a folder of files")]
+    NotAFolder(String),
     #[error("cannot write {0}: {1}")]
     Io(String, std::io::Error),
     #[error(
@@ -267,6 +269,9 @@ pub fn write(out: &Path, r: &Rendered, cluster: Option<&str>) -> Result<WriteOut
     // One render at a time per output folder (an advisory lock on the
     // folder, held until this returns): two at once would mix their files
     // and manifests. A folder not there yet has nothing to mix.
+    if std::fs::metadata(out).is_ok_and(|m| !m.is_dir()) {
+        return Err(Refused::NotAFolder(out.display().to_string()));
+    }
     let _lock = match std::fs::File::open(out) {
         Ok(dir) => {
             dir.lock().map_err(|e| io(out, e))?;

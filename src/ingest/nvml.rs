@@ -14,6 +14,9 @@ use nvml_wrapper::Nvml;
 use nvml_wrapper::error::NvmlError;
 use std::ffi::OsStr;
 
+/// The most MIG device slots read per GPU (hardware has at most 7).
+const MAX_MIG_SLOTS: u32 = 32;
+
 /// The library NVML is loaded from when no path is given.
 pub const DEFAULT_LIBRARY: &str = "libnvidia-ml.so.1";
 
@@ -83,7 +86,10 @@ impl GpuReader for NvmlReader {
                 let max = device
                     .mig_device_count()
                     .map_err(failed("nvmlDeviceGetMaxMigDeviceCount"))?;
-                for slot in 0..max {
+                // No GPU has more than seven MIG devices; a driver (or a
+                // library posing as one) that says billions is not asked
+                // billions of times.
+                for slot in 0..max.min(MAX_MIG_SLOTS) {
                     let dev = match device.mig_device_by_index(slot) {
                         Ok(d) => d,
                         Err(NvmlError::NotFound | NvmlError::InvalidArg) => continue,

@@ -131,6 +131,12 @@ pub fn check_url(url: &str) -> Result<(), PlanError> {
         url: redact(url),
         reason: reason.into(),
     };
+    if let Some((scheme, _)) = url.split_once("://")
+        && !scheme.eq_ignore_ascii_case("http")
+        && !scheme.eq_ignore_ascii_case("https")
+    {
+        return Err(bad("the scheme must be http or https"));
+    }
     let uri: hyper::Uri = url.parse().map_err(|_| bad("it does not parse as a URL"))?;
     match uri.scheme_str() {
         Some("http" | "https") => {}
@@ -340,6 +346,12 @@ mod tests {
         assert!(check_url("http://127.0.0.1:9090").is_ok());
         assert!(check_url("https://prom.example.com/prometheus/").is_ok());
         assert!(check_url("ftp://x").is_err());
+        // Said as what it is: a URL of another scheme, not an unparsable one.
+        let e = check_url("file:///etc/passwd").unwrap_err();
+        assert!(
+            e.to_string().contains("the scheme must be http or https"),
+            "{e}"
+        );
         assert!(check_url("https://user:secret@x").is_err());
         assert!(check_url("http://x/?a=b").is_err());
         assert_eq!(redact("https://user:secret@x:9/p"), "https://x:9/p");
