@@ -138,6 +138,26 @@ fn read(text: &str, file: FileId, usage: &mut UsageRows, diags: &mut Vec<Diagnos
             + text
                 .get(from..)
                 .map_or(0, |t| t.len() - t.trim_start_matches(['\r', '\n']).len());
+        // Usage cells are plain values: a line break inside one is a quote
+        // that was opened and not closed, which swallowed the lines after it.
+        if record.iter().any(|c| c.contains('\n')) {
+            let lines = record
+                .iter()
+                .map(|c| c.matches('\n').count())
+                .sum::<usize>();
+            rows.diags.push(
+                Diagnostic::new(
+                    Code::UsageBadRow,
+                    format!(
+                        "a quote in this row is not closed: the {lines} line{} after it were read as one cell",
+                        if lines == 1 { "" } else { "s" }
+                    ),
+                )
+                .at(Span::new(file, row_start, row_start), "this row")
+                .help("close the quote, or remove it: usage cells are plain values"),
+            );
+            continue;
+        }
         if record.len() != USAGE_COLUMNS.len() {
             rows.wrong_count(record.len(), row_start);
             continue;

@@ -272,3 +272,23 @@ fn every_row_lands_on_the_series_of_its_own_key_in_any_order() {
         assert_eq!(&expected[row], team);
     }
 }
+
+#[test]
+fn an_unclosed_quote_is_said_so_not_counted_as_a_short_row() {
+    let text = "timestamp,cluster,pool,team,allocated_gpus,used_gpus\n\
+                2026-11-01T00:00:00Z,\"c,p,t,1,1\n\
+                2026-11-01T01:00:00Z,c,p,t,1,1\n\
+                2026-11-01T02:00:00Z,c,p,t,1,1\n";
+    let mut usage = UsageRows::default();
+    let mut diags = Vec::new();
+    read_csv(text, crate::diag::FileId(0), &mut usage, &mut diags);
+    assert_eq!(diags.len(), 1, "{diags:#?}");
+    assert!(
+        diags[0].message.contains(
+            "a quote in this row is not closed: the 3 lines after it were read as one cell"
+        ),
+        "{}",
+        diags[0].message
+    );
+    assert_eq!(diags[0].primary.as_ref().unwrap().span.start, 53);
+}
