@@ -371,3 +371,25 @@ fn a_reader_that_went_away_does_not_turn_a_failure_into_success() {
     // A report, whose result is what it prints, stops quietly.
     assert_eq!(code(&["report", &acme, "--at", "2026-11-22"]), Some(0));
 }
+
+#[test]
+fn a_repository_reached_through_a_link_is_read_as_itself() {
+    let dir = tempfile::tempdir().unwrap();
+    let link = dir.path().join("current");
+    std::os::unix::fs::symlink(root().join("examples/acme"), &link).unwrap();
+    let direct = run(&["validate", &example()], &[]);
+    let linked = run(&["validate", &link.display().to_string()], &[]);
+    assert_eq!(linked.code, 0, "{}", linked.stderr);
+    assert!(
+        !linked.stderr.contains("symbolic link"),
+        "{}",
+        linked.stderr
+    );
+    let count = |s: &str| s.split(" is valid ").nth(1).map(str::to_string);
+    assert_eq!(
+        count(&linked.stdout),
+        count(&direct.stdout),
+        "{}",
+        linked.stdout
+    );
+}

@@ -218,7 +218,9 @@ pub fn collect(root: &Path) -> Result<Vec<Input>, RootError> {
             }
             continue;
         }
-        if entry.path_is_symlink() {
+        // The root itself may be reached through a link (`capops validate
+        // ./current`, a link to the checkout): it is the repository.
+        if entry.depth() > 0 && entry.path_is_symlink() {
             // A link to a folder cannot be classified by its name; report every
             // link a reader could mean (YAML, usage, or a folder's link).
             let to_dir = std::fs::metadata(entry.path()).is_ok_and(|m| m.is_dir());
