@@ -310,10 +310,15 @@ pub fn team_quota_by(repo: &Repo, team: &Document<TeamSpec>) -> BTreeMap<(String
             })
             .unwrap_or_default();
         for (resource, n) in &presence.quota {
+            // A namespace's quota holds in every pool of the cluster: a unit
+            // is worth what it is worth in the pool where it is worth most
+            // (a time-sliced pool listed first does not make whole GPUs
+            // elsewhere cheap).
             let eq = provided
                 .iter()
-                .find(|p: &&crate::gpu::resources::Provided| p.resource == resource.value)
+                .filter(|p: &&crate::gpu::resources::Provided| p.resource == resource.value)
                 .map(|p| p.gpu_equivalent)
+                .fold(None, |m: Option<f64>, e| Some(m.map_or(e, |m| m.max(e))))
                 .unwrap_or(1.0);
             *out.entry((cluster.value.clone(), resource.value.clone()))
                 .or_insert(0.0) += n.value.0 as f64 * eq;
