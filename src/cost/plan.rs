@@ -166,8 +166,13 @@ pub fn recommendations(a: &Analysis<'_>) -> Vec<Recommendation> {
                 gpus(r.allocated),
                 r.rightsized
             ));
-            e.changes
-                .extend(request_changes(a, &r.team, cluster, pool, r.gpus));
+            e.changes.extend(request_changes(
+                a,
+                &r.team,
+                (cluster, pool),
+                r.gpus,
+                r.rightsized,
+            ));
             e.risks.push(if r.used_p95 > r.rightsized as f64 + 1e-9 {
                 format!(
                     "in {cluster}/{pool} its busiest hours (P95) used {} GPUs, above {}: that work would queue",
@@ -241,16 +246,18 @@ pub fn recommendations(a: &Analysis<'_>) -> Vec<Recommendation> {
 }
 
 /// The request changes that release `gpus` (GPU-equivalents) of a team's
-/// GPUs in a pool: its requests in force at `--at`, largest first, in the
-/// units each asks for (a time-sliced replica is 1 / replicas of a GPU, a
-/// MIG instance its share), whole units only. A request that would keep
-/// nothing is ended, not cut to zero.
+/// GPUs in a pool, and leave its requests there asking for no more than
+/// `rightsized` (a team that holds less than it asks for releases nothing
+/// until its requests come down to what it needs): its requests in force
+/// at `--at`, largest first, in the units each asks for (a time-sliced
+/// replica is 1 / replicas of a GPU, a MIG instance its share), whole units
+/// only. A request that would keep nothing is ended, not cut to zero.
 fn request_changes(
     a: &Analysis<'_>,
     team: &str,
-    cluster: &str,
-    pool: &str,
+    (cluster, pool): (&str, &str),
     gpus: f64,
+    rightsized: u32,
 ) -> Vec<String> {
     const EPS: f64 = 1e-9;
     let at = a.at.hour_index();
@@ -275,7 +282,8 @@ fn request_changes(
         })
         .collect();
     reqs.sort_by(|x, y| y.2.total_cmp(&x.2).then(x.0.name().cmp(y.0.name())));
-    let mut left = gpus.max(0.0);
+    let requested: f64 = reqs.iter().map(|x| x.2).sum();
+    let mut left = gpus.max(requested - f64::from(rightsized)).max(0.0);
     let mut out = Vec::new();
     for (r, mut units, total) in reqs {
         if left < EPS || total <= 0.0 {

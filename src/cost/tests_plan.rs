@@ -178,3 +178,21 @@ fn a_preemptible_teams_released_gpus_come_off_the_spot_part() {
     // rightsizing saves 3,212.
     assert_eq!(rightsize.monthly_savings, Some(Decimal::from(3_212)));
 }
+
+#[test]
+fn a_team_holding_less_than_it_asks_for_is_cut_to_what_it_needs() {
+    // `ra` asks for 20 L4s; the team holds 10 of them and uses 2: at 70%
+    // it needs 3. Cutting the request by the 7 it releases (20 -> 13)
+    // would leave room for the 10 it holds: nothing released. Cut to 3.
+    let changes = rightsize_changes(
+        "{name: p, gpuModel: l4, instanceType: i1, gpusPerNode: 1, nodes: 32}",
+        "single",
+        request("ra", "nvidia.com/gpu", 20),
+        10.0,
+        2.0,
+    );
+    assert_eq!(
+        changes,
+        vec!["CapacityRequest `ra`: nvidia.com/gpu 20 → 3".to_string()]
+    );
+}

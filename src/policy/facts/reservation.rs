@@ -118,6 +118,9 @@ pub struct ReservationFacts {
     pub total_cost: f64,
     /// `reservation.total_cost` over the reserved GPU-hours.
     pub gpu_hour_price: f64,
+    /// Whether the reservation can serve the pool it covers: the pool is there and its provider,
+    /// region, instance type and zone (when both name one) are the reservation's. Priced or not.
+    pub serves_pool: bool,
     /// Whether the covered pool has a demand outlook: usage history, or else approved requests (the facts below are 0 without).
     pub has_forecast: bool,
     /// What the demand rests on: `history` (usage history, forecast, plus what approved requests change), `requests` (no usage history: the approved requests alone) or `none`.
@@ -209,6 +212,9 @@ pub fn reservation(
             .map(|c| float(c.total.round_dp(2)))
             .unwrap_or(0.0),
         gpu_hour_price: round(cost.as_ref().map(|c| float(c.per_gpu_hour)).unwrap_or(0.0)),
+        serves_pool: cluster
+            .zip(pool)
+            .is_some_and(|(c, p)| s.mismatches(&c.spec, p).is_empty()),
         has_forecast: outlook.is_some(),
         forecast_basis: outlook
             .map(|r| r.basis.as_str())
