@@ -252,7 +252,8 @@ pub fn analyze(
     // A reservation of another provider, region, instance type or zone than
     // the pool's nodes cannot serve its demand: all of it is stranded.
     let serves = covered.is_some_and(|(c, p)| s.mismatches(c, p).is_empty());
-    // Other reservations on the same pool share the demand.
+    // Other reservations on the same pool share the demand: those that can
+    // serve it (one of other instances serves none, so takes none).
     let others: Vec<(i64, i64, f64)> = repo
         .reservations
         .values()
@@ -260,6 +261,7 @@ pub fn analyze(
             r.name() != name
                 && r.spec.covers.cluster.value == s.covers.cluster.value
                 && r.spec.covers.pool.value == s.covers.pool.value
+                && covered.is_some_and(|(c, p)| r.spec.mismatches(c, p).is_empty())
         })
         .map(|r| {
             let (a, b) = term_hours(&r.spec.term);
@@ -395,8 +397,12 @@ pub fn analyze(
         out.stranded_share
     };
     // Idle: the allocated part, times the share of it that is not busy.
-    let idle = out.utilization_p50 * (1.0 - ctx.busy.unwrap_or(1.0)).clamp(0.0, 1.0);
-    out.idle_p50 = (cost.total * prices::decimal(idle)).round_dp(2);
+    // Priced from the allocated amount (the cost less the stranded spend, in
+    // cents), so that used, idle and stranded add up to the cost exactly.
+    let not_busy = (1.0 - ctx.busy.unwrap_or(1.0)).clamp(0.0, 1.0);
+    let idle = out.utilization_p50 * not_busy;
+    let allocated = (cost.total.round_dp(2) - out.stranded_p50).max(Decimal::ZERO);
+    out.idle_p50 = (allocated * prices::decimal(not_busy)).round_dp(2);
     out.idle_share = if cost.total.is_zero() {
         idle
     } else {

@@ -484,3 +484,35 @@ fn hours_before_the_history_count_at_the_measured_utilization() {
         r.utilization_p50
     );
 }
+
+#[test]
+fn a_reservation_that_cannot_serve_the_pool_takes_none_of_its_demand() {
+    // 48 A100s, demand flat at 40. `fit` reserves 4 p4d.24xlarge (32 GPUs)
+    // of the pool's own instances; `other` 2 p5.48xlarge, which are not the
+    // pool's nodes. `fit` serves 32 of the 40 every hour, as if `other`
+    // were not there: fully used.
+    let now = at("2026-11-22T00:00:00Z");
+    let pool = "    - {name: a100, gpuModel: a100-40gb, instanceType: p4d.24xlarge, gpusPerNode: 8, nodes: 6,\n       purchase: {reserved: 6}}\n";
+    let reservation = |name: &str, instance: &str, count: u32| {
+        format!(
+            "apiVersion: capops.dev/v1alpha1\nkind: Reservation\nmetadata: {{name: {name}}}\nspec:\n  provider: aws\n  type: aws-capacity-reservation\n  region: us-east-2\n  zone: us-east-2a\n  instanceType: {instance}\n  count: {count}\n  term: {{start: \"2026-11-22T00:00:00Z\", end: \"2026-12-22T00:00:00Z\"}}\n  hourlyPrice: 14\n  covers: {{cluster: c, pool: a100}}\n"
+        )
+    };
+    let repo = repo_of(&[
+        ("capops.yaml", CONFIG.into()),
+        ("prices.yaml", prices()),
+        ("cluster.yaml", cluster(pool)),
+        ("team.yaml", team("research", None)),
+        ("fit.yaml", reservation("fit", "p4d.24xlarge", 4)),
+        ("other.yaml", reservation("other", "p5.48xlarge", 2)),
+        (
+            "usage/c.csv",
+            usage(now, 60, "a100", "research", |_| 40.0, |_| 40.0),
+        ),
+    ]);
+    let a = Analysis::new(&repo, now);
+    let fit = a.reservation("fit").expect("an analysis");
+    assert!(fit.utilization_p50 > 0.99, "{}", fit.utilization_p50);
+    let other = a.reservation("other").expect("an analysis");
+    assert!(other.utilization_p50 < 1e-9, "{}", other.utilization_p50);
+}
