@@ -28,6 +28,11 @@
 //!    1-year tier goes up to its break-even level.
 //! 5. Steady demand above the commitments runs **on demand**.
 //!
+//! A commitment is paid for its whole term, not only the window: each tier
+//! is capped at the level its break-even rule gives over the term's hours
+//! the outlook knows (the forecast plus the approved requests' timeline, so
+//! a request that ends within the term takes its GPUs away).
+//!
 //! Commitments are whole instances, and so is what each hour buys on spot, on
 //! capacity blocks and on demand. Costs are per average month (730 hours).
 
@@ -263,6 +268,44 @@ fn split(i: &Inputs<'_>, use_spot: bool) -> Option<Mix> {
         let q = quantile(&sorted50, 1.0 - share).max(0.0);
         (q / gpn - 1e-9).ceil().max(0.0) as u32
     };
+    // A commitment is paid for its whole term: instance k is worth it only
+    // if, over the term's hours the outlook knows (the forecast plus the
+    // approved requests, which take their GPUs away when they end), the
+    // steady demand is above k - 1 instances for at least the price's share
+    // of them. The window alone would commit a year to a request that ends
+    // in four months.
+    let term_cap = |term_hours: i64, p: Decimal| -> u32 {
+        let mut term: Vec<f64> = (i.from..i.from + term_hours)
+            .filter_map(|h| {
+                let q = i.demand.at(h)?;
+                let d50 = (q.p50 - i.release.gpus).max(0.0);
+                let p = match (spot, i.preemptible.and_then(|o| o.at(h))) {
+                    (Some(_), Some(x)) => (x.p50 - i.release.preemptible).max(0.0).min(d50),
+                    _ => 0.0,
+                };
+                let left = (d50 - p - i.locked.at(h).max(0.0)).max(0.0);
+                let burst = if block.is_some() {
+                    i.bursts
+                        .at(h)
+                        .max(0.0)
+                        .min(left)
+                        .min(f64::from(crate::validate::cloud::BLOCKS_MAX_INSTANCES) * gpn)
+                } else {
+                    0.0
+                };
+                Some(left - burst)
+            })
+            .collect();
+        // Known no further than the window: the window decides.
+        if term.len() <= n {
+            return u32::MAX;
+        }
+        term.sort_by(f64::total_cmp);
+        let share = prices::float(p / od).clamp(0.0, 1.0);
+        let q = quantile(&term, 1.0 - share).max(0.0);
+        (q / gpn - 1e-9).ceil().max(0.0) as u32
+    };
+    const ONE_YEAR: i64 = 365 * 24;
     let tier = |kind, nodes: u32, p| {
         (nodes > 0).then(|| Tier {
             kind,
@@ -273,15 +316,22 @@ fn split(i: &Inputs<'_>, use_spot: bool) -> Option<Mix> {
     };
     let (baseline, flexible) = match (three, one) {
         (Some(p3), one) => {
-            let b = whole(quantile(&sorted10, 0.05));
-            let flex = one.map(|p1| (break_even(p1).saturating_sub(b), p1));
+            let b = whole(quantile(&sorted10, 0.05)).min(term_cap(3 * ONE_YEAR, p3));
+            let flex = one.map(|p1| {
+                (
+                    break_even(p1).min(term_cap(ONE_YEAR, p1)).saturating_sub(b),
+                    p1,
+                )
+            });
             (
                 tier("3-year reserved", b, p3),
                 flex.and_then(|(m, p1)| tier("1-year reserved", m, p1)),
             )
         }
         (None, Some(p1)) => {
-            let b = whole(quantile(&sorted10, 0.05)).max(break_even(p1));
+            let b = whole(quantile(&sorted10, 0.05))
+                .max(break_even(p1))
+                .min(term_cap(ONE_YEAR, p1));
             (tier("1-year reserved", b, p1), None)
         }
         (None, None) => (None, None),
