@@ -429,13 +429,13 @@ fn escape_sequences_in_documents_and_names_never_reach_the_terminal() {
             assert!(!text.contains('\u{7}'), "{colour}: {text}");
         }
         assert!(
-            out.stderr.contains("\\u{1b}]0;pwned\\u{7}"),
+            out.stderr.contains("\\u001b]0;pwned\\u0007"),
             "{}",
             out.stderr
         );
         // The name stays on its line.
         assert!(
-            out.stderr.contains("dev\\u{1b}[31mex\\nx.yaml"),
+            out.stderr.contains("dev\\u001b[31mex\\nx.yaml"),
             "{}",
             out.stderr
         );

@@ -529,19 +529,24 @@ fn report_and_forecast_never_overwrite_what_the_repository_holds() {
     let victim = dir.path().join("victim.txt");
     std::fs::write(&victim, "kept").unwrap();
     std::os::unix::fs::symlink(&victim, repo.join("report.md")).unwrap();
+    // A folder link inside the repository, aimed outside it.
+    let outside = dir.path().join("outside");
+    std::fs::create_dir(&outside).unwrap();
+    std::os::unix::fs::symlink(&outside, repo.join("reports")).unwrap();
+    std::fs::create_dir_all(repo.join("templates/kubernetes")).unwrap();
     let r = repo.to_str().unwrap();
     for (args, why) in [
         (
             vec!["report", r, "--at", AT, "--out"],
-            ("capops.yaml", "a file capops reads"),
+            ("capops.yaml", "where capops reads"),
         ),
         (
             vec!["report", r, "--at", AT, "--out"],
-            ("teams/devex.yaml", "a file capops reads"),
+            ("teams/devex.yaml", "where capops reads"),
         ),
         (
             vec!["forecast", r, "--at", AT, "--svg"],
-            ("capops.yaml", "a file capops reads"),
+            ("capops.yaml", "where capops reads"),
         ),
         (
             vec!["report", r, "--at", AT, "--out"],
@@ -549,7 +554,18 @@ fn report_and_forecast_never_overwrite_what_the_repository_holds() {
         ),
         (
             vec!["forecast", r, "--at", AT, "--svg"],
-            ("usage/new.csv", "a file capops reads"),
+            ("usage/new.csv", "where capops reads"),
+        ),
+        (
+            vec!["report", r, "--at", AT, "--out"],
+            ("reports/x.md", "symbolic link inside the repository"),
+        ),
+        (
+            vec!["report", r, "--at", AT, "--out"],
+            (
+                "templates/kubernetes/priorityclass.yaml.j2",
+                "where capops reads",
+            ),
         ),
     ] {
         let target = repo.join(why.0);
@@ -563,6 +579,12 @@ fn report_and_forecast_never_overwrite_what_the_repository_holds() {
     assert_eq!(std::fs::read(repo.join("teams/devex.yaml")).unwrap(), team);
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "kept");
     assert!(!repo.join("usage/new.csv").exists());
+    assert!(std::fs::read_dir(&outside).unwrap().next().is_none());
+    assert!(
+        !repo
+            .join("templates/kubernetes/priorityclass.yaml.j2")
+            .exists()
+    );
     // A plain new file beside the documents is fine.
     let fine = repo.join("report.html");
     let out = run(

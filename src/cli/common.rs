@@ -63,9 +63,17 @@ pub fn invalid(io: &mut Io<'_>, message: &str, help: Option<&str>) -> Stop {
 
 /// Writes `error: MESSAGE` (and a `help:` line) and stops with `exit`.
 pub fn stop(io: &mut Io<'_>, exit: Exit, message: &str, help: Option<&str>) -> Stop {
+    // Messages carry outside text (paths, branch names, logins): never a
+    // control sequence, whatever the colour.
+    use crate::output::escape::terminal;
     let written = match help {
-        Some(h) => writeln!(io.stderr, "error: {message}\n  help: {h}"),
-        None => writeln!(io.stderr, "error: {message}"),
+        Some(h) => writeln!(
+            io.stderr,
+            "error: {}\n  help: {}",
+            terminal(message),
+            terminal(h)
+        ),
+        None => writeln!(io.stderr, "error: {}", terminal(message)),
     };
     match written {
         Ok(()) => Stop::Exit(exit),
@@ -368,38 +376,42 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 }
 
 /// Why an output file beside a repository is refused: a link inside the
-/// repository (a pull request could aim it at any file the job can write),
-/// or a file capops reads there (a document, a usage file, git's own).
+/// repository on the way to it (a pull request could aim it at any file or
+/// folder the job can write), or a path where capops reads: a document, a
+/// usage file, a template, a policy test case, rendered output, git's own.
 pub fn refuse_output(repo: &Path, out: &Path) -> Option<String> {
     let root = std::fs::canonicalize(repo).ok()?;
-    let absolute = |p: &Path| -> Option<std::path::PathBuf> {
-        if let Ok(c) = std::fs::canonicalize(p) {
-            return Some(c);
-        }
-        let parent = p.parent().filter(|d| !d.as_os_str().is_empty());
-        let dir = std::fs::canonicalize(parent.unwrap_or(Path::new("."))).ok()?;
-        Some(dir.join(p.file_name()?))
+    let folder = |p: &Path| -> std::path::PathBuf {
+        p.parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .unwrap_or(Path::new("."))
+            .to_path_buf()
     };
-    if std::fs::symlink_metadata(out).is_ok_and(|m| m.file_type().is_symlink()) {
-        let parent = out.parent().filter(|d| !d.as_os_str().is_empty());
-        let link_dir = std::fs::canonicalize(parent.unwrap_or(Path::new("."))).ok()?;
-        if link_dir.starts_with(&root) {
+    for step in out.ancestors().filter(|a| !a.as_os_str().is_empty()) {
+        let link = std::fs::symlink_metadata(step).is_ok_and(|m| m.file_type().is_symlink());
+        if link && std::fs::canonicalize(folder(step)).is_ok_and(|d| d.starts_with(&root)) {
             return Some(format!(
                 "{} is a symbolic link inside the repository; capops does not write through links there (a change could aim one at any file)",
-                out.display()
+                step.display()
             ));
         }
     }
-    let target = absolute(out)?;
+    let target = match std::fs::canonicalize(out) {
+        Ok(c) => c,
+        Err(_) => std::fs::canonicalize(folder(out))
+            .ok()?
+            .join(out.file_name()?),
+    };
     let rel = target.strip_prefix(&root).ok()?;
     let rel = rel.to_string_lossy().replace('\\', "/");
+    let first = rel.split('/').next().unwrap_or("");
     let read = rel == crate::load::files::CONFIG_FILE
         || crate::load::files::classify(&rel).is_some()
-        || rel == ".git"
-        || rel.starts_with(".git/");
+        || first == ".git"
+        || crate::load::files::SKIPPED_DIRS.contains(&first);
     read.then(|| {
         format!(
-            "{} is the repository's `{rel}`, a file capops reads; write the output elsewhere",
+            "{} is `{rel}` in the repository, where capops reads documents, usage, templates, test cases or rendered output; write the output elsewhere",
             out.display()
         )
     })

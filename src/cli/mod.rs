@@ -257,13 +257,23 @@ impl<W: Write> Write for ReaderGone<W> {
     }
 }
 
-/// Whether the command line asks for colour whatever the output is.
-fn forced_colour(args: &[OsString]) -> bool {
-    args.iter()
-        .zip(args.iter().skip(1).map(Some).chain([None]))
-        .any(|(a, next)| {
-            a == "--color=always" || (a == "--color" && next.is_some_and(|n| n == "always"))
-        })
+/// Whether diagnostics on stderr will be drawn in colour, as
+/// [`Io::color`] decides it from `--color` once the command line is read:
+/// `always`, or `auto` (the default) on a terminal without `NO_COLOR`.
+fn colour_on(args: &[OsString], is_term: bool, no_color: bool) -> bool {
+    let mut choice: Option<&std::ffi::OsStr> = None;
+    for (k, a) in args.iter().enumerate() {
+        if let Some(v) = a.to_str().and_then(|a| a.strip_prefix("--color=")) {
+            choice = Some(std::ffi::OsStr::new(v));
+        } else if a == "--color" {
+            choice = args.get(k + 1).map(OsString::as_os_str);
+        }
+    }
+    match choice.and_then(|c| c.to_str()) {
+        Some("always") => true,
+        Some("never") => false,
+        _ => is_term && !no_color,
+    }
 }
 
 /// Runs the command line with the process's stdout, stderr, environment and clock.
@@ -275,7 +285,7 @@ pub fn main(args: Vec<OsString>) -> i32 {
     // No escape sequences from documents reach a terminal or a CI log:
     // stdout never carries capops' own, stderr only when colour is on
     // (diagnostics escape theirs then, `output::human`).
-    let coloured = is_term || forced_colour(&args);
+    let coloured = colour_on(&args, is_term, std::env::var_os("NO_COLOR").is_some());
     let mut out = ReaderGone::new(crate::output::escape::Terminal::new(stdout.lock()));
     let mut plain_err;
     let mut raw_err;

@@ -241,8 +241,11 @@ impl SourceFile {
         self.line_starts.get_or_init(|| {
             let mut starts = vec![0u32];
             let text = self.whole().map_or("", |t| t);
-            for (i, b) in text.bytes().enumerate() {
-                if b == b'\n' {
+            let bytes = text.as_bytes();
+            // YAML's line breaks: LF, CRLF, and a CR alone (old Mac files),
+            // as the parser and the drawn snippets count them.
+            for (i, &b) in bytes.iter().enumerate() {
+                if b == b'\n' || (b == b'\r' && bytes.get(i + 1) != Some(&b'\n')) {
                     starts.push(u32::try_from(i + 1).unwrap_or(u32::MAX));
                 }
             }
@@ -471,6 +474,17 @@ mod tests {
         assert_eq!(f.line_col(5), LineCol { line: 2, column: 2 });
         assert_eq!(f.offset_of(2, 2), 5);
         assert_eq!(f.line_col(1000), LineCol { line: 3, column: 1 });
+    }
+
+    #[test]
+    fn a_carriage_return_alone_ends_a_line_as_yaml_says() {
+        let mut map = SourceMap::new();
+        let id = map.add("a.yaml", "a: 1\rb: 2\r\nc: x\n");
+        let f = map.get(id);
+        assert_eq!(f.line_col(5), LineCol { line: 2, column: 1 });
+        // CRLF is one break, not two.
+        assert_eq!(f.line_col(11), LineCol { line: 3, column: 1 });
+        assert_eq!(f.offset_of(3, 4), 14);
     }
 
     /// A file kept as some of its rows answers for those rows what the

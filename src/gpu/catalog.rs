@@ -189,7 +189,12 @@ pub static MODELS: &[GpuModel] = &[
     GpuModel {
         id: "h100-80gb-pcie",
         display: "NVIDIA H100 80GB PCIe",
-        names: &["h100-pcie", "h100-pcie-80gb", "nvidia-h100-pcie"],
+        names: &[
+            "h100-pcie",
+            "h100-pcie-80gb",
+            "nvidia-h100-pcie",
+            "h800-pcie",
+        ],
         memory_gb: 80,
         architecture: "Hopper",
         mig: Some(MigModel {

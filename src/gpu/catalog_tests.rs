@@ -78,6 +78,7 @@ fn names_of_the_same_silicon_share_a_model() {
         ("A800-40GB", "a100-40gb"),
         ("H800", "h100-80gb-sxm"),
         ("H800 NVL", "h100-94gb-nvl"),
+        ("H800 PCIe", "h100-80gb-pcie"),
         ("V100-SXM2-32GB", "v100-32gb"),
         ("V100-PCIE-16GB", "v100-16gb"),
         ("A10", "a10-24gb"),

@@ -97,21 +97,43 @@ pub fn url_path(path: &str) -> String {
 
 /// Whether a character would be acted on by a terminal rather than shown:
 /// C0 controls other than newline and tab, DEL, and the C1 controls (a
-/// UTF-8 terminal reads U+009B as the start of a control sequence).
-fn acted_on(c: char) -> bool {
-    c.is_control() && c != '\n' && c != '\t'
+/// UTF-8 terminal reads U+009B as the start of a control sequence). A
+/// carriage return is one only when no newline follows it (CRLF ends a
+/// line; a CR alone returns to its start and lets what follows overwrite
+/// what was shown).
+fn acted_on(c: char, next: Option<char>) -> bool {
+    c.is_control() && c != '\n' && c != '\t' && !(c == '\r' && next == Some('\n'))
+}
+
+/// The escape of a control character: `\u001b`, which reads the same in
+/// a log and, inside a JSON string, is the JSON escape of the same
+/// character (so JSON on stdout stays valid and means what it meant).
+fn push_escaped(out: &mut String, c: char) {
+    out.push_str(&format!("\\u{:04x}", c as u32));
+}
+
+/// Whether text holds a character a terminal would act on.
+pub fn acts_on_terminal(s: &str) -> bool {
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        if acted_on(c, chars.peek().copied()) {
+            return true;
+        }
+    }
+    false
 }
 
 /// Text for a terminal: every control character a terminal would act on
-/// written as `\u{..}`; newlines and tabs kept.
+/// written as `\u001b`; newlines, tabs and CRLF kept.
 pub fn terminal(s: &str) -> std::borrow::Cow<'_, str> {
-    if !s.chars().any(acted_on) {
+    if !acts_on_terminal(s) {
         return std::borrow::Cow::Borrowed(s);
     }
     let mut out = String::with_capacity(s.len() + 8);
-    for c in s.chars() {
-        if acted_on(c) {
-            out.push_str(&format!("\\u{{{:x}}}", c as u32));
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        if acted_on(c, chars.peek().copied()) {
+            push_escaped(&mut out, c);
         } else {
             out.push(c);
         }
@@ -125,21 +147,25 @@ pub fn terminal_line(s: &str) -> std::borrow::Cow<'_, str> {
     if !s.chars().any(char::is_control) {
         return std::borrow::Cow::Borrowed(s);
     }
-    s.chars()
-        .map(|c| match c {
-            '\n' => "\\n".to_string(),
-            '\t' => "\\t".to_string(),
-            c if c.is_control() => format!("\\u{{{:x}}}", c as u32),
-            c => c.to_string(),
-        })
-        .collect::<String>()
-        .into()
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            c if c.is_control() => push_escaped(&mut out, c),
+            c => out.push(c),
+        }
+    }
+    out.into()
 }
 
 /// A writer that shows what it is given as [`terminal`] does: for an
-/// output that carries no escape sequences of its own (capops' stdout).
-/// A UTF-8 sequence split between two writes is held until it is whole.
-pub struct Terminal<W> {
+/// output that carries no escape sequences of its own (capops' stdout,
+/// and stderr without colour). JSON stays valid: serde_json escapes the
+/// C0 controls itself, and DEL and the C1 controls it writes raw become
+/// `\u007f`, the JSON escape of the same character. A UTF-8 sequence (or a
+/// CR) split from what follows it is held until the next write or flush.
+pub struct Terminal<W: std::io::Write> {
     inner: W,
     pending: Vec<u8>,
 }
@@ -157,46 +183,51 @@ impl<W: std::io::Write> std::io::Write for Terminal<W> {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
         // Fast path: nothing a terminal acts on (bytes below 0x20 other than
         // newline and tab, DEL, and 0xC2 that may start a C1 control).
-        if self.pending.is_empty()
-            && !buf
-                .iter()
-                .any(|&b| (b < 0x20 && b != b'\n' && b != b'\t') || b == 0x7f || b == 0xc2)
-        {
+        let plain =
+            |b: &u8| !((*b < 0x20 && *b != b'\n' && *b != b'\t') || *b == 0x7f || *b == 0xc2);
+        if self.pending.is_empty() && buf.iter().all(plain) {
             return self.inner.write(buf);
         }
-        self.pending.extend_from_slice(buf);
-        // Whole characters only; the tail of a split sequence waits.
-        let whole = match std::str::from_utf8(&self.pending) {
-            Ok(_) => self.pending.len(),
+        let mut all = std::mem::take(&mut self.pending);
+        all.extend_from_slice(buf);
+        // Whole characters only; the tail of a split sequence, or a CR at
+        // the end (a newline may follow), waits.
+        let mut whole = match std::str::from_utf8(&all) {
+            Ok(_) => all.len(),
             Err(e) if e.error_len().is_none() => e.valid_up_to(),
             // Not UTF-8: written as it is, less the C0 controls.
             Err(_) => {
-                let bytes: Vec<u8> = std::mem::take(&mut self.pending)
+                let bytes: Vec<u8> = all
                     .into_iter()
-                    .map(|b| {
-                        if (b < 0x20 && b != b'\n' && b != b'\t') || b == 0x7f {
-                            b'?'
-                        } else {
-                            b
-                        }
-                    })
+                    .map(|b| if plain(&b) || b >= 0x80 { b } else { b'?' })
                     .collect();
                 self.inner.write_all(&bytes)?;
                 return Ok(buf.len());
             }
         };
-        let text = String::from_utf8_lossy(&self.pending[..whole]).into_owned();
-        self.inner.write_all(terminal(&text).as_bytes())?;
-        self.pending.drain(..whole);
+        if whole > 0 && all[whole - 1] == b'\r' {
+            whole -= 1;
+        }
+        let text = String::from_utf8_lossy(&all[..whole]).into_owned();
+        let shown = terminal(&text);
+        self.pending = all[whole..].to_vec();
+        self.inner.write_all(shown.as_bytes())?;
         Ok(buf.len())
     }
 
     fn flush(&mut self) -> std::io::Result<()> {
         if !self.pending.is_empty() {
             let rest = std::mem::take(&mut self.pending);
-            self.inner.write_all(&rest)?;
+            let text = String::from_utf8_lossy(&rest).into_owned();
+            self.inner.write_all(terminal(&text).as_bytes())?;
         }
         self.inner.flush()
+    }
+}
+
+impl<W: std::io::Write> Drop for Terminal<W> {
+    fn drop(&mut self) {
+        let _ = std::io::Write::flush(self);
     }
 }
 
@@ -206,24 +237,38 @@ mod tests {
 
     #[test]
     fn terminal_text_acts_on_nothing() {
-        assert_eq!(terminal("plain\ttext\n"), "plain\ttext\n");
+        assert_eq!(terminal("plain\ttext\r\n"), "plain\ttext\r\n");
         assert_eq!(
-            terminal("a\u{1b}]0;pwned\u{7}\u{1b}[2Jb\u{9b}31m"),
-            "a\\u{1b}]0;pwned\\u{7}\\u{1b}[2Jb\\u{9b}31m"
+            terminal("a\u{1b}]0;pwned\u{7}\u{1b}[2Jb\u{9b}31m\rz"),
+            "a\\u001b]0;pwned\\u0007\\u001b[2Jb\\u009b31m\\u000dz"
         );
         assert_eq!(
             terminal_line("dev\u{1b}[31mex\nx.yaml"),
-            "dev\\u{1b}[31mex\\nx.yaml"
+            "dev\\u001b[31mex\\nx.yaml"
         );
-        // Written in pieces, a split sequence included, it reads the same.
+        // Written in pieces, a split sequence and CRLF included, it reads the same.
         use std::io::Write as _;
-        let mut w = Terminal::new(Vec::new());
-        let text = "é\u{1b}[2J\u{9b}x\n";
-        for b in text.as_bytes() {
-            w.write_all(std::slice::from_ref(b)).unwrap();
+        let mut out = Vec::new();
+        {
+            let mut w = Terminal::new(&mut out);
+            let text = "é\u{1b}[2J\u{9b}x\r\n\u{7f}";
+            for b in text.as_bytes() {
+                w.write_all(std::slice::from_ref(b)).unwrap();
+            }
         }
-        w.flush().unwrap();
-        assert_eq!(String::from_utf8(w.inner).unwrap(), "é\\u{1b}[2J\\u{9b}x\n");
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "é\\u001b[2J\\u009bx\r\n\\u007f"
+        );
+        // JSON that holds DEL and a C1 control raw stays JSON, with the same text.
+        let value = serde_json::json!({"file": "dev\u{7f}ex\u{85}.yaml"});
+        let mut out = Vec::new();
+        {
+            let mut w = Terminal::new(&mut out);
+            serde_json::to_writer(&mut w, &value).unwrap();
+        }
+        let back: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        assert_eq!(back, value);
     }
 
     #[test]

@@ -25,7 +25,7 @@ pub fn render(d: &Diagnostic, sources: &SourceMap, paths: &Paths, color: bool) -
 /// Whether the diagnostic's texts, or the lines its snippet shows, hold a
 /// control character a terminal would act on.
 fn acts_on_terminal(d: &Diagnostic, sources: &SourceMap) -> bool {
-    let acts = |s: &str| s.chars().any(|c| c.is_control() && c != '\n' && c != '\t');
+    let acts = crate::output::escape::acts_on_terminal;
     let labels = || d.primary.iter().chain(&d.related);
     if acts(&d.message) || d.help.as_deref().is_some_and(acts) || labels().any(|l| acts(&l.text)) {
         return true;
