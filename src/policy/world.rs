@@ -162,6 +162,10 @@ pub struct PlatformGrowth {
     pub quotas: BTreeMap<String, f64>,
     /// cluster -> GPUs its pools gained.
     pub clusters: BTreeMap<String, f64>,
+    /// cluster -> what the requests in force then gained from its pools'
+    /// changes since (MIG layout, time-slicing, GPUs per node), priced over
+    /// the rest of their windows from the start of the 30 days.
+    pub regrown_cost: BTreeMap<String, f64>,
     /// The requests that grew, as they are in the base and as they were then
     /// (`None`: new since), for the cost of that growth (priced when judged).
     pub grown_requests: Vec<(RequestSpec, Option<RequestSpec>)>,
@@ -240,6 +244,17 @@ pub fn platform_growth(
             out.recent_commitment_cost += committed.max(0.0);
         }
     }
+    if let Some(start) = Timestamp::from_second(from_hour * 3600) {
+        for (name, cluster) in &base.clusters {
+            let Some(then) = past.clusters.get(name) else {
+                continue;
+            };
+            let (_, cost) = regrowth(world, base_requests.values().copied(), cluster, then, start);
+            if cost > 0.0 {
+                out.regrown_cost.insert(name.clone(), cost);
+            }
+        }
+    }
     for (name, cluster) in &base.clusters {
         let then = past.clusters.get(name).map_or(0.0, cluster_gpus);
         let grew = cluster_gpus(cluster) - then;
@@ -248,6 +263,62 @@ pub fn platform_growth(
         }
     }
     out
+}
+
+/// What the requests in force from `at` on in a cluster gain when it goes
+/// from `then` to `now` (a pool's MIG layout, time-slicing or GPUs per node
+/// changed): the GPU-equivalents they grow by, summed over those that grow,
+/// and what that costs over the rest of their windows (a standing request
+/// over the horizon its costs are counted on) at the pool's blended price
+/// in `world` (the head's pool where `world` has none). Pools in both only.
+pub fn regrowth<'r>(
+    world: &Repo,
+    requests: impl Iterator<Item = &'r Document<RequestSpec>>,
+    now: &Document<ClusterSpec>,
+    then: &Document<ClusterSpec>,
+    at: crate::model::Timestamp,
+) -> (f64, f64) {
+    let at_hour = at.hour_index();
+    let (mut gpus, mut cost) = (0.0f64, 0.0f64);
+    for r in requests {
+        let s = &r.spec;
+        let window = crate::capacity::Hours::of_request(s).bounded(at_hour);
+        if s.cluster.value != now.name() || window.end <= at_hour {
+            continue;
+        }
+        let find = |c: &'_ Document<ClusterSpec>| {
+            c.spec
+                .node_pools
+                .iter()
+                .find(|n| n.name.value.as_str() == s.pool.value)
+                .map(|n| (n.clone(), c.spec.clone()))
+        };
+        let (Some((new_pool, new_c)), Some((old_pool, old_c))) = (find(now), find(then)) else {
+            continue;
+        };
+        let grew = crate::capacity::size(s, Some((&new_pool, &new_c))).gpus
+            - crate::capacity::size(s, Some((&old_pool, &old_c))).gpus;
+        if grew <= 1e-9 {
+            continue;
+        }
+        gpus += grew;
+        let hours = (window.end - window.start.max(at_hour)).max(0) as f64;
+        let price = world
+            .clusters
+            .get(now.name())
+            .and_then(|c| {
+                let pool = c
+                    .spec
+                    .node_pools
+                    .iter()
+                    .find(|n| n.name.value.as_str() == s.pool.value)?;
+                crate::cost::prices::pool(world, c, pool, at).blended
+            })
+            .or_else(|| crate::cost::prices::pool(world, now, &new_pool, at).blended)
+            .map_or(0.0, crate::cost::prices::float);
+        cost += grew * hours * price;
+    }
+    (gpus, cost)
 }
 
 /// The base revision whole, for rendering it: the base keeps only the

@@ -85,6 +85,10 @@ pub struct ClusterChange {
     /// for a pool the change adds): more GPUs for the same requests are paid for like a
     /// request's own growth.
     pub requests_regrown_cost: f64,
+    /// What the cluster's pool changes merged in the 30 days before the base revision made
+    /// the requests then in force cost more (its git history; 0 without): a layout coarsened
+    /// over several pull requests adds up.
+    pub recent_regrown_cost: f64,
     /// GPUs the cluster's pools gained in the 30 days before the base revision, from its
     /// git history (0 without history): growth split over several pull requests adds up.
     pub recent_growth_gpus: f64,
@@ -270,53 +274,12 @@ pub fn cluster(env: &Env<'_>, doc: &Document<ClusterSpec>, change: &Change) -> C
             }
         }
     }
-    let mut regrown = 0.0f64;
-    let mut regrown_cost = 0.0f64;
-    if let (Some(p), false) = (previous, removed) {
-        let at_hour = env.at.hour_index();
-        for r in env.world.requests.values() {
-            let s = &r.spec;
-            if s.cluster.value != doc.name() || crate::capacity::Hours::of_request(s).end <= at_hour
-            {
-                continue;
-            }
-            let find = |c: &'_ Document<ClusterSpec>| {
-                c.spec
-                    .node_pools
-                    .iter()
-                    .find(|n| n.name.value.as_str() == s.pool.value)
-                    .map(|n| (n.clone(), c.spec.clone()))
-            };
-            let (Some((new_pool, new_c)), Some((old_pool, old_c))) = (find(doc), find(p)) else {
-                continue;
-            };
-            let now_gpus = crate::capacity::size(s, Some((&new_pool, &new_c))).gpus;
-            let then_gpus = crate::capacity::size(s, Some((&old_pool, &old_c))).gpus;
-            if now_gpus > then_gpus + 1e-9 {
-                regrown += now_gpus - then_gpus;
-                let window = crate::capacity::Hours::of_request(s);
-                let hours = (window.end - window.start.max(at_hour)).max(0) as f64;
-                // The price of the pool in the judging world, else the head's.
-                let price = env
-                    .world
-                    .clusters
-                    .get(doc.name())
-                    .and_then(|c| {
-                        let pool = c
-                            .spec
-                            .node_pools
-                            .iter()
-                            .find(|n| n.name.value.as_str() == s.pool.value)?;
-                        crate::cost::prices::pool(env.world, c, pool, env.at).blended
-                    })
-                    .or_else(|| {
-                        crate::cost::prices::pool(env.world, doc, &new_pool, env.at).blended
-                    })
-                    .map_or(0.0, crate::cost::prices::float);
-                regrown_cost += (now_gpus - then_gpus) * hours * price;
-            }
+    let (regrown, regrown_cost) = match (previous, removed) {
+        (Some(p), false) => {
+            crate::policy::world::regrowth(env.world, env.world.requests.values(), doc, p, env.at)
         }
-    }
+        _ => (0.0, 0.0),
+    };
     let (prev_gpus, prev_cost) = before
         .as_ref()
         .map(|b| (b.gpus, b.monthly_cost))
@@ -387,6 +350,14 @@ pub fn cluster(env: &Env<'_>, doc: &Document<ClusterSpec>, change: &Change) -> C
             recent_largest_price_decrease: round(recent_price_cut),
             requests_regrown_gpus: round(regrown),
             requests_regrown_cost: round(regrown_cost),
+            recent_regrown_cost: round(
+                env.aggregates
+                    .platform_growth
+                    .regrown_cost
+                    .get(doc.name())
+                    .copied()
+                    .unwrap_or(0.0),
+            ),
             selectors_widened: widened,
             selectors_changed: retargeted.pools,
             reservations_unserved: unserved(env, previous, (!removed).then_some(doc)),
