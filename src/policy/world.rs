@@ -280,24 +280,58 @@ pub fn regrowth<'r>(
 ) -> (f64, f64) {
     let at_hour = at.hour_index();
     let (mut gpus, mut cost) = (0.0f64, 0.0f64);
+    // What a pool's units are worth, by pool: only pools whose worth changed
+    // can regrow a request (most changes leave every pool as it was, and
+    // then no request is sized at all).
+    let worth = |c: &ClusterSpec, p: &crate::model::cluster::NodePool| {
+        let mut v: Vec<(String, u64)> = crate::gpu::resources::provided(p, c.mig_strategy.value)
+            .into_iter()
+            .map(|x| (x.resource, x.gpu_equivalent.to_bits()))
+            .collect();
+        v.sort();
+        (p.gpus_per_node.value.0, v)
+    };
+    let changed: std::collections::BTreeSet<&str> = now
+        .spec
+        .node_pools
+        .iter()
+        .filter(|n| {
+            then.spec
+                .node_pools
+                .iter()
+                .find(|o| o.name.value == n.name.value)
+                .is_some_and(|o| worth(&now.spec, n) != worth(&then.spec, o))
+        })
+        .map(|n| n.name.value.as_str())
+        .collect();
+    if changed.is_empty() {
+        return (0.0, 0.0);
+    }
     for r in requests {
         let s = &r.spec;
-        let window = crate::capacity::Hours::of_request(s).bounded(at_hour);
-        if s.cluster.value != now.name() || window.end <= at_hour {
+        if s.cluster.value != now.name() || !changed.contains(s.pool.value.as_str()) {
             continue;
         }
-        let find = |c: &'_ Document<ClusterSpec>| {
+        let window = crate::capacity::Hours::of_request(s).bounded(at_hour);
+        if window.end <= at_hour {
+            continue;
+        }
+        fn find<'c>(
+            c: &'c Document<ClusterSpec>,
+            pool: &str,
+        ) -> Option<(&'c crate::model::cluster::NodePool, &'c ClusterSpec)> {
             c.spec
                 .node_pools
                 .iter()
-                .find(|n| n.name.value.as_str() == s.pool.value)
-                .map(|n| (n.clone(), c.spec.clone()))
-        };
-        let (Some((new_pool, new_c)), Some((old_pool, old_c))) = (find(now), find(then)) else {
+                .find(|n| n.name.value.as_str() == pool)
+                .map(|n| (n, &c.spec))
+        }
+        let (Some(new), Some(old)) = (find(now, &s.pool.value), find(then, &s.pool.value)) else {
             continue;
         };
-        let grew = crate::capacity::size(s, Some((&new_pool, &new_c))).gpus
-            - crate::capacity::size(s, Some((&old_pool, &old_c))).gpus;
+        let new_pool = new.0;
+        let grew =
+            crate::capacity::size(s, Some(new)).gpus - crate::capacity::size(s, Some(old)).gpus;
         if grew <= 1e-9 {
             continue;
         }
@@ -314,7 +348,7 @@ pub fn regrowth<'r>(
                     .find(|n| n.name.value.as_str() == s.pool.value)?;
                 crate::cost::prices::pool(world, c, pool, at).blended
             })
-            .or_else(|| crate::cost::prices::pool(world, now, &new_pool, at).blended)
+            .or_else(|| crate::cost::prices::pool(world, now, new_pool, at).blended)
             .map_or(0.0, crate::cost::prices::float);
         cost += grew * hours * price;
     }
