@@ -245,10 +245,11 @@ pub fn recommendations(a: &Analysis<'_>) -> Vec<Recommendation> {
     out
 }
 
-/// The request changes that release `gpus` (GPU-equivalents) of a team's
-/// GPUs in a pool, and leave its requests there asking for no more than
+/// The request changes that leave a team's requests in a pool asking for
 /// `rightsized` (a team that holds less than it asks for releases nothing
-/// until its requests come down to what it needs): its requests in force
+/// until its requests come down to what it needs), and what of the `gpus`
+/// (GPU-equivalents) it releases no request asks for (held beyond its
+/// requests, borrowed): its requests in force
 /// at `--at`, largest first, in the units each asks for (a time-sliced
 /// replica is 1 / replicas of a GPU, a MIG instance its share), whole units
 /// only. A request that would keep nothing is ended, not cut to zero.
@@ -282,8 +283,11 @@ fn request_changes(
         })
         .collect();
     reqs.sort_by(|x, y| y.2.total_cmp(&x.2).then(x.0.name().cmp(y.0.name())));
+    // The requests come down to what the team needs; what it holds beyond
+    // them (borrowed) is released too, but no request asks for it.
     let requested: f64 = reqs.iter().map(|x| x.2).sum();
-    let mut left = gpus.max(requested - f64::from(rightsized)).max(0.0);
+    let from_requests = (requested - f64::from(rightsized)).max(0.0);
+    let mut left = from_requests;
     let mut out = Vec::new();
     for (r, mut units, total) in reqs {
         if left < EPS || total <= 0.0 {
@@ -317,10 +321,11 @@ fn request_changes(
             ));
         }
     }
-    if left >= 1.0 - EPS {
+    let rest = gpus - (from_requests - left);
+    if rest >= 1.0 - EPS {
         out.push(format!(
             "Team `{team}`: hold {} fewer GPUs in {cluster}/{pool} (no request in force asks for them)",
-            gpu_text(left.floor())
+            gpu_text(rest.floor())
         ));
     }
     out

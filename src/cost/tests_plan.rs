@@ -196,3 +196,24 @@ fn a_team_holding_less_than_it_asks_for_is_cut_to_what_it_needs() {
         vec!["CapacityRequest `ra`: nvidia.com/gpu 20 → 3".to_string()]
     );
 }
+
+#[test]
+fn a_team_holding_more_than_it_asks_for_keeps_what_it_needs() {
+    // `ra` asks for 16 L4s; the team holds 32 (borrowed) and uses 8: at 70%
+    // it needs 12. The request comes down to 12 and the 16 it holds beyond
+    // its requests are released too; no request is ended.
+    let changes = rightsize_changes(
+        "{name: p, gpuModel: l4, instanceType: i1, gpusPerNode: 1, nodes: 48}",
+        "single",
+        request("ra", "nvidia.com/gpu", 16),
+        32.0,
+        8.0,
+    );
+    assert_eq!(
+        changes,
+        vec![
+            "CapacityRequest `ra`: nvidia.com/gpu 16 → 12".to_string(),
+            "Team `a`: hold 16 fewer GPUs in c/p (no request in force asks for them)".to_string(),
+        ]
+    );
+}

@@ -245,6 +245,26 @@ pub fn check(input: &CheckInput<'_>) -> CheckResult {
     let mut aggregates = judge::aggregates(world, analysis, &changes, input.recent_growth);
     aggregates.stranding = stranding::released(world, input.base, analysis, &changes);
     aggregates.platform_growth = input.platform_growth.clone();
+    aggregates.serving_in_head = input
+        .head
+        .reservations
+        .iter()
+        .filter(|(_, r)| {
+            let s = &r.spec;
+            input
+                .head
+                .clusters
+                .get(&s.covers.cluster.value)
+                .is_some_and(|c| {
+                    c.spec
+                        .node_pools
+                        .iter()
+                        .find(|p| p.name.value.as_str() == s.covers.pool.value)
+                        .is_some_and(|p| s.mismatches(&c.spec, p).is_empty())
+                })
+        })
+        .map(|(n, _)| n.clone())
+        .collect();
     aggregates.recent_growth_cost = judge::recent_growth_cost(analysis, input.platform_growth);
     let shared = facts::Shared::new(world, &config);
     let fenv = facts::Env {

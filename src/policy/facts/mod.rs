@@ -392,6 +392,11 @@ pub struct Aggregates {
     /// (cluster, pool) -> what the change's requests add to the stranded
     /// spend of the reservations in force there ([`crate::policy::stranding`]).
     pub stranding: std::collections::BTreeMap<(String, String), crate::policy::stranding::Stranded>,
+    /// The head's reservations that can serve the pool they cover as the head
+    /// has it: where the same change edits the pool, the reservation is judged
+    /// against the pool it will serve (the pool's edit is judged as a cluster
+    /// change).
+    pub serving_in_head: std::collections::BTreeSet<String>,
 }
 
 /// GPUs and costs added (negative: released).

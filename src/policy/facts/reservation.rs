@@ -119,7 +119,9 @@ pub struct ReservationFacts {
     /// `reservation.total_cost` over the reserved GPU-hours.
     pub gpu_hour_price: f64,
     /// Whether the reservation can serve the pool it covers: the pool is there and its provider,
-    /// region, instance type and zone (when both name one) are the reservation's. Priced or not.
+    /// region, instance type and zone (when both name one) are the reservation's, as the base has
+    /// the pool or as the change leaves it (a pool and its reservation moved together; the pool's
+    /// edit is judged as a cluster change). Priced or not.
     pub serves_pool: bool,
     /// Whether the covered pool has a demand outlook: usage history, or else approved requests (the facts below are 0 without).
     pub has_forecast: bool,
@@ -214,7 +216,8 @@ pub fn reservation(
         gpu_hour_price: round(cost.as_ref().map(|c| float(c.per_gpu_hour)).unwrap_or(0.0)),
         serves_pool: cluster
             .zip(pool)
-            .is_some_and(|(c, p)| s.mismatches(&c.spec, p).is_empty()),
+            .is_some_and(|(c, p)| s.mismatches(&c.spec, p).is_empty())
+            || env.aggregates.serving_in_head.contains(res.name()),
         has_forecast: outlook.is_some(),
         forecast_basis: outlook
             .map(|r| r.basis.as_str())
