@@ -132,6 +132,9 @@ impl Mix {
 pub struct Release {
     pub gpus: f64,
     pub preemptible: f64,
+    /// The hour the releasing teams' steady requests end: after it they hold
+    /// nothing, and nothing comes off the steady demand.
+    pub steady_until: i64,
 }
 
 impl From<f64> for Release {
@@ -139,7 +142,65 @@ impl From<f64> for Release {
         Release {
             gpus,
             preemptible: 0.0,
+            steady_until: i64::MAX,
         }
+    }
+}
+
+/// What rightsizing takes off one hour: the steady release while the
+/// releasing teams hold it, and the preemptible demand scaled by the share
+/// of it released (the teams release in proportion to what they hold each
+/// hour: a batch that runs by day releases by day, not at night off the
+/// steady demand). Returns the GPUs taken off the hour, and the preemptible
+/// demand left.
+#[derive(Clone, Copy)]
+struct Cut {
+    steady: f64,
+    steady_until: i64,
+    pre_factor: f64,
+}
+
+impl Cut {
+    fn new(i: &Inputs<'_>) -> Cut {
+        let r = i.release;
+        let mean_pre = match i.preemptible {
+            Some(o) if r.preemptible > 0.0 && i.hours > 0 => {
+                (i.from..i.from + i.hours as i64)
+                    .filter_map(|h| o.at(h))
+                    .map(|q| q.p50)
+                    .sum::<f64>()
+                    / i.hours as f64
+            }
+            _ => 0.0,
+        };
+        let pre_factor = if mean_pre > 1e-9 {
+            (r.preemptible / mean_pre).min(1.0)
+        } else {
+            0.0
+        };
+        // Without preemptible demand to take it from, it is steady.
+        let steady = if pre_factor > 0.0 {
+            (r.gpus - r.preemptible).max(0.0)
+        } else {
+            r.gpus
+        };
+        Cut {
+            steady,
+            steady_until: r.steady_until,
+            pre_factor,
+        }
+    }
+
+    /// (GPUs taken off the hour, preemptible demand left) at hour `h`.
+    fn at(&self, i: &Inputs<'_>, h: i64) -> (f64, f64) {
+        let pre = i.preemptible.and_then(|o| o.at(h)).map_or(0.0, |q| q.p50);
+        let pre_cut = pre * self.pre_factor;
+        let steady = if h < self.steady_until {
+            self.steady
+        } else {
+            0.0
+        };
+        (steady + pre_cut, (pre - pre_cut).max(0.0))
     }
 }
 
@@ -157,6 +218,11 @@ pub struct Inputs<'a> {
     pub spot_allowance: f64,
     /// GPUs rightsizing releases.
     pub release: Release,
+    /// When the pool's approved, non-preemptible requests end, and their
+    /// GPUs (hour, GPUs), sorted: a commitment's term reaches past what the
+    /// outlook knows, and there the demand is its last level less what has
+    /// ended since.
+    pub ending: &'a [(i64, f64)],
     /// GPUs of locked commitments at each hour, and their monthly cost.
     pub locked: &'a Timeline,
     pub locked_monthly: Decimal,
@@ -195,6 +261,7 @@ fn split(i: &Inputs<'_>, use_spot: bool) -> Option<Mix> {
         .map(|s| s * allowance)
         .filter(|s| use_spot && *s < od);
     let block = price.capacity_block.filter(|b| *b < od);
+    let cut = Cut::new(i);
     // On-demand, spot and capacity-block capacity comes in whole instances:
     // an hour that needs 3.1 GPUs of an 8-GPU instance pays for 8.
     let gpn = i.gpus_per_node as f64;
@@ -214,10 +281,11 @@ fn split(i: &Inputs<'_>, use_spot: bool) -> Option<Mix> {
     let (mut pre_paid, mut blocks_paid) = (0.0, 0.0);
     for h in i.from..i.from + i.hours as i64 {
         let Some(q) = i.demand.at(h) else { continue };
-        let d50 = (q.p50 - i.release.gpus).max(0.0);
-        let d10 = (q.p10 - i.release.gpus).max(0.0);
-        let p = match (spot, i.preemptible.and_then(|o| o.at(h))) {
-            (Some(_), Some(x)) => (x.p50 - i.release.preemptible).max(0.0).min(d50),
+        let (off, pre_left) = cut.at(i, h);
+        let d50 = (q.p50 - off).max(0.0);
+        let d10 = (q.p10 - off).max(0.0);
+        let p = match (spot, i.preemptible) {
+            (Some(_), Some(_)) => pre_left.min(d50),
             _ => 0.0,
         };
         let lock = i.locked.at(h).max(0.0);
@@ -275,12 +343,52 @@ fn split(i: &Inputs<'_>, use_spot: bool) -> Option<Mix> {
     // of them. The window alone would commit a year to a request that ends
     // in four months.
     let term_cap = |term_hours: i64, p: Decimal| -> u32 {
+        // Past the last hour the outlook knows, its last week is repeated
+        // (the days and weeks demand cycles over), less what has ended since.
+        let mut last: Option<i64> = None;
+        let mut next_end = i.ending.partition_point(|&(end, _)| end <= i.from);
+        let mut ended = 0.0;
         let mut term: Vec<f64> = (i.from..i.from + term_hours)
             .filter_map(|h| {
-                let q = i.demand.at(h)?;
-                let d50 = (q.p50 - i.release.gpus).max(0.0);
-                let p = match (spot, i.preemptible.and_then(|o| o.at(h))) {
-                    (Some(_), Some(x)) => (x.p50 - i.release.preemptible).max(0.0).min(d50),
+                let (p50, off, pre_left) = match i.demand.at(h) {
+                    Some(q) => {
+                        let (off, pre_left) = cut.at(i, h);
+                        last = Some(h);
+                        (q.p50, off, pre_left)
+                    }
+                    None => {
+                        let l = last?;
+                        while next_end < i.ending.len() && i.ending[next_end].0 <= h {
+                            if i.ending[next_end].0 > l {
+                                ended += i.ending[next_end].1;
+                            }
+                            next_end += 1;
+                        }
+                        let period = (l - i.from + 1).clamp(1, 168);
+                        let src = l - period + 1 + (h - l - 1).rem_euclid(period);
+                        let q = i.demand.at(src)?;
+                        let (off_src, pre_left) = cut.at(i, src);
+                        // The steady release as it stands at `h`, not at `src`.
+                        let steady = |t: i64| {
+                            if t < cut.steady_until {
+                                cut.steady
+                            } else {
+                                0.0
+                            }
+                        };
+                        let off = off_src - steady(src) + steady(h);
+                        ((q.p50 - ended).max(0.0), off, pre_left)
+                    }
+                };
+                let q = crate::forecast::demand::Quantiles {
+                    p10: p50,
+                    p50,
+                    p90: p50,
+                    measured: false,
+                };
+                let d50 = (q.p50 - off).max(0.0);
+                let p = match (spot, i.preemptible) {
+                    (Some(_), Some(_)) => pre_left.min(d50),
                     _ => 0.0,
                 };
                 let left = (d50 - p - i.locked.at(h).max(0.0)).max(0.0);
@@ -296,7 +404,7 @@ fn split(i: &Inputs<'_>, use_spot: bool) -> Option<Mix> {
                 Some(left - burst)
             })
             .collect();
-        // Known no further than the window: the window decides.
+        // Nothing known past the window (no outlook at all): the window decides.
         if term.len() <= n {
             return u32::MAX;
         }

@@ -586,3 +586,5 @@ mod tests_kept;
 mod tests_mix;
 #[cfg(test)]
 mod tests_plan;
+#[cfg(test)]
+mod tests_release;

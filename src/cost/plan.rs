@@ -53,6 +53,9 @@ struct Release {
     gpus: f64,
     /// The share of its requests in the pool, now, that are preemptible.
     preemptible_share: f64,
+    /// The hour its requests in force there end (the latest; `i64::MAX`
+    /// when one is open): after it, it holds nothing to release.
+    until: i64,
     rightsized: u32,
     allocated: f64,
     used_p95: f64,
@@ -88,11 +91,12 @@ fn releases(a: &Analysis<'_>, cluster: &str, pool: &str) -> Vec<Release> {
                 })
                 .unwrap_or_default();
             used.sort_by(f64::total_cmp);
-            let (mut pre, mut all) = (0.0, 0.0);
+            let (mut pre, mut all, mut until) = (0.0, 0.0, i64::MIN);
             if let Some(entry) = a.pools.get(&(cluster.to_string(), pool.to_string())) {
                 for r in entry.requests.iter().filter(|r| r.team == t.team) {
                     if r.hours.start <= at && at < r.hours.end {
                         all += r.gpus;
+                        until = until.max(r.hours.end);
                         if r.preemptible {
                             pre += r.gpus;
                         }
@@ -103,6 +107,8 @@ fn releases(a: &Analysis<'_>, cluster: &str, pool: &str) -> Vec<Release> {
                 team: t.team.clone(),
                 gpus,
                 preemptible_share: if all > 0.0 { pre / all } else { 0.0 },
+                // Measured without a request in force: for as long as it lasts.
+                until: if all > 0.0 { until } else { i64::MAX },
                 rightsized,
                 allocated: p.mean_allocated(),
                 used_p95: crate::forecast::quantile(&used, 0.95),
@@ -132,12 +138,19 @@ pub fn recommendations(a: &Analysis<'_>) -> Vec<Recommendation> {
             // share its requests there are preemptible, off steady work for
             // the rest.
             let preemptible: f64 = rel.iter().map(|r| r.gpus * r.preemptible_share).sum();
+            let steady_until = rel
+                .iter()
+                .filter(|r| r.preemptible_share < 1.0)
+                .map(|r| r.until)
+                .max()
+                .unwrap_or(i64::MIN);
             a.mix(
                 cluster,
                 pool,
                 super::mix::Release {
                     gpus: released,
                     preemptible,
+                    steady_until,
                 },
             )
         } else {

@@ -434,6 +434,13 @@ impl Analysis<'_> {
         }
         let locked = crate::capacity::Timeline::build(locked);
         let three_years = at + 3 * 365 * 24;
+        let mut ending: Vec<(i64, f64)> = p
+            .requests
+            .iter()
+            .filter(|r| !r.preemptible && r.hours.end != i64::MAX)
+            .map(|r| (r.hours.end, r.gpus))
+            .collect();
+        ending.sort_by(|a, b| a.0.cmp(&b.0));
         let mut m = mix::recommend(&mix::Inputs {
             demand: outlook,
             preemptible: self.preemptible_outlook(cluster, pool),
@@ -443,6 +450,7 @@ impl Analysis<'_> {
             price,
             spot_allowance: self.config.costs.spot_interruption_allowance.as_f64(),
             release,
+            ending: &ending,
             locked: &locked,
             locked_monthly: locked_cost,
             bursts,

@@ -165,6 +165,7 @@ fn a_preemptible_teams_released_gpus_come_off_the_spot_part() {
             mix::Release {
                 gpus: 2.0,
                 preemptible: 2.0,
+                steady_until: i64::MAX,
             },
         )
         .unwrap();

@@ -1,0 +1,194 @@
+//! What rightsizing takes off a pool's demand, hour by hour: a preemptible
+//! team's release where it holds its GPUs (by day, not at night off the
+//! steady demand), and a steady team's only while its requests last.
+
+use super::tests::{CONFIG, at, cluster, repo_of, team, usage};
+use super::tests_finops::{catalog, join, request};
+use super::*;
+
+fn prices() -> String {
+    catalog(
+        "    - {provider: aws, region: us-east-2, instanceType: gpu1, gpusPerInstance: 1, onDemand: 10, spot: 3, reserved1y: 6, source: test}\n",
+    )
+}
+
+fn committed(m: &mix::Mix) -> u32 {
+    m.baseline.as_ref().map_or(0, |t| t.gpus) + m.flexible.as_ref().map_or(0, |t| t.gpus)
+}
+
+#[test]
+fn a_batch_that_runs_by_day_releases_by_day() {
+    // Serving holds 20 all the time; batch holds 30 from 08:00 to 18:00
+    // (12.5 on average) and uses 2 of them then: it needs 2 of its 12.5
+    // (0.83 / 0.7, up), so it releases 10.5, all preemptible. Taken off
+    // every hour, the 10.5 came off the serving team's 20 at night, and the
+    // mix committed 10 instead of 20.
+    let now = at("2026-11-22T00:00:00Z");
+    let day = |h: i64| (8..18).contains(&h.rem_euclid(24));
+    let repo = repo_of(&[
+        ("capops.yaml", CONFIG.into()),
+        ("prices.yaml", prices()),
+        (
+            "cluster.yaml",
+            cluster(
+                "    - {name: p, gpuModel: l4, instanceType: gpu1, gpusPerNode: 1, nodes: 50}\n",
+            ),
+        ),
+        (
+            "teams.yaml",
+            format!("{}---\n{}", team("serving", None), team("batch", None)),
+        ),
+        (
+            "requests.yaml",
+            [
+                request("serving", "serving", "p", 20, ""),
+                request("batch", "batch", "p", 30, "  preemptible: true\n"),
+            ]
+            .concat(),
+        ),
+        (
+            "usage/c.csv",
+            join(
+                usage(now, 90, "p", "serving", |_| 20.0, |_| 18.0),
+                usage(
+                    now,
+                    90,
+                    "p",
+                    "batch",
+                    move |h| if day(h) { 30.0 } else { 0.0 },
+                    move |h| if day(h) { 2.0 } else { 0.0 },
+                ),
+            ),
+        ),
+    ]);
+    let a = Analysis::new(&repo, now);
+    let recs = plan::recommendations(&a);
+    let rightsize = recs
+        .iter()
+        .find(|r| r.kind == plan::RecommendationKind::RightsizeTeam)
+        .expect("batch is rightsized");
+    assert!(rightsize.subject.contains("batch"), "{}", rightsize.subject);
+    let release = mix::Release {
+        gpus: 10.5,
+        preemptible: 10.5,
+        steady_until: i64::MIN,
+    };
+    let m1 = a.mix("c", "p", release).unwrap();
+    assert_eq!(committed(&m1), 20, "{m1:?}");
+    // By day batch keeps 30 x 2 / 12.5 = 4.8 of its 30, on spot: 4.8 x
+    // 10 / 24 = 2 on average (whole instances: 5 by day, 2.08).
+    assert!((m1.spot_gpus - 50.0 / 24.0).abs() < 0.01, "{m1:?}");
+}
+
+#[test]
+fn a_steady_team_releases_only_while_its_requests_last() {
+    // `a` holds 32 and uses 8 until its request ends in 150 days: at 70% it
+    // needs 12, so it releases 20. `b` holds 32 for good. After `a`'s
+    // request ends the pool needs `b`'s 32: taking `a`'s 20 off those hours
+    // too left 12 there, and a year committed to 12 instead of 32 (150 of
+    // 365 days at 44, under the 60% a 1-year price of 6 against 10 needs).
+    let now = at("2026-11-22T00:00:00Z");
+    let end = "2027-04-21T00:00:00Z";
+    let repo = repo_of(&[
+        ("capops.yaml", CONFIG.into()),
+        ("prices.yaml", prices()),
+        (
+            "cluster.yaml",
+            cluster(
+                "    - {name: p, gpuModel: l4, instanceType: gpu1, gpusPerNode: 1, nodes: 64}\n",
+            ),
+        ),
+        (
+            "teams.yaml",
+            format!("{}---\n{}", team("a", None), team("b", None)),
+        ),
+        (
+            "requests.yaml",
+            [
+                request(
+                    "a",
+                    "a",
+                    "p",
+                    32,
+                    &format!("  window: {{start: \"2026-01-01T00:00:00Z\", end: \"{end}\"}}\n"),
+                ),
+                request("b", "b", "p", 32, ""),
+            ]
+            .concat(),
+        ),
+        (
+            "usage/c.csv",
+            join(
+                usage(now, 90, "p", "a", |_| 32.0, |_| 8.0),
+                usage(now, 90, "p", "b", |_| 32.0, |_| 32.0),
+            ),
+        ),
+    ]);
+    let a = Analysis::new(&repo, now);
+    let until = at(end).hour_index();
+    let m1 = a
+        .mix(
+            "c",
+            "p",
+            mix::Release {
+                gpus: 20.0,
+                preemptible: 0.0,
+                steady_until: until,
+            },
+        )
+        .unwrap();
+    assert_eq!(committed(&m1), 32, "{m1:?}");
+    // The plan works it out the same way.
+    let text = plan::recommendations(&a)
+        .into_iter()
+        .find(|r| r.kind == plan::RecommendationKind::CommitmentMix)
+        .map(|r| r.text)
+        .unwrap_or_default();
+    assert!(text.contains("32 GPUs 1-year reserved"), "{text}");
+}
+
+#[test]
+fn three_years_are_not_committed_past_what_the_outlook_shows_ending() {
+    // 600 days of history support three years. `a` holds 32 GPUs under a
+    // request that ends in 500 days, past the year the outlook is worked
+    // out for. On demand 10, a year reserved 7, three years 5 (half of on
+    // demand): three years need the GPUs half the term, and 500 of 1,095
+    // days is 46%. A year is full: 32 for a year, none for three.
+    let now = at("2026-11-22T00:00:00Z");
+    let end = "2028-04-05T00:00:00Z";
+    let repo = repo_of(&[
+        ("capops.yaml", CONFIG.into()),
+        (
+            "prices.yaml",
+            catalog(
+                "    - {provider: aws, region: us-east-2, instanceType: gpu1, gpusPerInstance: 1, onDemand: 10, reserved1y: 7, reserved3y: 5, source: test}\n",
+            ),
+        ),
+        (
+            "cluster.yaml",
+            cluster(
+                "    - {name: p, gpuModel: l4, instanceType: gpu1, gpusPerNode: 1, nodes: 32}\n",
+            ),
+        ),
+        ("teams.yaml", team("a", None)),
+        (
+            "requests.yaml",
+            request(
+                "a",
+                "a",
+                "p",
+                32,
+                &format!("  window: {{start: \"2025-01-01T00:00:00Z\", end: \"{end}\"}}\n"),
+            ),
+        ),
+        ("usage/c.csv", usage(now, 600, "p", "a", |_| 32.0, |_| 30.0)),
+    ]);
+    let m = Analysis::new(&repo, now).mix("c", "p", 0.0).unwrap();
+    assert!(!m.three_year_unsupported, "{m:?}");
+    let tiers: Vec<_> = [&m.baseline, &m.flexible]
+        .into_iter()
+        .flatten()
+        .map(|t| (t.kind, t.gpus))
+        .collect();
+    assert_eq!(tiers, vec![("1-year reserved", 32)], "{m:?}");
+}
