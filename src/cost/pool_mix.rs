@@ -440,7 +440,7 @@ impl Analysis<'_> {
             .filter(|r| !r.preemptible && r.hours.end != i64::MAX)
             .map(|r| (r.hours.end, r.gpus))
             .collect();
-        ending.sort_by(|a, b| a.0.cmp(&b.0));
+        ending.sort_by_key(|e| e.0);
         let mut m = mix::recommend(&mix::Inputs {
             demand: outlook,
             preemptible: self.preemptible_outlook(cluster, pool),
