@@ -18,6 +18,7 @@ pub mod forecasts;
 pub mod history;
 pub mod mix;
 pub mod plan;
+mod plan_changes;
 mod pool_mix;
 pub mod prices;
 mod recommendation;

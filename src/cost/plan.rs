@@ -27,10 +27,10 @@
 //! the blended price. Every recommendation carries its saving, its risk and
 //! the document change that would apply it.
 
+use super::plan_changes::request_changes;
 use super::usage::rightsize;
 use super::{Analysis, LOOKBACK_HOURS, prices};
 use crate::model::money::{format as money, percent as pct};
-use crate::model::*;
 use rust_decimal::Decimal;
 
 /// The smallest saving, as a share of a pool's cost, worth a commitment plan.
@@ -256,101 +256,6 @@ pub fn recommendations(a: &Analysis<'_>) -> Vec<Recommendation> {
             .then(x.subject.cmp(&y.subject))
     });
     out
-}
-
-/// The request changes that leave a team's requests in a pool asking for
-/// `rightsized` (a team that holds less than it asks for releases nothing
-/// until its requests come down to what it needs), and what of the `gpus`
-/// (GPU-equivalents) it releases no request asks for (held beyond its
-/// requests, borrowed): its requests in force
-/// at `--at`, largest first, in the units each asks for (a time-sliced
-/// replica is 1 / replicas of a GPU, a MIG instance its share), whole units
-/// only. A request that would keep nothing is ended, not cut to zero.
-fn request_changes(
-    a: &Analysis<'_>,
-    team: &str,
-    (cluster, pool): (&str, &str),
-    gpus: f64,
-    rightsized: u32,
-) -> Vec<String> {
-    const EPS: f64 = 1e-9;
-    let at = a.at.hour_index();
-    let mut reqs: Vec<(&Document<RequestSpec>, Vec<crate::capacity::Units>, f64)> = a
-        .team_requests(team)
-        .iter()
-        .copied()
-        .filter(|r| {
-            let h = crate::capacity::Hours::of_request(&r.spec);
-            r.spec.cluster.value == cluster
-                && r.spec.pool.value == pool
-                && h.start <= at
-                && at < h.end
-        })
-        .map(|r| {
-            let units = crate::capacity::units(&r.spec, crate::capacity::pool_of(a.repo, &r.spec));
-            let total = units
-                .iter()
-                .map(|u| u.count as f64 * u.gpu_equivalent)
-                .sum();
-            (r, units, total)
-        })
-        .collect();
-    reqs.sort_by(|x, y| y.2.total_cmp(&x.2).then(x.0.name().cmp(y.0.name())));
-    // The requests come down to what the team needs; what it holds beyond
-    // them (borrowed) is released too, but no request asks for it.
-    let requested: f64 = reqs.iter().map(|x| x.2).sum();
-    let from_requests = (requested - f64::from(rightsized)).max(0.0);
-    let mut left = from_requests;
-    let mut out = Vec::new();
-    for (r, mut units, total) in reqs {
-        if left < EPS || total <= 0.0 {
-            continue;
-        }
-        if total <= left + EPS {
-            left -= total;
-            out.push(format!(
-                "CapacityRequest `{}`: end it (releases {} GPUs)",
-                r.name(),
-                gpu_text(total)
-            ));
-            continue;
-        }
-        units.sort_by(|x, y| y.gpu_equivalent.total_cmp(&x.gpu_equivalent));
-        for u in units {
-            if u.gpu_equivalent <= 0.0 {
-                continue;
-            }
-            let cut = (((left + EPS) / u.gpu_equivalent).floor() as u32).min(u.count);
-            if cut == 0 {
-                continue;
-            }
-            left -= cut as f64 * u.gpu_equivalent;
-            out.push(format!(
-                "CapacityRequest `{}`: {} {} → {}",
-                r.name(),
-                u.written,
-                u.count,
-                u.count - cut
-            ));
-        }
-    }
-    let rest = gpus - (from_requests - left);
-    if rest >= 1.0 - EPS {
-        out.push(format!(
-            "Team `{team}`: hold {} fewer GPUs in {cluster}/{pool} (no request in force asks for them)",
-            gpu_text(rest.floor())
-        ));
-    }
-    out
-}
-
-/// GPUs as people read them: whole when whole, else to the hundredth.
-fn gpu_text(g: f64) -> String {
-    if (g - g.round()).abs() < 1e-6 {
-        format!("{}", g.round() as i64)
-    } else {
-        format!("{g:.2}")
-    }
 }
 
 #[allow(clippy::too_many_arguments)]

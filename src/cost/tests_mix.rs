@@ -508,62 +508,39 @@ fn no_term_is_committed_to_demand_the_approved_timeline_ends() {
     // the demand is there 125 / 365 = 34% of the hours, under the 60% (and
     // over three years 11%, under 40%) a committed GPU needs to pay.
     let now = at("2026-11-27T00:00:00Z");
-    let repo = repo_of(&[
-        ("capops.yaml", CONFIG.into()),
-        (
-            "prices.yaml",
-            catalog(
-                "    - {provider: aws, region: us-east-2, instanceType: gpu1, gpusPerInstance: 1, onDemand: 10, reserved1y: 6, reserved3y: 4, source: test}\n",
+    let repo_with = |window: &str| {
+        repo_of(&[
+            ("capops.yaml", CONFIG.into()),
+            (
+                "prices.yaml",
+                catalog(
+                    "    - {provider: aws, region: us-east-2, instanceType: gpu1, gpusPerInstance: 1, onDemand: 10, reserved1y: 6, reserved3y: 4, source: test}\n",
+                ),
             ),
-        ),
-        (
-            "cluster.yaml",
-            cluster(
-                "    - {name: p, gpuModel: h100-80gb-sxm, instanceType: gpu1, gpusPerNode: 1, nodes: 20}\n",
+            (
+                "cluster.yaml",
+                cluster(
+                    "    - {name: p, gpuModel: h100-80gb-sxm, instanceType: gpu1, gpusPerNode: 1, nodes: 20}\n",
+                ),
             ),
-        ),
-        ("teams.yaml", team("steady", None)),
-        (
-            "requests.yaml",
-            request(
-                "steady",
-                "steady",
-                "p",
-                20,
-                "  window: {start: \"2024-09-01T00:00:00Z\", end: \"2027-04-01T00:00:00Z\"}\n",
+            ("teams.yaml", team("steady", None)),
+            (
+                "requests.yaml",
+                request("steady", "steady", "p", 20, window),
             ),
-        ),
-        (
-            "usage/c.csv",
-            usage(now, 800, "p", "steady", |_| 20.0, |_| 14.0),
-        ),
-    ]);
-    let a = Analysis::new(&repo, now);
-    let m = a.mix("c", "p", 0.0).unwrap();
+            (
+                "usage/c.csv",
+                usage(now, 800, "p", "steady", |_| 20.0, |_| 14.0),
+            ),
+        ])
+    };
+    let ending =
+        repo_with("  window: {start: \"2024-09-01T00:00:00Z\", end: \"2027-04-01T00:00:00Z\"}\n");
+    let m = Analysis::new(&ending, now).mix("c", "p", 0.0).unwrap();
     assert!(m.baseline.is_none(), "{m:?}");
     assert!(m.flexible.is_none(), "{m:?}");
     // The same pool with the request running on: 20 committed.
-    let standing = repo_of(&[
-        ("capops.yaml", CONFIG.into()),
-        (
-            "prices.yaml",
-            catalog(
-                "    - {provider: aws, region: us-east-2, instanceType: gpu1, gpusPerInstance: 1, onDemand: 10, reserved1y: 6, reserved3y: 4, source: test}\n",
-            ),
-        ),
-        (
-            "cluster.yaml",
-            cluster(
-                "    - {name: p, gpuModel: h100-80gb-sxm, instanceType: gpu1, gpusPerNode: 1, nodes: 20}\n",
-            ),
-        ),
-        ("teams.yaml", team("steady", None)),
-        ("requests.yaml", request("steady", "steady", "p", 20, "")),
-        (
-            "usage/c.csv",
-            usage(now, 800, "p", "steady", |_| 20.0, |_| 14.0),
-        ),
-    ]);
+    let standing = repo_with("");
     let m = Analysis::new(&standing, now).mix("c", "p", 0.0).unwrap();
     let committed = |t: &Option<mix::Tier>| t.as_ref().map_or(0, |t| t.gpus);
     assert_eq!(committed(&m.baseline) + committed(&m.flexible), 20, "{m:?}");
