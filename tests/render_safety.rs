@@ -585,6 +585,27 @@ fn report_and_forecast_never_overwrite_what_the_repository_holds() {
             .join("templates/kubernetes/priorityclass.yaml.j2")
             .exists()
     );
+    // Nor into the Config's own render folder (its manifest, its Terraform).
+    let config = std::fs::read_to_string(repo.join("capops.yaml")).unwrap();
+    let with_folder = if config.contains("render:") {
+        config.replacen("render:", "render:\n    outputFolder: out", 1)
+    } else {
+        config.replacen(
+            "spec:",
+            "spec:\n  ignore: [\"out/\"]\n  render:\n    outputFolder: out",
+            1,
+        )
+    };
+    std::fs::write(repo.join("capops.yaml"), with_folder).unwrap();
+    let manifest = repo.join("out/.capops-manifest.json");
+    let out = run(
+        &["report", r, "--at", AT, "--out", manifest.to_str().unwrap()],
+        &[],
+    );
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(out.stderr.contains("where capops reads"), "{}", out.stderr);
+    assert!(!manifest.exists());
+    std::fs::write(repo.join("capops.yaml"), &config).unwrap();
     // A plain new file beside the documents is fine.
     let fine = repo.join("report.html");
     let out = run(

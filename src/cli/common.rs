@@ -396,25 +396,73 @@ pub fn refuse_output(repo: &Path, out: &Path) -> Option<String> {
             ));
         }
     }
-    let target = match std::fs::canonicalize(out) {
-        Ok(c) => c,
-        Err(_) => std::fs::canonicalize(folder(out))
-            .ok()?
-            .join(out.file_name()?),
+    // Where it would land: its longest existing ancestor, canonical, and
+    // the rest as written (a folder that does not exist yet is created).
+    let target = {
+        let mut existing = out.to_path_buf();
+        let mut rest: Vec<std::ffi::OsString> = Vec::new();
+        loop {
+            if let Ok(c) = std::fs::canonicalize(&existing) {
+                break rest.into_iter().rev().fold(c, |p, n| p.join(n));
+            }
+            match (
+                existing.file_name().map(|n| n.to_os_string()),
+                existing.parent(),
+            ) {
+                (Some(n), Some(parent)) => {
+                    rest.push(n);
+                    existing = if parent.as_os_str().is_empty() {
+                        Path::new(".").to_path_buf()
+                    } else {
+                        parent.to_path_buf()
+                    };
+                }
+                _ => return None,
+            }
+        }
     };
     let rel = target.strip_prefix(&root).ok()?;
     let rel = rel.to_string_lossy().replace('\\', "/");
     let first = rel.split('/').next().unwrap_or("");
+    let output_folder = render_folder(&root);
+    let folder_prefix = format!("{}/", output_folder.trim_end_matches('/'));
     let read = rel == crate::load::files::CONFIG_FILE
         || crate::load::files::classify(&rel).is_some()
         || first == ".git"
-        || crate::load::files::SKIPPED_DIRS.contains(&first);
+        || crate::load::files::SKIPPED_DIRS.contains(&first)
+        || rel.starts_with(&folder_prefix);
     read.then(|| {
         format!(
             "{} is `{rel}` in the repository, where capops reads documents, usage, templates, test cases or rendered output; write the output elsewhere",
             out.display()
         )
     })
+}
+
+/// The Config's `render.outputFolder` (`rendered` when it names none or
+/// does not read), read straight from `capops.yaml`.
+fn render_folder(root: &Path) -> String {
+    use crate::load::yaml;
+    let text =
+        std::fs::read_to_string(root.join(crate::load::files::CONFIG_FILE)).unwrap_or_default();
+    let parsed = yaml::parse(&text, crate::diag::FileId(0));
+    parsed
+        .documents
+        .iter()
+        .filter(|d| d.get("kind").and_then(|(_, v)| v.as_str()) == Some("Config"))
+        .find_map(|d| {
+            let folder = d
+                .get("spec")?
+                .1
+                .get("render")?
+                .1
+                .get("outputFolder")?
+                .1
+                .as_str()?;
+            Some(folder.trim_start_matches("./").to_string())
+        })
+        .filter(|f| !f.is_empty())
+        .unwrap_or_else(|| "rendered".into())
 }
 
 /// Writes `bytes` to `out` (see [`write_atomically`]) unless

@@ -402,6 +402,7 @@ pub static MODELS: &[GpuModel] = &[
             "a100",
             "a100-sxm4-80gb",
             "a100-pcie-80gb",
+            "a100-80gb-pcie",
             "nvidia-a100-80gb",
             // The A800 80GB shares the A100 80GB's MIG table.
             "a800",
@@ -571,9 +572,18 @@ pub fn model(name: &str) -> Option<&'static GpuModel> {
         return Some(m);
     }
     let norm = normalize(name);
-    MODELS
-        .iter()
-        .find(|m| m.id == norm || m.names.iter().any(|n| *n == norm))
+    let find = |n: &str| {
+        MODELS
+            .iter()
+            .find(|m| m.id == n || m.names.iter().any(|x| *x == n))
+    };
+    // NVML's product names, as `nvidia-smi` prints them: `NVIDIA A100 80GB
+    // PCIe`, `Tesla V100-PCIE-16GB`.
+    find(&norm).or_else(|| {
+        ["nvidia-", "tesla-"]
+            .iter()
+            .find_map(|p| norm.strip_prefix(p).and_then(find))
+    })
 }
 
 fn normalize(s: &str) -> String {

@@ -79,6 +79,12 @@ fn names_of_the_same_silicon_share_a_model() {
         ("H800", "h100-80gb-sxm"),
         ("H800 NVL", "h100-94gb-nvl"),
         ("H800 PCIe", "h100-80gb-pcie"),
+        // As nvidia-smi names them.
+        ("NVIDIA A100-SXM4-80GB", "a100-80gb"),
+        ("NVIDIA A100 80GB PCIe", "a100-80gb"),
+        ("Tesla V100-PCIE-32GB", "v100-32gb"),
+        ("NVIDIA A800-SXM4-80GB", "a100-80gb"),
+        ("NVIDIA H800", "h100-80gb-sxm"),
         ("V100-SXM2-32GB", "v100-32gb"),
         ("V100-PCIE-16GB", "v100-16gb"),
         ("A10", "a10-24gb"),

@@ -181,7 +181,7 @@ fn too_large_or_not(v: &str) -> String {
             .is_ok_and(|f| f.is_infinite() || f.abs() >= 7.9e28);
     if huge {
         format!(
-            "`{shown}` is out of range for an amount (at most 79,228,162,514,264,337,593,543,950,335, with up to 28 decimal places)"
+            "`{shown}` is out of range for an amount: more than {MAX_MONEY}, the largest amount capops reads"
         )
     } else {
         format!("`{shown}` is not a decimal number (write it as digits, e.g. `1250.50`)")
