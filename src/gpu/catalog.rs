@@ -572,11 +572,7 @@ pub fn model(name: &str) -> Option<&'static GpuModel> {
         return Some(m);
     }
     let norm = normalize(name);
-    let find = |n: &str| {
-        MODELS
-            .iter()
-            .find(|m| m.id == n || m.names.iter().any(|x| *x == n))
-    };
+    let find = |n: &str| MODELS.iter().find(|m| m.id == n || m.names.contains(&n));
     // NVML's product names, as `nvidia-smi` prints them: `NVIDIA A100 80GB
     // PCIe`, `Tesla V100-PCIE-16GB`.
     find(&norm).or_else(|| {
