@@ -166,6 +166,10 @@ pub struct PlatformGrowth {
     /// changes since (MIG layout, time-slicing, GPUs per node), priced over
     /// the rest of their windows from the start of the 30 days.
     pub regrown_cost: BTreeMap<String, f64>,
+    /// cluster -> GPU-equivalents the base's teams' quotas on it gained from
+    /// its pools' changes since (fewer time-slicing replicas, a coarser
+    /// single-strategy MIG layout).
+    pub quotas_regrown: BTreeMap<String, f64>,
     /// The requests that grew, as they are in the base and as they were then
     /// (`None`: new since), for the cost of that growth (priced when judged).
     pub grown_requests: Vec<(RequestSpec, Option<RequestSpec>)>,
@@ -191,7 +195,7 @@ pub fn platform_growth(
     from_hour: i64,
 ) -> PlatformGrowth {
     use crate::capacity::{Hours, swing};
-    use crate::policy::facts::team::{quota_delta, team_quota_by};
+    use crate::policy::facts::team::{quota_delta, quotas_regrown, team_quota_by};
     let mut out = PlatformGrowth {
         from_hour,
         catalogs_then: past.catalogs.clone(),
@@ -252,6 +256,14 @@ pub fn platform_growth(
             let (_, cost) = regrowth(world, base_requests.values().copied(), cluster, then, start);
             if cost > 0.0 {
                 out.regrown_cost.insert(name.clone(), cost);
+            }
+        }
+    }
+    for (name, cluster) in &base.clusters {
+        if let Some(then) = past.clusters.get(name) {
+            let gain = quotas_regrown(base.teams.values(), name, &cluster.spec, &then.spec);
+            if gain > 1e-9 {
+                out.quotas_regrown.insert(name.clone(), gain);
             }
         }
     }

@@ -89,6 +89,15 @@ pub struct ClusterChange {
     /// the requests then in force cost more (its git history; 0 without): a layout coarsened
     /// over several pull requests adds up.
     pub recent_regrown_cost: f64,
+    /// GPU-equivalents the teams' standing quotas on this cluster gain because a
+    /// pool's units are worth more (fewer time-slicing replicas, a coarser
+    /// single-strategy MIG layout, a pool added whose units are worth more):
+    /// a quota is worth what a unit is worth in the pool where it is worth most,
+    /// granted at the base's worth and held at the head's. The base's teams.
+    pub quotas_regrown_gpus: f64,
+    /// What the cluster's pool changes merged in the 30 days before the base
+    /// revision added to the quotas then granted (its git history; 0 without).
+    pub recent_quotas_regrown_gpus: f64,
     /// GPUs the cluster's pools gained in the 30 days before the base revision, from its
     /// git history (0 without history): growth split over several pull requests adds up.
     pub recent_growth_gpus: f64,
@@ -315,6 +324,12 @@ pub fn cluster(env: &Env<'_>, doc: &Document<ClusterSpec>, change: &Change) -> C
             lost -= d;
         }
     }
+    let quotas_regrown = match (previous, removed) {
+        (Some(p), false) => {
+            super::team::quotas_regrown(env.world.teams.values(), doc.name(), &doc.spec, &p.spec)
+        }
+        _ => 0.0,
+    };
     let retargeted = match (previous, removed) {
         (Some(p), false) => crate::policy::selectors::retargeted(&doc.spec, &p.spec),
         _ => Default::default(),
@@ -354,6 +369,15 @@ pub fn cluster(env: &Env<'_>, doc: &Document<ClusterSpec>, change: &Change) -> C
                 env.aggregates
                     .platform_growth
                     .regrown_cost
+                    .get(doc.name())
+                    .copied()
+                    .unwrap_or(0.0),
+            ),
+            quotas_regrown_gpus: round(quotas_regrown),
+            recent_quotas_regrown_gpus: round(
+                env.aggregates
+                    .platform_growth
+                    .quotas_regrown
                     .get(doc.name())
                     .copied()
                     .unwrap_or(0.0),

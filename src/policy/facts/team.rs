@@ -298,33 +298,61 @@ pub fn team_quota_gpus(repo: &Repo, team: &Document<TeamSpec>) -> f64 {
 pub fn team_quota_by(repo: &Repo, team: &Document<TeamSpec>) -> BTreeMap<(String, String), f64> {
     let mut out = BTreeMap::new();
     for (cluster, presence) in &team.spec.clusters {
-        let provided: Vec<_> = repo
-            .clusters
-            .get(&cluster.value)
-            .map(|c| {
-                c.spec
-                    .node_pools
-                    .iter()
-                    .flat_map(|p| crate::gpu::resources::provided(p, c.spec.mig_strategy.value))
-                    .collect()
-            })
-            .unwrap_or_default();
+        let spec = repo.clusters.get(&cluster.value).map(|c| &c.spec);
         for (resource, n) in &presence.quota {
-            // A namespace's quota holds in every pool of the cluster: a unit
-            // is worth what it is worth in the pool where it is worth most
-            // (a time-sliced pool listed first does not make whole GPUs
-            // elsewhere cheap).
-            let eq = provided
-                .iter()
-                .filter(|p: &&crate::gpu::resources::Provided| p.resource == resource.value)
-                .map(|p| p.gpu_equivalent)
-                .fold(None, |m: Option<f64>, e| Some(m.map_or(e, |m| m.max(e))))
+            let eq = spec
+                .and_then(|c| unit_worth(c, &resource.value))
                 .unwrap_or(1.0);
             *out.entry((cluster.value.clone(), resource.value.clone()))
                 .or_insert(0.0) += n.value.0 as f64 * eq;
         }
     }
     out
+}
+
+/// What one unit of `resource` in a namespace quota is worth on `cluster`, in
+/// GPU-equivalents (`None`: no pool provides it). A namespace's quota holds in
+/// every pool of the cluster: a unit is worth what it is worth in the pool
+/// where it is worth most (a time-sliced pool listed first does not make whole
+/// GPUs elsewhere cheap).
+pub(crate) fn unit_worth(cluster: &ClusterSpec, resource: &str) -> Option<f64> {
+    cluster
+        .node_pools
+        .iter()
+        .flat_map(|p| crate::gpu::resources::provided(p, cluster.mig_strategy.value))
+        .filter(|p| p.resource == resource)
+        .map(|p| p.gpu_equivalent)
+        .fold(None, |m: Option<f64>, e| Some(m.map_or(e, |m| m.max(e))))
+}
+
+/// GPU-equivalents the teams' standing quotas on cluster `name` gain when the
+/// cluster goes from `then` to `now` (fewer time-slicing replicas, a coarser
+/// single-strategy MIG layout, a pool whose units are worth more): the quota
+/// was granted at `then`'s worth (1 GPU a unit where no pool provided the
+/// resource, as a Team change weighs it) and holds `now`'s (nothing where no
+/// pool provides it any more). Gains only, summed over teams and resources.
+pub(crate) fn quotas_regrown<'t>(
+    teams: impl Iterator<Item = &'t Document<TeamSpec>>,
+    name: &str,
+    now: &ClusterSpec,
+    then: &ClusterSpec,
+) -> f64 {
+    let mut gain = 0.0;
+    for team in teams {
+        for (cluster, presence) in &team.spec.clusters {
+            if cluster.value != name {
+                continue;
+            }
+            for (resource, n) in &presence.quota {
+                let after = unit_worth(now, &resource.value).unwrap_or(0.0);
+                let before = unit_worth(then, &resource.value).unwrap_or(1.0);
+                if after > before {
+                    gain += n.value.0 as f64 * (after - before);
+                }
+            }
+        }
+    }
+    gain
 }
 
 /// The quota a change adds, cluster by cluster and resource by resource

@@ -289,3 +289,58 @@ fn borrowing_cuts_are_counted_in_gpus() {
         assert_eq!(cut(None, Some(32)), (528.0, 0.0));
     });
 }
+
+/// Standing quotas regrow when a pool's units are worth more: 64 units of
+/// `nvidia.com/gpu` on infer-l4 (inference 40, devex 16, research 8).
+#[test]
+fn quotas_regrow_by_what_a_unit_is_worth_where_it_is_worth_most() {
+    let repo = example();
+    let base = &repo.clusters["infer-l4"].spec;
+    let sliced = |replicas: u32, pool: &str| {
+        let mut c = base.clone();
+        for p in &mut c.node_pools {
+            if p.name.value.as_str() == pool {
+                p.time_slicing = Some(crate::model::cluster::TimeSlicing {
+                    replicas: Spanned::new(replicas, Default::default()),
+                });
+            }
+        }
+        c
+    };
+    let teams = || repo.teams.values();
+    // Whole L4s beside the sliced T4s: a unit is a whole GPU either way.
+    assert_eq!(
+        team::quotas_regrown(teams(), "infer-l4", base, &sliced(8, "t4-batch")),
+        0.0
+    );
+    // Every pool sliced four ways, then l4-serve whole again: 64 x 3/4.
+    let all = sliced(4, "l4-serve");
+    assert_eq!(team::quotas_regrown(teams(), "infer-l4", base, &all), 48.0);
+    // Halved (4 -> 2): 64 x 1/4; the other way round nothing is gained.
+    let half = {
+        let mut c = sliced(2, "l4-serve");
+        c.node_pools.retain(|p| p.name.value.as_str() == "l4-serve");
+        c
+    };
+    let quarter = {
+        let mut c = all.clone();
+        c.node_pools.retain(|p| p.name.value.as_str() == "l4-serve");
+        c
+    };
+    assert_eq!(
+        team::quotas_regrown(teams(), "infer-l4", &half, &quarter),
+        16.0
+    );
+    assert_eq!(
+        team::quotas_regrown(teams(), "infer-l4", &quarter, &half),
+        0.0
+    );
+    // A pool removed leaves nothing to hold; another cluster's name matches no team.
+    let none = {
+        let mut c = base.clone();
+        c.node_pools.clear();
+        c
+    };
+    assert_eq!(team::quotas_regrown(teams(), "infer-l4", &none, &all), 0.0);
+    assert_eq!(team::quotas_regrown(teams(), "elsewhere", base, &all), 0.0);
+}
