@@ -544,4 +544,17 @@ fn no_term_is_committed_to_demand_the_approved_timeline_ends() {
     let m = Analysis::new(&standing, now).mix("c", "p", 0.0).unwrap();
     let committed = |t: &Option<mix::Tier>| t.as_ref().map_or(0, |t| t.gpus);
     assert_eq!(committed(&m.baseline) + committed(&m.flexible), 20, "{m:?}");
+    // The same request renewed from the day it ends, for two years, by a
+    // request that starts past the 90 days: the outlook reaches the end of
+    // every approved request, so the term is weighed on the demand the
+    // renewal holds, and 20 are committed again.
+    let renewed = repo_with(
+        "  window: {start: \"2024-09-01T00:00:00Z\", end: \"2027-04-01T00:00:00Z\"}\n---\n\
+         apiVersion: capops.dev/v1alpha1\nkind: CapacityRequest\nmetadata: {name: renewal}\n\
+         spec:\n  team: steady\n  cluster: c\n  pool: p\n  resources: {nvidia.com/gpu: 20}\n\
+         \x20 workloadClass: training\n\
+         \x20 window: {start: \"2027-04-01T00:00:00Z\", end: \"2029-04-01T00:00:00Z\"}\n",
+    );
+    let m = Analysis::new(&renewed, now).mix("c", "p", 0.0).unwrap();
+    assert_eq!(committed(&m.baseline) + committed(&m.flexible), 20, "{m:?}");
 }
