@@ -308,6 +308,8 @@ pub fn analyze(
         out.basis == Basis::History && term_hours(&s.term).1 <= out.supported_until;
     // Demand left for this reservation at each known hour (P50), after the others' share.
     let mut left: Vec<f64> = Vec::new();
+    // Where the hours from `at` on start in `left`.
+    let mut ahead_from = 0;
     let mut demand_sum = 0.0;
     for h in start..end {
         let Some(q) = outlook.at(h) else {
@@ -340,6 +342,9 @@ pub fn analyze(
         if h >= ctx.at_hour {
             served_ahead += p50.min(reserved_here) * share;
             known_ahead += 1;
+        }
+        if h < ctx.at_hour {
+            ahead_from = left.len() + 1;
         }
         left.push(p50 * share);
         served10 += p10.min(reserved_here) * share;
@@ -378,12 +383,14 @@ pub fn analyze(
     };
     out.stranded_p50 = idle_cost(out.utilization_p50);
     out.stranded_p10 = idle_cost(out.utilization_p10);
-    out.suggested_count = suggest(
-        &left,
-        gpus / f64::from(s.count.value.0.max(1)),
-        s.count.value.0,
-        threshold,
-    );
+    // A size that keeps within the threshold over the whole term and over
+    // the hours ahead alike (the gate weighs a new commitment on both).
+    let per = gpus / f64::from(s.count.value.0.max(1));
+    let whole = suggest(&left, per, s.count.value.0, threshold);
+    out.suggested_count = match &left[ahead_from.min(left.len())..] {
+        [] => whole,
+        ahead => whole.min(suggest(ahead, per, s.count.value.0, threshold)),
+    };
     // Shares of the reserved GPU-hours, whatever they cost: a reservation
     // stated at a price of 0 strands as much capacity as one at list price.
     out.stranded_share = if cost.total.is_zero() {

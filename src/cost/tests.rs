@@ -438,6 +438,9 @@ spec:
     // at most (2 + 6) / 56 = 14% is stranded; from now on nearly all of it.
     assert!(r.stranded_share < 0.15, "{}", r.stranded_share);
     assert!(r.stranded_share_ahead > 0.9, "{}", r.stranded_share_ahead);
+    // The size suggested keeps within the threshold ahead too: nothing
+    // ahead uses an instance, so none.
+    assert_eq!(r.suggested_count, 0);
 }
 
 #[test]

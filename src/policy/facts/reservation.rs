@@ -160,7 +160,7 @@ pub struct ReservationFacts {
     pub idle_share: f64,
     /// The pool's measured busy share (0 without usage).
     pub busy_share: f64,
-    /// The most instances whose expected stranded share stays within `config.thresholds.stranded_spend_share`.
+    /// The most instances whose expected stranded share stays within `config.thresholds.stranded_spend_share`, over the whole term and over the hours from `now` to its end alike.
     pub suggested_count: u32,
     /// Hours of the term where P90 demand exceeds all the pool's GPUs (reserved, on-demand and spot).
     pub shortfall_hours: u32,
