@@ -308,8 +308,44 @@ pub fn evaluate(
             add(role, *count, format!("tier {}", t.name));
         }
     }
+    // A rule's lead approval nobody holds for the subject (a request handed
+    // to a team with no leads) could never be given: the approvals of the
+    // first tier that asks for no team's lead are asked instead.
+    let unfilled = |role: &str| {
+        let role = Role::parse(role);
+        matches!(role, Role::TeamLead | Role::ReceivingTeamLead) && {
+            let (teams, users) = roles.of(&role);
+            teams.is_empty() && users.is_empty()
+        }
+    };
     for (role, count, rule) in extra {
-        add(&role, count, format!("rule {rule}"));
+        if !unfilled(&role) {
+            add(&role, count, format!("rule {rule}"));
+            continue;
+        }
+        let instead = policy.tiers.iter().find(|t| {
+            !t.approvals.is_empty()
+                && t.approvals.iter().all(|(r, _, _)| {
+                    !matches!(Role::parse(r), Role::TeamLead | Role::ReceivingTeamLead)
+                })
+        });
+        let Some(instead) = instead else {
+            // No tier to ask instead: the approval stays asked, never given.
+            add(&role, count, format!("rule {rule}"));
+            continue;
+        };
+        findings.push(Finding {
+            rule: "tier-without-approvers".into(),
+            effect: Effect::Escalate,
+            message: format!(
+                "nobody approves as `{role}` here (rule {rule}): the approvals of tier `{}` are asked instead",
+                instead.name
+            ),
+            rule_span: instead.span,
+        });
+        for (r, c, _) in &instead.approvals {
+            add(r, *c, format!("rule {rule}, tier {}", instead.name));
+        }
     }
     let mut missing = Vec::new();
     if kind == SubjectKind::Request
