@@ -119,8 +119,8 @@ pub fn base_requests<'r>(
 /// GPU-equivalents each team's requests grew by between a past revision and
 /// the base: for every request of the base, the largest amount it holds from
 /// `from_hour` (the start of the 30 days) on beyond what its past version
-/// held at the same hours in the same pool (a request moved to another pool,
-/// or one that did not exist then, counts whole; one revived from an expired
+/// held at the same hours in the same pool for the same team (a request moved
+/// to another pool or team, or one that did not exist then, counts whole; one revived from an expired
 /// window, stretched, or moved later counts what it newly holds). Shrinking
 /// one request does not pay for growing another: this is the growth that
 /// went through, which the rolling budget of automatic approvals counts.
@@ -146,10 +146,15 @@ pub fn recent_growth(
     out
 }
 
-/// Whether two versions of a request hold capacity in the same pool: a
-/// request moved to another pool holds all it holds there anew.
+/// Whether two versions of a request hold capacity for the same team in the
+/// same pool: a request moved to another pool holds all it holds there anew,
+/// and so does one handed to another team, or a name another team reuses
+/// after the request was released (a released request pays for nobody's
+/// growth but its own team's, as an edit down would).
 fn same_pool(a: &RequestSpec, b: &RequestSpec) -> bool {
-    a.cluster.value == b.cluster.value && a.pool.value == b.pool.value
+    a.cluster.value == b.cluster.value
+        && a.pool.value == b.pool.value
+        && a.team.value == b.team.value
 }
 
 /// Quota and cluster growth that went through in the 30 days before the
