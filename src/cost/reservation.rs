@@ -201,7 +201,8 @@ fn bills(s: &ReservationSpec) -> String {
 /// What a change to a reservation commits at `at`: what `now` commits from
 /// `at` on minus what `before` would have (nothing when `before` is locked,
 /// prepaid and started: its remaining hours are paid for and cannot be
-/// given back, so moving or shrinking it releases nothing). An upfront fee
+/// given back, so moving or shrinking it releases nothing; nothing either
+/// when `now` holds other capacity: a release never pays for a purchase). An upfront fee
 /// counts whole when the reservation is new or its fee changes, and is
 /// given back only by a reservation that has not started. A change that
 /// leaves what it bills alone (`same_commitment`) commits nothing.
@@ -217,14 +218,31 @@ pub fn reservation_delta(
         return 0.0;
     }
     let started = |s: &ReservationSpec| s.term.start.value < at;
+    let head = now;
     let now = now.map_or(0.0, |s| {
         let fee = before.is_none_or(|b| upfront(b) != upfront(s)) || !started(s);
         reservation_from(repo, s, at, fee)
     });
+    // An edit that buys other capacity (another provider, region, zone,
+    // instance type or pool) releases the old commitment and buys a new one:
+    // the release offsets none of the purchase, as for two documents.
     let released = before
         .filter(|b| !locked(b, at.hour_index()))
+        .filter(|b| head.is_none_or(|n| same_capacity(n, b)))
         .map_or(0.0, |b| reservation_from(repo, b, at, !started(b)));
     now - released
+}
+
+/// Whether two versions of a reservation hold the same capacity: the same
+/// provider, region, zone and instance type, covering the same pool (its
+/// kind may change: what that makes prepaid, the prepaid rules judge).
+fn same_capacity(a: &ReservationSpec, b: &ReservationSpec) -> bool {
+    a.provider.value == b.provider.value
+        && a.region.value == b.region.value
+        && a.zone.as_ref().map(|z| &z.value) == b.zone.as_ref().map(|z| &z.value)
+        && a.instance_type.value == b.instance_type.value
+        && a.covers.cluster.value == b.covers.cluster.value
+        && a.covers.pool.value == b.covers.pool.value
 }
 
 /// Analyses a reservation; `None` when it has no price, or its pool no

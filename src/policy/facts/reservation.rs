@@ -33,7 +33,9 @@ pub struct ReservationChange {
     pub delta_gpus: f64,
     /// What the change commits from `now` on, at the catalog's price at least: the cost of
     /// the term's hours from `now` (plus the upfront fee when it has not started) now, minus
-    /// the same before (nothing before when that was locked: prepaid and started). Hours
+    /// the same before (nothing before when that was locked: prepaid and started, or when
+    /// the change turns it into other capacity: another provider, region, zone, instance type
+    /// or pool, which is a release and a purchase). Hours
     /// already spent count neither way, so moving a term later is judged as the new hours it
     /// buys; a change that leaves what it bills alone (`change.commitment_changed` false)
     /// commits nothing. Judged without a base, what it commits from `now` on. A GCP commitment
