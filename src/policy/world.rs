@@ -171,6 +171,14 @@ pub struct PlatformGrowth {
     /// changes since (MIG layout, time-slicing, GPUs per node), priced over
     /// the rest of their windows from the start of the 30 days.
     pub regrown_cost: BTreeMap<String, f64>,
+    /// cluster -> GPUs that changed pool (moved nodes, swapped selectors).
+    pub moved: BTreeMap<String, f64>,
+    /// cluster -> what its pools cost more a month (730 hours), at the base's
+    /// prices: nodes added or bought dearer.
+    pub monthly_cost: BTreeMap<String, f64>,
+    /// cluster -> GPU-equivalents the requests in force then gained from its
+    /// pools' changes since.
+    pub regrown_gpus: BTreeMap<String, f64>,
     /// cluster -> GPU-equivalents the base's teams' quotas on it gained from
     /// its pools' changes since (fewer time-slicing replicas, a coarser
     /// single-strategy MIG layout).
@@ -258,9 +266,21 @@ pub fn platform_growth(
             let Some(then) = past.clusters.get(name) else {
                 continue;
             };
-            let (_, cost) = regrowth(world, base_requests.values().copied(), cluster, then, start);
+            let (gpus, cost) =
+                regrowth(world, base_requests.values().copied(), cluster, then, start);
             if cost > 0.0 {
                 out.regrown_cost.insert(name.clone(), cost);
+            }
+            if gpus > 1e-9 {
+                out.regrown_gpus.insert(name.clone(), gpus);
+            }
+            let moved = moved_gpus(Some(cluster), Some(then));
+            if moved > 1e-9 {
+                out.moved.insert(name.clone(), moved);
+            }
+            let dearer = monthly_cost(world, cluster, start) - monthly_cost(world, then, start);
+            if dearer > 1e-9 {
+                out.monthly_cost.insert(name.clone(), dearer);
             }
         }
     }
@@ -280,6 +300,68 @@ pub fn platform_growth(
         }
     }
     out
+}
+
+/// GPUs that change pool by pool when a cluster goes from `then` to `now`
+/// (`None`: absent): the larger of what the pools that grow gain and what the
+/// pools that shrink lose, so nodes moved from one pool to another count
+/// though the cluster's total stays; plus the GPUs of `then`'s pools whose
+/// nodes another pool's `nodeLabels` may now match (swapped selectors).
+pub fn moved_gpus(
+    now: Option<&Document<ClusterSpec>>,
+    then: Option<&Document<ClusterSpec>>,
+) -> f64 {
+    let pool_gpus = |c: Option<&Document<ClusterSpec>>| -> BTreeMap<String, f64> {
+        c.map(|c| {
+            c.spec
+                .node_pools
+                .iter()
+                .map(|p| {
+                    (
+                        p.name.value.to_string(),
+                        p.nodes.value.0 as f64 * p.gpus_per_node.value.0 as f64,
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+    };
+    let (now_pools, then_pools) = (pool_gpus(now), pool_gpus(then));
+    let (mut gained, mut lost) = (0.0f64, 0.0f64);
+    let names: std::collections::BTreeSet<&String> =
+        now_pools.keys().chain(then_pools.keys()).collect();
+    for name in names {
+        let d = now_pools.get(name).copied().unwrap_or(0.0)
+            - then_pools.get(name).copied().unwrap_or(0.0);
+        if d > 0.0 {
+            gained += d;
+        } else {
+            lost -= d;
+        }
+    }
+    let retargeted = match (now, then) {
+        (Some(n), Some(t)) => crate::policy::selectors::retargeted(&n.spec, &t.spec).gpus,
+        _ => 0.0,
+    };
+    gained.max(lost) + retargeted
+}
+
+/// A cluster's pools at their blended GPU-hour prices in `world` at `at`,
+/// for an average month (730 hours); unpriced pools count nothing.
+pub fn monthly_cost(world: &Repo, cluster: &Document<ClusterSpec>, at: Timestamp) -> f64 {
+    cluster
+        .spec
+        .node_pools
+        .iter()
+        .filter_map(|pool| {
+            let price = crate::cost::prices::pool(world, cluster, pool, at).blended?;
+            Some(
+                crate::capacity::pool_gpus(pool) as f64
+                    * crate::cost::prices::float(price)
+                    * crate::cost::prices::HOURS_PER_MONTH as f64,
+            )
+        })
+        .sum()
 }
 
 /// What the requests in force from `at` on in a cluster gain when it goes

@@ -15,9 +15,6 @@ use std::collections::BTreeMap;
 mod catalog;
 pub use catalog::{CatalogChange, CatalogFacts, CatalogSubject, catalog};
 
-/// Hours in an average month, as every monthly cost counts them.
-const MONTH_HOURS: f64 = 730.0;
-
 /// What a changed Cluster's conditions read.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct ClusterSubject {
@@ -89,6 +86,17 @@ pub struct ClusterChange {
     /// the requests then in force cost more (its git history; 0 without): a layout coarsened
     /// over several pull requests adds up.
     pub recent_regrown_cost: f64,
+    /// `moved_gpus` measured from the cluster as it was 30 days before the base revision
+    /// (its git history; 0 without): nodes moved between pools over several pull requests
+    /// add up.
+    pub recent_moved_gpus: f64,
+    /// What the cluster's pools came to cost more a month in the 30 days before the base
+    /// revision (its git history, priced like `delta_monthly_cost`; 0 without): capacity
+    /// or dearer purchase mixes added over several pull requests add up.
+    pub recent_growth_monthly_cost: f64,
+    /// GPU-equivalents the requests then in force gained from the cluster's pool changes
+    /// merged in the 30 days before the base revision (its git history; 0 without).
+    pub recent_regrown_gpus: f64,
     /// GPU-equivalents the teams' standing quotas on this cluster gain because a
     /// pool's units are worth more (fewer time-slicing replicas, a coarser
     /// single-strategy MIG layout, a pool added whose units are worth more):
@@ -128,21 +136,28 @@ pub struct PreviousCluster {
 }
 
 fn size(env: &Env<'_>, cluster: &Document<ClusterSpec>) -> ClusterSize {
-    let mut gpus = 0.0;
-    let mut monthly = 0.0;
-    let mut unpriced = Vec::new();
-    for pool in &cluster.spec.node_pools {
-        let n = crate::capacity::pool_gpus(pool) as f64;
-        gpus += n;
-        match crate::cost::prices::pool(env.world, cluster, pool, env.at).blended {
-            Some(p) => monthly += n * crate::cost::prices::float(p) * MONTH_HOURS,
-            None => unpriced.push(pool.name.value.to_string()),
-        }
-    }
+    let unpriced = cluster
+        .spec
+        .node_pools
+        .iter()
+        .filter(|pool| {
+            crate::cost::prices::pool(env.world, cluster, pool, env.at)
+                .blended
+                .is_none()
+        })
+        .map(|pool| pool.name.value.to_string())
+        .collect();
     ClusterSize {
         cluster: super::cluster_facts(cluster),
-        gpus,
-        monthly_cost: round(monthly),
+        gpus: cluster
+            .spec
+            .node_pools
+            .iter()
+            .map(|p| crate::capacity::pool_gpus(p) as f64)
+            .sum(),
+        monthly_cost: round(crate::policy::world::monthly_cost(
+            env.world, cluster, env.at,
+        )),
         unpriced_pools: unpriced,
     }
 }
@@ -293,42 +308,21 @@ pub fn cluster(env: &Env<'_>, doc: &Document<ClusterSpec>, change: &Change) -> C
         .as_ref()
         .map(|b| (b.gpus, b.monthly_cost))
         .unwrap_or((0.0, 0.0));
-    let pool_gpus = |c: Option<&Document<ClusterSpec>>| -> std::collections::BTreeMap<String, f64> {
-        c.map(|c| {
-            c.spec
-                .node_pools
-                .iter()
-                .map(|p| {
-                    (
-                        p.name.value.to_string(),
-                        p.nodes.value.0 as f64 * p.gpus_per_node.value.0 as f64,
-                    )
-                })
-                .collect()
-        })
-        .unwrap_or_default()
-    };
-    let (now_pools, then_pools) = (
-        pool_gpus(Some(doc).filter(|_| !removed)),
-        pool_gpus(previous),
-    );
-    let (mut gained, mut lost) = (0.0f64, 0.0f64);
-    let names: std::collections::BTreeSet<&String> =
-        now_pools.keys().chain(then_pools.keys()).collect();
-    for name in names {
-        let d = now_pools.get(name).copied().unwrap_or(0.0)
-            - then_pools.get(name).copied().unwrap_or(0.0);
-        if d > 0.0 {
-            gained += d;
-        } else {
-            lost -= d;
-        }
-    }
+    let moved = crate::policy::world::moved_gpus((!removed).then_some(doc), previous);
     let quotas_regrown = match (previous, removed) {
         (Some(p), false) => {
             super::team::quotas_regrown(env.world.teams.values(), doc.name(), &doc.spec, &p.spec)
         }
         _ => 0.0,
+    };
+    let growth = &env.aggregates.platform_growth;
+    // What the 30 days before the base did to this cluster (nothing for one
+    // added or removed now).
+    let recent = |m: &BTreeMap<String, f64>| -> f64 {
+        if removed || previous.is_none() {
+            return 0.0;
+        }
+        m.get(doc.name()).copied().unwrap_or(0.0)
     };
     let retargeted = match (previous, removed) {
         (Some(p), false) => crate::policy::selectors::retargeted(&doc.spec, &p.spec),
@@ -341,7 +335,7 @@ pub fn cluster(env: &Env<'_>, doc: &Document<ClusterSpec>, change: &Change) -> C
         change: ClusterChange {
             base: super::change_facts(change),
             delta_gpus: round(now.gpus - prev_gpus),
-            moved_gpus: round(gained.max(lost) + retargeted.gpus),
+            moved_gpus: round(moved),
             delta_monthly_cost: round(now.monthly_cost - prev_cost),
             delta_total_cost: round((now.monthly_cost - prev_cost) * 12.0),
             environment_changed: previous
@@ -373,6 +367,9 @@ pub fn cluster(env: &Env<'_>, doc: &Document<ClusterSpec>, change: &Change) -> C
                     .copied()
                     .unwrap_or(0.0),
             ),
+            recent_moved_gpus: round(recent(&growth.moved)),
+            recent_growth_monthly_cost: round(recent(&growth.monthly_cost)),
+            recent_regrown_gpus: round(recent(&growth.regrown_gpus)),
             quotas_regrown_gpus: round(quotas_regrown),
             recent_quotas_regrown_gpus: round(
                 env.aggregates
