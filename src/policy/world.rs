@@ -171,6 +171,9 @@ pub struct PlatformGrowth {
     /// changes since (MIG layout, time-slicing, GPUs per node), priced over
     /// the rest of their windows from the start of the 30 days.
     pub regrown_cost: BTreeMap<String, f64>,
+    /// team -> `nvidia.com/gpu` units its requests grew by (whole-GPU units of
+    /// namespace quota, whatever GPU-equivalents they are).
+    pub units: BTreeMap<String, f64>,
     /// cluster -> GPUs that changed pool (moved nodes, swapped selectors).
     pub moved: BTreeMap<String, f64>,
     /// cluster -> what its pools cost more a month (730 hours), at the base's
@@ -228,6 +231,21 @@ pub fn platform_growth(
         if swing(held, from_hour).0 > 1e-9 {
             out.grown_requests
                 .push((doc.spec.clone(), then.map(|p| p.spec.clone())));
+        }
+        let units = |s: &RequestSpec| -> f64 {
+            s.resources
+                .iter()
+                .filter(|(r, _)| r.value == crate::gpu::resources::GPU)
+                .map(|(_, n)| n.value.0 as f64)
+                .sum()
+        };
+        let mut held = vec![(Hours::of_request(&doc.spec), units(&doc.spec))];
+        if let Some(p) = then {
+            held.push((Hours::of_request(&p.spec), -units(&p.spec)));
+        }
+        let grew = swing(held, from_hour).0;
+        if grew > 1e-9 {
+            *out.units.entry(doc.spec.team.value.clone()).or_default() += grew;
         }
     }
     for (name, team) in &base.teams {

@@ -186,6 +186,11 @@ pub struct RequestTeamFacts {
     /// What that growth costs, from the start of the 30 days on at today's prices (0
     /// without history): the money a request split over several pull requests adds up to.
     pub recent_growth_cost: f64,
+    /// The `nvidia.com/gpu` units the team's requests grew by over the same 30 days
+    /// (per request, the most held at once beyond what it held then, in units, not
+    /// GPU-equivalents): time-sliced replicas and single-strategy MIG devices are few
+    /// GPU-equivalents but are granted as that many whole-GPU units of namespace quota.
+    pub recent_growth_units: f64,
 }
 
 /// The request's pool, with what all requests commit to it.
