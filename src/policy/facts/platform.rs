@@ -66,7 +66,10 @@ pub struct ClusterChange {
     /// The largest fall of a pool's blended GPU-hour price (its purchase mix, instance type
     /// or GPUs changed), as a share of the price before (0.25: a quarter cheaper), priced
     /// with the base's catalogs and reservations; a priced pool left without a price counts
-    /// as 1. Pools in both revisions only.
+    /// as 1. A pool added is measured against the dearest pool of the same GPU model the
+    /// cluster had (a pool renamed and relabelled onto spot, or a cheaper twin beside the
+    /// old one, prices the requests moved into it); a pool of a model the cluster did not
+    /// run counts nothing.
     pub largest_price_decrease: f64,
     /// `largest_price_decrease` measured from the cluster as it was 30 days before the base
     /// revision (its git history; 0 without history or for a cluster new since): pools made
@@ -161,6 +164,14 @@ fn size(env: &Env<'_>, cluster: &Document<ClusterSpec>) -> ClusterSize {
             env.world, cluster, env.at,
         )),
         unpriced_pools: unpriced,
+    }
+}
+
+/// Whether two `gpuModel`s name the same catalog model (any of its names).
+fn same_model(a: &str, b: &str) -> bool {
+    match (crate::gpu::catalog::model(a), crate::gpu::catalog::model(b)) {
+        (Some(x), Some(y)) => x.id == y.id,
+        _ => a == b,
     }
 }
 
@@ -295,22 +306,33 @@ pub fn cluster(env: &Env<'_>, doc: &Document<ClusterSpec>, change: &Change) -> C
     let before_pools = previous.map(pools).unwrap_or_default();
     // The largest fall of a pool's blended price from `p`'s to the head's.
     let cut_from = |p: &Document<ClusterSpec>| -> f64 {
+        let price = |c: &Document<ClusterSpec>, n: &NodePool| {
+            crate::cost::prices::pool(env.world, c, n, env.at)
+                .blended
+                .map(crate::cost::prices::float)
+        };
         let mut price_cut = 0.0f64;
         for pool in &doc.spec.node_pools {
-            let Some(old) = p
+            // The pool as it was; a pool added is measured against the
+            // dearest pool of the same GPU model the cluster had (a pool
+            // renamed and relabelled, or a cheaper twin beside it, takes
+            // the requests that ran there at its price).
+            let before = match p
                 .spec
                 .node_pools
                 .iter()
                 .find(|o| o.name.value == pool.name.value)
-            else {
-                continue;
+            {
+                Some(old) => price(p, old),
+                None => p
+                    .spec
+                    .node_pools
+                    .iter()
+                    .filter(|o| same_model(&o.gpu_model.value, &pool.gpu_model.value))
+                    .filter_map(|o| price(p, o))
+                    .fold(None, |m: Option<f64>, x| Some(m.map_or(x, |m| m.max(x)))),
             };
-            let price = |c: &Document<ClusterSpec>, n: &NodePool| {
-                crate::cost::prices::pool(env.world, c, n, env.at)
-                    .blended
-                    .map(crate::cost::prices::float)
-            };
-            if let Some(b) = price(p, old).filter(|b| *b > 0.0) {
+            if let Some(b) = before.filter(|b| *b > 0.0) {
                 let cut = price(doc, pool).map_or(1.0, |a| (b - a) / b);
                 price_cut = price_cut.max(cut);
             }
