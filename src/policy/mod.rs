@@ -266,6 +266,14 @@ pub fn check(input: &CheckInput<'_>) -> CheckResult {
         .map(|(n, _)| n.clone())
         .collect();
     aggregates.recent_growth_cost = judge::recent_growth_cost(analysis, input.platform_growth);
+    if let Some(base) = input.base {
+        for (name, now) in &input.head.clusters {
+            if let Some(then) = base.clusters.get(name) {
+                let cut = world::price_cut((base, then), (input.head, now), input.at);
+                aggregates.head_price_cut.insert(name.clone(), cut);
+            }
+        }
+    }
     let shared = facts::Shared::new(world, &config);
     let fenv = facts::Env {
         world,

@@ -364,6 +364,58 @@ pub fn moved_gpus(
     gained.max(lost) + retargeted
 }
 
+/// The largest fall of a pool's blended GPU-hour price from `before` to
+/// `after` (each cluster priced with its own repository's catalogs and
+/// reservations), as a share of the price before; a priced pool left without
+/// a price counts as 1. A pool `after` adds is measured against the dearest
+/// pool of the same GPU model `before` had (a pool renamed and relabelled,
+/// or a cheaper twin beside the old one, takes the requests that ran there at
+/// its price); one of a model `before` did not run counts nothing.
+pub fn price_cut(
+    before: (&Repo, &Document<ClusterSpec>),
+    after: (&Repo, &Document<ClusterSpec>),
+    at: Timestamp,
+) -> f64 {
+    let price = |(repo, c): (&Repo, &Document<ClusterSpec>),
+                 n: &crate::model::cluster::NodePool| {
+        crate::cost::prices::pool(repo, c, n, at)
+            .blended
+            .map(crate::cost::prices::float)
+    };
+    let mut cut = 0.0f64;
+    for pool in &after.1.spec.node_pools {
+        let old = before
+            .1
+            .spec
+            .node_pools
+            .iter()
+            .find(|o| o.name.value == pool.name.value);
+        let then = match old {
+            Some(old) => price(before, old),
+            None => before
+                .1
+                .spec
+                .node_pools
+                .iter()
+                .filter(|o| same_model(&o.gpu_model.value, &pool.gpu_model.value))
+                .filter_map(|o| price(before, o))
+                .fold(None, |m: Option<f64>, x| Some(m.map_or(x, |m| m.max(x)))),
+        };
+        if let Some(b) = then.filter(|b| *b > 0.0) {
+            cut = cut.max(price(after, pool).map_or(1.0, |a| (b - a) / b));
+        }
+    }
+    cut
+}
+
+/// Whether two `gpuModel`s name the same catalog model (any of its names).
+fn same_model(a: &str, b: &str) -> bool {
+    match (crate::gpu::catalog::model(a), crate::gpu::catalog::model(b)) {
+        (Some(x), Some(y)) => x.id == y.id,
+        _ => a == b,
+    }
+}
+
 /// A cluster's pools at their blended GPU-hour prices in `world` at `at`,
 /// for an average month (730 hours); unpriced pools count nothing.
 pub fn monthly_cost(world: &Repo, cluster: &Document<ClusterSpec>, at: Timestamp) -> f64 {

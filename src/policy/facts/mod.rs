@@ -397,6 +397,11 @@ pub struct Aggregates {
     /// against the pool it will serve (the pool's edit is judged as a cluster
     /// change).
     pub serving_in_head: std::collections::BTreeSet<String>,
+    /// cluster -> the largest fall of a pool's price from the base to the head,
+    /// each priced with its own catalogs and reservations: a catalog cut and a
+    /// purchase-mix change in one pull request compound, though each alone is
+    /// measured with the base's prices. Clusters in both revisions only.
+    pub head_price_cut: std::collections::BTreeMap<String, f64>,
 }
 
 /// GPUs and costs added (negative: released).

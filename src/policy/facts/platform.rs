@@ -69,7 +69,9 @@ pub struct ClusterChange {
     /// as 1. A pool added is measured against the dearest pool of the same GPU model the
     /// cluster had (a pool renamed and relabelled onto spot, or a cheaper twin beside the
     /// old one, prices the requests moved into it); a pool of a model the cluster did not
-    /// run counts nothing.
+    /// run counts nothing. Also measured from the base to the head, each priced with its own
+    /// catalogs and reservations (a catalog cut and a purchase-mix change in one pull request
+    /// compound); the larger counts.
     pub largest_price_decrease: f64,
     /// `largest_price_decrease` measured from the cluster as it was 30 days before the base
     /// revision (its git history; 0 without history or for a cluster new since): pools made
@@ -164,14 +166,6 @@ fn size(env: &Env<'_>, cluster: &Document<ClusterSpec>) -> ClusterSize {
             env.world, cluster, env.at,
         )),
         unpriced_pools: unpriced,
-    }
-}
-
-/// Whether two `gpuModel`s name the same catalog model (any of its names).
-fn same_model(a: &str, b: &str) -> bool {
-    match (crate::gpu::catalog::model(a), crate::gpu::catalog::model(b)) {
-        (Some(x), Some(y)) => x.id == y.id,
-        _ => a == b,
     }
 }
 
@@ -306,40 +300,16 @@ pub fn cluster(env: &Env<'_>, doc: &Document<ClusterSpec>, change: &Change) -> C
     let before_pools = previous.map(pools).unwrap_or_default();
     // The largest fall of a pool's blended price from `p`'s to the head's.
     let cut_from = |p: &Document<ClusterSpec>| -> f64 {
-        let price = |c: &Document<ClusterSpec>, n: &NodePool| {
-            crate::cost::prices::pool(env.world, c, n, env.at)
-                .blended
-                .map(crate::cost::prices::float)
-        };
-        let mut price_cut = 0.0f64;
-        for pool in &doc.spec.node_pools {
-            // The pool as it was; a pool added is measured against the
-            // dearest pool of the same GPU model the cluster had (a pool
-            // renamed and relabelled, or a cheaper twin beside it, takes
-            // the requests that ran there at its price).
-            let before = match p
-                .spec
-                .node_pools
-                .iter()
-                .find(|o| o.name.value == pool.name.value)
-            {
-                Some(old) => price(p, old),
-                None => p
-                    .spec
-                    .node_pools
-                    .iter()
-                    .filter(|o| same_model(&o.gpu_model.value, &pool.gpu_model.value))
-                    .filter_map(|o| price(p, o))
-                    .fold(None, |m: Option<f64>, x| Some(m.map_or(x, |m| m.max(x)))),
-            };
-            if let Some(b) = before.filter(|b| *b > 0.0) {
-                let cut = price(doc, pool).map_or(1.0, |a| (b - a) / b);
-                price_cut = price_cut.max(cut);
-            }
-        }
-        price_cut
+        crate::policy::world::price_cut((env.world, p), (env.world, doc), env.at)
     };
-    let price_cut = previous.filter(|_| !removed).map_or(0.0, cut_from);
+    let price_cut = previous.filter(|_| !removed).map_or(0.0, cut_from).max(
+        env.aggregates
+            .head_price_cut
+            .get(doc.name())
+            .copied()
+            .filter(|_| !removed && previous.is_some())
+            .unwrap_or(0.0),
+    );
     let recent_price_cut = env
         .aggregates
         .platform_growth
