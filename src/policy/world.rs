@@ -171,6 +171,8 @@ pub struct PlatformGrowth {
     /// changes since (MIG layout, time-slicing, GPUs per node), priced over
     /// the rest of their windows from the start of the 30 days.
     pub regrown_cost: BTreeMap<String, f64>,
+    /// team -> GPU-equivalents its borrowing limits unlocked.
+    pub borrowing: BTreeMap<String, f64>,
     /// team -> `nvidia.com/gpu` units its requests grew by (whole-GPU units of
     /// namespace quota, whatever GPU-equivalents they are).
     pub units: BTreeMap<String, f64>,
@@ -211,7 +213,9 @@ pub fn platform_growth(
     from_hour: i64,
 ) -> PlatformGrowth {
     use crate::capacity::{Hours, swing};
-    use crate::policy::facts::team::{quota_delta, quotas_regrown, team_quota_by};
+    use crate::policy::facts::team::{
+        borrowing_change, quota_delta, quotas_regrown, team_quota_by,
+    };
     let mut out = PlatformGrowth {
         from_hour,
         catalogs_then: past.catalogs.clone(),
@@ -258,6 +262,12 @@ pub fn platform_growth(
         let (gain, _) = quota_delta(&now, &then);
         if gain > 1e-9 {
             out.quotas.insert(name.clone(), gain);
+        }
+        if let Some(then) = past.teams.get(name) {
+            let (unlocked, _, _) = borrowing_change(base, Some(team), Some(then));
+            if unlocked > 1e-9 {
+                out.borrowing.insert(name.clone(), unlocked);
+            }
         }
     }
     let cluster_gpus = |c: &Document<ClusterSpec>| -> f64 {

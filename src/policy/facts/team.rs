@@ -55,6 +55,9 @@ pub struct TeamChange {
     /// from its git history (0 without history): a raise split over several pull requests
     /// adds up.
     pub recent_quota_growth_gpus: f64,
+    /// GPU-equivalents the team's borrowing limits unlocked in the 30 days before the base
+    /// revision, from its git history (0 without history).
+    pub recent_borrowing_unlocked_gpus: f64,
     pub previous: PreviousTeam,
 }
 
@@ -166,6 +169,39 @@ fn borrowing(
     out
 }
 
+/// What a team may newly borrow from its cohorts going from `before` to
+/// `now` (raised limits, and removed ones counted up to the cluster's
+/// capacity), what it may no longer borrow, both in GPU-equivalents, and
+/// whether some borrowing became unbounded.
+pub(crate) fn borrowing_change(
+    repo: &Repo,
+    now: Option<&Document<TeamSpec>>,
+    before: Option<&Document<TeamSpec>>,
+) -> (f64, f64, bool) {
+    let now_borrow = borrowing(repo, now);
+    let before_borrow = borrowing(repo, before);
+    let (mut unlocked, mut cut, mut unbounded) = (0.0, 0.0, false);
+    let equivalent = |key: &(String, String)| {
+        cluster_capacity(repo, &key.0)
+            .get(&key.1)
+            .map_or(1.0, |(_, e)| *e)
+    };
+    for (key, (units, open)) in &now_borrow {
+        let (old, old_open) = before_borrow.get(key).copied().unwrap_or((0.0, false));
+        if units > &old {
+            unlocked += (units - old) * equivalent(key);
+        }
+        unbounded |= *open && !old_open;
+    }
+    for (key, (old, _)) in &before_borrow {
+        let units = now_borrow.get(key).map_or(0.0, |(u, _)| *u);
+        if units < *old {
+            cut += (old - units) * equivalent(key);
+        }
+    }
+    (unlocked, cut, unbounded)
+}
+
 /// Builds the facts of a Team.
 pub fn team(env: &Env<'_>, team: &Document<TeamSpec>, change: &Change) -> TeamSubject {
     let removed = change.kind == ChangeKind::Removed;
@@ -192,29 +228,8 @@ pub fn team(env: &Env<'_>, team: &Document<TeamSpec>, change: &Change) -> TeamSu
         leads(team)
     };
     let before_leads = previous.map(leads).unwrap_or_default();
-    let now_borrow = borrowing(env.world, (!removed).then_some(team));
-    let before_borrow = borrowing(env.world, previous);
-    let mut unlocked = 0.0;
-    let mut cut = 0.0;
-    let mut unbounded = false;
-    let equivalent = |key: &(String, String)| {
-        cluster_capacity(env.world, &key.0)
-            .get(&key.1)
-            .map_or(1.0, |(_, e)| *e)
-    };
-    for (key, (units, open)) in &now_borrow {
-        let (old, old_open) = before_borrow.get(key).copied().unwrap_or((0.0, false));
-        if units > &old {
-            unlocked += (units - old) * equivalent(key);
-        }
-        unbounded |= *open && !old_open;
-    }
-    for (key, (old, _)) in &before_borrow {
-        let units = now_borrow.get(key).map_or(0.0, |(u, _)| *u);
-        if units < *old {
-            cut += (old - units) * equivalent(key);
-        }
-    }
+    let (unlocked, cut, unbounded) =
+        borrowing_change(env.world, (!removed).then_some(team), previous);
     let lending = |t: Option<&Document<TeamSpec>>| -> Vec<(String, String, u32)> {
         t.iter()
             .flat_map(|t| {
@@ -276,6 +291,14 @@ pub fn team(env: &Env<'_>, team: &Document<TeamSpec>, change: &Change) -> TeamSu
                 env.aggregates
                     .platform_growth
                     .quotas
+                    .get(team.name())
+                    .copied()
+                    .unwrap_or(0.0),
+            ),
+            recent_borrowing_unlocked_gpus: round(
+                env.aggregates
+                    .platform_growth
+                    .borrowing
                     .get(team.name())
                     .copied()
                     .unwrap_or(0.0),
