@@ -168,15 +168,16 @@ pub fn request(env: &Env<'_>, req: &Document<RequestSpec>, change: &Change) -> R
         None => 0.0,
     };
     let now_priority = priority_of(env, spec);
-    let team_priority_before = if matches!(
+    let asks = matches!(
         change.kind,
         crate::policy::change::ChangeKind::Added | crate::policy::change::ChangeKind::Modified
-    ) {
-        // The base whole: its versions of the changed requests, and the
-        // head's others (the base holds only the touched files' documents);
-        // of those, the ones that hold capacity from now on: an expired
-        // request holds nothing, and revived or handed over it would lend
-        // its priority to the team.
+    );
+    // The team's requests in the base whole: its versions of the changed
+    // requests, and the head's others (the base holds only the touched files'
+    // documents); of those, the ones that hold capacity from now on: an
+    // expired request holds nothing, and revived or handed over it would lend
+    // its priority or class to the team.
+    let team_before: Vec<&Document<RequestSpec>> = if asks {
         let changed = &env.aggregates.changed_requests;
         let base: Vec<&Document<RequestSpec>> = match env.base {
             Some(b) => b
@@ -195,6 +196,19 @@ pub fn request(env: &Env<'_>, req: &Document<RequestSpec>, change: &Change) -> R
         base.into_iter()
             .filter(|r| r.spec.team.value == spec.team.value)
             .filter(|r| r.spec.window.as_ref().is_none_or(|w| w.end.value > env.at))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let team_classes_before: Vec<String> = team_before
+        .iter()
+        .map(|r| r.spec.workload_class.value.as_str().to_string())
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    let team_priority_before = if asks {
+        team_before
+            .iter()
             .map(|r| priority_of(env, &r.spec))
             .max()
             // A team that holds nothing is at the priority a request gets
@@ -222,6 +236,7 @@ pub fn request(env: &Env<'_>, req: &Document<RequestSpec>, change: &Change) -> R
         team_pr_delta_total_cost: round(pr_totals.total_cost),
         team_pr_delta_monthly_cost: round(pr_totals.monthly_cost),
         team_priority_before,
+        team_classes_before,
         reservation_stranded_cost: round(stranded.cost),
         reservation_stranded_share: round(stranded.share),
         previous: PreviousRequest {
