@@ -17,6 +17,7 @@ pub mod chart;
 pub mod forecasts;
 pub mod history;
 pub mod mix;
+mod mix_hour;
 pub mod plan;
 mod plan_changes;
 mod pool_mix;
