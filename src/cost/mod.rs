@@ -585,6 +585,8 @@ mod tests_history;
 #[cfg(test)]
 mod tests_kept;
 #[cfg(test)]
+mod tests_lookback;
+#[cfg(test)]
 mod tests_mix;
 #[cfg(test)]
 mod tests_plan;
