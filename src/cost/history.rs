@@ -8,8 +8,9 @@
 //! measured (its gaps are not zeros; the hours before its first row or
 //! after its last, while the pool was measured, are); a pool's day is the
 //! sum of its teams' days; a month is the mean of its measured days.
-//! Utilization is used over allocated, summed over the team-days measured
-//! both ways.
+//! Use is capped at the hour's allocation (as in the lookback), and
+//! utilization is used over allocated, summed over the team-hours measured
+//! both ways: never above 1.
 
 use super::Analysis;
 use crate::model::Timestamp;
@@ -27,9 +28,10 @@ pub struct MonthRow {
     pub days: u32,
     /// Mean GPUs allocated over those days.
     pub allocated_mean: f64,
-    /// Mean GPUs busy over the days where use was measured (None: never).
+    /// Mean GPUs busy over the days where use was measured, each hour capped
+    /// at its allocation when that is measured (None: never).
     pub used_mean: Option<f64>,
-    /// Used over allocated, over the days where both were measured.
+    /// Used (capped) over allocated, over the hours where both were measured.
     pub utilization: Option<f64>,
     /// The busiest day's mean allocation.
     pub busiest_day: f64,
@@ -68,7 +70,9 @@ fn add(slot: &mut Option<f64>, x: f64) {
 /// The pool's days before day `before`, its teams' daily means summed. A
 /// team counts from its first row to its last: the hours of a day the pool
 /// was measured but the team was not there yet (or any more) are zeros; its
-/// gaps are left out of its mean.
+/// gaps are left out of its mean. Use is capped at the hour's allocation
+/// when that is measured (as in the lookback), and the paired sums count
+/// only the hours measured both ways, so utilization is never above 1.
 fn pool_days(series: &[(&Hourly, &Hourly)], before: i64) -> BTreeMap<i64, PoolDay> {
     let spans = series.iter().filter(|(a, _)| a.hours() > 0);
     let start = spans.clone().map(|(a, _)| a.start).min().unwrap_or(0);
@@ -77,19 +81,41 @@ fn pool_days(series: &[(&Hourly, &Hourly)], before: i64) -> BTreeMap<i64, PoolDa
     let mut days: BTreeMap<i64, PoolDay> = BTreeMap::new();
     for (allocated, used) in series {
         let (from, to) = (allocated.start, allocated.end());
-        let mean = |d: &Day| {
+        // The hours a day's mean is over: those measured, and those the pool
+        // was measured but the team was not there (zeros).
+        let hours = |d: &Day| {
             let (lo, hi) = (d.day * 24, d.day * 24 + 24);
             let absent = overlap(lo, hi, start, end) - overlap(lo, hi, from, to);
-            d.sum / (f64::from(d.hours) + absent.max(0) as f64)
+            f64::from(d.hours) + absent.max(0) as f64
         };
-        let used: BTreeMap<i64, f64> = used.days().iter().map(|d| (d.day, mean(d))).collect();
+        let capped = Hourly::new(
+            used.start,
+            used.values().enumerate().map(|(i, u)| {
+                let h = used.start + i as i64;
+                u.map(|u| allocated.get(h).map_or(u, |a| u.min(a)))
+            }),
+        );
+        let used: BTreeMap<i64, f64> = capped
+            .days()
+            .iter()
+            .map(|d| (d.day, d.sum / hours(d)))
+            .collect();
+        // Allocated and (capped) used summed over the hours measured both ways.
+        let mut paired: BTreeMap<i64, (f64, f64)> = BTreeMap::new();
+        for (i, a) in allocated.values().enumerate() {
+            let h = from + i as i64;
+            if let (Some(a), Some(u)) = (a, capped.get(h)) {
+                let e = paired.entry(h.div_euclid(24)).or_default();
+                e.0 += a;
+                e.1 += u;
+            }
+        }
         for d in allocated.days().iter().filter(|d| d.day < before) {
             let day = days.entry(d.day).or_default();
-            let a = mean(d);
-            add(&mut day.allocated, a);
-            if let Some(&u) = used.get(&d.day) {
-                day.paired_allocated += a;
-                day.paired_used += u;
+            add(&mut day.allocated, d.sum / hours(d));
+            if let Some(&(a, u)) = paired.get(&d.day) {
+                day.paired_allocated += a / hours(d);
+                day.paired_used += u / hours(d);
             }
         }
         for (&d, &u) in used.iter().filter(|(d, _)| **d < before) {
@@ -218,5 +244,26 @@ mod tests {
         let first_only = pool_days(&all, jan1 / DAY + 1);
         assert_eq!(months(&first_only)[0].allocated_mean, 4.0);
         assert_eq!(months(&first_only)[0].days, 1);
+    }
+
+    /// A team that reports more busy GPUs than it holds is capped at its
+    /// allocation, hour by hour: 2 held and 3 "used" for 12 hours, then 4
+    /// held and 1 used for 12. Used: 2 x 12 + 1 x 12 = 36 GPU-hours of
+    /// 2 x 12 + 4 x 12 = 72: utilization 0.5 (uncapped it would be 48 / 72);
+    /// used mean 36 / 24 = 1.5. Held 2 and "using" 3 all day: 1.0, not 1.5.
+    #[test]
+    fn use_above_the_allocation_is_capped_hour_by_hour() {
+        let jan1 = Timestamp::from_second(1_767_225_600).unwrap().hour_index();
+        let alloc = Hourly::new(jan1, (0..24).map(|h| Some(if h < 12 { 2.0 } else { 4.0 })));
+        let used = Hourly::new(jan1, (0..24).map(|h| Some(if h < 12 { 3.0 } else { 1.0 })));
+        let m = months(&pool_days(&[(&alloc, &used)], i64::MAX));
+        assert_eq!(m[0].allocated_mean, 3.0);
+        assert_eq!(m[0].used_mean, Some(1.5));
+        assert_eq!(m[0].utilization, Some(0.5));
+        let alloc = Hourly::new(jan1, (0..24).map(|_| Some(2.0)));
+        let used = Hourly::new(jan1, (0..24).map(|_| Some(3.0)));
+        let m = months(&pool_days(&[(&alloc, &used)], i64::MAX));
+        assert_eq!(m[0].used_mean, Some(2.0));
+        assert_eq!(m[0].utilization, Some(1.0));
     }
 }

@@ -34,8 +34,13 @@
 //! a request that ends within the term takes its GPUs away).
 //!
 //! Commitments are whole instances, and so is what each hour buys on spot, on
-//! capacity blocks and on demand. Costs are per average month (730 hours).
+//! capacity blocks and on demand: once the tiers are sized, each hour buys
+//! the cheapest whole instances for what they leave (`mix_hour`), so a
+//! burst that fits in an on-demand instance's room is not bought again. Costs
+//! are per average month (730 hours). A mix is never dearer than the same
+//! demand all on demand: when none is cheaper, the mix is all on demand.
 
+use super::mix_hour;
 use super::prices::{self, GpuHour, HOURS_PER_MONTH};
 use crate::capacity::Timeline;
 use crate::forecast::demand::Outlook;
@@ -236,20 +241,29 @@ pub struct Inputs<'a> {
 /// spot is offered, the mix is worked out with the preemptible demand on
 /// spot and with it bought like the steady demand, and the cheaper is
 /// recommended: preemptible demand that runs all the time can cost less on
-/// a commitment than on spot with its interruption allowance.
+/// a commitment than on spot with its interruption allowance. A mix is never
+/// dearer than buying the same demand all on demand: when no mix is cheaper,
+/// the recommendation is all on demand (nothing committed, no blocks, no
+/// spot), which saves nothing against it.
 pub fn recommend(i: &Inputs<'_>) -> Option<Mix> {
-    let with_spot = split(i, true);
-    if i.preemptible.is_none() || i.price.spot.is_none() {
-        return with_spot;
+    let all_on_demand = split(i, false, false)?;
+    let mut best = split(i, true, true);
+    if i.preemptible.is_some()
+        && i.price.spot.is_some()
+        && let Some(b) = split(i, false, true)
+        && best.as_ref().is_none_or(|a| b.monthly_mix < a.monthly_mix)
+    {
+        best = Some(b);
     }
-    match (with_spot, split(i, false)) {
-        (Some(a), Some(b)) if b.monthly_mix < a.monthly_mix => Some(b),
-        (a, b) => a.or(b),
+    match best {
+        Some(m) if m.monthly_mix < all_on_demand.monthly_mix => Some(m),
+        _ => Some(all_on_demand),
     }
 }
 
-/// The mix with the preemptible demand on spot (`use_spot`) or not.
-fn split(i: &Inputs<'_>, use_spot: bool) -> Option<Mix> {
+/// The mix with the preemptible demand on spot (`use_spot`) or not, and
+/// with commitments and capacity blocks (`commit`) or all on demand.
+fn split(i: &Inputs<'_>, use_spot: bool, commit: bool) -> Option<Mix> {
     let price = i.price;
     let od = price.on_demand;
     if i.gpus_per_node == 0 || od.is_zero() {
@@ -260,7 +274,7 @@ fn split(i: &Inputs<'_>, use_spot: bool) -> Option<Mix> {
         .spot
         .map(|s| s * allowance)
         .filter(|s| use_spot && *s < od);
-    let block = price.capacity_block.filter(|b| *b < od);
+    let block = price.capacity_block.filter(|b| commit && *b < od);
     let cut = Cut::new(i);
     // On-demand, spot and capacity-block capacity comes in whole instances:
     // an hour that needs 3.1 GPUs of an 8-GPU instance pays for 8.
@@ -272,13 +286,14 @@ fn split(i: &Inputs<'_>, use_spot: bool) -> Option<Mix> {
             (gpus / gpn - 1e-9).ceil() * gpn
         }
     };
-    // Hourly split of the demand.
+    let max_blocks = f64::from(crate::validate::cloud::BLOCKS_MAX_INSTANCES);
+    // Hourly split of the demand: the steady part (what the tiers are sized
+    // on), the known burst and the preemptible work, after the locked
+    // commitments. What each hour buys is chosen once the tiers are known.
     let mut uncovered_whole = 0.0;
-    let mut steady50 = Vec::with_capacity(i.hours);
+    let mut hourly = Vec::with_capacity(i.hours);
     let mut steady10 = Vec::with_capacity(i.hours);
-    let (mut pre, mut blocks, mut locked_served, mut total) = (0.0, 0.0, 0.0, 0.0);
-    // Spot and capacity-block GPU-hours paid for (whole instances).
-    let (mut pre_paid, mut blocks_paid) = (0.0, 0.0);
+    let (mut locked_served, mut total) = (0.0, 0.0);
     for h in i.from..i.from + i.hours as i64 {
         let Some(q) = i.demand.at(h) else { continue };
         let (off, pre_left) = cut.at(i, h);
@@ -296,24 +311,25 @@ fn split(i: &Inputs<'_>, use_spot: bool) -> Option<Mix> {
         locked_served += d50 - steady_left - pre_left;
         uncovered_whole += whole_up(steady_left + pre_left);
         // AWS sells an account at most 256 instances of capacity blocks at
-        // once: the rest of a burst runs on demand.
+        // once: the rest of a burst is steady demand.
         let burst = if block.is_some() {
             i.bursts
                 .at(h)
                 .max(0.0)
                 .min(steady_left)
-                .min(f64::from(crate::validate::cloud::BLOCKS_MAX_INSTANCES) * gpn)
+                .min(max_blocks * gpn)
         } else {
             0.0
         };
         total += d50;
-        pre += pre_left;
-        blocks += burst;
-        pre_paid += whole_up(pre_left);
-        blocks_paid += whole_up(burst);
-        steady50.push(steady_left - burst);
+        hourly.push(mix_hour::Demand {
+            steady: steady_left - burst,
+            burst,
+            preemptible: pre_left,
+        });
         steady10.push(((d10 - p).max(0.0) - lock).max(0.0) - burst);
     }
+    let steady50: Vec<f64> = hourly.iter().map(|d| d.steady).collect();
     let n = steady50.len();
     if n == 0 {
         return None;
@@ -325,8 +341,8 @@ fn split(i: &Inputs<'_>, use_spot: bool) -> Option<Mix> {
     sorted10.sort_by(f64::total_cmp);
     let three = price
         .reserved3y
-        .filter(|p| *p < od && i.three_years_supported);
-    let one = price.reserved1y.filter(|p| *p < od);
+        .filter(|p| commit && *p < od && i.three_years_supported);
+    let one = price.reserved1y.filter(|p| commit && *p < od);
     // Instance k is needed whenever the demand is above k - 1 instances
     // (on demand comes in whole instances), so it is worth committing when
     // that holds in more hours than the committed price's share of on
@@ -446,15 +462,27 @@ fn split(i: &Inputs<'_>, use_spot: bool) -> Option<Mix> {
     };
     let gpus_of = |t: &Option<Tier>| t.as_ref().map_or(0.0, |t| t.gpus as f64);
     let (long_gpus, flex_gpus) = (gpus_of(&baseline), gpus_of(&flexible));
+    // Each hour buys the cheapest whole instances for what the tiers leave
+    // (their spare room serves bursts and preemptible work first).
+    let hour_prices = mix_hour::Prices {
+        on_demand: prices::float(od),
+        block: block.map(prices::float),
+        spot: spot.map(prices::float),
+    };
     let (mut long_served, mut flex_served, mut on_demand) = (0.0, 0.0, 0.0);
-    // What on demand is paid for: whole instances.
-    let mut on_demand_paid = 0.0;
-    for s in &steady50 {
-        let s = s.max(0.0);
-        long_served += s.min(long_gpus);
-        flex_served += (s - long_gpus).clamp(0.0, flex_gpus);
-        on_demand += (s - long_gpus - flex_gpus).max(0.0);
-        on_demand_paid += whole_up(s - long_gpus - flex_gpus);
+    let (mut pre, mut blocks) = (0.0, 0.0);
+    // What is paid for: whole instances.
+    let (mut on_demand_paid, mut pre_paid, mut blocks_paid) = (0.0, 0.0, 0.0);
+    for d in &hourly {
+        let b = mix_hour::buy(*d, long_gpus + flex_gpus, gpn, max_blocks, hour_prices);
+        long_served += b.committed_served.min(long_gpus);
+        flex_served += (b.committed_served - long_gpus).max(0.0);
+        on_demand += b.on_demand_served;
+        on_demand_paid += b.on_demand_paid;
+        pre += b.spot_served;
+        pre_paid += b.spot_paid;
+        blocks += b.block_served;
+        blocks_paid += b.block_paid;
     }
     let nf = n as f64;
     let month = Decimal::from(HOURS_PER_MONTH);
@@ -505,7 +533,8 @@ fn split(i: &Inputs<'_>, use_spot: bool) -> Option<Mix> {
         kept: Vec::new(),
         monthly_on_demand,
         savings_share,
-        three_year_unsupported: price.reserved3y.is_some_and(|p| p < od)
+        three_year_unsupported: commit
+            && price.reserved3y.is_some_and(|p| p < od)
             && !i.three_years_supported,
     })
 }

@@ -17,6 +17,7 @@ pub mod chart;
 pub mod forecasts;
 pub mod history;
 pub mod mix;
+mod mix_hour;
 pub mod plan;
 mod plan_changes;
 mod pool_mix;
@@ -583,6 +584,8 @@ mod tests_finops;
 mod tests_history;
 #[cfg(test)]
 mod tests_kept;
+#[cfg(test)]
+mod tests_lookback;
 #[cfg(test)]
 mod tests_mix;
 #[cfg(test)]

@@ -104,6 +104,33 @@ pub fn pool(
     pool: &NodePool,
     at: crate::model::Timestamp,
 ) -> PoolPrice {
+    pool_with(repo, cluster, pool, |s| {
+        s.term.start.value <= at && s.term.end.value > at
+    })
+}
+
+/// Prices a pool for the whole hour `hour` (an hour index): only the
+/// reservations in force all of it price its reserved nodes, so an hour a
+/// term starts or ends inside is priced without that reservation.
+pub fn pool_hour(
+    repo: &Repo,
+    cluster: &Document<ClusterSpec>,
+    pool: &NodePool,
+    hour: i64,
+) -> PoolPrice {
+    pool_with(repo, cluster, pool, |s| {
+        s.term.start.value.as_second() <= hour * 3600
+            && s.term.end.value.as_second() >= (hour + 1) * 3600
+    })
+}
+
+/// Prices a pool with the reservations for which `in_force` holds.
+fn pool_with(
+    repo: &Repo,
+    cluster: &Document<ClusterSpec>,
+    pool: &NodePool,
+    in_force: impl Fn(&ReservationSpec) -> bool,
+) -> PoolPrice {
     let c = &cluster.spec;
     let catalog = pool
         .instance_type
@@ -121,7 +148,7 @@ pub fn pool(
         Some(p) => (p.value.reserved.0, p.value.on_demand.0, p.value.spot.0),
         None => (0, pool.nodes.value.0, 0),
     };
-    // Reservations covering the pool and in force at `at`: each bills its
+    // Reservations covering the pool and in force: each bills its
     // GPUs at its own rate (its total over its GPU-hours) this hour, so they
     // are weighted by GPUs, not by the length of their terms.
     let mut cost = Decimal::ZERO;
@@ -135,10 +162,7 @@ pub fn pool(
     for r in reservations.values() {
         let s = &r.spec;
         // Only reservations of the pool's own instances, in force, price it.
-        if !holds_pool_instances(cluster, pool, s)
-            || s.term.end.value <= at
-            || s.term.start.value > at
-        {
+        if !holds_pool_instances(cluster, pool, s) || !in_force(s) {
             continue;
         }
         let Some(rc) = reservation(repo, s) else {
@@ -216,7 +240,9 @@ pub fn pool(
 /// The pool's blended price hour by hour over `[from, to)` (hour indices),
 /// as segments: each starts at its hour and lasts until the next. The price
 /// changes only where a covering reservation starts or ends, so a lookback
-/// that spans a reservation's end is priced at what each hour cost.
+/// that spans a reservation's end is priced at what each hour cost. An hour
+/// a term starts or ends inside (its partial first or last hour) is priced
+/// without the reservation ([`pool_hour`]).
 pub fn pool_segments(
     repo: &Repo,
     cluster: &Document<ClusterSpec>,
@@ -237,10 +263,12 @@ pub fn pool_segments(
             continue;
         }
         for t in [s.term.start.value, s.term.end.value] {
-            // The first whole hour at or after the boundary.
-            let h = t.hour_index() + i64::from(t.as_second().rem_euclid(3600) != 0);
-            if h > from && h < to {
-                starts.push(h);
+            // The hour the boundary falls in, and the one after it: a partial
+            // hour is priced apart from the whole hours on either side.
+            for h in [t.hour_index(), t.hour_index() + 1] {
+                if h > from && h < to {
+                    starts.push(h);
+                }
             }
         }
     }
@@ -248,10 +276,7 @@ pub fn pool_segments(
     starts.dedup();
     let mut out: Vec<(i64, Option<Decimal>)> = Vec::with_capacity(starts.len());
     for h in starts {
-        let Some(at) = crate::model::Timestamp::from_second(h * 3600) else {
-            continue;
-        };
-        let price = pool(repo, cluster, pool_doc, at).blended;
+        let price = pool_hour(repo, cluster, pool_doc, h).blended;
         if out.last().is_none_or(|l| l.1 != price) {
             out.push((h, price));
         }

@@ -218,3 +218,85 @@ fn a_team_holding_more_than_it_asks_for_keeps_what_it_needs() {
         ]
     );
 }
+
+/// Two 8-GPU on-demand nodes (on demand 8.00 an instance-hour, 1.00 a
+/// GPU-hour; capacity blocks 4.00, 0.50 a GPU-hour), one team holding 2 GPUs
+/// all the time, and an approved burst of `burst` GPUs from 5 days after
+/// `--at` for 10 days (240 of the window's 2,160 hours).
+fn burst_pool(burst: u32) -> (Repo, Timestamp) {
+    let now = at("2026-11-20T00:00:00Z");
+    let window = "  window: {start: \"2026-11-25T00:00:00Z\", end: \"2026-12-05T00:00:00Z\"}\n";
+    let repo = repo_of(&[
+        ("capops.yaml", CONFIG.into()),
+        (
+            "prices.yaml",
+            catalog(
+                "    - {provider: aws, region: us-east-2, instanceType: i8, gpusPerInstance: 8, onDemand: 8, capacityBlock: 4, source: test}\n",
+            ),
+        ),
+        (
+            "cluster.yaml",
+            super::tests::cluster(
+                "    - {name: p, gpuModel: h100-80gb-sxm, instanceType: i8, gpusPerNode: 8, nodes: 2, purchase: {onDemand: 2}}\n",
+            ),
+        ),
+        ("team.yaml", team("a", None)),
+        (
+            "requests.yaml",
+            super::tests_finops::request("burst", "a", "p", burst, window),
+        ),
+        ("usage/c.csv", usage(now, 60, "p", "a", |_| 2.0, |_| 1.5)),
+    ]);
+    (repo, now)
+}
+
+#[test]
+fn a_burst_that_fits_in_the_on_demand_instance_is_bought_all_on_demand() {
+    // 2 + 4 = 6 GPUs in the burst's hours, 2 otherwise: one on-demand
+    // instance every hour, 8 x 1.00 x 730 = 5,840.00 a month. A capacity
+    // block for the burst would add 4.00 an hour for 240 of 2,160 hours
+    // (6,164.44 a month, dearer than all on demand): it is not bought.
+    let (repo, now) = burst_pool(4);
+    let a = Analysis::new(&repo, now);
+    let m = a.mix("c", "p", 0.0).unwrap();
+    assert_eq!(m.block_gpus, 0.0, "{m:?}");
+    assert_eq!(m.on_demand_gpus, 8.0, "{m:?}");
+    assert_eq!(m.monthly_mix, Decimal::new(584_000, 2));
+    assert_eq!(m.monthly_on_demand, Decimal::new(584_000, 2));
+    assert_eq!(m.savings_share, 0.0);
+    // Today the pool pays for 16 GPUs on demand: 16 x 730 = 11,680.00. The
+    // plan buys one instance on demand and saves 11,680 - 5,840 = 5,840.00.
+    let rec = plan::recommendations(&a)
+        .into_iter()
+        .find(|r| r.kind == plan::RecommendationKind::CommitmentMix)
+        .unwrap();
+    assert_eq!(rec.monthly_savings, Some(Decimal::new(584_000, 2)));
+    assert!(
+        rec.text.starts_with("buy 8 GPUs on demand: "),
+        "{}",
+        rec.text
+    );
+}
+
+#[test]
+fn a_burst_past_the_room_left_buys_one_block_and_fills_the_on_demand_instance() {
+    // 2 + 12 = 14 GPUs in the burst's hours: all on demand, two instances
+    // (16.00 an hour); one block for 8 of the burst (4.00) and one on-demand
+    // instance for the other 6 (8.00): 12.00. Outside it: one instance, 8.00.
+    // Mix: (240 x 12 + 1,920 x 8) / 2,160 x 730 = 8.444 x 730 = 6,164.44;
+    // all on demand: (240 x 16 + 1,920 x 8) / 2,160 x 730 = 6,488.89; 5.0% less.
+    let (repo, now) = burst_pool(12);
+    let a = Analysis::new(&repo, now);
+    let m = a.mix("c", "p", 0.0).unwrap();
+    assert!((m.block_gpus - 8.0 * 240.0 / 2160.0).abs() < 1e-9, "{m:?}");
+    assert_eq!(m.on_demand_gpus, 8.0, "{m:?}");
+    assert_eq!(m.monthly_mix, Decimal::new(616_444, 2));
+    assert_eq!(m.monthly_on_demand, Decimal::new(648_889, 2));
+    assert!((m.savings_share - 324.45 / 6488.89).abs() < 1e-6, "{m:?}");
+    // Against today's 11,680.00: 11,680 - 6,164.44 = 5,515.56.
+    let rec = plan::recommendations(&a)
+        .into_iter()
+        .find(|r| r.kind == plan::RecommendationKind::CommitmentMix)
+        .unwrap();
+    assert_eq!(rec.monthly_savings, Some(Decimal::new(551_556, 2)));
+}

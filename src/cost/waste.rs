@@ -10,8 +10,10 @@
 //! - **idle**: allocated to a team and not busy;
 //! - **stranded**: provisioned (or reserved) but allocated to nobody;
 //! - **unmeasured**: the hour's allocation is not known: no team of the pool
-//!   reported yet (or any more), or a team that was reporting has a gap
-//!   (a gap is never a zero). The teams that did report are still counted.
+//!   reported yet (or any more), or a team has a gap between its first row
+//!   and its last, those two included (a gap is never a zero, and an empty
+//!   last row is a gap as an empty first row is). The teams that did report
+//!   are still counted.
 //!
 //! So capacity cost = used + idle + stranded + unmeasured, to the cent. An
 //! hour where the teams' allocations add up to more than the pool's GPUs is
@@ -140,13 +142,15 @@ pub fn measure(a: &Analysis<'_>) -> Vec<PoolWaste> {
     let mut out = Vec::with_capacity(a.pools.len());
     for ((cluster, pool), entry) in &a.pools {
         let gpus = crate::capacity::pool_gpus(entry.pool) as f64;
-        // The teams' series, with the span between their first and last sample.
+        // The teams' series, with the span between their first and last row:
+        // an empty cell is a gap wherever it is, the first row or the last
+        // (a row with use but no allocation too), not the team's absence.
         let series: Vec<(usize, i64, i64)> = entry
             .series
             .iter()
             .filter_map(|&id| {
                 let s = a.series.allocated(id);
-                Some((id, s.start, s.last_observed()?))
+                (s.hours() > 0).then(|| (id, s.start, s.end() - 1))
             })
             .collect();
         let mut teams: Vec<TeamPart> = series
