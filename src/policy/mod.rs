@@ -14,6 +14,7 @@ pub mod eval;
 pub mod facts;
 pub mod judge;
 pub mod lint;
+pub mod measure;
 pub mod roles;
 pub mod selectors;
 pub mod standing;
@@ -269,7 +270,7 @@ pub fn check(input: &CheckInput<'_>) -> CheckResult {
     if let Some(base) = input.base {
         for (name, now) in &input.head.clusters {
             if let Some(then) = base.clusters.get(name) {
-                let cut = world::price_cut((base, then), (input.head, now), input.at);
+                let cut = measure::price_cut((base, then), (input.head, now), input.at);
                 aggregates.head_price_cut.insert(name.clone(), cut);
             }
         }

@@ -13,7 +13,9 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 
 mod catalog;
+mod unserved;
 pub use catalog::{CatalogChange, CatalogFacts, CatalogSubject, catalog};
+use unserved::unserved;
 
 /// What a changed Cluster's conditions read.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
@@ -162,7 +164,7 @@ fn size(env: &Env<'_>, cluster: &Document<ClusterSpec>) -> ClusterSize {
             .iter()
             .map(|p| crate::capacity::pool_gpus(p) as f64)
             .sum(),
-        monthly_cost: round(crate::policy::world::monthly_cost(
+        monthly_cost: round(crate::policy::measure::monthly_cost(
             env.world, cluster, env.at,
         )),
         unpriced_pools: unpriced,
@@ -200,84 +202,6 @@ pub(crate) fn pool_shape(p: &NodePool) -> String {
 }
 
 /// Builds the facts of a changed Cluster: the head's document, compared with the base's.
-/// The reservations in force that serve a pool of the cluster `before` and
-/// not `after` (`None`: removed), and those on a pool whose reserved nodes
-/// the change cuts below what they hold. The head's reservations: one the
-/// change moves along with the pool serves it still.
-fn unserved(
-    env: &Env<'_>,
-    before: Option<&Document<ClusterSpec>>,
-    after: Option<&Document<ClusterSpec>>,
-) -> Vec<String> {
-    let Some(before) = before else {
-        return Vec::new();
-    };
-    let serves = |c: &Document<ClusterSpec>, r: &ReservationSpec| {
-        c.spec
-            .node_pools
-            .iter()
-            .find(|p| p.name.value.as_str() == r.covers.pool.value)
-            .is_some_and(|p| r.mismatches(&c.spec, p).is_empty())
-    };
-    let in_force: Vec<&Document<ReservationSpec>> = env
-        .world
-        .reservations
-        .values()
-        .filter(|r| r.spec.covers.cluster.value == before.name())
-        .filter(|r| r.spec.term.end.value > env.at)
-        .collect();
-    let mut out: Vec<String> = in_force
-        .iter()
-        .filter(|r| serves(before, &r.spec) && !after.is_some_and(|a| serves(a, &r.spec)))
-        .map(|r| r.name().to_string())
-        .collect();
-    // A pool that declares fewer reserved nodes than the reservations in
-    // force on it hold, when it declared enough before: the others are paid
-    // for and serve nothing.
-    let reserved = |c: &Document<ClusterSpec>, pool: &str| {
-        c.spec
-            .node_pools
-            .iter()
-            .find(|p| p.name.value.as_str() == pool)
-            .map(|p| p.purchase.as_ref().map_or(0, |m| m.value.reserved.0))
-    };
-    let Some(after) = after else {
-        return out;
-    };
-    for pool in &after.spec.node_pools {
-        let name = pool.name.value.as_str();
-        let (Some(now), Some(then)) = (reserved(after, name), reserved(before, name)) else {
-            continue;
-        };
-        let on_pool: Vec<&&Document<ReservationSpec>> = in_force
-            .iter()
-            .filter(|r| r.spec.covers.pool.value == name && serves(after, &r.spec))
-            .collect();
-        // The most instances held at once from `now` on: at `now` or at a
-        // term's start.
-        let held_at = |t: crate::model::Timestamp| -> u32 {
-            on_pool
-                .iter()
-                .filter(|o| o.spec.term.start.value <= t && t < o.spec.term.end.value)
-                .map(|o| o.spec.count.value.0)
-                .sum()
-        };
-        let most = on_pool
-            .iter()
-            .map(|r| held_at(r.spec.term.start.value.max(env.at)))
-            .max()
-            .unwrap_or(0);
-        if now < then && most > now {
-            for r in on_pool {
-                if !out.iter().any(|n| n == r.name()) {
-                    out.push(r.name().to_string());
-                }
-            }
-        }
-    }
-    out
-}
-
 pub fn cluster(env: &Env<'_>, doc: &Document<ClusterSpec>, change: &Change) -> ClusterSubject {
     let removed = change.kind == crate::policy::change::ChangeKind::Removed;
     let mut now = size(env, doc);
@@ -300,7 +224,7 @@ pub fn cluster(env: &Env<'_>, doc: &Document<ClusterSpec>, change: &Change) -> C
     let before_pools = previous.map(pools).unwrap_or_default();
     // The largest fall of a pool's blended price from `p`'s to the head's.
     let cut_from = |p: &Document<ClusterSpec>| -> f64 {
-        crate::policy::world::price_cut((env.world, p), (env.world, doc), env.at)
+        crate::policy::measure::price_cut((env.world, p), (env.world, doc), env.at)
     };
     let price_cut = previous.filter(|_| !removed).map_or(0.0, cut_from).max(
         env.aggregates
@@ -344,7 +268,7 @@ pub fn cluster(env: &Env<'_>, doc: &Document<ClusterSpec>, change: &Change) -> C
     }
     let (regrown, regrown_cost) = match (previous, removed) {
         (Some(p), false) => {
-            crate::policy::world::regrowth(env.world, env.world.requests.values(), doc, p, env.at)
+            crate::policy::measure::regrowth(env.world, env.world.requests.values(), doc, p, env.at)
         }
         _ => (0.0, 0.0),
     };
@@ -352,7 +276,7 @@ pub fn cluster(env: &Env<'_>, doc: &Document<ClusterSpec>, change: &Change) -> C
         .as_ref()
         .map(|b| (b.gpus, b.monthly_cost))
         .unwrap_or((0.0, 0.0));
-    let moved = crate::policy::world::moved_gpus((!removed).then_some(doc), previous);
+    let moved = crate::policy::measure::moved_gpus((!removed).then_some(doc), previous);
     let quotas_regrown = match (previous, removed) {
         (Some(p), false) => {
             super::team::quotas_regrown(env.world.teams.values(), doc.name(), &doc.spec, &p.spec)

@@ -49,9 +49,10 @@ pub struct CatalogChange {
     pub largest_decrease: f64,
     /// The largest rise of one price, as a share of its old value.
     pub largest_increase: f64,
-    /// `largest_decrease` measured from the catalog as it was 30 days before the base
-    /// revision (its git history; 0 without history or for a catalog new since): price
-    /// cuts split over several pull requests add up.
+    /// `largest_decrease` measured from the prices as they were 30 days before the base
+    /// revision, entry by entry (provider, region, instance type) whichever catalog held
+    /// them (its git history; 0 without history or for entries new since): price cuts split
+    /// over several pull requests add up, and renaming a catalog keeps its history.
     pub recent_largest_decrease: f64,
 }
 
@@ -97,13 +98,22 @@ pub fn catalog(env: &Env<'_>, doc: &Document<CatalogSpec>, change: &Change) -> C
         .map(entries)
         .unwrap_or_default();
     let (changed, down, up) = compare(&before, &now);
-    let recent = env
-        .aggregates
-        .platform_growth
-        .catalogs_then
-        .get(doc.name())
-        .filter(|_| change.kind != crate::policy::change::ChangeKind::Removed)
-        .map_or(0.0, |then| compare(&entries(then), &now).1);
+    // Prices are known by provider, region and instance type across every
+    // catalog (`duplicate-price`): the entries as they were 30 days before,
+    // whichever catalog held them, so renaming a catalog or moving an entry
+    // to another keeps its history.
+    let recent = if change.kind == crate::policy::change::ChangeKind::Removed {
+        0.0
+    } else {
+        let then: BTreeMap<Key, Vec<Option<f64>>> = env
+            .aggregates
+            .platform_growth
+            .catalogs_then
+            .values()
+            .flat_map(entries)
+            .collect();
+        compare(&then, &now).1
+    };
     CatalogSubject {
         now: env.at.to_string(),
         config: super::super::config_facts(env.config),
