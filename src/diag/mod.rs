@@ -176,9 +176,13 @@ pub fn closest<'a, I>(word: &str, candidates: I) -> Option<&'a str>
 where
     I: IntoIterator<Item = &'a str>,
 {
-    let limit = (word.chars().count() / 3).max(2);
+    let len = word.chars().count();
+    let limit = (len / 3).max(2);
     candidates
         .into_iter()
+        // The distance is at least the difference of the lengths: a long
+        // value is never compared character by character with short names.
+        .filter(|c| c.chars().count().abs_diff(len) <= limit)
         .map(|c| (edit_distance(word, c), c))
         .filter(|(d, _)| *d <= limit)
         .min_by_key(|(d, c)| (*d, *c))
@@ -242,5 +246,15 @@ mod tests {
         let s = suggest("zzz", ["b", "a"], "teams");
         assert_eq!(s, "known teams: `a`, `b`");
         assert_eq!(suggest("x", [], "teams"), "there are no teams");
+    }
+
+    #[test]
+    fn a_long_value_is_never_close_to_a_short_name() {
+        // Within a third of its length of `research`, by length alone, but
+        // never compared: the lengths differ by more than the limit.
+        let long = "research".repeat(100_000);
+        assert_eq!(closest(&long, ["research", "training"]), None);
+        // Lengths within the limit are still compared.
+        assert_eq!(closest("researchers", ["research"]), Some("research"));
     }
 }

@@ -34,9 +34,12 @@ fn unknown(
     known: Vec<&str>,
     plural: &str,
 ) -> Diagnostic {
-    Diagnostic::new(code, format!("{what} `{}` does not exist", name.value))
-        .at(name.span, format!("no such {what}"))
-        .help(suggest(&name.value, known, plural))
+    Diagnostic::new(
+        code,
+        format!("{what} `{}` does not exist", crate::diag::clip(&name.value)),
+    )
+    .at(name.span, format!("no such {what}"))
+    .help(suggest(&name.value, known, plural))
 }
 
 /// Whether the repository holds a `kind` named `name` that did not check
@@ -89,7 +92,7 @@ fn pool_ref<'r>(
                 format!(
                     "Cluster `{}` has no node pool `{}`",
                     cluster.name(),
-                    name.value
+                    crate::diag::clip(&name.value)
                 ),
             )
             .at(name.span, "no such pool")
