@@ -111,6 +111,9 @@ pub fn catalog(env: &Env<'_>, doc: &Document<CatalogSpec>, change: &Change) -> C
             .catalogs_then
             .values()
             .flat_map(entries)
+            // The entries this catalog holds or held in the base: another
+            // catalog's are not this one's to remove.
+            .filter(|(k, _)| now.contains_key(k) || before.contains_key(k))
             .collect();
         compare(&then, &now).1
     };
