@@ -282,9 +282,14 @@ fn output_edited(
     edited.extend(
         changed
             .into_iter()
-            .filter(|p| {
-                expected.get(p.as_str()).map(|t| t.as_bytes())
-                    != now.get(p).and_then(|b| b.as_deref())
+            .filter(|p| match now.get(p.as_str()) {
+                // A link, a submodule or a file too large to read is never
+                // what render writes, whatever it would write there.
+                Some(None) => true,
+                bytes => {
+                    expected.get(p.as_str()).map(|t| t.as_bytes())
+                        != bytes.and_then(|b| b.as_deref())
+                }
             })
             .map(|p| format!("{folder}/{p}")),
     );

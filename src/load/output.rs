@@ -12,8 +12,8 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 /// The output folder's files in the working tree, by path relative to the
-/// folder; a link or an oversized file maps to `None` (never equal to what
-/// render writes).
+/// folder; a link, an oversized file or a submodule (`.gitmodules`) maps to
+/// `None`: never what render writes.
 pub fn read_worktree(root: &Path, folder: &str) -> BTreeMap<String, Option<Vec<u8>>> {
     let dir = root.join(folder);
     let mut out = BTreeMap::new();
@@ -44,7 +44,26 @@ pub fn read_worktree(root: &Path, folder: &str) -> BTreeMap<String, Option<Vec<u
         };
         out.insert(name, bytes);
     }
+    // A submodule in the folder (a gitlink: another repository's files,
+    // which a consumer that clones submodules applies) is never output.
+    if let Ok(modules) = std::fs::read_to_string(root.join(".gitmodules")) {
+        for path in submodule_paths(&modules) {
+            if let Some(rest) = path.strip_prefix(&format!("{}/", folder.trim_end_matches('/'))) {
+                out.insert(rest.to_string(), None);
+            }
+        }
+    }
     out
+}
+
+/// The `path` of every submodule a `.gitmodules` file names.
+fn submodule_paths(text: &str) -> Vec<String> {
+    text.lines()
+        .filter_map(|l| {
+            let (key, value) = l.trim().split_once('=')?;
+            (key.trim() == "path").then(|| value.trim().trim_matches('"').to_string())
+        })
+        .collect()
 }
 
 /// The output folder's files at a revision.
