@@ -268,9 +268,11 @@ pub fn check(input: &CheckInput<'_>) -> CheckResult {
         .collect();
     aggregates.recent_growth_cost = judge::recent_growth_cost(analysis, input.platform_growth);
     if let Some(base) = input.base {
+        // The base side priced in the judging world: the base's catalogs and
+        // its reservations whole (the base holds only the touched files').
         for (name, now) in &input.head.clusters {
             if let Some(then) = base.clusters.get(name) {
-                let cut = measure::price_cut((base, then), (input.head, now), input.at);
+                let cut = measure::price_cut((world, then), (input.head, now), input.at);
                 aggregates.head_price_cut.insert(name.clone(), cut);
             }
         }
