@@ -15,7 +15,7 @@
 //! queue) the repository judges itself.
 
 use crate::model::*;
-use crate::policy::measure::{monthly_cost, moved_gpus, regrowth};
+use crate::policy::measure::{monthly_cost, regrowth};
 use std::collections::BTreeMap;
 
 /// The judging world of a change from `base` to `head` (`same_files`: the
@@ -177,8 +177,6 @@ pub struct PlatformGrowth {
     /// team -> `nvidia.com/gpu` units its requests grew by (whole-GPU units of
     /// namespace quota, whatever GPU-equivalents they are).
     pub units: BTreeMap<String, f64>,
-    /// cluster -> GPUs that changed pool (moved nodes, swapped selectors).
-    pub moved: BTreeMap<String, f64>,
     /// cluster -> what its pools cost more a month (730 hours), at the base's
     /// prices: nodes added or bought dearer.
     pub monthly_cost: BTreeMap<String, f64>,
@@ -302,10 +300,6 @@ pub fn platform_growth(
             }
             if gpus > 1e-9 {
                 out.regrown_gpus.insert(name.clone(), gpus);
-            }
-            let moved = moved_gpus(Some(cluster), Some(then));
-            if moved > 1e-9 {
-                out.moved.insert(name.clone(), moved);
             }
             let dearer = monthly_cost(world, cluster, start) - monthly_cost(world, then, start);
             if dearer > 1e-9 {

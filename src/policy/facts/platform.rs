@@ -93,9 +93,9 @@ pub struct ClusterChange {
     /// the requests then in force cost more (its git history; 0 without): a layout coarsened
     /// over several pull requests adds up.
     pub recent_regrown_cost: f64,
-    /// `moved_gpus` measured from the cluster as it was 30 days before the base revision
-    /// (its git history; 0 without): nodes moved between pools over several pull requests
-    /// add up.
+    /// `moved_gpus` measured from the cluster as it was 30 days before the base revision to
+    /// the cluster as the change leaves it (its git history; 0 without): nodes moved between
+    /// pools over several pull requests add up, and a move taken back does not.
     pub recent_moved_gpus: f64,
     /// What the cluster's pools came to cost more a month in the 30 days before the base
     /// revision (its git history, priced like `delta_monthly_cost`; 0 without): capacity
@@ -335,7 +335,15 @@ pub fn cluster(env: &Env<'_>, doc: &Document<ClusterSpec>, change: &Change) -> C
                     .copied()
                     .unwrap_or(0.0),
             ),
-            recent_moved_gpus: round(recent(&growth.moved)),
+            recent_moved_gpus: round(
+                growth
+                    .clusters_then
+                    .get(doc.name())
+                    .filter(|_| !removed && previous.is_some())
+                    .map_or(0.0, |then| {
+                        crate::policy::measure::moved_gpus(Some(doc), Some(then))
+                    }),
+            ),
             recent_growth_monthly_cost: round(recent(&growth.monthly_cost)),
             recent_regrown_gpus: round(recent(&growth.regrown_gpus)),
             quotas_regrown_gpus: round(quotas_regrown),
