@@ -55,9 +55,10 @@ pub fn moved_gpus(
 /// `after` (each cluster priced with its own repository's catalogs and
 /// reservations), as a share of the price before; a priced pool left without
 /// a price counts as 1. A pool `after` adds is measured against the dearest
-/// pool of the same GPU model `before` had (a pool renamed and relabelled,
-/// or a cheaper twin beside the old one, takes the requests that ran there at
-/// its price); one of a model `before` did not run counts nothing.
+/// pool of the same GPU model that `after` removes or shrinks (a pool renamed
+/// and relabelled, or a cheaper twin that takes the old one's nodes, takes
+/// the requests that ran there at its price); a pool added beside pools left
+/// as they were, or of a model `before` did not run, counts nothing.
 pub fn price_cut(
     before: (&Repo, &Document<ClusterSpec>),
     after: (&Repo, &Document<ClusterSpec>),
@@ -68,6 +69,17 @@ pub fn price_cut(
         crate::cost::prices::pool(repo, c, n, at)
             .blended
             .map(crate::cost::prices::float)
+    };
+    // A pool of `before` that `after` removes or gives fewer GPUs: what ran
+    // there moves somewhere, perhaps into a pool `after` adds.
+    let shrinks = |o: &crate::model::cluster::NodePool| {
+        after
+            .1
+            .spec
+            .node_pools
+            .iter()
+            .find(|n| n.name.value == o.name.value)
+            .is_none_or(|n| crate::capacity::pool_gpus(n) < crate::capacity::pool_gpus(o))
     };
     let mut cut = 0.0f64;
     for pool in &after.1.spec.node_pools {
@@ -85,6 +97,7 @@ pub fn price_cut(
                 .node_pools
                 .iter()
                 .filter(|o| same_model(&o.gpu_model.value, &pool.gpu_model.value))
+                .filter(|o| shrinks(o))
                 .filter_map(|o| price(before, o))
                 .fold(None, |m: Option<f64>, x| Some(m.map_or(x, |m| m.max(x)))),
         };

@@ -69,9 +69,9 @@ pub struct ClusterChange {
     /// or GPUs changed), as a share of the price before (0.25: a quarter cheaper), priced
     /// with the base's catalogs and reservations; a priced pool left without a price counts
     /// as 1. A pool added is measured against the dearest pool of the same GPU model the
-    /// cluster had (a pool renamed and relabelled onto spot, or a cheaper twin beside the
-    /// old one, prices the requests moved into it); a pool of a model the cluster did not
-    /// run counts nothing. Also measured from the base to the head, each priced with its own
+    /// change removes or shrinks (a pool renamed and relabelled onto spot, or a cheaper twin
+    /// that takes the old one's nodes, prices the requests moved into it); a pool added
+    /// beside pools left as they were counts nothing. Also measured from the base to the head, each priced with its own
     /// catalogs and reservations (a catalog cut and a purchase-mix change in one pull request
     /// compound); the larger counts.
     pub largest_price_decrease: f64,
