@@ -200,12 +200,30 @@ pub fn request(env: &Env<'_>, req: &Document<RequestSpec>, change: &Change) -> R
     } else {
         Vec::new()
     };
-    let team_classes_before: Vec<String> = team_before
-        .iter()
-        .map(|r| r.spec.workload_class.value.as_str().to_string())
-        .collect::<std::collections::BTreeSet<_>>()
-        .into_iter()
-        .collect();
+    // The classes of what the same change takes from the team: its base
+    // requests the change removes, hands over or shrinks.
+    let team_classes_released: Vec<String> = match env.base {
+        Some(b) if asks => {
+            let gpus = |s: &RequestSpec| capacity::size(s, capacity::pool_of(env.world, s)).gpus;
+            env.aggregates
+                .changed_requests
+                .iter()
+                .filter_map(|n| b.requests.get(n.as_str()))
+                .filter(|r| r.spec.team.value == spec.team.value)
+                .filter(|r| match env.world.requests.get(r.name()) {
+                    None => true,
+                    Some(h) => {
+                        h.spec.team.value != r.spec.team.value
+                            || gpus(&h.spec) < gpus(&r.spec) - 1e-9
+                    }
+                })
+                .map(|r| r.spec.workload_class.value.as_str().to_string())
+                .collect::<std::collections::BTreeSet<_>>()
+                .into_iter()
+                .collect()
+        }
+        _ => Vec::new(),
+    };
     let team_priority_before = if asks {
         team_before
             .iter()
@@ -236,7 +254,7 @@ pub fn request(env: &Env<'_>, req: &Document<RequestSpec>, change: &Change) -> R
         team_pr_delta_total_cost: round(pr_totals.total_cost),
         team_pr_delta_monthly_cost: round(pr_totals.monthly_cost),
         team_priority_before,
-        team_classes_before,
+        team_classes_released,
         reservation_stranded_cost: round(stranded.cost),
         reservation_stranded_share: round(stranded.share),
         previous: PreviousRequest {

@@ -65,10 +65,10 @@ pub struct RequestChange {
     /// or the request's own when lower or when there is no default. For a request the change leaves as it was,
     /// its own priority.
     pub team_priority_before: i64,
-    /// For an added or modified request, the workload classes of the team's requests in the
-    /// whole base that hold capacity from `now` on (the request's own base version among
-    /// them); empty for a request the change leaves as it was, or a team that holds nothing.
-    pub team_classes_before: Vec<String>,
+    /// For an added or modified request, the workload classes of the team's base requests
+    /// that the same change removes, hands to another team or shrinks: a request deleted and
+    /// added anew under another name and class is a relabelling. Empty otherwise.
+    pub team_classes_released: Vec<String>,
     /// What the change's requests in this request's pool (the base's pool and, when moved,
     /// the head's) add to the expected stranded spend (P50) of the reservations in force
     /// there, from `now` on: the pool's demand with the base's versions of the changed
