@@ -108,7 +108,8 @@ pub struct ClusterChange {
     /// pool's units are worth more (fewer time-slicing replicas, a coarser
     /// single-strategy MIG layout, a pool added whose units are worth more):
     /// a quota is worth what a unit is worth in the pool where it is worth most,
-    /// granted at the base's worth and held at the head's. The base's teams.
+    /// granted at the base's worth and held at the head's; per resource at most the
+    /// GPUs of the pools where a unit is now worth more. The base's teams.
     pub quotas_regrown_gpus: f64,
     /// What the cluster's pool changes merged in the 30 days before the base
     /// revision added to the quotas then granted (its git history; 0 without).

@@ -353,14 +353,18 @@ pub(crate) fn unit_worth(cluster: &ClusterSpec, resource: &str) -> Option<f64> {
 /// single-strategy MIG layout, a pool whose units are worth more): the quota
 /// was granted at `then`'s worth (1 GPU a unit where no pool provided the
 /// resource, as a Team change weighs it) and holds `now`'s (nothing where no
-/// pool provides it any more). Gains only, summed over teams and resources.
+/// pool provides it any more). Gains only, summed over teams, and per
+/// resource at most the GPUs of the pools where a unit is worth more.
 pub(crate) fn quotas_regrown<'t>(
     teams: impl Iterator<Item = &'t Document<TeamSpec>>,
     name: &str,
     now: &ClusterSpec,
     then: &ClusterSpec,
 ) -> f64 {
-    let mut gain = 0.0;
+    // Per resource: what the quotas gain, up to the GPUs of the pools where
+    // a unit is now worth more than it was granted at (only there can the
+    // quota hold more than it did).
+    let mut gains: BTreeMap<String, f64> = BTreeMap::new();
     for team in teams {
         for (cluster, presence) in &team.spec.clusters {
             if cluster.value != name {
@@ -370,12 +374,29 @@ pub(crate) fn quotas_regrown<'t>(
                 let after = unit_worth(now, &resource.value).unwrap_or(0.0);
                 let before = unit_worth(then, &resource.value).unwrap_or(1.0);
                 if after > before {
-                    gain += n.value.0 as f64 * (after - before);
+                    *gains.entry(resource.value.clone()).or_default() +=
+                        n.value.0 as f64 * (after - before);
                 }
             }
         }
     }
-    gain
+    gains
+        .iter()
+        .map(|(resource, gain)| {
+            let before = unit_worth(then, resource).unwrap_or(1.0);
+            let room: f64 = now
+                .node_pools
+                .iter()
+                .filter(|p| {
+                    crate::gpu::resources::provided(p, now.mig_strategy.value)
+                        .iter()
+                        .any(|x| x.resource == *resource && x.gpu_equivalent > before)
+                })
+                .map(|p| crate::capacity::pool_gpus(p) as f64)
+                .sum();
+            gain.min(room)
+        })
+        .sum()
 }
 
 /// The quota a change adds, cluster by cluster and resource by resource

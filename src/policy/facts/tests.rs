@@ -313,9 +313,29 @@ fn quotas_regrow_by_what_a_unit_is_worth_where_it_is_worth_most() {
         team::quotas_regrown(teams(), "infer-l4", base, &sliced(8, "t4-batch")),
         0.0
     );
-    // Every pool sliced four ways, then l4-serve whole again: 64 x 3/4.
+    // Every pool sliced four ways, then l4-serve whole again: 64 x 3/4 = 48,
+    // at most l4-serve's 40 GPUs.
     let all = sliced(4, "l4-serve");
-    assert_eq!(team::quotas_regrown(teams(), "infer-l4", base, &all), 48.0);
+    assert_eq!(team::quotas_regrown(teams(), "infer-l4", base, &all), 40.0);
+    // Everything sliced but one whole L4 added: a unit is a whole GPU there,
+    // but the quotas can hold at most that one GPU more.
+    let one_whole = {
+        let mut c = all.clone();
+        let mut dev = base
+            .node_pools
+            .iter()
+            .find(|p| p.name.value.as_str() == "l4-serve")
+            .unwrap()
+            .clone();
+        dev.name.value = crate::model::types::Name("l4-dev".into());
+        dev.nodes.value.0 = 1;
+        c.node_pools.push(dev);
+        c
+    };
+    assert_eq!(
+        team::quotas_regrown(teams(), "infer-l4", &one_whole, &all),
+        1.0
+    );
     // Halved (4 -> 2): 64 x 1/4; the other way round nothing is gained.
     let half = {
         let mut c = sliced(2, "l4-serve");
