@@ -136,7 +136,10 @@ pub fn recent_growth(
     let mut out: BTreeMap<String, f64> = BTreeMap::new();
     for (name, doc) in base {
         let mut held = vec![(Hours::of_request(&doc.spec), gpus(&doc.spec))];
-        if let Some(p) = past.get(*name).filter(|p| same_pool(&p.spec, &doc.spec)) {
+        if let Some(p) = past
+            .get(*name)
+            .filter(|p| same_pool(&p.spec, &doc.spec, world))
+        {
             held.push((Hours::of_request(&p.spec), -gpus(&p.spec)));
         }
         let grew = swing(held, from_hour).0;
@@ -151,11 +154,13 @@ pub fn recent_growth(
 /// same pool: a request moved to another pool holds all it holds there anew,
 /// and so does one handed to another team, or a name another team reuses
 /// after the request was released (a released request pays for nobody's
-/// growth but its own team's, as an edit down would).
-fn same_pool(a: &RequestSpec, b: &RequestSpec) -> bool {
-    a.cluster.value == b.cluster.value
-        && a.pool.value == b.pool.value
-        && a.team.value == b.team.value
+/// growth but its own team's, as an edit down would). A past version whose
+/// team `base` no longer has counts for the team holding it now: a team
+/// renamed keeps its requests' history.
+fn same_pool(then: &RequestSpec, now: &RequestSpec, base: &Repo) -> bool {
+    then.cluster.value == now.cluster.value
+        && then.pool.value == now.pool.value
+        && (then.team.value == now.team.value || !base.teams.contains_key(&then.team.value))
 }
 
 /// Quota and cluster growth that went through in the 30 days before the
@@ -226,7 +231,7 @@ pub fn platform_growth(
         let then = past
             .requests
             .get(*name)
-            .filter(|p| same_pool(&p.spec, &doc.spec));
+            .filter(|p| same_pool(&p.spec, &doc.spec, base));
         let mut held = vec![(Hours::of_request(&doc.spec), gpus(&doc.spec))];
         if let Some(p) = then {
             held.push((Hours::of_request(&p.spec), -gpus(&p.spec)));
