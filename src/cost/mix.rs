@@ -196,6 +196,15 @@ impl Cut {
         }
     }
 
+    /// The steady GPUs taken off hour `h`.
+    fn steady_at(&self, h: i64) -> f64 {
+        if h < self.steady_until {
+            self.steady
+        } else {
+            0.0
+        }
+    }
+
     /// (GPUs taken off the hour, preemptible demand left) at hour `h`.
     fn at(&self, i: &Inputs<'_>, h: i64) -> (f64, f64) {
         let pre = i.preemptible.and_then(|o| o.at(h)).map_or(0.0, |q| q.p50);
@@ -214,6 +223,9 @@ pub struct Inputs<'a> {
     pub demand: &'a Outlook,
     /// The preemptible part of the demand, when any request is preemptible.
     pub preemptible: Option<&'a Outlook>,
+    /// The steady rest, forecast on its own (its low quantile sizes the
+    /// long commitments), when any request is preemptible.
+    pub steady: Option<&'a Outlook>,
     /// The window `[from, from + hours)`.
     pub from: i64,
     pub hours: usize,
@@ -327,7 +339,21 @@ fn split(i: &Inputs<'_>, use_spot: bool, commit: bool) -> Option<Mix> {
             burst,
             preemptible: pre_left,
         });
-        steady10.push(((d10 - p).max(0.0) - lock).max(0.0) - burst);
+        // The steady part's low quantile: from its own outlook where spot
+        // takes the preemptible work (the pool's P10 less the preemptible
+        // P50 would let work that swings on spot make the steady demand
+        // beside it look uncertain), else from the pool's.
+        let s10 = match i.steady.and_then(|o| o.at(h)) {
+            Some(sq) if spot.is_some() && i.preemptible.is_some() => {
+                (sq.p10 - cut.steady_at(h)).max(0.0)
+            }
+            _ => (d10 - p).max(0.0),
+        };
+        steady10.push(
+            ((s10 - lock).max(0.0) - burst)
+                .min(steady_left - burst)
+                .max(0.0),
+        );
     }
     let steady50: Vec<f64> = hourly.iter().map(|d| d.steady).collect();
     let n = steady50.len();

@@ -18,6 +18,7 @@ pub mod forecasts;
 pub mod history;
 pub mod mix;
 mod mix_hour;
+mod parts;
 pub mod plan;
 mod plan_changes;
 mod pool_mix;
@@ -60,6 +61,7 @@ pub struct PoolEntry<'r> {
     until: i64,
     outlook: OnceLock<Option<Outlook>>,
     preemptible: OnceLock<Option<Outlook>>,
+    steady: OnceLock<Option<Outlook>>,
     /// The measured demand of all the pool's teams (see [`Analysis::pool_demand`]).
     demand: OnceLock<Hourly>,
     /// Per hour, the allocation of the teams whose allocation is known then:
@@ -187,6 +189,7 @@ impl<'r> Analysis<'r> {
                         until,
                         outlook: OnceLock::new(),
                         preemptible: OnceLock::new(),
+                        steady: OnceLock::new(),
                         demand: OnceLock::new(),
                         measured_allocation: OnceLock::new(),
                         mix: OnceLock::new(),
@@ -317,33 +320,6 @@ impl<'r> Analysis<'r> {
     pub fn outlook_until(&self, cluster: &str, pool: &str, until: i64) -> Option<Outlook> {
         let p = self.pool(cluster, pool)?;
         self.build_outlook(p, until, |_| true, |_, _| 1.0)
-    }
-
-    /// The outlook of the part of a pool's demand that tolerates preemption:
-    /// each team's allocation times the share of its requests in force that
-    /// are preemptible, forecast, plus what preemptible requests change.
-    pub fn preemptible_outlook(&self, cluster: &str, pool: &str) -> Option<&Outlook> {
-        let p = self.pool(cluster, pool)?;
-        p.preemptible
-            .get_or_init(|| {
-                let share = |team: &str, hour: i64| {
-                    let (mut pre, mut all) = (0.0, 0.0);
-                    for r in p.requests.iter().filter(|r| r.team == team) {
-                        if r.hours.start <= hour && hour < r.hours.end {
-                            all += r.gpus;
-                            if r.preemptible {
-                                pre += r.gpus;
-                            }
-                        }
-                    }
-                    if all > 0.0 { pre / all } else { 0.0 }
-                };
-                if !p.requests.iter().any(|r| r.preemptible) {
-                    return None;
-                }
-                self.build_outlook(p, p.until, |r| r.preemptible, share)
-            })
-            .as_ref()
     }
 
     /// An outlook of the requests `keep` selects, with each team's measured
@@ -584,6 +560,8 @@ mod tests_finops;
 mod tests_history;
 #[cfg(test)]
 mod tests_kept;
+#[cfg(test)]
+mod tests_lab;
 #[cfg(test)]
 mod tests_lookback;
 #[cfg(test)]

@@ -444,6 +444,7 @@ impl Analysis<'_> {
         let mut m = mix::recommend(&mix::Inputs {
             demand: outlook,
             preemptible: self.preemptible_outlook(cluster, pool),
+            steady: self.steady_outlook(cluster, pool),
             from,
             hours,
             gpus_per_node: p.pool.gpus_per_node.value.0,

@@ -110,6 +110,7 @@ fn the_research_lab_mix_commits_its_floor_long_its_day_for_a_year_and_spots_rese
     let inputs = |bursts| mix::Inputs {
         demand: &demand,
         preemptible: Some(&pre),
+        steady: None,
         from: 0,
         hours: hours as usize,
         gpus_per_node: 1,
@@ -217,6 +218,7 @@ fn spot_and_capacity_blocks_are_bought_in_whole_instances() {
     let m = mix::recommend(&mix::Inputs {
         demand: &demand,
         preemptible: Some(&pre),
+        steady: None,
         from: 0,
         hours: hours as usize,
         gpus_per_node: 8,
@@ -440,6 +442,7 @@ fn preemptible_demand_that_runs_all_the_time_is_committed_when_that_is_cheaper_t
     let inputs = |allowance: f64| mix::Inputs {
         demand: &demand,
         preemptible: Some(&pre),
+        steady: None,
         from: 0,
         hours: hours as usize,
         gpus_per_node: 8,
@@ -486,6 +489,7 @@ fn capacity_blocks_stop_at_the_256_instances_aws_sells_an_account() {
     let m = mix::recommend(&mix::Inputs {
         demand: &demand,
         preemptible: None,
+        steady: None,
         from: 0,
         hours: hours as usize,
         gpus_per_node: 8,
