@@ -14,8 +14,9 @@
 //!   rightsizing until they end), and never more than the bill can fall by
 //!   when the forecast demand would cost more than today;
 //! - the pool's **commitment-mix** recommendation buys `mix1` and saves
-//!   `today - mix0` (never below 0), the rest of the difference to today's
-//!   bill;
+//!   `today - max(mix0, mix1)` (never below 0), the rest of the difference
+//!   to today's bill (`mix1` can cost more than `mix0` over the window when
+//!   a tier capped by its whole term shrinks with the release);
 //!
 //! so a pool's savings add up to `today - mix1` (or less, never more) and
 //! no saving is counted twice. A commitment mix is recommended when it saves

@@ -89,3 +89,80 @@ fn research_swinging_on_spot_leaves_the_steady_baseline_on_three_years() {
         committed + spot
     );
 }
+
+#[test]
+fn a_rightsized_mix_dearer_over_the_window_saves_today_less_that_mix() {
+    // Three 8-GPU instances at 55.04 on demand, 33.024 for a year. `alpha`
+    // holds 7.5 GPUs 20 hours a day and 5.5 the other 4 (standing); `beta`
+    // holds 4 and uses 0.4, its 8-GPU request ending in 240 days. Before
+    // rightsizing, two instances pass the year's break-even (60% of the
+    // hours): 2 x 33.024 x 730 = 48,215.04 a month. Rightsized, `beta`
+    // keeps 1: the second instance is needed 20/24 of the window's hours,
+    // but over the year only while `beta`'s request lasts, so one instance
+    // is committed and the rest is bought on demand: 24,107.52 + 20/24 x
+    // 55.04 x 730 = 57,590.19, dearer over the 90 days. The mix then saves
+    // today - mix1 = 3 x 55.04 x 730 - 57,590.19 = 62,947.41, and the
+    // rightsizing nothing in the window.
+    let now = at("2026-11-22T00:00:00Z");
+    let alpha = |h: i64| if h.rem_euclid(24) < 4 { 5.5 } else { 7.5 };
+    let repo = repo_of(&[
+        ("capops.yaml", CONFIG.into()),
+        (
+            "prices.yaml",
+            catalog(
+                "    - {provider: aws, region: us-east-2, instanceType: gpu8, gpusPerInstance: 8, onDemand: 55.04, reserved1y: 33.024, source: test}\n",
+            ),
+        ),
+        (
+            "cluster.yaml",
+            cluster(
+                "    - {name: p, gpuModel: h100-80gb-sxm, instanceType: gpu8, gpusPerNode: 8, nodes: 3}\n",
+            ),
+        ),
+        (
+            "teams.yaml",
+            [team("alpha", None), team("beta", None)].join("---\n"),
+        ),
+        (
+            "requests.yaml",
+            [
+                request("alpha", "alpha", "p", 8, ""),
+                request(
+                    "beta",
+                    "beta",
+                    "p",
+                    8,
+                    "  window: {start: \"2026-08-14T00:00:00Z\", end: \"2027-07-20T00:00:00Z\"}\n",
+                ),
+            ]
+            .concat(),
+        ),
+        (
+            "usage/c.csv",
+            join(
+                usage(now, 90, "p", "alpha", alpha, move |h| alpha(h) * 0.9),
+                usage(now, 90, "p", "beta", |_| 4.0, |_| 0.4),
+            ),
+        ),
+    ]);
+    let a = Analysis::new(&repo, now);
+    let recs = plan::recommendations(&a);
+    let mix = recs
+        .iter()
+        .find(|r| r.kind == plan::RecommendationKind::CommitmentMix)
+        .expect("a commitment mix");
+    let today = 3.0 * 55.04 * 730.0;
+    let mix1 = 24_107.52 + 20.0 / 24.0 * 55.04 * 730.0;
+    let saved = prices::float(mix.monthly_savings.unwrap());
+    assert!(
+        (saved - (today - mix1)).abs() < 0.02,
+        "{saved} {}",
+        mix.text
+    );
+    let rightsizing: f64 = recs
+        .iter()
+        .filter(|r| r.kind == plan::RecommendationKind::RightsizeTeam)
+        .filter_map(|r| r.monthly_savings.map(prices::float))
+        .sum();
+    assert_eq!(rightsizing, 0.0);
+}
