@@ -267,11 +267,11 @@ pub fn platform_growth(
         if gain > 1e-9 {
             out.quotas.insert(name.clone(), gain);
         }
-        if let Some(then) = past.teams.get(name) {
-            let (unlocked, _, _) = borrowing_change(base, Some(team), Some(then));
-            if unlocked > 1e-9 {
-                out.borrowing.insert(name.clone(), unlocked);
-            }
+        // A team new since counts its whole borrowing, as it counts its
+        // whole quota.
+        let (unlocked, _, _) = borrowing_change(base, Some(team), past.teams.get(name));
+        if unlocked > 1e-9 {
+            out.borrowing.insert(name.clone(), unlocked);
         }
     }
     let cluster_gpus = |c: &Document<ClusterSpec>| -> f64 {

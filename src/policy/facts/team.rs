@@ -56,7 +56,8 @@ pub struct TeamChange {
     /// adds up.
     pub recent_quota_growth_gpus: f64,
     /// GPU-equivalents the team's borrowing limits unlocked in the 30 days before the base
-    /// revision, from its git history (0 without history).
+    /// revision, from its git history (0 without history); a team added in those 30 days
+    /// counts all its borrowing.
     pub recent_borrowing_unlocked_gpus: f64,
     pub previous: PreviousTeam,
 }
