@@ -8,7 +8,9 @@
 //! (their GPUs are not in the measured level yet), minus the requests
 //! running when they ended, from the hour each of those ends (their GPUs
 //! are; never more than the team held when the measurements ended), never
-//! below zero in any hour; where the pool's teams are projected to hold more
+//! below zero in any hour; a team whose rows stop before the pool's last
+//! measured hour has left it, and only its requests that start later
+//! project anything; where the pool's teams are projected to hold more
 //! than it has, every team's projected hours there are scaled down by the
 //! same factor (as measured ones are). Each hour is priced at the pool's blended price
 //! in force then (reservations that start or end in the month change it), as
@@ -208,9 +210,18 @@ fn team_pool_hours(
             // than the team held when the measurements ended (as in the
             // pool's outlook).
             let e = o.forecast_start;
+            // A team whose rows end before the pool's measurements do has
+            // left the pool (a team counts only between its first and its
+            // last sample, as in the pool's demand): the hours measured
+            // without it are zeros, and only its requests that start later
+            // project anything.
+            let pool_end = a
+                .outlook(cluster, pool)
+                .map_or(e, |p| p.forecast_start.max(e));
+            let gone = pool_end > e;
             let allocated = a.series.allocated(s.id);
             let seen: Vec<f64> = ((e - 24)..e).filter_map(|h| allocated.get(h)).collect();
-            let level = if seen.is_empty() {
+            let level = if seen.is_empty() || gone {
                 0.0
             } else {
                 seen.iter().sum::<f64>() / seen.len() as f64
@@ -224,6 +235,10 @@ fn team_pool_hours(
                 let q = o.at(h);
                 let (x, m) = if let Some(q) = q.filter(|q| q.measured) {
                     (q.p50 * a.allocation_scale(cluster, pool, h), true)
+                } else if gone && h < pool_end {
+                    (0.0, true)
+                } else if gone {
+                    (adjust.at(h).max(0.0), false)
                 } else if h >= e {
                     ((q.map_or(0.0, |q| q.p50) + adjust.at(h)).max(0.0), false)
                 } else {

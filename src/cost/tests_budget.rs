@@ -359,3 +359,53 @@ fn projected_hours_over_capacity_are_scaled_like_measured_ones() {
     assert_eq!(vision[1].spend, Decimal::new(2_047_488, 2));
     assert_eq!(vision[1].spend + text[1].spend, Decimal::new(4_094_976, 2));
 }
+
+#[test]
+fn a_team_whose_rows_stop_before_the_pools_is_projected_by_its_requests_alone() {
+    let now = at("2026-11-16T00:00:00Z");
+    // vision holds 4 GPUs up to `now`; text held 6 until October 26 and
+    // reports nothing since, while vision was measured: text left the pool,
+    // as the pool's demand (3 weeks of 4) already says. Its budget is its
+    // request of 2 GPUs from January 1 alone, and vision is charged its 4
+    // GPUs whole (no share of a phantom 6 to scale it down by).
+    let text_request = "apiVersion: capops.dev/v1alpha1\nkind: CapacityRequest\nmetadata: {name: text-jan}\nspec:\n  team: text\n  cluster: c\n  pool: h100\n  resources: {nvidia.com/gpu: 2}\n  window: {start: 2027-01-01, end: 2027-02-01}\n  workloadClass: training\n";
+    let pool = "    - {name: h100, gpuModel: h100-80gb-sxm, instanceType: p5.48xlarge, gpusPerNode: 8, nodes: 1}\n";
+    let repo = repo_of(&[
+        ("capops.yaml", CONFIG.into()),
+        ("prices.yaml", prices()),
+        ("cluster.yaml", cluster(pool)),
+        (
+            "teams.yaml",
+            format!(
+                "{}---\n{}",
+                team("vision", Some(100_000)),
+                team("text", Some(100_000))
+            ),
+        ),
+        ("requests.yaml", text_request.into()),
+        (
+            "usage/c.csv",
+            super::tests_finops::join(
+                usage(now, 40, "h100", "vision", |_| 4.0, |_| 2.0),
+                usage(at("2026-10-26T00:00:00Z"), 19, "h100", "text", |_| 6.0, |_| 3.0),
+            ),
+        ),
+    ]);
+    let a = Analysis::new(&repo, now);
+    let text = a.budget("text");
+    let spend: Vec<Decimal> = text.iter().take(4).map(|m| m.spend).collect();
+    // January: 2 GPUs x 744 h x 6.88 = 10,237.44; nothing before or after.
+    assert_eq!(
+        spend,
+        [
+            Decimal::ZERO,
+            Decimal::ZERO,
+            Decimal::new(1_023_744, 2),
+            Decimal::ZERO
+        ]
+    );
+    // December for vision: 4 x 744 h x 6.88 = 20,474.88, unscaled (4 + 6
+    // would be more than the node's 8 and scale it to 3.2).
+    let vision = a.budget("vision");
+    assert_eq!(vision[1].spend, Decimal::new(2_047_488, 2));
+}

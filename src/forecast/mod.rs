@@ -388,12 +388,15 @@ fn short(y: &[f64], horizon: usize, period: usize) -> Forecast {
 /// spreads each day over its hours with the recent daily shape.
 pub fn long(history: &[Option<f64>], horizon: usize) -> Forecast {
     let days_needed = horizon.div_ceil(24);
-    // Daily means, from days with at least half their hours observed.
+    // Daily means, from days with at least half the hours a day of this
+    // series usually has observed (half of 24 for hourly rows; half of 8
+    // for rows every 3 hours, which would otherwise leave no day at all).
+    let enough = day_quorum(history);
     let daily: Vec<Option<f64>> = history
         .chunks(24)
         .map(|day| {
             let seen: Vec<f64> = day.iter().flatten().copied().collect();
-            (seen.len() * 2 >= day.len().max(1))
+            (!seen.is_empty() && seen.len() * 2 >= enough.min(day.len()))
                 .then(|| seen.iter().sum::<f64>() / seen.len() as f64)
         })
         .collect();
@@ -438,8 +441,25 @@ pub fn long(history: &[Option<f64>], horizon: usize) -> Forecast {
     out
 }
 
+/// The hours a day of the series usually has observed: the median count
+/// over the days with any (24 for complete hourly rows, 8 for rows every 3
+/// hours, 1 for daily rows).
+fn day_quorum(history: &[Option<f64>]) -> usize {
+    let mut counts: Vec<usize> = history
+        .chunks(24)
+        .map(|day| day.iter().flatten().count())
+        .filter(|&n| n > 0)
+        .collect();
+    if counts.is_empty() {
+        return 24;
+    }
+    counts.sort_unstable();
+    counts[counts.len() / 2]
+}
+
 /// Mean deviation of each hour of the day from its day's mean, over the last 14 days.
 fn intraday_shape(history: &[Option<f64>]) -> Vec<f64> {
+    let enough = day_quorum(history);
     let mut sum = [0.0; 24];
     let mut count = [0usize; 24];
     let start = history.len().saturating_sub(14 * 24);
@@ -447,7 +467,7 @@ fn intraday_shape(history: &[Option<f64>]) -> Vec<f64> {
     for day_start in (start..history.len()).step_by(24) {
         let day = &history[day_start..(day_start + 24).min(history.len())];
         let seen: Vec<f64> = day.iter().flatten().copied().collect();
-        if seen.len() < 12 {
+        if seen.is_empty() || seen.len() * 2 < enough {
             continue;
         }
         let mean = seen.iter().sum::<f64>() / seen.len() as f64;

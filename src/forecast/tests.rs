@@ -189,6 +189,34 @@ fn long_horizons_use_daily_means_and_keep_the_level() {
 }
 
 #[test]
+fn long_horizons_read_sparse_rows() {
+    // 92 days at a steady 8 GPUs measured one hour in three (rows every 3
+    // hours, or hourly rows with two cells in three empty): no day has half
+    // of its 24 hours, but every day has all the hours this series measures.
+    // Sixty days ahead stays at 8, not the "no values" fallback of 0.
+    let history: Vec<Option<f64>> = (0..24 * 92)
+        .map(|i| (i % 3 == 0).then_some(8.0))
+        .collect();
+    let f = hourly(&history, 24 * 60);
+    assert!(f.method.starts_with("daily means"), "{}", f.method);
+    assert_eq!(f.fallback, None, "{}", f.method);
+    for p in [&f.p10, &f.p50, &f.p90] {
+        let mean = p.iter().sum::<f64>() / p.len() as f64;
+        assert!((mean - 8.0).abs() < 1e-6, "{mean}");
+    }
+    // A day with fewer of them than half of what the series usually measures
+    // is still left out: two rows of 200 on one day do not make a level.
+    let mut history = history;
+    for h in history[24 * 91..].iter_mut() {
+        *h = None;
+    }
+    history[24 * 91] = Some(200.0);
+    let f = hourly(&history, 24 * 60);
+    let mean = f.p50.iter().sum::<f64>() / f.p50.len() as f64;
+    assert!((mean - 8.0).abs() < 1e-6, "{mean}");
+}
+
+#[test]
 fn fill_interpolates_gaps() {
     let (y, offset) = fill(&[None, Some(1.0), None, None, Some(4.0), None]);
     assert_eq!(offset, 1);
