@@ -205,6 +205,9 @@ pub struct PlatformGrowth {
     pub catalogs_then: BTreeMap<String, Document<CatalogSpec>>,
     /// The clusters as they were then (pool price cuts are measured from them too).
     pub clusters_then: BTreeMap<String, Document<ClusterSpec>>,
+    /// Whether the history was read (a cluster missing from `clusters_then`
+    /// is then one new since, which counts whole).
+    pub read: bool,
 }
 
 /// How each team's quota and each cluster grew from `past` to `base` (a team
@@ -224,6 +227,7 @@ pub fn platform_growth(
         from_hour,
         catalogs_then: past.catalogs.clone(),
         clusters_then: past.clusters.clone(),
+        read: true,
         ..PlatformGrowth::default()
     };
     let gpus = |s: &RequestSpec| crate::capacity::size(s, crate::capacity::pool_of(world, s)).gpus;
@@ -296,6 +300,11 @@ pub fn platform_growth(
     if let Some(start) = Timestamp::from_second(from_hour * 3600) {
         for (name, cluster) in &base.clusters {
             let Some(then) = past.clusters.get(name) else {
+                // A cluster new since costs whole, as its GPUs count whole.
+                let cost = monthly_cost(world, cluster, start);
+                if cost > 1e-9 {
+                    out.monthly_cost.insert(name.clone(), cost);
+                }
                 continue;
             };
             let (gpus, cost) =

@@ -95,11 +95,13 @@ pub struct ClusterChange {
     pub recent_regrown_cost: f64,
     /// `moved_gpus` measured from the cluster as it was 30 days before the base revision to
     /// the cluster as the change leaves it (its git history; 0 without): nodes moved between
-    /// pools over several pull requests add up, and a move taken back does not.
+    /// pools over several pull requests add up, and a move taken back does not. A cluster
+    /// added in those 30 days is measured from nothing (all its GPUs).
     pub recent_moved_gpus: f64,
     /// What the cluster's pools came to cost more a month in the 30 days before the base
     /// revision (its git history, priced like `delta_monthly_cost`; 0 without): capacity
-    /// or dearer purchase mixes added over several pull requests add up.
+    /// or dearer purchase mixes added over several pull requests add up. A cluster added in
+    /// those 30 days counts its whole monthly cost.
     pub recent_growth_monthly_cost: f64,
     /// GPU-equivalents the requests then in force gained from the cluster's pool changes
     /// merged in the 30 days before the base revision (its git history; 0 without).
@@ -336,15 +338,17 @@ pub fn cluster(env: &Env<'_>, doc: &Document<ClusterSpec>, change: &Change) -> C
                     .copied()
                     .unwrap_or(0.0),
             ),
-            recent_moved_gpus: round(
-                growth
-                    .clusters_then
-                    .get(doc.name())
-                    .filter(|_| !removed && previous.is_some())
-                    .map_or(0.0, |then| {
-                        crate::policy::measure::moved_gpus(Some(doc), Some(then))
-                    }),
-            ),
+            // A cluster new in the 30 days is measured from nothing: its
+            // pools' GPUs all changed pool since (as they all count as
+            // added), so moves after its creation add to its first size.
+            recent_moved_gpus: round(if removed || previous.is_none() || !growth.read {
+                0.0
+            } else {
+                crate::policy::measure::moved_gpus(
+                    Some(doc),
+                    growth.clusters_then.get(doc.name()),
+                )
+            }),
             recent_growth_monthly_cost: round(recent(&growth.monthly_cost)),
             recent_regrown_gpus: round(recent(&growth.regrown_gpus)),
             quotas_regrown_gpus: round(quotas_regrown),
