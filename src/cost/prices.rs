@@ -72,6 +72,33 @@ pub struct PoolPrice {
     pub reserved_nodes: u32,
     pub on_demand_nodes: u32,
     pub spot_nodes: u32,
+    /// Reserved nodes no reservation in force covers (priced at the
+    /// catalog's committed price: a discount no commitment document backs).
+    pub unbacked_nodes: u32,
+}
+
+impl PoolPrice {
+    /// The blended GPU-hour with the reserved nodes no reservation covers
+    /// at the catalog's on-demand price: what the pool costs until a
+    /// commitment is bought for them. `None` without a price.
+    pub fn blended_unbacked_on_demand(&self) -> Option<Decimal> {
+        let blended = self.blended?;
+        let Some(g) = &self.catalog else {
+            return Some(blended);
+        };
+        let nodes = self.reserved_nodes + self.on_demand_nodes + self.spot_nodes;
+        if nodes == 0 || self.unbacked_nodes == 0 {
+            return Some(blended);
+        }
+        // The unbacked nodes are in the blend at the catalog's committed
+        // price (as `pool_with` prices them); swap it for on demand.
+        let fallback = g.reserved1y.or(g.capacity_block).unwrap_or(g.on_demand);
+        Some(
+            blended
+                + Decimal::from(self.unbacked_nodes) * (g.on_demand - fallback)
+                    / Decimal::from(nodes),
+        )
+    }
 }
 
 /// Whether a reservation covers the pool with the pool's own instances
@@ -234,6 +261,7 @@ fn pool_with(
         reserved_nodes,
         on_demand_nodes,
         spot_nodes,
+        unbacked_nodes: reserved_nodes.saturating_sub(instances),
     }
 }
 

@@ -58,7 +58,9 @@ pub fn moved_gpus(
 /// pool of the same GPU model that `after` removes or shrinks (a pool renamed
 /// and relabelled, or a cheaper twin that takes the old one's nodes, takes
 /// the requests that ran there at its price); a pool added beside pools left
-/// as they were, or of a model `before` did not run, counts nothing.
+/// as they were, or of a model `before` did not run, is measured against
+/// itself with its reserved nodes that no reservation covers at on demand
+/// (a commitment's price claimed with no commitment behind it).
 pub fn price_cut(
     before: (&Repo, &Document<ClusterSpec>),
     after: (&Repo, &Document<ClusterSpec>),
@@ -103,6 +105,21 @@ pub fn price_cut(
         };
         if let Some(b) = then.filter(|b| *b > 0.0) {
             cut = cut.max(price(after, pool).map_or(1.0, |a| (b - a) / b));
+        } else if old.is_none() {
+            // A pool added with reserved nodes no reservation covers claims
+            // a commitment's price that nothing backs: measured against
+            // itself at on demand, as moving an existing pool's nodes to
+            // `reserved` is measured against its price before.
+            let p = crate::cost::prices::pool(after.0, after.1, pool, at);
+            if let (Some(a), Some(od)) = (p.blended, p.blended_unbacked_on_demand()) {
+                let (a, od) = (
+                    crate::cost::prices::float(a),
+                    crate::cost::prices::float(od),
+                );
+                if od > 0.0 {
+                    cut = cut.max((od - a) / od);
+                }
+            }
         }
     }
     cut

@@ -71,7 +71,9 @@ pub struct ClusterChange {
     /// as 1. A pool added is measured against the dearest pool of the same GPU model the
     /// change removes or shrinks (a pool renamed and relabelled onto spot, or a cheaper twin
     /// that takes the old one's nodes, prices the requests moved into it); a pool added
-    /// beside pools left as they were counts nothing. Also measured from the base to the head, each priced with its own
+    /// beside pools left as they were (or in a cluster the change adds) is measured against
+    /// itself with its reserved nodes that no reservation covers at on demand (a
+    /// commitment's price claimed with no commitment behind it). Also measured from the base to the head, each priced with its own
     /// catalogs and reservations (a catalog cut and a purchase-mix change in one pull request
     /// compound); the larger counts.
     pub largest_price_decrease: f64,
@@ -229,7 +231,19 @@ pub fn cluster(env: &Env<'_>, doc: &Document<ClusterSpec>, change: &Change) -> C
     let cut_from = |p: &Document<ClusterSpec>| -> f64 {
         crate::policy::measure::price_cut((env.world, p), (env.world, doc), env.at)
     };
-    let price_cut = previous.filter(|_| !removed).map_or(0.0, cut_from).max(
+    // A cluster the change adds is measured from one with no pools (its
+    // pools' unbacked commitment prices count).
+    let empty = || {
+        let mut c = doc.clone();
+        c.spec.node_pools.clear();
+        c
+    };
+    let price_cut = match previous {
+        _ if removed => 0.0,
+        Some(p) => cut_from(p),
+        None => cut_from(&empty()),
+    }
+    .max(
         env.aggregates
             .head_price_cut
             .get(doc.name())
