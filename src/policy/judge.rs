@@ -279,9 +279,12 @@ pub fn aggregates(
         .map(|c| c.name.clone())
         .collect();
     for (team, t) in out.by_team.iter_mut() {
-        t.monthly_cost =
-            capacity::signed(capacity::swing(rates.remove(team).unwrap_or_default(), at));
+        t.monthly_cost = capacity::signed(capacity::swing(
+            rates.get(team).cloned().unwrap_or_default(),
+            at,
+        ));
     }
+    out.monthly_rates = rates;
     out
 }
 
@@ -305,6 +308,44 @@ pub fn recent_growth_cost(
         }
     }
     out
+}
+
+/// What each team's requests, those the change adds or grows
+/// (`change_rates`) and those grown in the 30 days before the base, add to
+/// its monthly bill at the busiest hour from `at` on: each request's monthly
+/// rate over its window, less its rate before over its window before (so
+/// requests that never run at once do not add up, and the same weeks asked
+/// for over several pull requests do).
+pub fn monthly_growth_with_recent(
+    analysis: &crate::cost::Analysis<'_>,
+    growth: &crate::policy::world::PlatformGrowth,
+    change_rates: &std::collections::HashMap<String, Vec<(capacity::Hours, f64)>>,
+    at: i64,
+) -> std::collections::BTreeMap<String, f64> {
+    let mut rates: std::collections::BTreeMap<String, Vec<(capacity::Hours, f64)>> =
+        change_rates
+            .iter()
+            .map(|(t, r)| (t.clone(), r.clone()))
+            .collect();
+    let monthly = |s: &RequestSpec| {
+        analysis
+            .request_cost(s)
+            .map_or(0.0, |c| crate::cost::prices::float(c.monthly))
+    };
+    for (now, then) in &growth.grown_requests {
+        let team = rates.entry(now.team.value.clone()).or_default();
+        team.push((capacity::Hours::of_request(now), monthly(now)));
+        if let Some(t) = then {
+            team.push((capacity::Hours::of_request(t), -monthly(t)));
+        }
+    }
+    rates
+        .into_iter()
+        .filter_map(|(team, r)| {
+            let up = capacity::swing(r, at).0;
+            (up > 1e-9).then_some((team, up))
+        })
+        .collect()
 }
 
 pub fn future_cost(

@@ -267,6 +267,12 @@ pub fn check(input: &CheckInput<'_>) -> CheckResult {
         .map(|(n, _)| n.clone())
         .collect();
     aggregates.recent_growth_cost = judge::recent_growth_cost(analysis, input.platform_growth);
+    aggregates.monthly_growth_with_recent = judge::monthly_growth_with_recent(
+        analysis,
+        input.platform_growth,
+        &aggregates.monthly_rates,
+        analysis.at.hour_index(),
+    );
     if let Some(base) = input.base {
         // The base side priced in the judging world: the base's catalogs and
         // its reservations whole (the base holds only the touched files').

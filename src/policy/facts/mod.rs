@@ -378,6 +378,13 @@ pub struct Aggregates {
     /// team -> what the growth of its requests in those 30 days costs (from
     /// the start of the 30 days on, at today's prices).
     pub recent_growth_cost: std::collections::BTreeMap<String, f64>,
+    /// team -> what its requests the change adds or grows, with those grown
+    /// in those 30 days, add to its monthly bill at the busiest hour from
+    /// `--at` on (today's prices).
+    pub monthly_growth_with_recent: std::collections::BTreeMap<String, f64>,
+    /// team -> the monthly rates of the change's requests over their windows
+    /// (negative for what they were before).
+    pub monthly_rates: std::collections::HashMap<String, Vec<(crate::capacity::Hours, f64)>>,
     /// What the change's reservations commit together: each one's term cost
     /// now minus before where it rises, summed (so splitting one commitment
     /// into many small reservations is judged as the whole, and a release

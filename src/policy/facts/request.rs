@@ -453,6 +453,7 @@ fn team_facts(
         over_quota_gpus: round(over_gpus),
         recent_growth_gpus: of_team(&env.aggregates.recent_growth),
         recent_growth_cost: of_team(&env.aggregates.recent_growth_cost),
+        monthly_growth_with_recent: of_team(&env.aggregates.monthly_growth_with_recent),
         recent_growth_units: of_team(&env.aggregates.platform_growth.units),
     }
 }

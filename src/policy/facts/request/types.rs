@@ -190,6 +190,13 @@ pub struct RequestTeamFacts {
     /// What that growth costs, from the start of the 30 days on at today's prices (0
     /// without history): the money a request split over several pull requests adds up to.
     pub recent_growth_cost: f64,
+    /// What the team's requests that the change adds or grows, together with those that
+    /// grew in the 30 days before the base (its git history), add to its monthly bill at
+    /// the busiest hour from `now` on: each request's monthly rate over its window, less
+    /// its rate before over its window before (today's prices). The same weeks asked for
+    /// over several pull requests add up; requests that never run at once do not. Without
+    /// history, the change's own (`change.team_pr_delta_monthly_cost`).
+    pub monthly_growth_with_recent: f64,
     /// The `nvidia.com/gpu` units the team's requests grew by over the same 30 days
     /// (per request, the most held at once beyond what it held then, in units, not
     /// GPU-equivalents): time-sliced replicas and single-strategy MIG devices are few
