@@ -215,9 +215,9 @@ pub fn recommendations(a: &Analysis<'_>) -> Vec<Recommendation> {
                 out.push(commitment(a, cluster, pool, entry, m1, today, saving, &cur));
             }
         }
-        if !planned {
-            out.extend(super::resize::resizes(a, cluster, pool, &cur));
-        }
+        // With a plan, the reservations it leaves alone (those starting
+        // after its 90 days) are still resized on their own.
+        out.extend(super::resize::resizes(a, cluster, pool, &cur, planned));
     }
     for (
         team,

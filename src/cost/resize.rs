@@ -1,19 +1,24 @@
 //! Resizing oversized reservations that can still change, in a pool without
-//! a commitment plan: how many instances would keep the stranded share
-//! within the Config's threshold, and what dropping the rest saves.
+//! a commitment plan (with one, those that start after the plan's 90 days,
+//! which it neither keeps nor replaces): how many instances would keep the
+//! stranded share within the Config's threshold, and what dropping the rest
+//! saves.
 
 use super::recommendation::{Recommendation, RecommendationKind};
 use super::{Analysis, prices};
 use crate::model::money::{format as money, percent as pct};
 use rust_decimal::Decimal;
 
-/// Oversized reservations that can still be changed, in a pool without a commitment plan.
+/// Oversized reservations that can still be changed, in a pool without a
+/// commitment plan; with one (`planned`), only those starting after its 90 days.
 pub(super) fn resizes(
     a: &Analysis<'_>,
     cluster: &str,
     pool: &str,
     cur: &str,
+    planned: bool,
 ) -> Vec<Recommendation> {
+    let plan_end = a.at.hour_index() + super::OUTLOOK_HOURS;
     let month = Decimal::from(prices::HOURS_PER_MONTH);
     let threshold = a.config.thresholds.stranded_spend_share.as_f64();
     let mut out = Vec::new();
@@ -27,6 +32,9 @@ pub(super) fn resizes(
             continue;
         };
         if r.locked || r.stranded_share <= threshold {
+            continue;
+        }
+        if planned && super::reservation::term_hours(&s.term).0 < plan_end {
             continue;
         }
         let per = r.cost.total / Decimal::from(s.count.value.0.max(1));

@@ -300,3 +300,48 @@ fn a_burst_past_the_room_left_buys_one_block_and_fills_the_on_demand_instance() 
         .unwrap();
     assert_eq!(rec.monthly_savings, Some(Decimal::new(551_556, 2)));
 }
+
+#[test]
+fn a_cancellable_reservation_starting_after_the_plans_days_is_still_resized() {
+    // Four p5.48xlarge (80 on demand, 56 for a year); a team steady at 4
+    // GPUs. A capacity reservation of 2 instances at 56 from March 2027 to
+    // March 2028 (8,784 h: 2028 is a leap year) costs 983,808 and would
+    // serve 4 of its 16 GPUs: 75% stranded. The plan's 90 days end before it
+    // starts, so the plan leaves it alone; it must still be resized, to 0,
+    // saving 983,808 x 730 / 8,784 = 81,760 a month.
+    let now = at("2026-11-01T00:00:00Z");
+    let pool = "{name: p, gpuModel: h100-80gb-sxm, instanceType: p5.48xlarge, gpusPerNode: 8, nodes: 4, purchase: {reserved: 2, onDemand: 2}, zone: us-east-2a}";
+    let reservation = "apiVersion: capops.dev/v1alpha1\nkind: Reservation\nmetadata: {name: cb}\nspec:\n  provider: aws\n  type: aws-capacity-reservation\n  region: us-east-2\n  zone: us-east-2a\n  instanceType: p5.48xlarge\n  count: 2\n  term: {start: \"2027-03-01T00:00:00Z\", end: \"2028-03-01T00:00:00Z\"}\n  hourlyPrice: 56\n  covers: {cluster: c, pool: p}\n";
+    let repo = repo_of(&[
+        ("capops.yaml", CONFIG.into()),
+        (
+            "prices.yaml",
+            catalog(
+                "    - {provider: aws, region: us-east-2, instanceType: p5.48xlarge, gpusPerInstance: 8, onDemand: 80, reserved1y: 56, source: test}\n",
+            ),
+        ),
+        ("cluster.yaml", cluster("single", pool)),
+        ("team.yaml", team("a", None)),
+        ("reservations.yaml", reservation.into()),
+        ("usage/c.csv", usage(now, 200, "p", "a", |_| 4.0, |_| 3.0)),
+    ]);
+    let a = Analysis::new(&repo, now);
+    let recs = plan::recommendations(&a);
+    let resize = recs
+        .iter()
+        .find(|r| r.kind == plan::RecommendationKind::ResizeReservation && r.subject == "cb")
+        .unwrap_or_else(|| panic!("no resize of cb: {recs:#?}"));
+    assert_eq!(resize.changes, ["Reservation `cb`: count 2 → 0"]);
+    assert_eq!(resize.monthly_savings, Some(Decimal::new(8_176_000, 2)));
+    // The plan still buys for the pool's next 90 days, and does not also
+    // replace `cb` (its saving is the resize's, counted once).
+    let plan = recs
+        .iter()
+        .find(|r| r.kind == plan::RecommendationKind::CommitmentMix)
+        .expect("a commitment plan");
+    assert!(
+        plan.changes.iter().all(|c| !c.contains("`cb`")),
+        "{:?}",
+        plan.changes
+    );
+}
