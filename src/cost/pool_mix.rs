@@ -423,7 +423,12 @@ impl Analysis<'_> {
             if let Some(c) = prices::reservation(self.repo, &r.spec)
                 && c.hours > 0
             {
-                let overlap = (end.min(to) - start.max(from)).max(0);
+                // Hours of the term in the window, never more than it bills
+                // (a term that starts at half past spans one hour more than
+                // its length rounded up).
+                let overlap = (end.min(to) - start.max(from))
+                    .max(0)
+                    .min(i64::try_from(c.hours).unwrap_or(i64::MAX));
                 locked_cost += c.total / rust_decimal::Decimal::from(c.hours)
                     * rust_decimal::Decimal::from(overlap)
                     / rust_decimal::Decimal::from(OUTLOOK_HOURS)

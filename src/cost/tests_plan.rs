@@ -345,3 +345,30 @@ fn a_cancellable_reservation_starting_after_the_plans_days_is_still_resized() {
         plan.changes
     );
 }
+
+#[test]
+fn a_locked_block_starting_at_half_past_costs_its_billed_hours_a_month() {
+    // A capacity block of 2 p5.48xlarge at 40 from 11:30 on November 22 for
+    // 14 days: 336 billed hours, 26,880 in all, though it touches 337 clock
+    // hours. Inside the plan's 90 days (2,160 h) it costs 26,880 x 730 /
+    // 2,160 = 9,084.44 an average month, not 337/336 of that (9,111.48).
+    let now = at("2026-11-01T00:00:00Z");
+    let pool = "{name: p, gpuModel: h100-80gb-sxm, instanceType: p5.48xlarge, gpusPerNode: 8, nodes: 4, purchase: {reserved: 2, onDemand: 2}, zone: us-east-2a}";
+    let block = "apiVersion: capops.dev/v1alpha1\nkind: Reservation\nmetadata: {name: cb}\nspec:\n  provider: aws\n  type: aws-capacity-block\n  region: us-east-2\n  zone: us-east-2a\n  instanceType: p5.48xlarge\n  count: 2\n  term: {start: \"2026-11-22T11:30:00Z\", end: \"2026-12-06T11:30:00Z\"}\n  hourlyPrice: 40\n  covers: {cluster: c, pool: p}\n";
+    let repo = repo_of(&[
+        ("capops.yaml", CONFIG.into()),
+        (
+            "prices.yaml",
+            catalog(
+                "    - {provider: aws, region: us-east-2, instanceType: p5.48xlarge, gpusPerInstance: 8, onDemand: 80, capacityBlock: 40, reserved1y: 56, source: test}\n",
+            ),
+        ),
+        ("cluster.yaml", cluster("single", pool)),
+        ("team.yaml", team("a", None)),
+        ("reservations.yaml", block.into()),
+        ("usage/c.csv", usage(now, 200, "p", "a", |_| 4.0, |_| 3.0)),
+    ]);
+    let a = Analysis::new(&repo, now);
+    let mix = a.mix("c", "p", 0.0).expect("a mix");
+    assert_eq!(mix.monthly_locked, Decimal::new(908_444, 2));
+}
