@@ -104,6 +104,7 @@ codes! {
     PurchaseMixMismatch = "purchase-mix-mismatch", Error, "a pool's reserved, on-demand and spot nodes do not add up to its node count, or its nodeLabels or taints mark spot capacity its mix does not state";
     InvalidNamespace = "invalid-namespace", Error, "a namespace is not a valid DNS label, or is reserved (kube-*, the GPU operator's)";
     DuplicateNamespace = "duplicate-namespace", Error, "two teams use the same namespace in one cluster";
+    DuplicateResource = "duplicate-resource", Error, "a team's quota, borrowing or lending limits in one cluster name the same resource twice, under two spellings";
     RenderedFileClash = "rendered-file-clash", Error, "two objects capops renders for one cluster would be written to the same file";
     NameInvalid = "name-invalid", Error, "a name that becomes a file path or an object name is not one the cluster, cloud or file system accepts";
     ApproverInvalid = "approver-invalid", Error, "a lead or approver is not a GitHub login or an `org/team` slug";

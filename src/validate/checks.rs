@@ -206,15 +206,42 @@ fn check_teams(repo: &Repo, diags: &mut Vec<Diagnostic>) {
                 &presence.borrowing_limit,
                 &presence.lending_limit,
             ] {
+                // resource the pools provide -> the key that names it first
+                let mut named: BTreeMap<&str, &Spanned<String>> = BTreeMap::new();
                 for resource in limits.keys() {
                     if resource_name(resource, diags).is_none() {
                         continue;
                     }
                     let Some(cluster) = cluster else { continue };
-                    let in_some_pool =
-                        cluster.spec.node_pools.iter().any(|pool| {
-                            resources::find(&provided, &resource.value, pool).is_some()
-                        });
+                    let found = cluster
+                        .spec
+                        .node_pools
+                        .iter()
+                        .find_map(|pool| resources::find(&provided, &resource.value, pool));
+                    if let Some(p) = found {
+                        if let Some(first) = named.get(p.resource.as_str()) {
+                            diags.push(
+                                Diagnostic::new(
+                                    Code::DuplicateResource,
+                                    format!(
+                                        "`{}` and `{}` both name `{}` in cluster `{}`: the render would use one and the gate could read the other",
+                                        crate::diag::clip(&first.value),
+                                        crate::diag::clip(&resource.value),
+                                        p.resource,
+                                        cluster.name()
+                                    ),
+                                )
+                                .at(resource.span, "the same resource again")
+                                .help(format!(
+                                    "keep one entry, spelled `{}` as the device plugin advertises it",
+                                    p.resource
+                                )),
+                            );
+                        } else {
+                            named.insert(p.resource.as_str(), resource);
+                        }
+                    }
+                    let in_some_pool = found.is_some();
                     if !in_some_pool {
                         diags.push(not_provided(
                             &resource.value,

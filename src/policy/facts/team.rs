@@ -105,6 +105,34 @@ fn cluster_capacity(repo: &Repo, cluster: &str) -> BTreeMap<String, (f64, f64)> 
     out
 }
 
+/// The value a team's quota, borrowing or lending map gives a resource the
+/// cluster's pools provide: the first key (in the map's order) that names it,
+/// by any spelling the render resolves (`nvidia.com/mig-1g.010gb` is
+/// `nvidia.com/mig-1g.10gb`), as the render reads it; validation refuses a
+/// map that names one resource twice.
+pub(crate) fn limit_of(
+    repo: &Repo,
+    cluster: &str,
+    m: &BTreeMap<Spanned<String>, Spanned<Quantity>>,
+    resource: &str,
+) -> Option<f64> {
+    if let Some((_, v)) = m.iter().find(|(k, _)| k.value == resource) {
+        return Some(v.value.0 as f64);
+    }
+    let c = repo.clusters.get(cluster)?;
+    m.iter().find_map(|(k, v)| {
+        c.spec
+            .node_pools
+            .iter()
+            .any(|pool| {
+                let prov = crate::gpu::resources::provided(pool, c.spec.mig_strategy.value);
+                crate::gpu::resources::find(&prov, &k.value, pool)
+                    .is_some_and(|p| p.resource == resource)
+            })
+            .then_some(v.value.0 as f64)
+    })
+}
+
 /// The most GPU-equivalents a team can hold in a cluster: its quota and, on
 /// a cluster that runs Kueue, what it may borrow (up to the cluster's
 /// capacity; the cluster's capacity when the team states no quota there); 0
@@ -122,9 +150,7 @@ pub fn holding_ceiling(repo: &Repo, team: &str, cluster: &str) -> f64 {
         .and_then(|c| c.spec.kueue.as_ref())
         .is_some_and(|k| k.enabled);
     let units_of = |m: &BTreeMap<Spanned<String>, Spanned<Quantity>>, resource: &str| {
-        m.iter()
-            .find(|(k, _)| k.value == resource)
-            .map(|(_, v)| v.value.0 as f64)
+        limit_of(repo, cluster, m, resource)
     };
     // A presence without any quota is bounded by the cluster alone.
     let unbounded = presence.quota.is_empty();
@@ -156,11 +182,7 @@ fn borrowing(
     let Some(team) = team else { return out };
     for (cluster, presence) in &team.spec.clusters {
         for (resource, (units, _)) in cluster_capacity(repo, &cluster.value) {
-            let limit = presence
-                .borrowing_limit
-                .iter()
-                .find(|(k, _)| k.value == resource)
-                .map(|(_, v)| v.value.0 as f64);
+            let limit = limit_of(repo, &cluster.value, &presence.borrowing_limit, &resource);
             out.insert(
                 (cluster.value.clone(), resource),
                 (limit.unwrap_or(units), limit.is_none()),
