@@ -8,9 +8,9 @@
 //! (their GPUs are not in the measured level yet), minus the requests
 //! running when they ended, from the hour each of those ends (their GPUs
 //! are; never more than the team held when the measurements ended), never
-//! below zero in any hour; a team whose rows stop before the pool's last
-//! measured hour has left it, and only its requests that start later
-//! project anything; where the pool's teams are projected to hold more
+//! below zero in any hour; a team whose rows stop a week or more before the
+//! pool's last measured hour has left it, and its requests alone project it
+//! from then on; where the pool's teams are projected to hold more
 //! than it has, every team's projected hours there are scaled down by the
 //! same factor (as measured ones are). Each hour is priced at the pool's blended price
 //! in force then (reservations that start or end in the month change it), as
@@ -180,6 +180,10 @@ fn team_pools(a: &Analysis<'_>, team: &str) -> Vec<(String, String)> {
     pools
 }
 
+/// How long the pool is measured without a team's rows before the team
+/// counts as having left it: a week (a weekend without rows is not leaving).
+const LEFT_AFTER_HOURS: i64 = 7 * 24;
+
 /// A team's hours in one pool: the allocation (measured, then forecast),
 /// plus the requests' adjustment after the measurements end, never below
 /// zero in any hour; in a pool where the team has no usage history, its
@@ -202,6 +206,24 @@ fn team_pool_hours(
     let n = (end - first).max(0) as usize;
     let mut values = Vec::with_capacity(n);
     let mut measured = Vec::with_capacity(n);
+    // The team's requests in the pool, sized: the projection of a team
+    // without usage history there, or one that has left the pool.
+    let sized: Vec<(Hours, f64)> = a
+        .team_requests(team)
+        .iter()
+        .filter(|r| r.spec.cluster.value == cluster && r.spec.pool.value == pool)
+        .map(|r| {
+            let gpus = capacity::size(&r.spec, Some((entry.pool, &entry.cluster.spec))).gpus;
+            (Hours::of_request(&r.spec), gpus)
+        })
+        .collect();
+    let requested = |h: i64| -> f64 {
+        sized
+            .iter()
+            .filter(|(w, _)| w.start <= h && h < w.end)
+            .map(|(_, g)| g)
+            .sum()
+    };
     match series.zip(outlook.as_ref()) {
         Some((s, o)) => {
             // What the requests add to the forecast from the end of the
@@ -210,18 +232,20 @@ fn team_pool_hours(
             // than the team held when the measurements ended (as in the
             // pool's outlook).
             let e = o.forecast_start;
-            // A team whose rows end before the pool's measurements do has
-            // left the pool (a team counts only between its first and its
-            // last sample, as in the pool's demand): the hours measured
-            // without it are zeros, and only its requests that start later
-            // project anything.
+            // A team whose rows stop a week or more before the pool's
+            // measurements do has left the pool (a team counts only between
+            // its first and its last sample, as in the pool's demand; a
+            // weekend without rows is not leaving): the hours measured
+            // without it are zeros, and from the end of the pool's
+            // measurements its requests alone project it, as for a team
+            // without usage history there.
             let pool_end = a
                 .outlook(cluster, pool)
                 .map_or(e, |p| p.forecast_start.max(e));
-            let gone = pool_end > e;
+            let gone = pool_end - e >= LEFT_AFTER_HOURS;
             let allocated = a.series.allocated(s.id);
             let seen: Vec<f64> = ((e - 24)..e).filter_map(|h| allocated.get(h)).collect();
-            let level = if seen.is_empty() || gone {
+            let level = if seen.is_empty() {
                 0.0
             } else {
                 seen.iter().sum::<f64>() / seen.len() as f64
@@ -238,7 +262,7 @@ fn team_pool_hours(
                 } else if gone && h < pool_end {
                     (0.0, true)
                 } else if gone {
-                    (adjust.at(h).max(0.0), false)
+                    (requested(h), false)
                 } else if h >= e {
                     ((q.map_or(0.0, |q| q.p50) + adjust.at(h)).max(0.0), false)
                 } else {
@@ -249,23 +273,8 @@ fn team_pool_hours(
             }
         }
         None => {
-            let sized: Vec<(Hours, f64)> = a
-                .team_requests(team)
-                .iter()
-                .filter(|r| r.spec.cluster.value == cluster && r.spec.pool.value == pool)
-                .map(|r| {
-                    let gpus =
-                        capacity::size(&r.spec, Some((entry.pool, &entry.cluster.spec))).gpus;
-                    (Hours::of_request(&r.spec), gpus)
-                })
-                .collect();
             for h in first..end {
-                let x: f64 = sized
-                    .iter()
-                    .filter(|(w, _)| w.start <= h && h < w.end)
-                    .map(|(_, g)| g)
-                    .sum();
-                values.push(x);
+                values.push(requested(h));
                 measured.push(false);
             }
         }

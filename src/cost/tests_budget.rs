@@ -387,7 +387,14 @@ fn a_team_whose_rows_stop_before_the_pools_is_projected_by_its_requests_alone() 
             "usage/c.csv",
             super::tests_finops::join(
                 usage(now, 40, "h100", "vision", |_| 4.0, |_| 2.0),
-                usage(at("2026-10-26T00:00:00Z"), 19, "h100", "text", |_| 6.0, |_| 3.0),
+                usage(
+                    at("2026-10-26T00:00:00Z"),
+                    19,
+                    "h100",
+                    "text",
+                    |_| 6.0,
+                    |_| 3.0,
+                ),
             ),
         ),
     ]);
@@ -408,4 +415,55 @@ fn a_team_whose_rows_stop_before_the_pools_is_projected_by_its_requests_alone() 
     // would be more than the node's 8 and scale it to 3.2).
     let vision = a.budget("vision");
     assert_eq!(vision[1].spend, Decimal::new(2_047_488, 2));
+}
+
+#[test]
+fn a_team_without_rows_over_a_weekend_has_not_left_the_pool() {
+    // `now` is a Monday. vision holds 4 GPUs every hour; text holds 2 on
+    // weekdays and writes no rows at weekends, so its last row is Friday
+    // night, two days before the pool's. It has not left: December is
+    // projected from its forecast (about 2 GPUs on weekdays), not 0.
+    let now = at("2026-11-16T00:00:00Z");
+    let pool = "    - {name: h100, gpuModel: h100-80gb-sxm, instanceType: p5.48xlarge, gpusPerNode: 8, nodes: 1}\n";
+    let weekdays: String = usage(now, 40, "h100", "text", |_| 2.0, |_| 1.0)
+        .lines()
+        .filter(|l| {
+            // 2026-11-16 is a Monday: days since then, modulo 7, of 5 or 6
+            // are Saturday and Sunday.
+            l.starts_with("timestamp")
+                || l[..20]
+                    .parse::<Timestamp>()
+                    .map(|t| {
+                        (t.hour_index().div_euclid(24) - now.hour_index().div_euclid(24))
+                            .rem_euclid(7)
+                            < 5
+                    })
+                    .unwrap_or(false)
+        })
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let repo = repo_of(&[
+        ("capops.yaml", CONFIG.into()),
+        ("prices.yaml", prices()),
+        ("cluster.yaml", cluster(pool)),
+        (
+            "teams.yaml",
+            format!(
+                "{}---\n{}",
+                team("vision", Some(100_000)),
+                team("text", Some(100_000))
+            ),
+        ),
+        (
+            "usage/c.csv",
+            super::tests_finops::join(usage(now, 40, "h100", "vision", |_| 4.0, |_| 2.0), weekdays),
+        ),
+    ]);
+    let a = Analysis::new(&repo, now);
+    let december = a.budget("text")[1].spend;
+    // Between 5/7 and all of 2 GPUs x 744 h x 6.88 (7,321.12 to 10,237.44).
+    assert!(
+        december > Decimal::new(700_000, 2) && december <= Decimal::new(1_023_744, 2),
+        "{december}"
+    );
 }

@@ -194,9 +194,7 @@ fn long_horizons_read_sparse_rows() {
     // hours, or hourly rows with two cells in three empty): no day has half
     // of its 24 hours, but every day has all the hours this series measures.
     // Sixty days ahead stays at 8, not the "no values" fallback of 0.
-    let history: Vec<Option<f64>> = (0..24 * 92)
-        .map(|i| (i % 3 == 0).then_some(8.0))
-        .collect();
+    let history: Vec<Option<f64>> = (0..24 * 92).map(|i| (i % 3 == 0).then_some(8.0)).collect();
     let f = hourly(&history, 24 * 60);
     assert!(f.method.starts_with("daily means"), "{}", f.method);
     assert_eq!(f.fallback, None, "{}", f.method);

@@ -322,11 +322,10 @@ pub fn monthly_growth_with_recent(
     change_rates: &std::collections::HashMap<String, Vec<(capacity::Hours, f64)>>,
     at: i64,
 ) -> std::collections::BTreeMap<String, f64> {
-    let mut rates: std::collections::BTreeMap<String, Vec<(capacity::Hours, f64)>> =
-        change_rates
-            .iter()
-            .map(|(t, r)| (t.clone(), r.clone()))
-            .collect();
+    let mut rates: std::collections::BTreeMap<String, Vec<(capacity::Hours, f64)>> = change_rates
+        .iter()
+        .map(|(t, r)| (t.clone(), r.clone()))
+        .collect();
     let monthly = |s: &RequestSpec| {
         analysis
             .request_cost(s)

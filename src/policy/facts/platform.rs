@@ -358,10 +358,7 @@ pub fn cluster(env: &Env<'_>, doc: &Document<ClusterSpec>, change: &Change) -> C
             recent_moved_gpus: round(if removed || previous.is_none() || !growth.read {
                 0.0
             } else {
-                crate::policy::measure::moved_gpus(
-                    Some(doc),
-                    growth.clusters_then.get(doc.name()),
-                )
+                crate::policy::measure::moved_gpus(Some(doc), growth.clusters_then.get(doc.name()))
             }),
             recent_growth_monthly_cost: round(recent(&growth.monthly_cost)),
             recent_regrown_gpus: round(recent(&growth.regrown_gpus)),
