@@ -330,6 +330,35 @@ fn a_back_dated_commit_does_not_reset_the_rolling_budget() {
     assert_eq!(decision(&out, "second")["decision"], "approved");
 }
 
+/// A repository younger than the budget's 30 days whose first commit holds
+/// only a README: the budget counts from the commit that adopted the
+/// capacity repository (its Config), not from nothing, so the fleet it was
+/// adopted with is not growth of the 30 days.
+#[test]
+fn a_young_repository_counts_its_budget_from_the_commit_that_adopted_it() {
+    let at: i64 = 1_795_305_600;
+    let day = 86_400;
+    let tmp = tempfile::tempdir().unwrap();
+    let git = Repository::init(tmp.path()).unwrap();
+    let root = tmp.path().to_path_buf();
+    std::fs::write(root.join("README.md"), "GPU capacity\n").unwrap();
+    commit_all_dated(&git, "readme", Some(at - 12 * day));
+    copy_dir(&fixture(), &root);
+    std::fs::write(root.join("requests.yaml"), request("grow", 40)).unwrap();
+    commit_all_dated(&git, "the capacity already held", Some(at - 10 * day));
+    std::fs::write(root.join("second.yaml"), request("second", 9)).unwrap();
+    let out = check(&root, &["--base", "HEAD", "--format", "json"]);
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    let d = decision(&out, "second");
+    assert_eq!(d["decision"], "approved", "{d}");
+    // Growth after the adoption still counts: 9 more a day later, then 9.
+    commit_all_dated(&git, "9 GPUs", Some(at - 5 * day));
+    std::fs::write(root.join("third.yaml"), request("third", 9)).unwrap();
+    let out = check(&root, &["--base", "HEAD", "--format", "json"]);
+    assert_eq!(out.code, 1, "{}", out.stdout);
+    assert_eq!(decision(&out, "third")["tier"], "team-lead");
+}
+
 /// A committed `rendered/` folder: output re-rendered with the change is
 /// what the documents render, and is not judged; the same file edited by
 /// hand is judged (the top tier and the platform owner).

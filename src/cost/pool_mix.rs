@@ -426,9 +426,7 @@ impl Analysis<'_> {
                 // Hours of the term in the window, never more than it bills
                 // (a term that starts at half past spans one hour more than
                 // its length rounded up).
-                let overlap = (end.min(to) - start.max(from))
-                    .max(0)
-                    .min(i64::try_from(c.hours).unwrap_or(i64::MAX));
+                let overlap = (end.min(to) - start.max(from)).max(0).min(c.hours);
                 locked_cost += c.total / rust_decimal::Decimal::from(c.hours)
                     * rust_decimal::Decimal::from(overlap)
                     / rust_decimal::Decimal::from(OUTLOOK_HOURS)

@@ -78,26 +78,24 @@ pub struct PoolPrice {
 }
 
 impl PoolPrice {
-    /// The blended GPU-hour with the reserved nodes no reservation covers
-    /// at the catalog's on-demand price: what the pool costs until a
-    /// commitment is bought for them. `None` without a price.
-    pub fn blended_unbacked_on_demand(&self) -> Option<Decimal> {
+    /// The blended GPU-hour with `nodes` of the reserved nodes that the
+    /// reservations in force do not cover (priced at the catalog's committed
+    /// price) at the catalog's on-demand price instead: what the pool costs
+    /// until a commitment is bought for them. `None` without a price.
+    pub fn with_on_demand(&self, nodes: u32) -> Option<Decimal> {
         let blended = self.blended?;
         let Some(g) = &self.catalog else {
             return Some(blended);
         };
-        let nodes = self.reserved_nodes + self.on_demand_nodes + self.spot_nodes;
-        if nodes == 0 || self.unbacked_nodes == 0 {
+        let all = self.reserved_nodes + self.on_demand_nodes + self.spot_nodes;
+        let swapped = nodes.min(self.unbacked_nodes);
+        if all == 0 || swapped == 0 {
             return Some(blended);
         }
         // The unbacked nodes are in the blend at the catalog's committed
         // price (as `pool_with` prices them); swap it for on demand.
         let fallback = g.reserved1y.or(g.capacity_block).unwrap_or(g.on_demand);
-        Some(
-            blended
-                + Decimal::from(self.unbacked_nodes) * (g.on_demand - fallback)
-                    / Decimal::from(nodes),
-        )
+        Some(blended + Decimal::from(swapped) * (g.on_demand - fallback) / Decimal::from(all))
     }
 }
 

@@ -370,8 +370,10 @@ pub fn folder_at(root: &Path, rev: &str, folder: &str) -> Result<Vec<(String, Ve
 pub enum Past {
     /// The newest commit on the first-parent line made at or before the cutoff.
     Commit(String),
-    /// The history starts after the cutoff: its first commit (the import of
-    /// the capacity already held) is the baseline.
+    /// The history starts after the cutoff: the first commit of the
+    /// capacity repository (the oldest of the unbroken stretch back from the
+    /// revision that holds its Config: the import of the capacity already
+    /// held, not a README-only first commit) is the baseline.
     Root(String),
 }
 
@@ -390,15 +392,34 @@ pub fn commit_before(root: &Path, rev: &str, cutoff: i64) -> Result<Past, GitErr
     let repo =
         Repository::discover(root).map_err(|_| GitError::NotARepository(root.to_path_buf()))?;
     let (commit, _) = capacity_tree(&repo, root, rev)?;
+    let workdir = repo
+        .workdir()
+        .ok_or_else(|| GitError::Bare(root.to_path_buf()))?
+        .to_path_buf();
+    let config_path = Path::new(&prefix_in(&workdir, root)?).join("capops.yaml");
     let mut current = commit;
     // The newest commit seen since the last one dated after the cutoff.
     let mut candidate: Option<git2::Oid> = None;
+    // The oldest commit of the stretch from `rev` back that holds the
+    // capacity repository (its Config): where a history shorter than the
+    // budget's 30 days starts counting, so that a repository whose first
+    // commits held only a README does not count the whole fleet it was
+    // adopted with as grown in those 30 days.
+    let mut adopted: Option<git2::Oid> = None;
+    let mut tracking = true;
     // A bound on the walk: a commit an hour for over a century.
     for _ in 0..1_000_000 {
         if current.time().seconds() > cutoff {
             candidate = None;
         } else if candidate.is_none() {
             candidate = Some(current.id());
+        }
+        if tracking {
+            if current.tree()?.get_path(&config_path).is_ok() {
+                adopted = Some(current.id());
+            } else {
+                tracking = false;
+            }
         }
         if current.parent_count() == 0 {
             // The root: or where a shallow clone was cut.
@@ -409,7 +430,7 @@ pub fn commit_before(root: &Path, rev: &str, cutoff: i64) -> Result<Past, GitErr
             }
             return Ok(match candidate {
                 Some(id) => Past::Commit(id.to_string()),
-                None => Past::Root(current.id().to_string()),
+                None => Past::Root(adopted.unwrap_or(current.id()).to_string()),
             });
         }
         match current.parent(0) {

@@ -105,24 +105,73 @@ pub fn price_cut(
         };
         if let Some(b) = then.filter(|b| *b > 0.0) {
             cut = cut.max(price(after, pool).map_or(1.0, |a| (b - a) / b));
-        } else if old.is_none() {
+        }
+        if old.is_none() {
             // A pool added with reserved nodes no reservation covers claims
             // a commitment's price that nothing backs: measured against
             // itself at on demand, as moving an existing pool's nodes to
-            // `reserved` is measured against its price before.
-            let p = crate::cost::prices::pool(after.0, after.1, pool, at);
-            if let (Some(a), Some(od)) = (p.blended, p.blended_unbacked_on_demand()) {
-                let (a, od) = (
-                    crate::cost::prices::float(a),
-                    crate::cost::prices::float(od),
-                );
-                if od > 0.0 {
-                    cut = cut.max((od - a) / od);
-                }
-            }
+            // `reserved` is measured against its price before (whatever
+            // else the change shrinks: the larger cut counts).
+            cut = cut.max(unbacked_cut(after, pool, at));
         }
     }
     cut
+}
+
+/// How much cheaper a pool is than with its reserved nodes that no
+/// reservation backs at on demand: the reservations covering it with its own
+/// instances that have not ended (in force or bought for later, in the
+/// repository's priced reservations and its own) back as many nodes as they
+/// hold at most at once.
+fn unbacked_cut(
+    (repo, cluster): (&Repo, &Document<ClusterSpec>),
+    pool: &crate::model::cluster::NodePool,
+    at: Timestamp,
+) -> f64 {
+    use crate::cost::prices;
+    let p = prices::pool(repo, cluster, pool, at);
+    let Some(blended) = p.blended else {
+        return 0.0;
+    };
+    let priced = repo.pricing_reservations.as_deref();
+    let mut terms: Vec<(Timestamp, Timestamp, u32)> = Vec::new();
+    let mut seen = std::collections::BTreeSet::new();
+    for (name, r) in priced.into_iter().flatten().chain(repo.reservations.iter()) {
+        let s = &r.spec;
+        if !seen.insert(name.as_str())
+            || s.term.end.value <= at
+            || !prices::holds_pool_instances(cluster, pool, s)
+        {
+            continue;
+        }
+        terms.push((
+            s.term.start.value.max(at),
+            s.term.end.value,
+            s.count.value.0,
+        ));
+    }
+    let backed = terms
+        .iter()
+        .map(|(t, _, _)| {
+            terms
+                .iter()
+                .filter(|(s, e, _)| s <= t && t < e)
+                .map(|(_, _, n)| n)
+                .sum::<u32>()
+        })
+        .max()
+        .unwrap_or(0);
+    let Some(reference) = p.with_on_demand(p.reserved_nodes.saturating_sub(backed)) else {
+        return 0.0;
+    };
+    // `blended` prices the nodes backed only later at the catalog's
+    // committed price too: the reference swaps only the unbacked ones.
+    let (a, od) = (prices::float(blended), prices::float(reference));
+    if od > 0.0 {
+        ((od - a) / od).max(0.0)
+    } else {
+        0.0
+    }
 }
 
 /// Whether two `gpuModel`s name the same catalog model (any of its names).

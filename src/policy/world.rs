@@ -272,8 +272,13 @@ pub fn platform_growth(
             out.quotas.insert(name.clone(), gain);
         }
         // A team new since counts its whole borrowing, as it counts its
-        // whole quota.
-        let (unlocked, _, _) = borrowing_change(base, Some(team), past.teams.get(name));
+        // whole quota, on the clusters that run Kueue (elsewhere nothing
+        // renders a cohort to borrow from, and turning Kueue on counts the
+        // teams' borrowing then).
+        let unlocked = match past.teams.get(name) {
+            Some(then) => borrowing_change(base, Some(team), Some(then)).0,
+            None => crate::policy::facts::team::kueue_borrowing_of(base, team),
+        };
         if unlocked > 1e-9 {
             out.borrowing.insert(name.clone(), unlocked);
         }

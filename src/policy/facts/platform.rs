@@ -53,6 +53,11 @@ pub struct ClusterChange {
     /// cluster's total stays (the whole size when added or removed); plus the GPUs of base
     /// pools whose nodes another pool's `nodeLabels` may now match (swapped selectors).
     pub moved_gpus: f64,
+    /// GPU-equivalents the teams may newly borrow because the change turns Kueue on for the
+    /// cluster (a cohort to borrow from where nothing was rendered): per team, each
+    /// resource's borrowing limit or, without one, the cluster's whole capacity, summed and
+    /// capped at the cluster's GPUs; 0 when Kueue was on before or stays off.
+    pub borrowing_unlocked_gpus: f64,
     /// Monthly cost now minus before.
     pub delta_monthly_cost: f64,
     /// Cost over a year now minus before (clusters run without an end).
@@ -78,8 +83,9 @@ pub struct ClusterChange {
     /// compound); the larger counts.
     pub largest_price_decrease: f64,
     /// `largest_price_decrease` measured from the cluster as it was 30 days before the base
-    /// revision (its git history; 0 without history or for a cluster new since): pools made
-    /// cheaper over several pull requests add up.
+    /// revision (its git history; 0 without history; a cluster new since is measured from
+    /// one with no pools, so its unbacked reserved nodes count): pools made cheaper over
+    /// several pull requests add up.
     pub recent_largest_price_decrease: f64,
     /// GPU-equivalents the requests in force from `now` on in this cluster's pools gain
     /// because a pool's MIG layout, time-slicing or GPUs per node changed (fewer
@@ -98,7 +104,8 @@ pub struct ClusterChange {
     /// `moved_gpus` measured from the cluster as it was 30 days before the base revision to
     /// the cluster as the change leaves it (its git history; 0 without): nodes moved between
     /// pools over several pull requests add up, and a move taken back does not. A cluster
-    /// added in those 30 days is measured from nothing (all its GPUs).
+    /// added in those 30 days is measured from nothing (all its GPUs) when the change moves
+    /// GPUs between its pools, and counts 0 when it only grows or shrinks it.
     pub recent_moved_gpus: f64,
     /// What the cluster's pools came to cost more a month in the 30 days before the base
     /// revision (its git history, priced like `delta_monthly_cost`; 0 without): capacity
@@ -251,13 +258,15 @@ pub fn cluster(env: &Env<'_>, doc: &Document<ClusterSpec>, change: &Change) -> C
             .filter(|_| !removed && previous.is_some())
             .unwrap_or(0.0),
     );
-    let recent_price_cut = env
-        .aggregates
-        .platform_growth
-        .clusters_then
-        .get(doc.name())
-        .filter(|_| !removed && previous.is_some())
-        .map_or(0.0, cut_from);
+    // From the cluster 30 days before; one new since is measured from one
+    // with no pools, as above.
+    let growth_read = env.aggregates.platform_growth.read;
+    let recent_price_cut = match env.aggregates.platform_growth.clusters_then.get(doc.name()) {
+        _ if removed || previous.is_none() => 0.0,
+        Some(then) => cut_from(then),
+        None if growth_read => cut_from(&empty()),
+        None => 0.0,
+    };
     let mut widened = Vec::new();
     if !removed {
         for pool in &doc.spec.node_pools {
@@ -321,6 +330,12 @@ pub fn cluster(env: &Env<'_>, doc: &Document<ClusterSpec>, change: &Change) -> C
             base: super::change_facts(change),
             delta_gpus: round(now.gpus - prev_gpus),
             moved_gpus: round(moved),
+            borrowing_unlocked_gpus: round(match previous {
+                Some(p) if !removed && !p.spec.kueue.as_ref().is_some_and(|k| k.enabled) => {
+                    crate::policy::facts::team::kueue_borrowing(env.world, doc)
+                }
+                _ => 0.0,
+            }),
             delta_monthly_cost: round(now.monthly_cost - prev_cost),
             delta_total_cost: round((now.monthly_cost - prev_cost) * 12.0),
             environment_changed: previous
@@ -352,13 +367,18 @@ pub fn cluster(env: &Env<'_>, doc: &Document<ClusterSpec>, change: &Change) -> C
                     .copied()
                     .unwrap_or(0.0),
             ),
-            // A cluster new in the 30 days is measured from nothing: its
-            // pools' GPUs all changed pool since (as they all count as
-            // added), so moves after its creation add to its first size.
-            recent_moved_gpus: round(if removed || previous.is_none() || !growth.read {
-                0.0
-            } else {
-                crate::policy::measure::moved_gpus(Some(doc), growth.clusters_then.get(doc.name()))
+            // A cluster new in the 30 days is measured from nothing when
+            // the change moves GPUs between its pools: they all changed
+            // pool since (as they all count as added), so moves after its
+            // creation add to its first size. A change that only grows or
+            // shrinks it moves nothing (its growth counts as growth).
+            recent_moved_gpus: round(match growth.clusters_then.get(doc.name()) {
+                _ if removed || previous.is_none() || !growth.read => 0.0,
+                Some(then) => crate::policy::measure::moved_gpus(Some(doc), Some(then)),
+                None if moved > (now.gpus - prev_gpus).abs() + 1e-9 => {
+                    crate::policy::measure::moved_gpus(Some(doc), None)
+                }
+                None => 0.0,
             }),
             recent_growth_monthly_cost: round(recent(&growth.monthly_cost)),
             recent_regrown_gpus: round(recent(&growth.regrown_gpus)),

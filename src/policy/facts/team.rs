@@ -57,7 +57,7 @@ pub struct TeamChange {
     pub recent_quota_growth_gpus: f64,
     /// GPU-equivalents the team's borrowing limits unlocked in the 30 days before the base
     /// revision, from its git history (0 without history); a team added in those 30 days
-    /// counts all its borrowing.
+    /// counts all its borrowing on the clusters that run Kueue.
     pub recent_borrowing_unlocked_gpus: f64,
     pub previous: PreviousTeam,
 }
@@ -172,15 +172,83 @@ pub fn holding_ceiling(repo: &Repo, team: &str, cluster: &str) -> f64 {
         .sum()
 }
 
+/// What the teams of `repo` may borrow in `cluster` once it runs Kueue as
+/// written: per team, each resource's borrowing limit or, without one, the
+/// cluster's whole capacity of it (GPU-equivalents), summed over the teams
+/// and capped at the cluster's GPU-equivalents; 0 when the cluster does not
+/// run Kueue.
+pub(crate) fn kueue_borrowing(repo: &Repo, cluster: &Document<ClusterSpec>) -> f64 {
+    if !cluster.spec.kueue.as_ref().is_some_and(|k| k.enabled) {
+        return 0.0;
+    }
+    let mut capacity: BTreeMap<String, (f64, f64)> = BTreeMap::new();
+    let mut whole = 0.0;
+    for p in &cluster.spec.node_pools {
+        let gpus = crate::capacity::pool_gpus(p) as f64;
+        whole += gpus;
+        for r in crate::gpu::resources::provided(p, cluster.spec.mig_strategy.value) {
+            let e = capacity
+                .entry(r.resource)
+                .or_insert((0.0, r.gpu_equivalent));
+            e.0 += gpus * r.per_gpu as f64;
+        }
+    }
+    let mut sum = 0.0;
+    for team in repo.teams.values() {
+        let Some((_, presence)) = team
+            .spec
+            .clusters
+            .iter()
+            .find(|(c, _)| c.value == cluster.name())
+        else {
+            continue;
+        };
+        for (resource, (units, eq)) in &capacity {
+            let limit = presence
+                .borrowing_limit
+                .iter()
+                .find_map(|(k, v)| {
+                    cluster
+                        .spec
+                        .node_pools
+                        .iter()
+                        .any(|pool| {
+                            let prov = crate::gpu::resources::provided(
+                                pool,
+                                cluster.spec.mig_strategy.value,
+                            );
+                            crate::gpu::resources::find(&prov, &k.value, pool)
+                                .is_some_and(|p| &p.resource == resource)
+                        })
+                        .then_some(v.value.0 as f64)
+                })
+                .unwrap_or(*units);
+            sum += limit.min(*units) * eq;
+        }
+    }
+    sum.min(whole)
+}
+
 /// Borrowing the team may do in each cluster and resource: its limit, or the
-/// cluster's whole capacity when it sets none; absent clusters borrow nothing.
+/// cluster's whole capacity when it sets none; absent clusters borrow
+/// nothing, and with `kueue_only` neither do clusters that do not run Kueue
+/// (nothing renders a cohort to borrow from).
 fn borrowing(
     repo: &Repo,
     team: Option<&Document<TeamSpec>>,
+    kueue_only: bool,
 ) -> BTreeMap<(String, String), (f64, bool)> {
     let mut out = BTreeMap::new();
     let Some(team) = team else { return out };
     for (cluster, presence) in &team.spec.clusters {
+        let kueue = repo
+            .clusters
+            .get(&cluster.value)
+            .and_then(|c| c.spec.kueue.as_ref())
+            .is_some_and(|k| k.enabled);
+        if kueue_only && !kueue {
+            continue;
+        }
         for (resource, (units, _)) in cluster_capacity(repo, &cluster.value) {
             let limit = limit_of(repo, &cluster.value, &presence.borrowing_limit, &resource);
             out.insert(
@@ -192,6 +260,20 @@ fn borrowing(
     out
 }
 
+/// What a team may borrow where it can (GPU-equivalents): on the clusters
+/// that run Kueue, its limits, or their whole capacity where it sets none.
+pub(crate) fn kueue_borrowing_of(repo: &Repo, team: &Document<TeamSpec>) -> f64 {
+    borrowing(repo, Some(team), true)
+        .iter()
+        .map(|(key, (units, _))| {
+            units
+                * cluster_capacity(repo, &key.0)
+                    .get(&key.1)
+                    .map_or(1.0, |(_, e)| *e)
+        })
+        .sum()
+}
+
 /// What a team may newly borrow from its cohorts going from `before` to
 /// `now` (raised limits, and removed ones counted up to the cluster's
 /// capacity), what it may no longer borrow, both in GPU-equivalents, and
@@ -201,8 +283,8 @@ pub(crate) fn borrowing_change(
     now: Option<&Document<TeamSpec>>,
     before: Option<&Document<TeamSpec>>,
 ) -> (f64, f64, bool) {
-    let now_borrow = borrowing(repo, now);
-    let before_borrow = borrowing(repo, before);
+    let now_borrow = borrowing(repo, now, false);
+    let before_borrow = borrowing(repo, before, false);
     let (mut unlocked, mut cut, mut unbounded) = (0.0, 0.0, false);
     let equivalent = |key: &(String, String)| {
         cluster_capacity(repo, &key.0)

@@ -194,8 +194,8 @@ pub struct RequestTeamFacts {
     /// grew in the 30 days before the base (its git history), add to its monthly bill at
     /// the busiest hour from `now` on: each request's monthly rate over its window, less
     /// its rate before over its window before (today's prices). The same weeks asked for
-    /// over several pull requests add up; requests that never run at once do not. Without
-    /// history, the change's own (`change.team_pr_delta_monthly_cost`).
+    /// over several pull requests add up; requests that never run at once do not. Never below
+    /// 0 (a release reads 0). Without history, the change's own rise.
     pub monthly_growth_with_recent: f64,
     /// The `nvidia.com/gpu` units the team's requests grew by over the same 30 days
     /// (per request, the most held at once beyond what it held then, in units, not
