@@ -108,7 +108,7 @@ pub fn resolve(mig: &'static MigModel, name: &str) -> Result<Resolved, NameError
     }
     let canonical_attrs = |p: &MigProfile| -> String {
         p.name
-            .find('+')
+            .find(['+', '-'])
             .map(|i| p.name[i..].to_string())
             .unwrap_or_default()
     };

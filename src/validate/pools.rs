@@ -152,7 +152,7 @@ fn check_pool(cluster: &Document<ClusterSpec>, pool: &NodePool, diags: &mut Vec<
             )
             .at(first, "MIG layout")
             .related(pool.gpu_model.span, "GPU model")
-            .help("remove `mig:` or use a MIG-capable model (A100, A30, H100, H200, B200)"),
+            .help("remove `mig:` or use a MIG-capable model (A100, A30, H100, H200, GH200, H20, B200, GB200, B300, GB300, RTX PRO 6000)"),
         );
         return;
     };
