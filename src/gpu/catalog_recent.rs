@@ -203,7 +203,7 @@ pub static MODELS: &[GpuModel] = &[
             ],
             placement_status: PlacementStatus::Observed,
             aliases: &[],
-            source: "NVIDIA MIG User Guide, Supported MIG Profiles, RTX PRO 6000 Blackwell table (profiles, fractions, instances; Server, Workstation and Max-Q Workstation Editions) and Supported GPUs (96GB, 4 instances); GI profile ids from nvidia-smi mig -lgip captures in two public write-ups; placements from an nvidia-smi mig -lgipp capture on an RTX PRO 6000 Blackwell Server Edition (driver 610.43.02), on the driver's 12-unit axis: {0,3,6,9}:3, {0,6}:6, {0}:12; GPU Operator default-mig-parted-config (RTX-PRO-6000-96GB)",
+            source: "NVIDIA MIG User Guide, Supported MIG Profiles, RTX PRO 6000 Blackwell table (profiles, fractions, instances; Server, Workstation and Max-Q Workstation Editions) and Supported GPUs (96GB, 4 instances); GI profile ids from nvidia-smi mig -lgip captures in two public write-ups; placements from an nvidia-smi mig -lgipp capture on an RTX PRO 6000 Blackwell Server Edition (driver 610.43.02), on the driver's 12-unit axis: {0,3,6,9}:3, {0,6}:6, {0}:12; GPU Operator default-mig-parted-config (RTX-PRO-6000-96GB). Media engines are checked only as far as +me.all goes (it takes all of them)",
         }),
     },
 ];

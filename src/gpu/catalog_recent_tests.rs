@@ -345,6 +345,18 @@ fn layouts_on_rtx_pro_6000() {
             max: 1
         })
     );
+    // `+me.all` takes every media engine: only `-me` instances can share.
+    assert_eq!(
+        fits(&[("1g.24gb+me.all", 1), ("1g.24gb", 1)]),
+        Err(FitError::MediaEngines {
+            all: "1g.24gb+me.all",
+            other: "1g.24gb"
+        })
+    );
+    assert!(matches!(
+        fits(&[("2g.48gb+me.all", 1), ("1g.24gb+me", 1)]),
+        Err(FitError::MediaEngines { .. })
+    ));
 }
 
 #[test]

@@ -284,7 +284,12 @@ fn check_pool(cluster: &Document<ClusterSpec>, pool: &NodePool, diags: &mut Vec<
         }
         Err(err) => {
             let nearest = mig::nearest_fits(mig_model, &resolved, 3);
-            let mut help = String::from("a GPU's instances must sit on separate memory slices");
+            let mut help = String::from(match err {
+                mig::FitError::MediaEngines { .. } => {
+                    "an instance with all the media engines (`+me.all`) shares its GPU only with `-me` instances"
+                }
+                _ => "a GPU's instances must sit on separate memory slices",
+            });
             if !nearest.is_empty() {
                 let options: Vec<String> = nearest.iter().map(|l| mig::describe(l)).collect();
                 help = format!(
