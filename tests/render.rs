@@ -837,3 +837,73 @@ fn a_mig_profile_alias_is_rendered_as_written() {
     assert!(out.stdout.contains("\"7g.79gb\": 1"), "{}", out.stdout);
     assert!(!out.stdout.contains("7g.80gb"), "{}", out.stdout);
 }
+
+/// Pools of the GPUs added to the catalog later (GH200, H20, B300, GB300,
+/// RTX PRO 6000, `tests/corpus/mig-new-models` on the minimal base) render
+/// their MIG layouts into the mig-parted config as written, label their
+/// nodes with them, and quota their mixed-strategy resources under the
+/// device plugin's names (`+` as `.`, `-me` kept).
+#[test]
+fn mig_pools_of_the_new_models_render() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    copy_dir(&root().join("tests/corpus/_base/minimal"), &repo);
+    copy_dir(&root().join("tests/corpus/mig-new-models/repo"), &repo);
+    let out = dir.path().join("out");
+    let r = run(
+        &[
+            "render",
+            repo.to_str().unwrap(),
+            "--at",
+            AT,
+            "--out",
+            out.to_str().unwrap(),
+            "--cluster",
+            "n",
+            "--revision",
+            "x",
+        ],
+        &[],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(!r.stderr.contains("warning"), "{}", r.stderr);
+    let read = |p: &str| std::fs::read_to_string(out.join(p)).unwrap();
+    let mig = read("n/configmap-gpu-operator-capops-mig-parted-config.yaml");
+    for config in [
+        "capops-1g.12gb-x7:",
+        "capops-1g.12gb-x2-1g.24gb-x1-3g.48gb-x1:",
+        "capops-3g.72gb-x1-4g.72gb-x1:",
+        "capops-3g.135gb-x2:",
+        "capops-1g.35gb-x7:",
+        "capops-1g.24gb.gfx-x2-2g.48gb-x1:",
+        "capops-1g.24gb.me.all-x1-1g.24gb-me-x3:",
+    ] {
+        assert!(mig.contains(config), "{config} not in\n{mig}");
+    }
+    for device in [
+        "\"1g.12gb\": 7",
+        "\"3g.135gb\": 2",
+        "\"1g.35gb\": 7",
+        "\"1g.24gb+gfx\": 2",
+        "\"1g.24gb+me.all\": 1",
+        "\"1g.24gb-me\": 3",
+    ] {
+        assert!(mig.contains(device), "{device} not in\n{mig}");
+    }
+    let labels = read("node-labels/n.yaml");
+    assert!(
+        labels.contains("nvidia.com/mig.config: capops-3g.135gb-x2"),
+        "{labels}"
+    );
+    let quota = quota(&out, "n", "edge");
+    let hard = quota["spec"]["hard"].as_object().unwrap();
+    for key in [
+        "requests.nvidia.com/mig-1g.12gb",
+        "requests.nvidia.com/mig-3g.135gb",
+        "requests.nvidia.com/mig-1g.24gb.gfx",
+        "requests.nvidia.com/mig-1g.24gb.me.all",
+        "requests.nvidia.com/mig-1g.24gb-me",
+    ] {
+        assert!(hard.contains_key(key), "{key} not in {hard:?}");
+    }
+}

@@ -52,7 +52,7 @@ pub fn catalog(cli: &Cli, model: Option<&str>, io: &mut Io<'_>) -> Outcome {
                 ));
             }
         },
-        None => catalog::MODELS.iter().collect(),
+        None => catalog::models().collect(),
     };
     if cli.format == Format::Json {
         let out: Vec<_> = models.iter().map(|m| model_json(m)).collect();

@@ -27,9 +27,9 @@ pub struct MigProfile {
 }
 
 impl MigProfile {
-    /// Whether the profile carries extra engines (`+me`, `+gfx`, ...).
+    /// Whether the name has attributes: engines added (`+me`, `+gfx`) or left out (`-me`).
     pub fn has_attributes(&self) -> bool {
-        self.name.contains('+')
+        self.name.contains(['+', '-'])
     }
 }
 
@@ -159,8 +159,12 @@ const A100_80_ALIASES: &[(&str, &str)] = &[("7g.79gb", "7g.80gb"), ("3g.39gb", "
 
 const UG: &str = "NVIDIA MIG User Guide v580, Supported MIG Profiles";
 
-/// Every model capops knows.
-pub static MODELS: &[GpuModel] = &[
+#[path = "catalog_recent.rs"]
+mod recent;
+pub use recent::models;
+
+/// The first catalog's models; [`models`] adds those of `catalog_recent.rs`.
+static MODELS: &[GpuModel] = &[
     GpuModel {
         id: "h100-80gb-sxm",
         display: "NVIDIA H100 80GB HBM3 (SXM5)",
@@ -568,11 +572,11 @@ pub const CATALOG_SOURCE: &str = UG;
 /// Finds a model by id or any of its names, ignoring case and `_`/` ` vs `-`.
 pub fn model(name: &str) -> Option<&'static GpuModel> {
     // The catalog id as written is the common case: no allocation.
-    if let Some(m) = MODELS.iter().find(|m| m.id == name) {
+    if let Some(m) = models().find(|m| m.id == name) {
         return Some(m);
     }
     let norm = normalize(name);
-    let find = |n: &str| MODELS.iter().find(|m| m.id == n || m.names.contains(&n));
+    let find = |n: &str| models().find(|m| m.id == n || m.names.contains(&n));
     // NVML's product names, as `nvidia-smi` prints them: `NVIDIA A100 80GB
     // PCIe`, `Tesla V100-PCIE-16GB`.
     find(&norm).or_else(|| {
@@ -588,7 +592,7 @@ fn normalize(s: &str) -> String {
 
 /// Every name a model can be written as (for suggestions).
 pub fn all_names() -> impl Iterator<Item = &'static str> + Clone {
-    MODELS.iter().map(|m| m.id)
+    models().map(|m| m.id)
 }
 
 #[cfg(test)]

@@ -33,7 +33,7 @@ fn covers_the_required_models() {
 
 #[test]
 fn profile_facts_are_consistent() {
-    for m in MODELS {
+    for m in models() {
         let Some(mig) = &m.mig else { continue };
         for p in mig.profiles {
             assert!(

@@ -2,8 +2,10 @@
 //!
 //! A layout (profile -> instances per GPU) is valid only if every instance can
 //! be given a start from its profile's placement list with no two
-//! `[start, start + memory_slices)` ranges overlapping, and no profile exceeds
-//! its max count. [`place`] decides that by searching the placements; it does
+//! `[start, start + memory_slices)` ranges overlapping, no profile exceeds
+//! its max count, and an instance that takes all media engines (`+me.all`)
+//! shares the GPU only with instances that have none (`-me`). Engines are not
+//! otherwise counted. [`place`] decides that by searching the placements; it does
 //! not consult a list of known-good layouts. With at most seven instances per
 //! GPU the search is instant.
 
@@ -108,7 +110,7 @@ pub fn resolve(mig: &'static MigModel, name: &str) -> Result<Resolved, NameError
     }
     let canonical_attrs = |p: &MigProfile| -> String {
         p.name
-            .find('+')
+            .find(['+', '-'])
             .map(|i| p.name[i..].to_string())
             .unwrap_or_default()
     };
@@ -171,6 +173,12 @@ pub enum FitError {
     Memory { used: u32, total: u32 },
     /// Enough slices in total, but no arrangement of the allowed starts avoids overlaps.
     NoPlacement,
+    /// A `+me.all` instance takes all of the GPU's media engines, and
+    /// another instance would have some (only `-me` profiles have none).
+    MediaEngines {
+        all: &'static str,
+        other: &'static str,
+    },
 }
 
 impl std::fmt::Display for FitError {
@@ -200,6 +208,10 @@ impl std::fmt::Display for FitError {
                 f,
                 "no arrangement of the instances on the GPU's memory slices avoids an overlap"
             ),
+            FitError::MediaEngines { all, other } => write!(
+                f,
+                "{all} takes all of the GPU's media engines, and {other} has some; only `-me` profiles can share the GPU with it"
+            ),
         }
     }
 }
@@ -224,6 +236,18 @@ pub fn place(
                 max: p.max_count,
             });
         }
+    }
+    // `+me.all` gives one instance every media engine of the GPU (NVDEC,
+    // NVENC, JPEG, OFA): the others must be `-me`, which have none.
+    if let Some(&(all, _)) = merged.iter().find(|(p, _)| p.name.ends_with("+me.all"))
+        && let Some(&(other, _)) = merged
+            .iter()
+            .find(|(p, _)| !std::ptr::eq(*p, all) && !p.name.ends_with("-me"))
+    {
+        return Err(FitError::MediaEngines {
+            all: all.name,
+            other: other.name,
+        });
     }
     let compute: u32 = merged.iter().map(|(p, n)| p.compute_slices * n).sum();
     if compute > mig.compute_slices {

@@ -75,7 +75,10 @@ pub fn providers(folder: &str, region: &str) -> Value {
     })
 }
 
-/// GCP accelerator type of a catalog GPU model, for commitments.
+/// GCP accelerator type of a catalog GPU model, for commitments. A4X
+/// carries `nvidia-gb200` and G4 `nvidia-rtx-pro-6000` (Compute Engine's GPU
+/// machine types). No GCP accelerator type could be sourced for the GH200,
+/// H20, B300 or GB300: none is written.
 pub fn gcp_accelerator(model: &str) -> Option<&'static str> {
     Some(match model {
         "a100-40gb" => "nvidia-tesla-a100",
@@ -84,6 +87,8 @@ pub fn gcp_accelerator(model: &str) -> Option<&'static str> {
         "h100-94gb-nvl" | "h100-80gb-pcie" => return None,
         "h200-141gb" => "nvidia-h200-141gb",
         "b200-180gb" => "nvidia-b200",
+        "gb200-186gb" => "nvidia-gb200",
+        "rtx-pro-6000-96gb" => "nvidia-rtx-pro-6000",
         "l4" => "nvidia-l4",
         "t4" => "nvidia-tesla-t4",
         "v100-16gb" => "nvidia-tesla-v100",

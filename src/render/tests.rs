@@ -342,3 +342,23 @@ fn the_sources_annotation_stays_within_what_kubernetes_allows() {
     let huge = vec!["Team/".to_string() + &"x".repeat(MAX_SOURCES_BYTES)];
     assert_eq!(sources_value(&huge), "… 1 document");
 }
+
+/// A GCP commitment names its pool's GPU by Compute Engine's accelerator
+/// type; a model without one sourced gets none (never another model's).
+#[test]
+fn gcp_accelerators_of_the_catalog_models() {
+    use super::cloud::gcp_accelerator;
+    for (model, accelerator) in [
+        ("h200-141gb", Some("nvidia-h200-141gb")),
+        ("b200-180gb", Some("nvidia-b200")),
+        ("gb200-186gb", Some("nvidia-gb200")),
+        ("rtx-pro-6000-96gb", Some("nvidia-rtx-pro-6000")),
+        ("gh200-96gb", None),
+        ("h20-96gb", None),
+        ("b300-269gb", None),
+        ("gb300-278gb", None),
+    ] {
+        assert!(crate::gpu::model(model).is_some(), "{model}");
+        assert_eq!(gcp_accelerator(model), accelerator, "{model}");
+    }
+}

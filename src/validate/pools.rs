@@ -152,7 +152,7 @@ fn check_pool(cluster: &Document<ClusterSpec>, pool: &NodePool, diags: &mut Vec<
             )
             .at(first, "MIG layout")
             .related(pool.gpu_model.span, "GPU model")
-            .help("remove `mig:` or use a MIG-capable model (A100, A30, H100, H200, B200)"),
+            .help("remove `mig:` or use a MIG-capable model (A100, A30, H100, H200, GH200, H20, B200, GB200, B300, GB300, RTX PRO 6000)"),
         );
         return;
     };
@@ -284,7 +284,12 @@ fn check_pool(cluster: &Document<ClusterSpec>, pool: &NodePool, diags: &mut Vec<
         }
         Err(err) => {
             let nearest = mig::nearest_fits(mig_model, &resolved, 3);
-            let mut help = String::from("a GPU's instances must sit on separate memory slices");
+            let mut help = String::from(match err {
+                mig::FitError::MediaEngines { .. } => {
+                    "an instance with all the media engines (`+me.all`) shares its GPU only with `-me` instances"
+                }
+                _ => "a GPU's instances must sit on separate memory slices",
+            });
             if !nearest.is_empty() {
                 let options: Vec<String> = nearest.iter().map(|l| mig::describe(l)).collect();
                 help = format!(
