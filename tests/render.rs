@@ -497,6 +497,22 @@ spec:
             "cloud/gcp/us-central1/t4-commit.tf.json",
         ]
     );
+    // Compute Engine reservations and commitments cannot change in place
+    // (a commitment cannot even be deleted): nothing in them moves with the
+    // git revision, or every merge would have Terraform replace them.
+    let again = render::render(
+        &head.repo,
+        &t,
+        &render::Options {
+            at: "2026-12-15".parse().unwrap(),
+            revision: "another-revision".into(),
+            clusters: None,
+        },
+    );
+    for f in tf.iter().filter(|f| f.path.starts_with("cloud/gcp/")) {
+        let other = again.files.iter().find(|g| g.path == f.path).unwrap();
+        assert_eq!(f.value, other.value, "{} moves with the revision", f.path);
+    }
     // N1 GPUs are attached to the machine, not part of its type: the
     // reservation names Compute Engine's machine type and lists the T4s.
     let t4 = &tf

@@ -182,11 +182,13 @@ pub fn reservations(repo: &Repo, opts: &Options, jobs: &mut Vec<Job>, files: &mu
         };
         let hours = (s.term.end.value.as_second() - s.term.start.value.as_second()) / 3600;
         let sources = vec![format!("Reservation/{}", r.name())];
-        let description = format!(
-            "managed by capops from {} at {}",
-            sources.join(","),
-            opts.revision
-        );
+        // Never the revision: a Compute Engine reservation's and a
+        // commitment's description cannot change in place (the provider
+        // replaces the resource, and a commitment cannot be deleted), so a
+        // description that moved with every merge would have Terraform
+        // release the reservation and buy the commitment again. The
+        // revision goes in tags, which AWS and Azure update in place.
+        let description = format!("managed by capops from {}", sources.join(","));
         let mut context = json!({
                 "id": terraform_id(r.name()),
                 "reservation": {
