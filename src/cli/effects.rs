@@ -118,23 +118,32 @@ fn touched(
     Some(out)
 }
 
-/// The instants to render: `--at`, and for each team and cluster the
-/// instant from `--at` on at which the change's requests (head) hold the
-/// most units beyond what the same requests held in the base. What the
+/// The instants to render: `--at`, and for each team, cluster and resource
+/// the instant from `--at` on at which the change's requests (head) hold the
+/// most units of it beyond what the same requests held in the base. What the
 /// change adds to a namespace only changes where one of their windows, old
-/// or new, starts or ends, so those instants are all that is searched.
+/// or new, starts or ends, so those instants are all that is searched. Each
+/// resource has its own: a quota of whole GPUs peaks when it peaks, whatever
+/// more MIG instances another request holds at another time.
 fn instants(head: &Repo, changes: &[Changed], at: Timestamp) -> Vec<Timestamp> {
-    // (team, cluster, window, units: negative for the base's side) of the changed requests.
-    let side = |s: &RequestSpec, sign: i64| {
-        let units: i64 = s.resources.values().map(|c| i64::from(c.value.0)).sum();
-        let w = s.window.as_ref().map(|w| (w.start.value, w.end.value));
-        (
-            s.team.value.clone(),
-            s.cluster.value.clone(),
-            w,
-            units * sign,
-        )
-    };
+    type Key = (String, String, String);
+    // (team, cluster, resource, window, units: negative for the base's side)
+    // of the changed requests.
+    let side =
+        |s: &RequestSpec, sign: i64, rows: &mut Vec<(Key, Option<(Timestamp, Timestamp)>, i64)>| {
+            let w = s.window.as_ref().map(|w| (w.start.value, w.end.value));
+            for (resource, count) in &s.resources {
+                rows.push((
+                    (
+                        s.team.value.clone(),
+                        s.cluster.value.clone(),
+                        resource.value.trim().to_ascii_lowercase(),
+                    ),
+                    w,
+                    i64::from(count.value.0) * sign,
+                ));
+            }
+        };
     let mut rows = Vec::new();
     for c in changes.iter().filter(|c| c.kind == Kind::CapacityRequest) {
         if c.change.kind == ChangeKind::Unchanged {
@@ -143,18 +152,17 @@ fn instants(head: &Repo, changes: &[Changed], at: Timestamp) -> Vec<Timestamp> {
         if c.change.kind != ChangeKind::Removed
             && let Some(r) = head.requests.get(&c.name)
         {
-            rows.push(side(&r.spec, 1));
+            side(&r.spec, 1, &mut rows);
         }
         if let Some(p) = c.change.previous::<RequestSpec>() {
-            rows.push(side(&p.spec, -1));
+            side(&p.spec, -1, &mut rows);
         }
     }
-    // What each (team, cluster) gains at `--at`, then a sweep over the later
-    // starts and ends (sorted once: linear in the change's requests).
-    let mut level: BTreeMap<(&str, &str), i64> = BTreeMap::new();
-    let mut events: Vec<(Timestamp, (&str, &str), i64)> = Vec::new();
-    for (team, cluster, w, units) in &rows {
-        let key = (team.as_str(), cluster.as_str());
+    // What each (team, cluster, resource) gains at `--at`, then a sweep over
+    // the later starts and ends (sorted once: linear in the change's requests).
+    let mut level: BTreeMap<&Key, i64> = BTreeMap::new();
+    let mut events: Vec<(Timestamp, &Key, i64)> = Vec::new();
+    for (key, w, units) in &rows {
         match w {
             None => *level.entry(key).or_default() += units,
             Some((start, end)) => {
@@ -169,7 +177,7 @@ fn instants(head: &Repo, changes: &[Changed], at: Timestamp) -> Vec<Timestamp> {
             }
         }
     }
-    let mut best: BTreeMap<(&str, &str), (i64, Timestamp)> =
+    let mut best: BTreeMap<&Key, (i64, Timestamp)> =
         level.iter().map(|(k, g)| (*k, ((*g).max(0), at))).collect();
     events.sort_by_key(|e| e.0);
     for group in events.chunk_by(|a, b| a.0 == b.0) {
