@@ -89,10 +89,17 @@ pub fn model_of(name: &str) -> Option<&'static GpuModel> {
             .strip_prefix("nvidia ")
             .or_else(|| lower.strip_prefix("tesla "))?;
         catalog::model(short).or_else(|| {
-            // `A100-SXM4-80GB`, `H100 80GB HBM3`: try dropping trailing words.
+            // `A100-SXM4-80GB`, `H100 80GB HBM3`: try dropping trailing
+            // words that say only memory or form factor. Any other word
+            // names another product (`H20-3e` is not the 96 GB H20), which
+            // the catalog does not know.
             let words: Vec<&str> = short.split([' ', '-']).collect();
+            let descriptor = |w: &str| {
+                w.ends_with("gb") || ["sxm", "pcie", "hbm"].iter().any(|p| w.starts_with(p))
+            };
             (1..words.len())
                 .rev()
+                .take_while(|&k| descriptor(words[k]))
                 .find_map(|k| catalog::model(&words[..k].join("-")))
         })
     })

@@ -179,6 +179,10 @@ fn nvml_product_names_map_to_catalog_models() {
         assert_eq!(model_of(name).map(|m| m.id), Some(id), "{name}");
     }
     assert!(model_of("Quadro RTX 4000").is_none());
+    // Only memory and form-factor words are dropped: the 141 GB H20-3e is
+    // another product, not the 96 GB H20 the catalog knows.
+    assert_eq!(model_of("NVIDIA H20").map(|m| m.id), Some("h20-96gb"));
+    assert!(model_of("NVIDIA H20-3e").is_none());
 }
 
 #[test]

@@ -219,26 +219,16 @@ fn check_teams(repo: &Repo, diags: &mut Vec<Diagnostic>) {
                         .iter()
                         .find_map(|pool| resources::find(&provided, &resource.value, pool));
                     if let Some(p) = found {
-                        if let Some(first) = named.get(p.resource.as_str()) {
-                            diags.push(
-                                Diagnostic::new(
-                                    Code::DuplicateResource,
-                                    format!(
-                                        "`{}` and `{}` both name `{}` in cluster `{}`: the render would use one and the gate could read the other",
-                                        crate::diag::clip(&first.value),
-                                        crate::diag::clip(&resource.value),
-                                        p.resource,
-                                        cluster.name()
-                                    ),
-                                )
-                                .at(resource.span, "the same resource again")
-                                .help(format!(
-                                    "keep one entry, spelled `{}` as the device plugin advertises it",
-                                    p.resource
-                                )),
-                            );
-                        } else {
-                            named.insert(p.resource.as_str(), resource);
+                        match named.get(p.resource.as_str()) {
+                            Some(first) => diags.push(super::team_limits::duplicate(
+                                first,
+                                resource,
+                                &p.resource,
+                                cluster.name(),
+                            )),
+                            None => {
+                                named.insert(p.resource.as_str(), resource);
+                            }
                         }
                     }
                     let in_some_pool = found.is_some();

@@ -11,6 +11,7 @@ pub mod cloud;
 pub mod invariants;
 pub mod names;
 pub mod pools;
+mod team_limits;
 
 use crate::diag::{self, Code, Diagnostic, SourceMap, Span};
 use crate::load::{Loaded, TypedDoc};

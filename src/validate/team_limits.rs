@@ -1,0 +1,28 @@
+//! Diagnostics of a team's quota, borrowing and lending maps: one resource
+//! named twice under two spellings, which the render would resolve to one
+//! entry and the gate could read as another.
+
+use crate::diag::{Code, Diagnostic};
+use crate::model::Spanned;
+
+/// `second` names the resource `resource` (as the device plugin advertises
+/// it) that `first` already names, in cluster `cluster`.
+pub(super) fn duplicate(
+    first: &Spanned<String>,
+    second: &Spanned<String>,
+    resource: &str,
+    cluster: &str,
+) -> Diagnostic {
+    Diagnostic::new(
+        Code::DuplicateResource,
+        format!(
+            "`{}` and `{}` both name `{resource}` in cluster `{cluster}`: the render would use one and the gate could read the other",
+            crate::diag::clip(&first.value),
+            crate::diag::clip(&second.value),
+        ),
+    )
+    .at(second.span, "the same resource again")
+    .help(format!(
+        "keep one entry, spelled `{resource}` as the device plugin advertises it"
+    ))
+}
