@@ -127,23 +127,23 @@ fn touched(
 /// more MIG instances another request holds at another time.
 fn instants(head: &Repo, changes: &[Changed], at: Timestamp) -> Vec<Timestamp> {
     type Key = (String, String, String);
+    type Row = (Key, Option<(Timestamp, Timestamp)>, i64);
     // (team, cluster, resource, window, units: negative for the base's side)
     // of the changed requests.
-    let side =
-        |s: &RequestSpec, sign: i64, rows: &mut Vec<(Key, Option<(Timestamp, Timestamp)>, i64)>| {
-            let w = s.window.as_ref().map(|w| (w.start.value, w.end.value));
-            for (resource, count) in &s.resources {
-                rows.push((
-                    (
-                        s.team.value.clone(),
-                        s.cluster.value.clone(),
-                        resource.value.trim().to_ascii_lowercase(),
-                    ),
-                    w,
-                    i64::from(count.value.0) * sign,
-                ));
-            }
-        };
+    let side = |s: &RequestSpec, sign: i64, rows: &mut Vec<Row>| {
+        let w = s.window.as_ref().map(|w| (w.start.value, w.end.value));
+        for (resource, count) in &s.resources {
+            rows.push((
+                (
+                    s.team.value.clone(),
+                    s.cluster.value.clone(),
+                    resource.value.trim().to_ascii_lowercase(),
+                ),
+                w,
+                i64::from(count.value.0) * sign,
+            ));
+        }
+    };
     let mut rows = Vec::new();
     for c in changes.iter().filter(|c| c.kind == Kind::CapacityRequest) {
         if c.change.kind == ChangeKind::Unchanged {
