@@ -379,17 +379,7 @@ fn commitment(
     }
     // The most locked instances held at once, now or later (a bought block
     // that starts next month is reserved nodes all the same).
-    let locked_nodes = locked_terms
-        .iter()
-        .map(|(start, _, _)| {
-            locked_terms
-                .iter()
-                .filter(|(s, e, _)| s <= start && start < e)
-                .map(|(_, _, n)| n)
-                .sum::<u32>()
-        })
-        .max()
-        .unwrap_or(0);
+    let locked_nodes = super::reservation::most_held_at_once(&locked_terms);
     let committed: u32 = [&m.baseline, &m.flexible]
         .into_iter()
         .flatten()

@@ -467,3 +467,20 @@ pub fn term_hours(term: &Window) -> (i64, i64) {
         (term.end.value.as_second() + 3599).div_euclid(3600),
     )
 }
+
+/// The most instances terms `(start, end, count)` hold at once: the sum at
+/// the start of some term (where the count can rise), over the terms in
+/// force then (`[start, end)`).
+pub fn most_held_at_once<T: PartialOrd>(terms: &[(T, T, u32)]) -> u32 {
+    terms
+        .iter()
+        .map(|(t, _, _)| {
+            terms
+                .iter()
+                .filter(|(s, e, _)| s <= t && t < e)
+                .map(|(_, _, n)| n)
+                .sum::<u32>()
+        })
+        .max()
+        .unwrap_or(0)
+}

@@ -150,17 +150,7 @@ fn unbacked_cut(
             s.count.value.0,
         ));
     }
-    let backed = terms
-        .iter()
-        .map(|(t, _, _)| {
-            terms
-                .iter()
-                .filter(|(s, e, _)| s <= t && t < e)
-                .map(|(_, _, n)| n)
-                .sum::<u32>()
-        })
-        .max()
-        .unwrap_or(0);
+    let backed = crate::cost::reservation::most_held_at_once(&terms);
     let Some(reference) = p.with_on_demand(p.reserved_nodes.saturating_sub(backed)) else {
         return 0.0;
     };
