@@ -44,7 +44,7 @@ pub fn catalog(cli: &Cli, model: Option<&str>, io: &mut Io<'_>) -> Outcome {
         Some(name) => match catalog::model(name) {
             Some(m) => vec![m],
             None => {
-                let help = suggest(name, catalog::all_names(), "models");
+                let help = suggest(&catalog::normalize(name), catalog::all_names(), "models");
                 return Err(invalid(
                     io,
                     &format!("`{name}` is not a GPU model in the catalog"),

@@ -571,14 +571,13 @@ pub const CATALOG_SOURCE: &str = UG;
 
 /// Finds a model by id or any of its names, ignoring case and `_`/` ` vs `-`.
 pub fn model(name: &str) -> Option<&'static GpuModel> {
-    // The catalog id as written is the common case: no allocation.
+    // The catalog id as written is the common case (no allocation).
     if let Some(m) = models().find(|m| m.id == name) {
         return Some(m);
     }
     let norm = normalize(name);
     let find = |n: &str| models().find(|m| m.id == n || m.names.contains(&n));
-    // NVML's product names, as `nvidia-smi` prints them: `NVIDIA A100 80GB
-    // PCIe`, `Tesla V100-PCIE-16GB`.
+    // NVML's names as `nvidia-smi` prints them (`Tesla V100-PCIE-16GB`).
     find(&norm).or_else(|| {
         ["nvidia-", "tesla-"]
             .iter()
@@ -586,11 +585,12 @@ pub fn model(name: &str) -> Option<&'static GpuModel> {
     })
 }
 
-fn normalize(s: &str) -> String {
+/// A name in the form catalog ids take (lower case, `-` for spaces and `_`).
+pub fn normalize(s: &str) -> String {
     s.trim().to_ascii_lowercase().replace(['_', ' '], "-")
 }
 
-/// Every name a model can be written as (for suggestions).
+/// Every model's catalog id (for suggestions).
 pub fn all_names() -> impl Iterator<Item = &'static str> + Clone {
     models().map(|m| m.id)
 }

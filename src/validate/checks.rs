@@ -218,6 +218,12 @@ fn check_teams(repo: &Repo, diags: &mut Vec<Diagnostic>) {
                         .node_pools
                         .iter()
                         .find_map(|pool| resources::find(&provided, &resource.value, pool));
+                    if let Some(p) = found.filter(|p| p.resource != resource.value) {
+                        // The render writes the device plugin's name; a
+                        // limit under another spelling is read as that one
+                        // here and nowhere else, so it must be written so.
+                        diags.push(super::team_limits::spelled_otherwise(resource, &p.resource));
+                    }
                     if let Some(p) = found {
                         match named.get(p.resource.as_str()) {
                             Some(first) => diags.push(super::team_limits::duplicate(

@@ -132,7 +132,7 @@ fn check_pool(cluster: &Document<ClusterSpec>, pool: &NodePool, diags: &mut Vec<
             )
             .at(pool.gpu_model.span, "unknown model")
             .help(suggest(
-                &pool.gpu_model.value,
+                &catalog::normalize(&pool.gpu_model.value),
                 catalog::all_names(),
                 "models",
             )),

@@ -1,6 +1,7 @@
-//! Diagnostics of a team's quota, borrowing and lending maps: one resource
-//! named twice under two spellings, which the render would resolve to one
-//! entry and the gate could read as another.
+//! Diagnostics of a team's quota, borrowing and lending maps: a resource
+//! written otherwise than the device plugin advertises it, or named twice
+//! under two spellings, which the render would resolve to one entry and the
+//! gate could read as another.
 
 use crate::diag::{Code, Diagnostic};
 use crate::model::Spanned;
@@ -25,4 +26,18 @@ pub(super) fn duplicate(
     .help(format!(
         "keep one entry, spelled `{resource}` as the device plugin advertises it"
     ))
+}
+
+/// `written` names the resource the device plugin advertises as `resource`
+/// under another spelling (`nvidia.com/mig-1g.24gb+gfx`, a driver alias).
+pub(super) fn spelled_otherwise(written: &Spanned<String>, resource: &str) -> Diagnostic {
+    Diagnostic::new(
+        Code::InvalidResourceName,
+        format!(
+            "`{}` is advertised by the device plugin as `{resource}`: quotas and limits are keyed by that name",
+            crate::diag::clip(&written.value)
+        ),
+    )
+    .at(written.span, "another spelling")
+    .help(format!("write `{resource}`"))
 }
