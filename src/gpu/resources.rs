@@ -80,9 +80,17 @@ pub fn parse(name: &str) -> Result<ResourceName, BadResource> {
 }
 
 fn bad_mig(name: &str) -> BadResource {
+    // The profile's own spelling (`1g.24gb+me.all`) where the device plugin
+    // writes `.` for `+`: say which name to write.
+    let dotted = name.replace('+', ".");
+    let help = if dotted != name && parse(&dotted).is_ok() {
+        format!("write `{dotted}`: the device plugin names a profile's attributes with `.` for `+`")
+    } else {
+        "MIG resources are named `nvidia.com/mig-<g>g.<gb>gb`, with attributes after a `.` (`nvidia.com/mig-1g.10gb`, `nvidia.com/mig-1g.24gb.me.all`)".into()
+    };
     BadResource {
         reason: format!("`{name}` is not a well-formed MIG resource name"),
-        help: "MIG resources are named `nvidia.com/mig-<g>g.<gb>gb`, for example `nvidia.com/mig-1g.10gb`".into(),
+        help,
     }
 }
 
@@ -194,6 +202,18 @@ pub fn find<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_plus_in_a_mig_resource_says_to_write_a_dot() {
+        let bad = parse("nvidia.com/mig-1g.24gb+me.all").unwrap_err();
+        assert!(
+            bad.help.contains("`nvidia.com/mig-1g.24gb.me.all`"),
+            "{}",
+            bad.help
+        );
+        let bad = parse("nvidia.com/mig-1g").unwrap_err();
+        assert!(bad.help.contains("attributes after a `.`"), "{}", bad.help);
+    }
 
     #[test]
     fn parses_resource_names() {
