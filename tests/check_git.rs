@@ -185,6 +185,39 @@ fn a_change_to_the_policy_is_judged_by_the_base_policy_and_needs_the_top_tier() 
     assert_eq!(decision(&unguarded, "huge")["tier"], "auto");
 }
 
+/// A base whose policy no longer loads (a duplicate key merged in a file)
+/// is not read as "no policy": the built-in default would judge in its
+/// place, silently. `check` refuses to judge (exit 2) and says where.
+#[test]
+fn a_base_that_does_not_load_judges_nothing() {
+    let r = repo_at("");
+    let pack = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("policies/default.yaml"),
+    )
+    .unwrap();
+    let broken = pack.replacen(
+        "kind: ApprovalPolicy\n",
+        "kind: ApprovalPolicy\nkind: ApprovalPolicy\n",
+        1,
+    );
+    assert_ne!(broken, pack);
+    std::fs::write(r.root.join("policy.yaml"), &broken).unwrap();
+    commit_all(&r.git, "a policy with a duplicate key");
+    // The change fixes the file and asks for one more GPU.
+    std::fs::write(r.root.join("policy.yaml"), &pack).unwrap();
+    std::fs::write(r.root.join("small.yaml"), request("small", 1)).unwrap();
+    let out = check(&r.root, &["--base", "HEAD"]);
+    assert_eq!(out.code, 2, "{}{}", out.stdout, out.stderr);
+    assert!(out.stderr.contains("duplicate"), "{}", out.stderr);
+    assert!(out.stderr.contains("policy.yaml"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("does not load") && out.stderr.contains("nothing is judged"),
+        "{}",
+        out.stderr
+    );
+    assert!(!out.stdout.contains("approved"), "{}", out.stdout);
+}
+
 #[test]
 fn a_capacity_repository_in_a_subfolder_reads_its_base_from_that_subfolder() {
     let r = repo_at("capacity/gpus");

@@ -134,6 +134,24 @@ fn backtest_rejects_bad_input_with_a_reason() {
     ]);
     assert_eq!(o.code, 2, "{}", o.stderr);
     assert!(o.stderr.contains("fewer than"), "{}", o.stderr);
+    // A run with errors leaves an existing --out file as it was.
+    let kept = dir.join("kept.csv");
+    std::fs::write(&kept, "precious\n").unwrap();
+    let o = run(&[
+        "forecast",
+        "backtest",
+        "--csv",
+        path,
+        "--value",
+        "running",
+        "--windows",
+        "30",
+        "--out",
+        kept.to_str().unwrap(),
+    ]);
+    assert_eq!(o.code, 2, "{}", o.stderr);
+    assert!(o.stderr.contains("not written"), "{}", o.stderr);
+    assert_eq!(std::fs::read_to_string(&kept).unwrap(), "precious\n");
     let o = run(&[
         "forecast",
         "backtest",

@@ -136,6 +136,23 @@ pub(super) fn load(
             Err(e) => return Err(git_failed(io, e)),
         },
     };
+    if let Some(b) = base.as_ref().filter(|b| !b.problems.is_empty()) {
+        let paths = crate::output::Paths::new(path);
+        super::common::write_diagnostics(cli, &b.problems, &head.sources, &paths, io)
+            .map_err(Stop::from)?;
+        return Err(invalid(
+            io,
+            &format!(
+                "the base revision `{}` does not load ({} error{} above, in files it holds): what it holds cannot judge the change, so nothing is judged",
+                b.rev,
+                b.problems.len(),
+                if b.problems.len() == 1 { "" } else { "s" }
+            ),
+            Some(
+                "fix those files on the base branch (a pull request this check cannot judge, so one an administrator merges), or judge against another --base",
+            ),
+        ));
+    }
     let Some(pack) = policy::default_pack(&mut head.sources) else {
         return Err(invalid(
             io,

@@ -67,7 +67,17 @@ pub fn backtest(a: &BacktestArgs, io: &mut Io<'_>) -> Outcome {
     for e in &report.errors {
         writeln!(io.stderr, "error: {e}")?;
     }
+    // A run with errors leaves the file in place (it is not the backtest
+    // asked for); the table above shows what was measured.
     if let Some(out) = &a.out
+        && !report.errors.is_empty()
+    {
+        writeln!(
+            io.stderr,
+            "error: {} not written: the backtest had errors",
+            out.display()
+        )?;
+    } else if let Some(out) = &a.out
         && let Err(e) = write_atomically(out, report.csv.as_bytes())
     {
         return Err(stop(

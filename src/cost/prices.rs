@@ -75,6 +75,9 @@ pub struct PoolPrice {
     /// Reserved nodes no reservation in force covers (priced at the
     /// catalog's committed price: a discount no commitment document backs).
     pub unbacked_nodes: u32,
+    /// Instances the reservations in force hold beyond the reserved nodes:
+    /// billed all the same, so the blended price carries them.
+    pub excess_instances: u32,
 }
 
 impl PoolPrice {
@@ -240,6 +243,11 @@ fn pool_with(
             _ => Some((rate, source)),
         }
     };
+    let excess_instances = if gpus.is_zero() {
+        0
+    } else {
+        instances.saturating_sub(reserved_nodes)
+    };
     let blended = catalog.as_ref().map(|g| {
         let nodes = reserved_nodes + on_demand_nodes + spot_nodes;
         if nodes == 0 {
@@ -247,7 +255,10 @@ fn pool_with(
         }
         let r = reserved.as_ref().map(|r| r.0).unwrap_or(g.on_demand);
         let spot = g.spot.unwrap_or(g.on_demand);
-        let sum = Decimal::from(reserved_nodes) * r
+        // Instances reserved beyond the reserved nodes are billed all the
+        // same: the pool's GPUs carry them (validation warns), so its cost
+        // adds up to what the reservations bill.
+        let sum = Decimal::from(reserved_nodes + excess_instances) * r
             + Decimal::from(on_demand_nodes) * g.on_demand
             + Decimal::from(spot_nodes) * spot;
         sum / Decimal::from(nodes)
@@ -260,6 +271,7 @@ fn pool_with(
         on_demand_nodes,
         spot_nodes,
         unbacked_nodes: reserved_nodes.saturating_sub(instances),
+        excess_instances,
     }
 }
 

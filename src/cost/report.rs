@@ -124,6 +124,9 @@ pub struct PoolRow {
     pub reserved_nodes: u32,
     pub on_demand_nodes: u32,
     pub spot_nodes: u32,
+    /// Instances the reservations in force hold beyond the reserved nodes
+    /// (billed, carried by the blended price).
+    pub reserved_beyond_nodes: u32,
     /// Blended GPU-hour price (None: not priced).
     #[serde(serialize_with = "super::ser::price_opt")]
     pub gpu_hour_price: Option<Decimal>,
@@ -372,6 +375,7 @@ pub fn build(a: &Analysis<'_>) -> CostReport {
             reserved_nodes: entry.price.reserved_nodes,
             on_demand_nodes: entry.price.on_demand_nodes,
             spot_nodes: entry.price.spot_nodes,
+            reserved_beyond_nodes: entry.price.excess_instances,
             gpu_hour_price: entry.price.blended.map(|p| p.round_dp(4)),
             monthly_cost,
             mean_demand,

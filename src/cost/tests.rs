@@ -303,8 +303,15 @@ fn reservations_in_force_are_weighted_by_their_gpus_and_uncovered_reserved_nodes
         "8.00",
     );
     assert_eq!(
-        price_of("{reserved: 3, onDemand: 1}", one),
+        price_of("{reserved: 3, onDemand: 1}", one.clone()),
         Decimal::new(162_375, 5)
+    );
+    // Two instances reserved for a pool that declares one reserved node: the
+    // second is billed all the same, so the pool's four GPUs-a-node carry it:
+    // (2 x 1.00 + 3 x 2.745 on demand) / 4 = 2.55875 a GPU-hour.
+    assert_eq!(
+        price_of("{reserved: 1, onDemand: 3}", one),
+        Decimal::new(255_875, 5)
     );
 }
 

@@ -155,6 +155,7 @@ codes! {
     ReservationZoneRequired = "reservation-zone-required", Error, "a reservation type that holds capacity in one zone names no zone";
     ReservationNameInvalid = "reservation-name-invalid", Error, "a reservation's name breaks the cloud's naming rules";
     CommitmentTermMismatch = "commitment-term-mismatch", Error, "a GCP commitment's term is not the length of its plan (one or three years)";
+    GcpCommitmentUnsupported = "gcp-commitment-unsupported", Error, "a GCP commitment's machine type is not one capops can commit, or carries GPUs other than its pool's";
     // Rendering
     TemplateError = "template-error", Error, "a rendering template is unknown, does not compile, or failed when run";
     TemplateOutputInvalid = "template-output-invalid", Error, "a template's output is not one valid object of the expected kind";

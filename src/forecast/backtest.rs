@@ -155,6 +155,9 @@ fn parse_atom(t: &[String], pos: &mut usize) -> Result<Expr, String> {
     }
 }
 
+/// The longest span of one series the backtest reads: 20 years of hours.
+pub const MAX_SPAN_HOURS: i64 = 20 * 366 * 24;
+
 /// Reads a CSV of hourly samples into series on a regular grid (missing hours and empty cells are gaps).
 pub fn read_csv(
     text: &str,
@@ -228,10 +231,35 @@ pub fn read_csv(
         if let Some(e) = bad.into_inner() {
             return Err(e);
         }
+        if let Some(v) = value.filter(|v| !v.is_finite()) {
+            return Err(format!(
+                "row {}: the value (`--value`) evaluates to {v} there, not a finite number",
+                row + 2
+            ));
+        }
         samples
             .entry(name)
             .or_default()
             .insert(ts.hour_index(), value);
+    }
+    // A series is hourly over its whole span: a mistyped year (0001 for
+    // 2021) would make it millions of empty hours long.
+    for (name, by_hour) in &samples {
+        let (Some(first), Some(last)) = (by_hour.keys().next(), by_hour.keys().last()) else {
+            continue;
+        };
+        if last - first > MAX_SPAN_HOURS {
+            let ts = |h: i64| {
+                Timestamp::from_second(h * 3600).map_or_else(|| h.to_string(), |t| t.to_string())
+            };
+            return Err(format!(
+                "series `{name}` runs from {} to {}, more than {} years of hours: a mistyped date? (the backtest reads at most {} years)",
+                ts(*first),
+                ts(*last),
+                MAX_SPAN_HOURS / (24 * 366),
+                MAX_SPAN_HOURS / (24 * 366)
+            ));
+        }
     }
     Ok(samples
         .into_iter()
@@ -414,6 +442,24 @@ mod tests {
             )
             .unwrap_err()
             .contains("no column `c`")
+        );
+    }
+
+    /// A mistyped year, or a value that overflows, is refused by row, not
+    /// read as millions of empty hours or as infinity.
+    #[test]
+    fn mistyped_years_and_overflowing_values_are_refused() {
+        let text = "timestamp,a\n2020-05-01T00:00:00Z,1\n0001-05-01T01:00:00Z,2\n";
+        let e = read_csv(text, "timestamp", None, &Expr::parse("a").unwrap()).unwrap_err();
+        assert!(
+            e.contains("mistyped date") && e.contains("0001-05-01"),
+            "{e}"
+        );
+        let text = "timestamp,a\n2020-05-01T00:00:00Z,1e308\n";
+        let e = read_csv(text, "timestamp", None, &Expr::parse("a * 10").unwrap()).unwrap_err();
+        assert!(
+            e.contains("row 2") && e.contains("not a finite number"),
+            "{e}"
         );
     }
 

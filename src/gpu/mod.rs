@@ -2,9 +2,11 @@
 //!
 //! [`catalog`] is data (models, profiles, placements, sources); [`mig`]
 //! resolves profile names and decides whether a layout fits on a GPU;
-//! [`resources`] maps pools to the Kubernetes resources they provide.
+//! [`resources`] maps pools to the Kubernetes resources they provide;
+//! [`gcp`] names GPU machines as Compute Engine commits them.
 
 pub mod catalog;
+pub mod gcp;
 pub mod inventory;
 pub mod mig;
 pub mod resources;

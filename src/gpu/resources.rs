@@ -199,9 +199,45 @@ pub fn find<'a>(
     })
 }
 
+/// Whether a team's quota, borrowing or lending key names the resource a
+/// pool advertises: the same name, or the same MIG profile spelled another
+/// way (`mig-1g.010gb` is `mig-1g.10gb`). Never by a profile name's memory
+/// tolerance ([`find`] reads `mig-1g.5gb` on an A30 as its `mig-1g.6gb`): a
+/// team's map is keyed by resource across the cluster's pools, so a key
+/// limits only the resource it names.
+pub fn names_resource(key: &str, advertised: &str) -> bool {
+    if key == advertised {
+        return true;
+    }
+    match (parse(key), parse(advertised)) {
+        (Ok(ResourceName::Mig(a)), Ok(ResourceName::Mig(b))) => {
+            mig::spelling(&a) == mig::spelling(&b)
+        }
+        _ => false,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn team_keys_name_one_resource() {
+        assert!(names_resource("nvidia.com/gpu", "nvidia.com/gpu"));
+        assert!(names_resource(
+            "nvidia.com/mig-1g.010gb",
+            "nvidia.com/mig-1g.10gb"
+        ));
+        assert!(!names_resource(
+            "nvidia.com/mig-1g.5gb",
+            "nvidia.com/mig-1g.6gb"
+        ));
+        assert!(!names_resource(
+            "nvidia.com/mig-1g.10gb",
+            "nvidia.com/mig-1g.10gb.me"
+        ));
+        assert!(!names_resource("nvidia.com/gpu", "nvidia.com/mig-1g.10gb"));
+    }
 
     #[test]
     fn a_plus_in_a_mig_resource_says_to_write_a_dot() {

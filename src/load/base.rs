@@ -3,7 +3,11 @@
 //! Files the change did not touch (same path, same git blob id) are not read
 //! again: their documents are taken from the working tree's. Only the files
 //! that differ are read from git and parsed. The base is not validated: it is
-//! what was merged, and the change is what is being judged.
+//! what was merged, and the change is what is being judged. But it must
+//! load: a base file that no longer parses, or a document whose shape no
+//! longer checks, would silently drop out of what judges the change (a
+//! policy read as the built-in default), so those errors are kept
+//! ([`Base::problems`]) and `check` refuses to judge.
 
 use super::git::{self, GitError};
 use super::{Input, TypedDoc};
@@ -28,6 +32,10 @@ pub struct Base {
     /// The git blob id of every working-tree file, by path (to compare
     /// other revisions with the working tree without hashing it again).
     pub worktree_blobs: BTreeMap<String, git2::Oid>,
+    /// Errors reading the files the base holds (a file that does not parse,
+    /// a document whose shape does not check): their documents are missing
+    /// from `repo`, so the base cannot judge a change (`check` refuses).
+    pub problems: Vec<crate::diag::Diagnostic>,
 }
 
 /// A repository from documents, without checks: the first document of a name
@@ -110,6 +118,11 @@ pub fn load_base(
         cache,
     );
     *sources = loaded.sources;
+    let problems: Vec<crate::diag::Diagnostic> = loaded
+        .diagnostics
+        .into_iter()
+        .filter(|d| d.is_error())
+        .collect();
     docs.extend(loaded.docs);
     let mut repo = assemble(docs);
     repo.usage = if usage_changed {
@@ -124,6 +137,7 @@ pub fn load_base(
         files_read,
         same_files: unchanged,
         worktree_blobs: known,
+        problems,
     })
 }
 

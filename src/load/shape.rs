@@ -288,6 +288,40 @@ fn describe(
                 .help("add the missing entries"),
             ]
         }
+        ValidationErrorKind::OneOfNotValid { .. }
+        | ValidationErrorKind::AnyOf { .. }
+        | ValidationErrorKind::OneOfMultipleValid { .. } => {
+            // The kinds the schemas spell as `oneOf` constants (each with
+            // its description): named like an enum's values.
+            let allowed = alternatives(schema, schema_path);
+            let word = at.value.as_str().unwrap_or("");
+            if allowed.is_empty() {
+                vec![
+                    Diagnostic::new(
+                        Code::InvalidValue,
+                        format!("{path} matches none of the forms it may take, found {found}"),
+                    )
+                    .at(value_span, "not an allowed form")
+                    .help(format!("see the {path} entry in docs/documents.md")),
+                ]
+            } else {
+                vec![
+                    Diagnostic::new(
+                        Code::InvalidValue,
+                        format!(
+                            "{path} must be one of {}, found {found}",
+                            quote_list(&allowed)
+                        ),
+                    )
+                    .at(value_span, "not an allowed value")
+                    .help(suggest(
+                        word,
+                        allowed.iter().map(String::as_str),
+                        "values",
+                    )),
+                ]
+            }
+        }
         other => vec![
             Diagnostic::new(
                 Code::InvalidValue,
@@ -295,6 +329,28 @@ fn describe(
             )
             .at(value_span, "invalid"),
         ],
+    }
+}
+
+/// The constants a `oneOf` or `anyOf` at `schema_path` allows (empty when
+/// its alternatives are not all constants).
+fn alternatives(schema: &Json, schema_path: &str) -> Vec<String> {
+    let node = schema.pointer(schema_path);
+    let list = node.and_then(Json::as_array).or_else(|| {
+        node.and_then(|n| n.get("oneOf").or_else(|| n.get("anyOf")))
+            .and_then(Json::as_array)
+    });
+    let Some(list) = list else {
+        return Vec::new();
+    };
+    let consts: Vec<String> = list
+        .iter()
+        .filter_map(|alt| alt.get("const").and_then(Json::as_str).map(String::from))
+        .collect();
+    if consts.len() == list.len() {
+        consts
+    } else {
+        Vec::new()
     }
 }
 
@@ -376,8 +432,15 @@ fn pattern_hint(pattern: &str) -> (String, String) {
     }
 }
 
+/// A schema rule without a message of its own, by its name only (never the
+/// validator's internal dump).
 fn other_text(kind: &ValidationErrorKind) -> String {
-    format!("{kind:?}").chars().take(200).collect()
+    let debug = format!("{kind:?}");
+    let name: String = debug
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric())
+        .collect();
+    format!("it breaks the schema's `{name}` rule")
 }
 
 #[cfg(test)]
@@ -427,5 +490,25 @@ mod tests {
         let d = shape(Kind::PriorityClass, &text);
         assert_eq!(d[0].0, Code::MissingField);
         assert_eq!(d[0].2 as usize, text.find("spec:").unwrap());
+    }
+
+    /// A value of a kind spelled as `oneOf` constants is told the values
+    /// allowed and the nearest, never the validator's internal dump.
+    #[test]
+    fn one_of_constants_read_as_allowed_values() {
+        let text = "apiVersion: capops.dev/v1alpha1\nkind: Reservation\nmetadata:\n  name: r\nspec:\n  provider: aws\n  type: aws-capacity-reservations\n  region: us-east-1\n  instanceType: p5.48xlarge\n  count: 1\n  term: {start: 2026-01-01, end: 2027-01-01}\n  covers: {cluster: c, pool: p}\n";
+        let d = shape(Kind::Reservation, text);
+        let bad: Vec<_> = d.iter().filter(|d| d.0 == Code::InvalidValue).collect();
+        assert_eq!(bad.len(), 1, "{d:?}");
+        assert!(
+            bad[0].1.contains("must be one of") && bad[0].1.contains("`aws-capacity-reservation`"),
+            "{}",
+            bad[0].1
+        );
+        assert!(!bad[0].1.contains("OneOf"), "{}", bad[0].1);
+        assert_eq!(
+            bad[0].2 as usize,
+            text.find("aws-capacity-reservations").unwrap()
+        );
     }
 }

@@ -50,10 +50,17 @@ fn sections(r: &CostReport) -> Vec<(&'static str, String, Table)> {
         t.rows.push(vec![
             format!("{}/{}", p.cluster, p.pool),
             p.gpus.to_string(),
-            format!(
-                "{}/{}/{}",
-                p.reserved_nodes, p.on_demand_nodes, p.spot_nodes
-            ),
+            if p.reserved_beyond_nodes > 0 {
+                format!(
+                    "{}/{}/{} (+{} reserved, no node)",
+                    p.reserved_nodes, p.on_demand_nodes, p.spot_nodes, p.reserved_beyond_nodes
+                )
+            } else {
+                format!(
+                    "{}/{}/{}",
+                    p.reserved_nodes, p.on_demand_nodes, p.spot_nodes
+                )
+            },
             p.gpu_hour_price
                 .map(|d| crate::model::money::format(d, cur))
                 .unwrap_or_else(|| "no price".into()),

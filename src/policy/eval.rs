@@ -199,6 +199,30 @@ pub fn evaluate(
         });
     }
     let last = policy.tiers.len().saturating_sub(1);
+    // A kind of document the policy has no rule for is judged by nothing in
+    // it: a change to one goes to the top tier (a policy written for
+    // requests alone must not let its own rewrite, a quota or a price
+    // through with nobody asked).
+    let changed = facts::lookup(&facts_value, "change.kind")
+        .and_then(|v| v.as_str().map(|k| k != "unchanged"))
+        .unwrap_or(false);
+    if kind != SubjectKind::Request
+        && changed
+        && !policy.rules.iter().any(|r| r.subject == subject)
+        && let Some(top) = policy.tiers.last()
+    {
+        floor = last;
+        findings.push(Finding {
+            rule: "unruled-kind".into(),
+            effect: Effect::Escalate,
+            message: format!(
+                "the approval policy has no rule for {} documents, so nothing in it judges this change: it goes to the top tier, `{}`",
+                subject.as_str(),
+                top.name
+            ),
+            rule_span: top.span,
+        });
+    }
     let mut final_tier = (tier + escalations).max(floor).min(last);
     if failed {
         final_tier = last;

@@ -75,58 +75,6 @@ pub fn providers(folder: &str, region: &str) -> Value {
     })
 }
 
-/// GCP accelerator type of a catalog GPU model, for commitments. A4X
-/// carries `nvidia-gb200` and G4 `nvidia-rtx-pro-6000` (Compute Engine's GPU
-/// machine types). No GCP accelerator type could be sourced for the GH200,
-/// H20, B300 or GB300: none is written.
-pub fn gcp_accelerator(model: &str) -> Option<&'static str> {
-    Some(match model {
-        "a100-40gb" => "nvidia-tesla-a100",
-        "a100-80gb" => "nvidia-a100-80gb",
-        "h100-80gb-sxm" => "nvidia-h100-80gb",
-        "h100-94gb-nvl" | "h100-80gb-pcie" => return None,
-        "h200-141gb" => "nvidia-h200-141gb",
-        "b200-180gb" => "nvidia-b200",
-        "gb200-186gb" => "nvidia-gb200",
-        "rtx-pro-6000-96gb" => "nvidia-rtx-pro-6000",
-        "l4" => "nvidia-l4",
-        "t4" => "nvidia-tesla-t4",
-        "v100-16gb" => "nvidia-tesla-v100",
-        _ => return None,
-    })
-}
-
-/// An N1 instance type with GPUs attached, as the catalogs name it
-/// (`n1-standard-8-t4`): Compute Engine's machine type (`n1-standard-8`)
-/// and the accelerator attached to each instance. N1 GPUs are not part of
-/// the machine type: a reservation must list them as guest accelerators.
-pub fn gcp_n1_gpus(instance_type: &str) -> Option<(&str, &'static str)> {
-    let (machine, gpu) = instance_type.rsplit_once('-')?;
-    if !machine.starts_with("n1-") {
-        return None;
-    }
-    let accelerator = match gpu {
-        "t4" => "nvidia-tesla-t4",
-        "v100" => "nvidia-tesla-v100",
-        "p100" => "nvidia-tesla-p100",
-        "p4" => "nvidia-tesla-p4",
-        "k80" => "nvidia-tesla-k80",
-        _ => return None,
-    };
-    Some((machine, accelerator))
-}
-
-/// GCP commitment type of a machine family (`None`: leave it to GCP's default).
-pub fn gcp_commitment_type(machine: &str) -> Option<&'static str> {
-    let family = machine.split('-').next().unwrap_or("");
-    Some(match family {
-        "a2" => "ACCELERATOR_OPTIMIZED",
-        "a3" => "ACCELERATOR_OPTIMIZED_A3",
-        "g2" => "GRAPHICS_OPTIMIZED_G2",
-        _ => return None,
-    })
-}
-
 /// A Terraform name: letters, digits and underscores.
 pub fn terraform_id(name: &str) -> String {
     let mut id: String = name
@@ -170,9 +118,15 @@ pub fn reservations(repo: &Repo, opts: &Options, jobs: &mut Vec<Job>, files: &mu
                 .find(|p| p.name.value.as_str() == s.covers.pool.value)
         });
         let gpus_per_instance = pool.map(|p| p.gpus_per_node.value.0).unwrap_or(0);
-        let accelerator = pool.and_then(|p| {
-            crate::gpu::catalog::model(&p.gpu_model.value).and_then(|m| gcp_accelerator(m.id))
-        });
+        // Validation refuses a commitment whose machine series capops cannot
+        // name (`gcp-commitment-unsupported`), so it is never rendered.
+        let commitment = crate::gpu::gcp::commitment(
+            &s.instance_type.value,
+            pool.and_then(|p| crate::gpu::catalog::model(&p.gpu_model.value))
+                .map(|m| m.id),
+        )
+        .ok();
+        let n1 = crate::gpu::gcp::n1_gpus(&s.instance_type.value);
         let plan = match (kind, s.commitment_plan.as_ref().map(|p| p.value)) {
             (ReservationType::GcpCommitment, Some(CommitmentPlan::ThirtySixMonth)) => {
                 Some("THIRTY_SIX_MONTH")
@@ -202,13 +156,12 @@ pub fn reservations(repo: &Repo, opts: &Options, jobs: &mut Vec<Job>, files: &mu
                     "end": s.term.end.value.to_string(),
                     "hours": hours,
                     "plan": plan,
-                    "commitment_type": gcp_commitment_type(&s.instance_type.value),
-                    "machine_type": gcp_n1_gpus(&s.instance_type.value)
-                        .map_or(s.instance_type.value.as_str(), |(m, _)| m),
-                    "guest_accelerator": gcp_n1_gpus(&s.instance_type.value).map(|(_, a)| {
+                    "commitment_type": commitment.and_then(|c| c.commitment_type),
+                    "machine_type": n1.map_or(s.instance_type.value.as_str(), |(m, _)| m),
+                    "guest_accelerator": n1.map(|(_, a)| {
                         json!({"type": a, "count": gpus_per_instance})
                     }),
-                    "accelerator_type": accelerator,
+                    "accelerator_type": commitment.map(|c| c.accelerator),
                     "accelerators": s.count.value.0 * gpus_per_instance,
                     "cluster": s.covers.cluster.value,
                     "pool": s.covers.pool.value,

@@ -321,16 +321,17 @@ fn kueue_objects(
     let empty = Holding::default();
     for (team, tc) in teams {
         let h = holdings.get(team.name()).unwrap_or(&empty);
+        // A team's limits are keyed by resource across the cluster's pools:
+        // a key limits the resource it names ([`resources::names_resource`]),
+        // never another model's profile in another pool.
         let limit = |m: &BTreeMap<Spanned<String>, Spanned<Quantity>>,
-                     pool: &NodePool,
-                     prov: &[resources::Provided],
+                     _pool: &NodePool,
+                     _prov: &[resources::Provided],
                      res: &str|
          -> Option<(u64, crate::diag::Span)> {
-            m.iter().find_map(|(k, v)| {
-                resources::find(prov, &k.value, pool)
-                    .filter(|p| p.resource == res)
-                    .map(|_| (u64::from(v.value.0), v.span))
-            })
+            m.iter()
+                .find(|(k, _)| resources::names_resource(&k.value, res))
+                .map(|(_, v)| (u64::from(v.value.0), v.span))
         };
         let mut flavors: Vec<(Value, Vec<u64>)> = Vec::new();
         let mut warned = BTreeSet::new();

@@ -306,6 +306,77 @@ fn a_teams_borrowing_and_lending_limits_are_split_among_flavors_not_copied() {
     assert_eq!(borrowed, 32);
 }
 
+/// A team's borrowing limit on `nvidia.com/mig-1g.5gb` limits the A100's
+/// 1g.5gb instances only: never, by a profile name's memory tolerance, the
+/// A30's `mig-1g.6gb` in another pool of the cluster (Kueue keys limits by
+/// the exact resource name).
+#[test]
+fn a_teams_mig_limit_limits_the_resource_it_names_only() {
+    let docs = r#"
+apiVersion: capops.dev/v1alpha1
+kind: Cluster
+metadata: {name: c1}
+spec:
+  environment: research
+  provider: onprem
+  migStrategy: mixed
+  kueue: {enabled: true, cohort: c1}
+  nodePools:
+    - {name: p-a100, gpuModel: a100-40gb, gpusPerNode: 1, nodes: 1, nodeLabels: {p: a}, mig: {layout: {1g.5gb: 7}}}
+    - {name: p-a30, gpuModel: a30-24gb, gpusPerNode: 1, nodes: 1, nodeLabels: {p: d}, mig: {layout: {1g.6gb: 4}}}
+---
+apiVersion: capops.dev/v1alpha1
+kind: Team
+metadata: {name: t1}
+spec:
+  costCenter: x
+  clusters:
+    c1:
+      namespace: t1
+      quota: {nvidia.com/mig-1g.5gb: 7, nvidia.com/mig-1g.6gb: 4}
+      borrowingLimit: {nvidia.com/mig-1g.5gb: 5}
+"#;
+    let r = repo(docs);
+    let errors: Vec<_> = r.diagnostics.iter().filter(|d| d.is_error()).collect();
+    assert!(errors.is_empty(), "{errors:#?}");
+    let cq = r
+        .files
+        .iter()
+        .find(|f| {
+            f.value["kind"] == "ClusterQueue"
+                && f.value["metadata"]["name"]
+                    .as_str()
+                    .is_some_and(|n| n.contains("t1"))
+        })
+        .map(|f| &f.value)
+        .expect("t1's ClusterQueue");
+    let mut limits = Vec::new();
+    for group in cq["spec"]["resourceGroups"].as_array().unwrap() {
+        for flavor in group["flavors"].as_array().unwrap() {
+            for res in flavor["resources"].as_array().unwrap() {
+                limits.push((
+                    flavor["name"].as_str().unwrap().to_string(),
+                    res["name"].as_str().unwrap().to_string(),
+                    res.get("borrowingLimit").cloned(),
+                ));
+            }
+        }
+    }
+    let of = |name: &str| {
+        limits
+            .iter()
+            .filter(|l| l.1 == name)
+            .filter_map(|l| l.2.clone())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        of("nvidia.com/mig-1g.5gb"),
+        vec![serde_json::json!("5")],
+        "{limits:?}"
+    );
+    assert!(of("nvidia.com/mig-1g.6gb").is_empty(), "{limits:?}");
+}
+
 #[test]
 fn strings_for_terraform_are_literals() {
     let mut v = serde_json::json!({
@@ -341,24 +412,4 @@ fn the_sources_annotation_stays_within_what_kubernetes_allows() {
     // One name longer than the limit by itself.
     let huge = vec!["Team/".to_string() + &"x".repeat(MAX_SOURCES_BYTES)];
     assert_eq!(sources_value(&huge), "… 1 document");
-}
-
-/// A GCP commitment names its pool's GPU by Compute Engine's accelerator
-/// type; a model without one sourced gets none (never another model's).
-#[test]
-fn gcp_accelerators_of_the_catalog_models() {
-    use super::cloud::gcp_accelerator;
-    for (model, accelerator) in [
-        ("h200-141gb", Some("nvidia-h200-141gb")),
-        ("b200-180gb", Some("nvidia-b200")),
-        ("gb200-186gb", Some("nvidia-gb200")),
-        ("rtx-pro-6000-96gb", Some("nvidia-rtx-pro-6000")),
-        ("gh200-96gb", None),
-        ("h20-96gb", None),
-        ("b300-269gb", None),
-        ("gb300-278gb", None),
-    ] {
-        assert!(crate::gpu::model(model).is_some(), "{model}");
-        assert_eq!(gcp_accelerator(model), accelerator, "{model}");
-    }
 }

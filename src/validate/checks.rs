@@ -213,11 +213,7 @@ fn check_teams(repo: &Repo, diags: &mut Vec<Diagnostic>) {
                         continue;
                     }
                     let Some(cluster) = cluster else { continue };
-                    let found = cluster
-                        .spec
-                        .node_pools
-                        .iter()
-                        .find_map(|pool| resources::find(&provided, &resource.value, pool));
+                    let found = super::team_limits::advertised(cluster, &provided, resource);
                     if let Some(p) = found.filter(|p| p.resource != resource.value) {
                         // The render writes the device plugin's name; a
                         // limit under another spelling is read as that one

@@ -104,6 +104,20 @@ pub fn check_reservations(repo: &Repo, diags: &mut Vec<Diagnostic>) {
         }
         if kind == ReservationType::GcpCommitment {
             commitment_term(r, diags);
+            let model = repo
+                .pool(&s.covers.cluster.value, &s.covers.pool.value)
+                .and_then(|p| crate::gpu::model(&p.gpu_model.value))
+                .map(|m| m.id);
+            if let Err(why) = crate::gpu::gcp::commitment(&s.instance_type.value, model) {
+                diags.push(
+                    Diagnostic::new(
+                        Code::GcpCommitmentUnsupported,
+                        format!("GCP commitment `{}`: {why}", r.name()),
+                    )
+                    .at(s.instance_type.span, "machine type committed")
+                    .help("commit a GPU machine type of the pool's model (a2, a3, a4, a4x, g2, g4 or N1 with GPUs; see docs/render.md), or use a `gcp-reservation` without a commitment"),
+                );
+            }
         }
         if kind == ReservationType::AwsCapacityBlock {
             let start = s.term.start.value.as_second();

@@ -4,7 +4,8 @@
 //! gate could read as another.
 
 use crate::diag::{Code, Diagnostic};
-use crate::model::Spanned;
+use crate::gpu::resources;
+use crate::model::{ClusterSpec, Document, Spanned};
 
 /// `second` names the resource `resource` (as the device plugin advertises
 /// it) that `first` already names, in cluster `cluster`.
@@ -40,4 +41,24 @@ pub(super) fn spelled_otherwise(written: &Spanned<String>, resource: &str) -> Di
     )
     .at(written.span, "another spelling")
     .help(format!("write `{resource}`"))
+}
+
+/// The resource a team's limit key names in `cluster`: one some pool
+/// advertises under this very name first; only a key no pool advertises is
+/// read by another spelling (and must then be written so).
+pub(super) fn advertised<'a>(
+    cluster: &Document<ClusterSpec>,
+    provided: &'a [resources::Provided],
+    key: &Spanned<String>,
+) -> Option<&'a resources::Provided> {
+    provided
+        .iter()
+        .find(|p| p.resource == key.value)
+        .or_else(|| {
+            cluster
+                .spec
+                .node_pools
+                .iter()
+                .find_map(|pool| resources::find(provided, &key.value, pool))
+        })
 }

@@ -257,6 +257,8 @@ pub struct PreviousRequest {
     pub priority_class: String,
     /// Whether its workloads tolerated preemption before the change (the value now when added).
     pub preemptible: bool,
+    /// Whether its priority class let it preempt before the change (the value now when added).
+    pub preempts: bool,
     /// Monthly cost before the change (0 when added).
     pub monthly_cost: f64,
 }

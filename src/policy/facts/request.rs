@@ -39,6 +39,23 @@ fn default_class_of(env: &Env<'_>) -> String {
         .unwrap_or_default()
 }
 
+/// Below every priority Kubernetes allows: what a team that may preempt
+/// nothing preempts at.
+const PREEMPTS_NOTHING: i64 = -2_147_483_649;
+
+/// Whether a class (by name) may preempt lower priorities: its
+/// `preemptionPolicy` is not `Never` (no class: Kubernetes' default, which may).
+fn class_preempts(env: &Env<'_>, class: &str) -> bool {
+    env.world
+        .priority_classes
+        .get(class)
+        .is_none_or(|p| p.spec.preemption_policy != Some(crate::model::PreemptionPolicy::Never))
+}
+
+fn preempts(env: &Env<'_>, spec: &RequestSpec) -> bool {
+    class_preempts(env, &priority_class_of(env, spec))
+}
+
 fn priority_of(env: &Env<'_>, spec: &RequestSpec) -> i64 {
     env.world
         .priority_classes
@@ -240,6 +257,28 @@ pub fn request(env: &Env<'_>, req: &Document<RequestSpec>, change: &Change) -> R
     } else {
         now_priority
     };
+    let now_preempts = preempts(env, spec);
+    let team_preempting_priority_before = if asks {
+        team_before
+            .iter()
+            .filter(|r| preempts(env, &r.spec))
+            .map(|r| priority_of(env, &r.spec))
+            .max()
+            // Holding none that may: what a request naming no class gets,
+            // as for `team_priority_before`, if that class may preempt.
+            .unwrap_or_else(|| {
+                let default = default_class_of(env);
+                match env.world.priority_classes.get(&default) {
+                    Some(p) if class_preempts(env, &default) => {
+                        p.spec.value.value.min(now_priority)
+                    }
+                    Some(_) => PREEMPTS_NOTHING,
+                    None => now_priority,
+                }
+            })
+    } else {
+        now_priority
+    };
     let stranded = stranded_in(env, spec, previous);
     let change = RequestChange {
         base: super::change_facts(change),
@@ -254,6 +293,7 @@ pub fn request(env: &Env<'_>, req: &Document<RequestSpec>, change: &Change) -> R
         team_pr_delta_total_cost: round(pr_totals.total_cost),
         team_pr_delta_monthly_cost: round(pr_totals.monthly_cost),
         team_priority_before,
+        team_preempting_priority_before,
         team_classes_released,
         reservation_stranded_cost: round(stranded.cost),
         reservation_stranded_share: round(stranded.share),
@@ -290,6 +330,7 @@ pub fn request(env: &Env<'_>, req: &Document<RequestSpec>, change: &Change) -> R
             preemptible: previous.map_or(request.preemptible, |p| {
                 p.spec.preemptible.as_ref().is_some_and(|p| p.value)
             }),
+            preempts: previous.map_or(now_preempts, |p| preempts(env, &p.spec)),
             monthly_cost: f(prev_cost.as_ref().map(|c| c.monthly)),
         },
     };
@@ -356,6 +397,7 @@ fn request_facts(
         workload_class: spec.workload_class.value.as_str().to_string(),
         priority_class: class,
         priority,
+        preempts: preempts(env, spec),
         preemptible: spec.preemptible.as_ref().is_some_and(|p| p.value),
         has_justification: !justification.trim().is_empty(),
         justification,

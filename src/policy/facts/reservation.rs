@@ -116,6 +116,11 @@ pub struct ReservationFacts {
     /// Whether the reservation states an hourly price below the catalog's. Its commitment is
     /// judged at the catalog's price either way (`change.delta_total_cost`).
     pub price_below_catalog: bool,
+    /// How far below the catalog's price the stated hourly price is, as a share of the
+    /// catalog's (`0.25`: a quarter cheaper; 0 when not below or either is unknown). The pool's
+    /// GPU-hours are priced at the stated price once it merges, so every later request there
+    /// is judged cheaper by as much.
+    pub price_cut_vs_catalog: f64,
     /// Cost of the whole term: instances times hours times the hourly price, plus any upfront fee.
     pub total_cost: f64,
     /// `reservation.total_cost` over the reserved GPU-hours.
@@ -210,6 +215,12 @@ pub fn reservation(
         price_below_catalog: match (&s.hourly_price, catalog) {
             (Some(p), Some((c, _))) => p.value.0 < c,
             _ => false,
+        },
+        price_cut_vs_catalog: match (&s.hourly_price, catalog) {
+            (Some(p), Some((c, _))) if p.value.0 < c && c > rust_decimal::Decimal::ZERO => {
+                round(float((c - p.value.0) / c))
+            }
+            _ => 0.0,
         },
         total_cost: cost
             .as_ref()

@@ -7,8 +7,9 @@
 //! whole. What the change moved is worked out once ([`moved`]).
 //!
 //! A piece added in a later pull request is joined, too, with what the base
-//! already holds for the same team in the same pool (or for the same
-//! capacity) from `--at` on: a renewal
+//! already holds for the same team on the same GPUs (pools of the same
+//! model in the same cluster; or, for terms, the same capacity) from
+//! `--at` on: a renewal
 //! that starts where a merged window ends continues the same hold, and is
 //! judged as the whole of it still to come. A held window or term that,
 //! by itself, covers the moved one whole is not joined (the moved one
@@ -39,21 +40,37 @@ pub struct Runs {
     pub moved_windows: HashMap<String, Spans>,
     /// capacity -> the terms the change adds or moves.
     pub moved_terms: HashMap<Capacity, Spans>,
-    /// (team, cluster, pool) -> the windows of the requests the change
-    /// leaves alone, from `at` on (the base's, identical in the head).
+    /// (team, cluster, GPU model of the pool) -> the windows of the requests
+    /// the change leaves alone, from `at` on (the base's, identical in the head).
     pub held_windows: HashMap<(String, String, String), Spans>,
     /// capacity -> the terms of the reservations the change leaves alone, from `at` on.
     pub held_terms: HashMap<Capacity, Spans>,
 }
 
-/// Held windows continue a request's run in its own pool only: the team's
-/// requests elsewhere are other capacity.
-fn held_key(s: &RequestSpec) -> (String, String, String) {
-    (
-        s.team.value.clone(),
-        s.cluster.value.clone(),
-        s.pool.value.clone(),
-    )
+/// Held windows continue a request's run on the same capacity: the team's
+/// requests in the same cluster on pools of the same GPU model that provide
+/// the same resources (a renewal written for the sibling pool of the same
+/// GPUs is the same hold). The team's requests on other GPUs, on MIG or
+/// shared pools of a whole-GPU one's model, or in other clusters are other
+/// capacity.
+fn held_key(world: &Repo, s: &RequestSpec) -> (String, String, String) {
+    let gpus = crate::capacity::pool_of(world, s)
+        .map(|(p, c)| {
+            let model = crate::gpu::model(&p.gpu_model.value)
+                .map_or_else(|| p.gpu_model.value.clone(), |m| m.id.to_string());
+            // What the pool provides: whole GPUs, MIG instances or shared
+            // replicas of that model are not the same capacity.
+            let mut provided: Vec<String> =
+                crate::gpu::resources::provided(p, c.mig_strategy.value)
+                    .into_iter()
+                    .map(|r| format!("{}x{}", r.resource, r.per_gpu))
+                    .collect();
+            provided.sort();
+            format!("{model} {}", provided.join(","))
+        })
+        // A pool the head does not hold: only its own name joins it.
+        .unwrap_or_else(|| format!("pool {}", s.pool.value));
+    (s.team.value.clone(), s.cluster.value.clone(), gpus)
 }
 
 fn capacity_of(s: &ReservationSpec) -> Capacity {
@@ -86,7 +103,7 @@ pub fn moved(world: &Repo, changes: &[Changed], at: i64) -> Runs {
                 let before = c.change.previous::<RequestSpec>();
                 // A window handed to another team or pool is a new hold there.
                 let moved = before.is_none_or(|b| {
-                    held_key(&b.spec) != held_key(&doc.spec)
+                    held_key(world, &b.spec) != held_key(world, &doc.spec)
                         || b.spec.window.as_ref().map(span) != Some(span(w))
                 });
                 if moved {
@@ -138,7 +155,7 @@ pub fn moved(world: &Repo, changes: &[Changed], at: i64) -> Runs {
         }
         if let Some((s, e)) = from_now(span(w)) {
             out.held_windows
-                .entry(held_key(&doc.spec))
+                .entry(held_key(world, &doc.spec))
                 .or_default()
                 .push((name.clone(), s, e));
         }
@@ -167,7 +184,7 @@ pub fn request(env: &Env<'_>, req: &Document<RequestSpec>) -> i64 {
             run_of(
                 req.name(),
                 spans,
-                runs.held_windows.get(&held_key(&req.spec)),
+                runs.held_windows.get(&held_key(env.world, &req.spec)),
             )
         })
 }

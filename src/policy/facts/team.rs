@@ -106,31 +106,18 @@ fn cluster_capacity(repo: &Repo, cluster: &str) -> BTreeMap<String, (f64, f64)> 
 }
 
 /// The value a team's quota, borrowing or lending map gives a resource the
-/// cluster's pools provide: the first key (in the map's order) that names it,
-/// by any spelling the render resolves (`nvidia.com/mig-1g.010gb` is
-/// `nvidia.com/mig-1g.10gb`), as the render reads it; validation refuses a
-/// map that names one resource twice.
+/// cluster's pools provide: the first key (in the map's order) that names it
+/// ([`crate::gpu::resources::names_resource`]: `nvidia.com/mig-1g.010gb` is
+/// `nvidia.com/mig-1g.10gb`, an A30's `mig-1g.6gb` is not `mig-1g.5gb`), as
+/// the render reads it; validation refuses a map that names one resource
+/// twice.
 pub(crate) fn limit_of(
-    repo: &Repo,
-    cluster: &str,
     m: &BTreeMap<Spanned<String>, Spanned<Quantity>>,
     resource: &str,
 ) -> Option<f64> {
-    if let Some((_, v)) = m.iter().find(|(k, _)| k.value == resource) {
-        return Some(v.value.0 as f64);
-    }
-    let c = repo.clusters.get(cluster)?;
-    m.iter().find_map(|(k, v)| {
-        c.spec
-            .node_pools
-            .iter()
-            .any(|pool| {
-                let prov = crate::gpu::resources::provided(pool, c.spec.mig_strategy.value);
-                crate::gpu::resources::find(&prov, &k.value, pool)
-                    .is_some_and(|p| p.resource == resource)
-            })
-            .then_some(v.value.0 as f64)
-    })
+    m.iter()
+        .find(|(k, _)| crate::gpu::resources::names_resource(&k.value, resource))
+        .map(|(_, v)| v.value.0 as f64)
 }
 
 /// The most GPU-equivalents a team can hold in a cluster: its quota and, on
@@ -149,9 +136,8 @@ pub fn holding_ceiling(repo: &Repo, team: &str, cluster: &str) -> f64 {
         .get(cluster)
         .and_then(|c| c.spec.kueue.as_ref())
         .is_some_and(|k| k.enabled);
-    let units_of = |m: &BTreeMap<Spanned<String>, Spanned<Quantity>>, resource: &str| {
-        limit_of(repo, cluster, m, resource)
-    };
+    let units_of =
+        |m: &BTreeMap<Spanned<String>, Spanned<Quantity>>, resource: &str| limit_of(m, resource);
     // A presence without any quota is bounded by the cluster alone.
     let unbounded = presence.quota.is_empty();
     cluster_capacity(repo, cluster)
@@ -207,21 +193,8 @@ pub(crate) fn kueue_borrowing(repo: &Repo, cluster: &Document<ClusterSpec>) -> f
             let limit = presence
                 .borrowing_limit
                 .iter()
-                .find_map(|(k, v)| {
-                    cluster
-                        .spec
-                        .node_pools
-                        .iter()
-                        .any(|pool| {
-                            let prov = crate::gpu::resources::provided(
-                                pool,
-                                cluster.spec.mig_strategy.value,
-                            );
-                            crate::gpu::resources::find(&prov, &k.value, pool)
-                                .is_some_and(|p| &p.resource == resource)
-                        })
-                        .then_some(v.value.0 as f64)
-                })
+                .find(|(k, _)| crate::gpu::resources::names_resource(&k.value, resource))
+                .map(|(_, v)| v.value.0 as f64)
                 .unwrap_or(*units);
             sum += limit.min(*units) * eq;
         }
@@ -250,7 +223,7 @@ fn borrowing(
             continue;
         }
         for (resource, (units, _)) in cluster_capacity(repo, &cluster.value) {
-            let limit = limit_of(repo, &cluster.value, &presence.borrowing_limit, &resource);
+            let limit = limit_of(&presence.borrowing_limit, &resource);
             out.insert(
                 (cluster.value.clone(), resource),
                 (limit.unwrap_or(units), limit.is_none()),

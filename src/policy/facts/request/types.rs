@@ -65,6 +65,11 @@ pub struct RequestChange {
     /// or the request's own when lower or when there is no default. For a request the change leaves as it was,
     /// its own priority.
     pub team_priority_before: i64,
+    /// `team_priority_before` among the requests whose class may preempt (`preemptionPolicy`
+    /// not `Never`): the highest priority at which the team could preempt others before the
+    /// change. When it held none that may: the default class's value if that class may preempt
+    /// (or the request's own when lower), else -2147483649, below every priority.
+    pub team_preempting_priority_before: i64,
     /// For an added or modified request, the workload classes of the team's base requests
     /// that the same change removes, hands to another team or shrinks: a request deleted and
     /// added anew under another name and class is a relabelling. Empty otherwise.
@@ -109,6 +114,9 @@ pub struct RequestFacts {
     pub priority_class: String,
     /// Value of the priority class (0 when none).
     pub priority: i64,
+    /// Whether its priority class may preempt lower priorities (`preemptionPolicy` not `Never`;
+    /// true with no class, Kubernetes' default).
+    pub preempts: bool,
     /// Whether the workloads tolerate preemption.
     pub preemptible: bool,
     /// The justification (empty when absent).
@@ -156,7 +164,7 @@ pub struct WindowFacts {
     /// Days from the first start to the last end of this window and the windows of the team's
     /// other requests that the change adds or moves, where they overlap, touch or are less than
     /// 30 days apart (one long ask split into back-to-back requests, or pieces an hour apart, is
-    /// one run). The base's windows of the team in the same pool from `now` on join the run
+    /// one run). The base's windows of the team on the same GPUs (pools of the same GPU model providing the same resources in the same cluster) from `now` on join the run
     /// too (a renewal in a later pull request continues the hold), except one that covers
     /// this window whole by itself (this one extends nothing of it). `days` when no other
     /// window joins, or without a base. Tier window limits read the longer of the two.
