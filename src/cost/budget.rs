@@ -113,7 +113,7 @@ pub fn project(a: &Analysis<'_>, team: &str) -> Vec<MonthSpend> {
             // or ends within the month changes the pool's blended price there,
             // as in chargeback.
             let segments = prices::pool_segments(a.repo, entry.cluster, entry.pool, m.start, m.end);
-            for (k, &(from, price)) in segments.iter().enumerate() {
+            for (k, &(from, price, _)) in segments.iter().enumerate() {
                 let to = segments.get(k + 1).map_or(m.end, |next| next.0);
                 let Some(price) = price else {
                     m.unpriced = true;

@@ -75,9 +75,15 @@ pub struct PoolPrice {
     /// Reserved nodes no reservation in force covers (priced at the
     /// catalog's committed price: a discount no commitment document backs).
     pub unbacked_nodes: u32,
-    /// Instances the reservations in force hold beyond the reserved nodes:
-    /// billed all the same, so the blended price carries them.
+    /// Instances the reservations in force hold beyond the reserved nodes
+    /// (validation warns): billed all the same, but no node of the pool runs
+    /// on them.
     pub excess_instances: u32,
+    /// What those instances bill an hour, at the reservations' rate. Not in
+    /// `blended` (a request in the pool does not make them cost more): the
+    /// report adds it to the pool's cost as capacity nothing can be
+    /// allocated to (stranded).
+    pub excess_hourly: Decimal,
 }
 
 impl PoolPrice {
@@ -255,10 +261,7 @@ fn pool_with(
         }
         let r = reserved.as_ref().map(|r| r.0).unwrap_or(g.on_demand);
         let spot = g.spot.unwrap_or(g.on_demand);
-        // Instances reserved beyond the reserved nodes are billed all the
-        // same: the pool's GPUs carry them (validation warns), so its cost
-        // adds up to what the reservations bill.
-        let sum = Decimal::from(reserved_nodes + excess_instances) * r
+        let sum = Decimal::from(reserved_nodes) * r
             + Decimal::from(on_demand_nodes) * g.on_demand
             + Decimal::from(spot_nodes) * spot;
         sum / Decimal::from(nodes)
@@ -272,6 +275,13 @@ fn pool_with(
         spot_nodes,
         unbacked_nodes: reserved_nodes.saturating_sub(instances),
         excess_instances,
+        excess_hourly: if gpus.is_zero() {
+            Decimal::ZERO
+        } else {
+            cost / gpus
+                * Decimal::from(excess_instances)
+                * Decimal::from(pool.gpus_per_node.value.0)
+        },
     }
 }
 
@@ -280,14 +290,16 @@ fn pool_with(
 /// changes only where a covering reservation starts or ends, so a lookback
 /// that spans a reservation's end is priced at what each hour cost. An hour
 /// a term starts or ends inside (its partial first or last hour) is priced
-/// without the reservation ([`pool_hour`]).
+/// without the reservation ([`pool_hour`]). Each segment carries the
+/// blended price and what the instances reserved beyond the pool's reserved
+/// nodes bill an hour ([`PoolPrice::excess_hourly`]).
 pub fn pool_segments(
     repo: &Repo,
     cluster: &Document<ClusterSpec>,
     pool_doc: &NodePool,
     from: i64,
     to: i64,
-) -> Vec<(i64, Option<Decimal>)> {
+) -> Vec<(i64, Option<Decimal>, Decimal)> {
     let reservations = repo
         .pricing_reservations
         .as_deref()
@@ -312,11 +324,14 @@ pub fn pool_segments(
     }
     starts.sort_unstable();
     starts.dedup();
-    let mut out: Vec<(i64, Option<Decimal>)> = Vec::with_capacity(starts.len());
+    let mut out: Vec<(i64, Option<Decimal>, Decimal)> = Vec::with_capacity(starts.len());
     for h in starts {
-        let price = pool_hour(repo, cluster, pool_doc, h).blended;
-        if out.last().is_none_or(|l| l.1 != price) {
-            out.push((h, price));
+        let p = pool_hour(repo, cluster, pool_doc, h);
+        if out
+            .last()
+            .is_none_or(|l| l.1 != p.blended || l.2 != p.excess_hourly)
+        {
+            out.push((h, p.blended, p.excess_hourly));
         }
     }
     out
@@ -382,6 +397,35 @@ pub fn catalog_hourly(repo: &Repo, s: &ReservationSpec) -> Option<(Decimal, &'st
     };
     let (p, src) = committed.unwrap_or((&e.on_demand, "catalog on-demand price"));
     Some((p.value.0, src))
+}
+
+/// The catalog price a reservation's stated price is measured against for
+/// a cut (`reservation.price_cut_vs_catalog`): its type's and term's own
+/// ([`catalog_hourly`]); where the catalog lacks that committed price (a
+/// 3-year commitment in a catalog with a 1-year price only), the lowest
+/// committed price the entry has, so a fair commitment price is not read as
+/// a cut from on demand.
+pub fn cut_reference(repo: &Repo, s: &ReservationSpec) -> Option<Decimal> {
+    let (price, source) = catalog_hourly(repo, s)?;
+    let committed_kind = matches!(
+        s.kind.value,
+        ReservationType::AwsCapacityBlock | ReservationType::GcpCommitment
+    );
+    if !committed_kind || source != "catalog on-demand price" {
+        return Some(price);
+    }
+    let e = entry(
+        repo,
+        s.provider.value,
+        Some(&s.region.value),
+        &s.instance_type.value,
+    )?;
+    [&e.reserved3y, &e.reserved1y, &e.capacity_block]
+        .into_iter()
+        .flatten()
+        .map(|p| p.value.0)
+        .min()
+        .or(Some(price))
 }
 
 fn costed(

@@ -314,10 +314,12 @@ pub fn build(a: &Analysis<'_>) -> CostReport {
     for ((cluster, pool), entry) in &a.pools {
         let gpus = crate::capacity::pool_gpus(entry.pool);
         totals.gpus += gpus;
+        // The pool's GPUs at the blended price, and the instances reserved
+        // beyond its reserved nodes, which bill as well.
         let monthly_cost = entry
             .price
             .blended
-            .map(|p| (p * Decimal::from(gpus) * month).round_dp(2));
+            .map(|p| ((p * Decimal::from(gpus) + entry.price.excess_hourly) * month).round_dp(2));
         totals.monthly_cost += monthly_cost.unwrap_or_default();
         if monthly_cost.is_none() {
             totals.unpriced_gpus += gpus;

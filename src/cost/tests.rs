@@ -307,12 +307,39 @@ fn reservations_in_force_are_weighted_by_their_gpus_and_uncovered_reserved_nodes
         Decimal::new(162_375, 5)
     );
     // Two instances reserved for a pool that declares one reserved node: the
-    // second is billed all the same, so the pool's four GPUs-a-node carry it:
-    // (2 x 1.00 + 3 x 2.745 on demand) / 4 = 2.55875 a GPU-hour.
+    // blend is the pool's nodes, (1 x 1.00 + 3 x 2.745 on demand) / 4 =
+    // 2.30875 a GPU-hour, and the second instance bills beside it, 8 GPUs x
+    // 1.00 = 8.00 an hour (in the pool's cost, stranded).
     assert_eq!(
-        price_of("{reserved: 1, onDemand: 3}", one),
-        Decimal::new(255_875, 5)
+        price_of("{reserved: 1, onDemand: 3}", one.clone()),
+        Decimal::new(230_875, 5)
     );
+    let pool = "    - {name: a100, gpuModel: a100-40gb, instanceType: p4d.24xlarge, gpusPerNode: 8, nodes: 4,\n       purchase: {reserved: 1, onDemand: 3}}\n";
+    let repo = repo_of(&[
+        ("capops.yaml", CONFIG.into()),
+        ("prices.yaml", prices()),
+        ("cluster.yaml", cluster(pool)),
+        ("reservations.yaml", one),
+    ]);
+    let a = Analysis::new(&repo, now);
+    let p = &a.pool("c", "a100").unwrap().price;
+    assert_eq!(
+        (p.excess_instances, p.excess_hourly),
+        (1, Decimal::new(8, 0))
+    );
+    // Over the 30 days before `now` (the year's reservation in force all of
+    // them): 720 h x 8.00 = 5,760 more capacity cost, all of it stranded (no
+    // usage: the pool's own GPUs are unmeasured).
+    let w = a.pool_waste("c", "a100").unwrap();
+    let c = w.costs.as_ref().unwrap();
+    let own = Decimal::new(230_875, 5) * Decimal::from(32 * 720);
+    assert_eq!(c.capacity, (own + Decimal::from(5760)).round_dp(2));
+    assert_eq!(c.stranded, Decimal::from(5760));
+    let r = crate::cost::report::build(&a);
+    let row = r.pools.iter().find(|p| p.pool == "a100").unwrap();
+    assert_eq!(row.reserved_beyond_nodes, 1);
+    // (32 GPUs x 2.30875 + 8.00) x 730.
+    assert_eq!(row.monthly_cost, Some(Decimal::new(5_977_240, 2)));
 }
 
 #[test]

@@ -15,6 +15,10 @@
 //!   last row is a gap as an empty first row is). The teams that did report
 //!   are still counted.
 //!
+//! Instances the reservations in force hold beyond the pool's reserved
+//! nodes bill their hours too (validation warns): they are in its capacity
+//! cost, and stranded (no node runs on them).
+//!
 //! So capacity cost = used + idle + stranded + unmeasured, to the cent. An
 //! hour where the teams' allocations add up to more than the pool's GPUs is
 //! scaled down to them (the pool cannot cost more than its GPUs); such
@@ -165,6 +169,7 @@ pub fn measure(a: &Analysis<'_>) -> Vec<PoolWaste> {
         // own price (a reservation that ended or began in the lookback).
         let segments = prices::pool_segments(a.repo, entry.cluster, entry.pool, from, at);
         let mut seg_gh = vec![GpuHours::default(); segments.len()];
+        let mut seg_hours = vec![0u32; segments.len()];
         let mut seg_teams = vec![vec![(0.0_f64, 0.0_f64); teams.len()]; segments.len()];
         let mut seg = 0;
         let mut measured: Vec<(usize, f64, f64)> = Vec::new();
@@ -172,6 +177,7 @@ pub fn measure(a: &Analysis<'_>) -> Vec<PoolWaste> {
             while seg + 1 < segments.len() && h >= segments[seg + 1].0 {
                 seg += 1;
             }
+            seg_hours[seg] += 1;
             let sg = &mut seg_gh[seg];
             sg.capacity += gpus;
             gh.capacity += gpus;
@@ -224,9 +230,12 @@ pub fn measure(a: &Analysis<'_>) -> Vec<PoolWaste> {
         let mut capacity_cost = Decimal::ZERO;
         let mut stranded_cost = Decimal::ZERO;
         if priced {
-            for (k, (_, price)) in segments.iter().enumerate() {
+            for (k, (_, price, excess)) in segments.iter().enumerate() {
                 let price = price.unwrap_or_default();
-                let capacity = prices::decimal(seg_gh[k].capacity) * price;
+                // Instances reserved beyond the pool's reserved nodes bill
+                // too, and nothing can be allocated to them: stranded.
+                let beyond = Decimal::from(seg_hours[k]) * excess;
+                let capacity = prices::decimal(seg_gh[k].capacity) * price + beyond;
                 // The segment's cents go to its parts by largest remainder, so
                 // the teams' allocations and the stranded cost never add up to
                 // more than the capacity (no -0.01 of unallocated cost).
@@ -234,7 +243,7 @@ pub fn measure(a: &Analysis<'_>) -> Vec<PoolWaste> {
                     .iter()
                     .map(|&(x, _)| prices::decimal(x) * price)
                     .collect();
-                exact.push(prices::decimal(seg_gh[k].stranded) * price);
+                exact.push(prices::decimal(seg_gh[k].stranded) * price + beyond);
                 let accounted: Decimal = exact.iter().map(|e| (*e).max(Decimal::ZERO)).sum();
                 exact.push(capacity - accounted);
                 let parts = apportion(round(capacity), &exact);
@@ -248,9 +257,12 @@ pub fn measure(a: &Analysis<'_>) -> Vec<PoolWaste> {
             }
         }
         // One row per team (a team has one series per pool; merge to be safe).
+        // Indexed by name: a usage file of many series (teams the repository
+        // does not know among them) must not merge in quadratic time.
         let mut merged: Vec<TeamPart> = Vec::new();
+        let mut index: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
         for t in teams {
-            match merged.iter_mut().find(|m| m.team == t.team) {
+            match index.get(&t.team).map(|&i| &mut merged[i]) {
                 Some(m) => {
                     m.hours = m.hours.max(t.hours);
                     m.allocated_gpu_hours += t.allocated_gpu_hours;
@@ -258,7 +270,10 @@ pub fn measure(a: &Analysis<'_>) -> Vec<PoolWaste> {
                     m.allocated_cost += t.allocated_cost;
                     m.idle_cost += t.idle_cost;
                 }
-                None => merged.push(t),
+                None => {
+                    index.insert(t.team.clone(), merged.len());
+                    merged.push(t);
+                }
             }
         }
         let mut teams = merged;

@@ -32,9 +32,10 @@ pub struct Base {
     /// The git blob id of every working-tree file, by path (to compare
     /// other revisions with the working tree without hashing it again).
     pub worktree_blobs: BTreeMap<String, git2::Oid>,
-    /// Errors reading the files the base holds (a file that does not parse,
-    /// a document whose shape does not check): their documents are missing
-    /// from `repo`, so the base cannot judge a change (`check` refuses).
+    /// Errors reading the files the base holds that drop a file or a
+    /// document (a file that does not parse, a document whose shape does not
+    /// check): those documents are missing from `repo`, so the base cannot
+    /// judge a change (`check` refuses).
     pub problems: Vec<crate::diag::Diagnostic>,
 }
 
@@ -118,10 +119,13 @@ pub fn load_base(
         cache,
     );
     *sources = loaded.sources;
+    // Only what drops a file or a document (the codes no Config can
+    // lower): a usage row the loader skips, say, is the usage rules' to
+    // judge, and a Config may have made it a warning.
     let problems: Vec<crate::diag::Diagnostic> = loaded
         .diagnostics
         .into_iter()
-        .filter(|d| d.is_error())
+        .filter(|d| d.is_error() && !d.code.overridable())
         .collect();
     docs.extend(loaded.docs);
     let mut repo = assemble(docs);

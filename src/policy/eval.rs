@@ -206,8 +206,15 @@ pub fn evaluate(
     let changed = facts::lookup(&facts_value, "change.kind")
         .and_then(|v| v.as_str().map(|k| k != "unchanged"))
         .unwrap_or(false);
+    // Hours appended by the Config's usage pullers alone are data (what
+    // `usage pull` writes on a schedule), whatever the policy says of usage.
+    let puller_appends = subject == Subject::UsageHistory
+        && facts::lookup(&facts_value, "change.by_usage_puller").is_some_and(|v| v.is_true())
+        && num_at(&facts_value, "change.rewritten_rows") == Some(0.0)
+        && num_at(&facts_value, "change.removed_rows") == Some(0.0);
     if kind != SubjectKind::Request
         && changed
+        && !puller_appends
         && !policy.rules.iter().any(|r| r.subject == subject)
         && let Some(top) = policy.tiers.last()
     {

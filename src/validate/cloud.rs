@@ -289,7 +289,7 @@ fn reserved_nodes_cover_reservations(repo: &Repo, diags: &mut Vec<Diagnostic>) {
                 Diagnostic::new(
                     Code::ReservationsExceedReservedNodes,
                     format!(
-                        "from {at} the reservations {} hold {count} instances of pool `{pool_name}`, which declares {reserved} reserved nodes: the other {} would be paid for and counted in no pool's cost",
+                        "from {at} the reservations {} hold {count} instances of pool `{pool_name}`, which declares {reserved} reserved nodes: the other {} are paid for with no node running on them (the report counts them in the pool's cost, stranded)",
                         names.join(", "),
                         count - reserved
                     ),

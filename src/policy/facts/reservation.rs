@@ -117,7 +117,9 @@ pub struct ReservationFacts {
     /// judged at the catalog's price either way (`change.delta_total_cost`).
     pub price_below_catalog: bool,
     /// How far below the catalog's price the stated hourly price is, as a share of the
-    /// catalog's (`0.25`: a quarter cheaper; 0 when not below or either is unknown). The pool's
+    /// catalog's (`0.25`: a quarter cheaper; 0 when not below or either is unknown). A
+    /// commitment whose term's price the catalog lacks is measured against the lowest
+    /// committed price the catalog has for the instance type, not its on-demand price. The pool's
     /// GPU-hours are priced at the stated price once it merges, so every later request there
     /// is judged cheaper by as much.
     pub price_cut_vs_catalog: f64,
@@ -216,8 +218,8 @@ pub fn reservation(
             (Some(p), Some((c, _))) => p.value.0 < c,
             _ => false,
         },
-        price_cut_vs_catalog: match (&s.hourly_price, catalog) {
-            (Some(p), Some((c, _))) if p.value.0 < c && c > rust_decimal::Decimal::ZERO => {
+        price_cut_vs_catalog: match (&s.hourly_price, prices::cut_reference(env.world, s)) {
+            (Some(p), Some(c)) if p.value.0 < c && c > rust_decimal::Decimal::ZERO => {
                 round(float((c - p.value.0) / c))
             }
             _ => 0.0,

@@ -49,23 +49,25 @@ pub struct Runs {
 
 /// Held windows continue a request's run on the same capacity: the team's
 /// requests in the same cluster on pools of the same GPU model that provide
-/// the same resources (a renewal written for the sibling pool of the same
-/// GPUs is the same hold). The team's requests on other GPUs, on MIG or
-/// shared pools of a whole-GPU one's model, or in other clusters are other
+/// the same resources, by name (a renewal written for the sibling pool of
+/// the same GPUs is the same hold). The team's requests on other GPUs, on
+/// MIG pools of a whole-GPU one's model, or in other clusters are other
 /// capacity.
 fn held_key(world: &Repo, s: &RequestSpec) -> (String, String, String) {
     let gpus = crate::capacity::pool_of(world, s)
         .map(|(p, c)| {
             let model = crate::gpu::model(&p.gpu_model.value)
                 .map_or_else(|| p.gpu_model.value.clone(), |m| m.id.to_string());
-            // What the pool provides: whole GPUs, MIG instances or shared
-            // replicas of that model are not the same capacity.
+            // What the pool provides: whole GPUs and MIG instances of that
+            // model are not the same capacity (two MIG layouts offering the
+            // same profiles are).
             let mut provided: Vec<String> =
                 crate::gpu::resources::provided(p, c.mig_strategy.value)
                     .into_iter()
-                    .map(|r| format!("{}x{}", r.resource, r.per_gpu))
+                    .map(|r| r.resource)
                     .collect();
             provided.sort();
+            provided.dedup();
             format!("{model} {}", provided.join(","))
         })
         // A pool the head does not hold: only its own name joins it.
