@@ -230,18 +230,7 @@ fn describe(
                         .collect()
                 })
                 .unwrap_or_default();
-            let word = at.value.as_str().unwrap_or("");
-            vec![
-                Diagnostic::new(
-                    Code::InvalidValue,
-                    format!(
-                        "{path} must be one of {}, found {found}",
-                        quote_list(&allowed)
-                    ),
-                )
-                .at(value_span, "not an allowed value")
-                .help(suggest(word, allowed.iter().map(String::as_str), "values")),
-            ]
+            vec![not_allowed(&path, &allowed, &found, at.value, value_span)]
         }
         ValidationErrorKind::Constant { expected_value } => vec![
             Diagnostic::new(
@@ -294,7 +283,6 @@ fn describe(
             // The kinds the schemas spell as `oneOf` constants (each with
             // its description): named like an enum's values.
             let allowed = alternatives(schema, schema_path);
-            let word = at.value.as_str().unwrap_or("");
             if allowed.is_empty() {
                 vec![
                     Diagnostic::new(
@@ -305,21 +293,7 @@ fn describe(
                     .help(format!("see the {path} entry in docs/documents.md")),
                 ]
             } else {
-                vec![
-                    Diagnostic::new(
-                        Code::InvalidValue,
-                        format!(
-                            "{path} must be one of {}, found {found}",
-                            quote_list(&allowed)
-                        ),
-                    )
-                    .at(value_span, "not an allowed value")
-                    .help(suggest(
-                        word,
-                        allowed.iter().map(String::as_str),
-                        "values",
-                    )),
-                ]
+                vec![not_allowed(&path, &allowed, &found, at.value, value_span)]
             }
         }
         other => vec![
@@ -330,6 +304,26 @@ fn describe(
             .at(value_span, "invalid"),
         ],
     }
+}
+
+/// A value that is none of the `allowed` ones, with the nearest suggested.
+fn not_allowed(
+    path: &str,
+    allowed: &[String],
+    found: &str,
+    value: &Node,
+    span: crate::diag::Span,
+) -> Diagnostic {
+    let word = value.as_str().unwrap_or("");
+    Diagnostic::new(
+        Code::InvalidValue,
+        format!(
+            "{path} must be one of {}, found {found}",
+            quote_list(allowed)
+        ),
+    )
+    .at(span, "not an allowed value")
+    .help(suggest(word, allowed.iter().map(String::as_str), "values"))
 }
 
 /// The constants a `oneOf` or `anyOf` at `schema_path` allows (empty when
