@@ -134,6 +134,31 @@ fn backtest_rejects_bad_input_with_a_reason() {
     ]);
     assert_eq!(o.code, 2, "{}", o.stderr);
     assert!(o.stderr.contains("fewer than"), "{}", o.stderr);
+    // Cutoffs 0 h apart would score one window seven times; a step so large
+    // that the hours needed overflow is still "fewer than", not a panic.
+    for (flag, value) in [("--step", "0"), ("--horizon", "0"), ("--windows", "0")] {
+        let o = run(&[
+            "forecast", "backtest", "--csv", path, "--value", "running", flag, value,
+        ]);
+        assert_eq!(o.code, 2, "{flag} {value}: {}", o.stderr);
+        assert!(o.stderr.contains("must be at least 1"), "{}", o.stderr);
+    }
+    let o = run(&[
+        "forecast",
+        "backtest",
+        "--csv",
+        path,
+        "--value",
+        "running",
+        "--step",
+        "4611686018427387904",
+    ]);
+    assert_eq!(o.code, 2, "{}", o.stderr);
+    assert!(
+        o.stderr.contains("fewer than needed"),
+        "{}",
+        o.stderr
+    );
     // A run with errors leaves an existing --out file as it was.
     let kept = dir.join("kept.csv");
     std::fs::write(&kept, "precious\n").unwrap();

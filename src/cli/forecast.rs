@@ -37,10 +37,10 @@ pub struct BacktestArgs {
 }
 
 pub fn backtest(a: &BacktestArgs, io: &mut Io<'_>) -> Outcome {
-    if a.horizon == 0 || a.windows == 0 {
+    if a.horizon == 0 || a.windows == 0 || a.step == Some(0) {
         return Err(invalid(
             io,
-            "--horizon and --windows must be at least 1",
+            "--horizon, --windows and --step must be at least 1",
             None,
         ));
     }
@@ -49,7 +49,7 @@ pub fn backtest(a: &BacktestArgs, io: &mut Io<'_>) -> Outcome {
         .map_err(|e| invalid(io, &format!("{}: {e}", a.csv.display()), None))?;
     let series = backtest::read_csv(&text, &a.time_column, Some(&a.series_column), &expr)
         .map_err(|e| invalid(io, &format!("{}: {e}", a.csv.display()), None))?;
-    let step = a.step.unwrap_or(a.horizon).max(1);
+    let step = a.step.unwrap_or(a.horizon);
     let results: Vec<(String, Result<Vec<backtest::Window>, String>)> = {
         use rayon::prelude::*;
         series

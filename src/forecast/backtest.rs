@@ -375,12 +375,14 @@ pub fn evaluate(
     step: usize,
 ) -> Result<Vec<Window>, String> {
     let n = series.values.len();
-    let needed = step * (windows - 1) + horizon;
-    if n <= needed {
+    let needed = step
+        .checked_mul(windows.saturating_sub(1))
+        .and_then(|s| s.checked_add(horizon));
+    if needed.is_none_or(|needed| n <= needed) {
+        let needed = needed.map_or(String::new(), |n| format!("the {} ", n + 1));
         return Err(format!(
-            "series `{}` has {n} hours, fewer than the {} needed for {windows} windows of {horizon} h",
+            "series `{}` has {n} hours, fewer than {needed}needed for {windows} windows of {horizon} h, {step} h apart, and one hour of history",
             series.name,
-            needed + 1
         ));
     }
     let mut out = Vec::with_capacity(windows);

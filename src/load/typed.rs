@@ -127,12 +127,107 @@ pub fn de_error_diagnostic(err: DeError, origin: Origin) -> Diagnostic {
         Code::ValueOutOfRange => ("out of range", "use a value within the allowed range"),
         _ => ("cannot be read", "correct the value"),
     };
+    if code == Code::WrongType {
+        if let Some((message, help)) = plain_type_error(&message) {
+            return Diagnostic::new(code, message).at(span, label).help(help);
+        }
+    }
     Diagnostic::new(code, message).at(span, label).help(help)
+}
+
+/// Says serde's "invalid type: floating point `8.0`, expected u32" in the
+/// words of the document: what was written, what is needed, and (for a
+/// whole number written with a fraction) the spelling that would be read.
+fn plain_type_error(message: &str) -> Option<(String, String)> {
+    let rest = message
+        .strip_prefix("invalid type: ")
+        .or_else(|| message.strip_prefix("invalid value: "))?;
+    let (found, expected) = rest.rsplit_once(", expected ")?;
+    let wanted = match expected {
+        "u8" | "u16" | "u32" | "u64" | "usize" => "a whole number, 0 or more",
+        "i8" | "i16" | "i32" | "i64" | "isize" => "a whole number",
+        "f32" | "f64" => "a number",
+        "a boolean" => "true or false",
+        "a string" | "a borrowed string" | "a character" => "text",
+        "a sequence" => "a list",
+        e if e.starts_with("a map") || e.starts_with("struct ") => "a mapping of keys to values",
+        _ => return None,
+    };
+    let literal = found.split('`').nth(1);
+    let (said, help) = match (found, literal) {
+        (f, Some(v)) if f.starts_with("floating point") => match v.strip_suffix(".0") {
+            Some(whole) if wanted.starts_with("a whole") => (
+                format!("`{v}` is not {wanted}"),
+                format!("write `{whole}`, without the fraction"),
+            ),
+            _ => (format!("`{v}` is not {wanted}"), format!("write {wanted}")),
+        },
+        (f, Some(v)) if f.starts_with("integer") && wanted.ends_with("0 or more") => {
+            let negative = v.starts_with('-');
+            let why = if negative {
+                "is negative"
+            } else {
+                "is too large"
+            };
+            let help = if negative {
+                format!("write {wanted}")
+            } else {
+                format!("write at most {}", max_for(expected))
+            };
+            (format!("`{v}` {why}: this needs {wanted}"), help)
+        }
+        (f, Some(v)) if f.starts_with("integer") && wanted.starts_with("a whole") => (
+            format!("`{v}` is too large for this field"),
+            format!("write at most {}", max_for(expected)),
+        ),
+        (_, Some(v)) => (format!("`{v}` is not {wanted}"), format!("write {wanted}")),
+        (f, None) => (format!("{f} is not {wanted}"), format!("write {wanted}")),
+    };
+    Some((said, help))
+}
+
+fn max_for(ty: &str) -> String {
+    match ty {
+        "u8" => u8::MAX.to_string(),
+        "u16" => u16::MAX.to_string(),
+        "u32" => u32::MAX.to_string(),
+        "i8" => i8::MAX.to_string(),
+        "i16" => i16::MAX.to_string(),
+        "i32" => i32::MAX.to_string(),
+        "i64" | "isize" => i64::MAX.to_string(),
+        _ => u64::MAX.to_string(),
+    }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::fingerprint;
+    use super::{fingerprint, plain_type_error};
+
+    #[test]
+    fn type_errors_are_said_in_the_words_of_the_document() {
+        let (m, h) = plain_type_error("invalid type: floating point `8.0`, expected u32").unwrap();
+        assert_eq!(m, "`8.0` is not a whole number, 0 or more");
+        assert_eq!(h, "write `8`, without the fraction");
+        let (m, h) = plain_type_error("invalid type: floating point `2.5`, expected u32").unwrap();
+        assert_eq!(m, "`2.5` is not a whole number, 0 or more");
+        assert_eq!(h, "write a whole number, 0 or more");
+        let (m, h) = plain_type_error("invalid value: integer `-3`, expected u32").unwrap();
+        assert_eq!(m, "`-3` is negative: this needs a whole number, 0 or more");
+        assert_eq!(h, "write a whole number, 0 or more");
+        let (m, h) = plain_type_error("invalid value: integer `5000000000`, expected u32").unwrap();
+        assert_eq!(
+            m,
+            "`5000000000` is too large: this needs a whole number, 0 or more"
+        );
+        assert_eq!(h, "write at most 4294967295");
+        let (m, _) = plain_type_error("invalid type: string \"x\", expected f64").unwrap();
+        assert_eq!(m, "string \"x\" is not a number");
+        let (m, _) = plain_type_error("invalid type: sequence, expected a string").unwrap();
+        assert_eq!(m, "sequence is not text");
+        // A message it does not know is left as serde wrote it.
+        assert!(plain_type_error("missing field `team`").is_none());
+        assert!(plain_type_error("invalid type: map, expected enum Thing").is_none());
+    }
     use serde_json::json;
 
     fn spec(v: serde_json::Value) -> serde_json::Value {
