@@ -154,11 +154,7 @@ fn backtest_rejects_bad_input_with_a_reason() {
         "4611686018427387904",
     ]);
     assert_eq!(o.code, 2, "{}", o.stderr);
-    assert!(
-        o.stderr.contains("fewer than needed"),
-        "{}",
-        o.stderr
-    );
+    assert!(o.stderr.contains("fewer than needed"), "{}", o.stderr);
     // A run with errors leaves an existing --out file as it was.
     let kept = dir.join("kept.csv");
     std::fs::write(&kept, "precious\n").unwrap();

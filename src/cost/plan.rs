@@ -3,7 +3,8 @@
 //! twice; nothing for commitments that are locked.
 //!
 //! For each pool with a price, `today` is what it costs a month as
-//! provisioned (its GPUs at the blended price). The commitment mix is worked
+//! provisioned (its GPUs at the blended price, plus the reserved instances
+//! beyond its reserved nodes, as its report `monthlyCost`). The commitment mix is worked
 //! out twice: on the forecast demand (`mix0`) and on the demand after the
 //! low-utilization teams release what they do not use (`mix1`). Then
 //!
@@ -130,7 +131,10 @@ pub fn recommendations(a: &Analysis<'_>) -> Vec<Recommendation> {
             continue;
         };
         let pool_gpus = crate::capacity::pool_gpus(entry.pool);
-        let today = (blended * Decimal::from(pool_gpus) * month).round_dp(2);
+        // As the report's pool `monthlyCost`: with the reserved instances
+        // beyond the pool's reserved nodes, which bill too.
+        let today =
+            ((blended * Decimal::from(pool_gpus) + entry.price.excess_hourly) * month).round_dp(2);
         let rel = releases(a, cluster, pool);
         let released: f64 = rel.iter().map(|r| r.gpus).sum();
         let mix0 = a.mix(cluster, pool, 0.0);

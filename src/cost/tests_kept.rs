@@ -386,3 +386,38 @@ fn a_reservation_dearer_than_the_tier_is_kept_where_the_rest_would_be_on_demand(
     assert_eq!(kept, vec![("rx", 1)]);
     assert_eq!(m.monthly_plan(), d(5_840_000));
 }
+
+#[test]
+fn instances_reserved_beyond_the_nodes_are_part_of_the_bill_the_plan_saves_from() {
+    // Ten g8 nodes, two of them reserved; `r1` reserves four instances at 40
+    // an instance-hour (5.00 a GPU-hour), two beyond the reserved nodes. The
+    // pool's GPUs blend (16 x 5.00 + 64 x 10.00) / 80 = 9.00; the two extra
+    // instances bill 80 an hour beside them: (80 x 9.00 + 80) x 730 = 584,000
+    // a month. The team's steady 16 GPUs need two instances: the plan keeps
+    // two of `r1` (cheaper than the 1-year 50), 80 x 730 = 58,400 a month, and
+    // saves 584,000 - 58,400 = 525,600 (the two extra instances it cancels
+    // included).
+    let now = at("2026-11-22T00:00:00Z");
+    let r1 = g8_reservation("r1", 4, 40, "2026-01-01", "2028-01-01");
+    let repo = g8_repo(now, 10, "{reserved: 2, onDemand: 8}", &[r1], 16.0);
+    let a = Analysis::new(&repo, now);
+    let r = report::build(&a);
+    let row = r.pools.iter().find(|p| p.pool == "p").unwrap();
+    assert_eq!(row.monthly_cost, Some(d(58_400_000)));
+    let plan = plan::recommendations(&a);
+    let mix = plan
+        .iter()
+        .find(|r| r.kind == plan::RecommendationKind::CommitmentMix)
+        .unwrap();
+    assert_eq!(mix.monthly_savings, Some(d(52_560_000)), "{}", mix.text);
+    assert!(
+        mix.text.contains("58,400 USD a month against 584,000"),
+        "{}",
+        mix.text
+    );
+    assert!(
+        mix.changes.iter().any(|c| c.contains("`r1`: count 4 → 2")),
+        "{:?}",
+        mix.changes
+    );
+}
