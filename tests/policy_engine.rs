@@ -102,6 +102,30 @@ fn a_syntax_error_is_reported() {
 }
 
 #[test]
+fn comparing_a_number_with_text_is_refused_when_the_policy_loads() {
+    // minijinja orders 4 < "x" as true: the rule would deny every request,
+    // and a tier written this way would approve every one, silently.
+    let (_t, root) = repo_with(&policy("request.gpus < \"x\""));
+    let out = validate(&root);
+    assert_eq!(out.code, 2);
+    assert_eq!(codes(&out), vec!["policy-type-error"]);
+    let d = &out.json["diagnostics"][0];
+    assert_eq!(d["line"], 12, "the rule's `when` line");
+    assert!(
+        d["message"]
+            .as_str()
+            .unwrap()
+            .contains("compares a number with text"),
+        "{}",
+        d["message"]
+    );
+    assert_eq!(check(&root).code, 2);
+    // Repeating text is refused before it can build 100 MB strings.
+    let (_t, root) = repo_with(&policy("((request.team * 100000000) | length) > 0"));
+    assert_eq!(codes(&validate(&root)), vec!["policy-type-error"]);
+}
+
+#[test]
 fn a_condition_that_is_not_a_boolean_is_an_error_not_a_truthy_value() {
     let (_t, root) = repo_with(&policy("request.team"));
     let out = check(&root);

@@ -127,10 +127,10 @@ pub fn de_error_diagnostic(err: DeError, origin: Origin) -> Diagnostic {
         Code::ValueOutOfRange => ("out of range", "use a value within the allowed range"),
         _ => ("cannot be read", "correct the value"),
     };
-    if code == Code::WrongType {
-        if let Some((message, help)) = plain_type_error(&message) {
-            return Diagnostic::new(code, message).at(span, label).help(help);
-        }
+    if code == Code::WrongType
+        && let Some((message, help)) = plain_type_error(&message)
+    {
+        return Diagnostic::new(code, message).at(span, label).help(help);
     }
     Diagnostic::new(code, message).at(span, label).help(help)
 }

@@ -293,6 +293,20 @@ fn condition<'env>(
     if !unknown_facts(&reads, kind, owner, text.span, diags) {
         return None;
     }
+    let problems = super::typecheck::check(&text.value, kind);
+    for p in &problems {
+        diags.push(
+            Diagnostic::new(
+                Code::PolicyTypeError,
+                format!("the condition of `{owner}` {p}"),
+            )
+            .at(text.span, "kinds that do not go together")
+            .help("compare numbers with numbers and text with text (the facts' types are in docs/policy.md); multiply numbers only"),
+        );
+    }
+    if !problems.is_empty() {
+        return None;
+    }
     Some(Condition {
         text: text.value.clone(),
         span: text.span,

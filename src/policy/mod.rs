@@ -20,6 +20,7 @@ pub mod selectors;
 pub mod standing;
 pub mod stranding;
 pub mod testing;
+pub mod typecheck;
 pub mod world;
 
 use crate::capacity::Ledger;

@@ -1,0 +1,388 @@
+//! A type check of policy conditions against the fact model, at load.
+//!
+//! minijinja orders values of different kinds instead of refusing to compare
+//! them: `request.gpus < "10"` is true for every request, and
+//! `request.team < 5` false for every one, with no error. A policy that
+//! decided that way would approve or escalate everything silently. So each
+//! condition is parsed and the types of its operands inferred from literals,
+//! the facts' documented types and the filters' results; a comparison of a
+//! number with text (or with `none`, or a boolean), and a `*` that would
+//! repeat text or a list instead of multiplying numbers, are diagnostics at
+//! the rule. What cannot be inferred (a map fact's entries, `first`, a mixed
+//! `if`) is not judged here; evaluation still refuses what minijinja refuses.
+
+use super::facts::{self, SubjectKind};
+use minijinja::machinery::ast::{self, BinOpKind, CompareOpKind, Expr};
+use minijinja::value::ValueKind;
+
+/// What an expression is known to evaluate to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Ty {
+    Number,
+    Text,
+    Bool,
+    List,
+    Map,
+    None,
+    Unknown,
+}
+
+impl Ty {
+    fn said(self) -> &'static str {
+        match self {
+            Ty::Number => "a number",
+            Ty::Text => "text",
+            Ty::Bool => "a boolean",
+            Ty::List => "a list",
+            Ty::Map => "a map",
+            Ty::None => "`none`",
+            Ty::Unknown => "a value",
+        }
+    }
+}
+
+/// The problems of one condition, as sentences; empty when it passes (or
+/// does not parse: the compiler reports that).
+pub fn check(text: &str, kind: SubjectKind) -> Vec<String> {
+    let Ok(expr) = minijinja::machinery::parse_expr(text) else {
+        return Vec::new();
+    };
+    let mut problems = Vec::new();
+    infer(&expr, kind, &mut problems);
+    problems.dedup();
+    problems
+}
+
+/// The dotted path of a variable or attribute chain (`request.window.days`).
+fn path(expr: &Expr<'_>) -> Option<String> {
+    match expr {
+        Expr::Var(v) => Some(v.id.to_string()),
+        Expr::GetAttr(g) => path(&g.expr).map(|p| format!("{p}.{}", g.name)),
+        _ => None,
+    }
+}
+
+fn fact_type(path: &str, kind: SubjectKind) -> Ty {
+    let model = facts::model();
+    if let Some(f) = model.iter().find(|f| f.path == path && f.applies_to(kind)) {
+        return match f.ty.as_str() {
+            "number" | "integer" => Ty::Number,
+            "string" => Ty::Text,
+            "boolean" => Ty::Bool,
+            "map" => Ty::Map,
+            t if t.starts_with("list") => Ty::List,
+            _ => Ty::Unknown,
+        };
+    }
+    // A prefix of facts (`request.window`) is a map of them.
+    let nested = model.iter().any(|f| {
+        f.applies_to(kind)
+            && f.path.starts_with(path)
+            && f.path.as_bytes().get(path.len()) == Some(&b'.')
+    });
+    if nested { Ty::Map } else { Ty::Unknown }
+}
+
+fn constant(v: &minijinja::Value) -> Ty {
+    match v.kind() {
+        ValueKind::Number => Ty::Number,
+        ValueKind::String => Ty::Text,
+        ValueKind::Bool => Ty::Bool,
+        ValueKind::None => Ty::None,
+        ValueKind::Seq | ValueKind::Iterable => Ty::List,
+        ValueKind::Map => Ty::Map,
+        _ => Ty::Unknown,
+    }
+}
+
+fn filter_result(name: &str, input: Ty) -> Ty {
+    match name {
+        "length" | "count" | "int" | "float" | "abs" | "round" | "sum" => Ty::Number,
+        "string" | "upper" | "lower" | "title" | "capitalize" | "trim" | "join" | "replace"
+        | "money" | "percent" | "number" | "format" | "tojson" | "indent" | "urlencode" => Ty::Text,
+        "list" | "sort" | "unique" | "select" | "reject" | "selectattr" | "rejectattr" | "map"
+        | "reverse" | "batch" | "slice" | "items" | "dictsort" | "split" | "lines" => {
+            if name == "reverse" && input == Ty::Text {
+                Ty::Text
+            } else {
+                Ty::List
+            }
+        }
+        "bool" => Ty::Bool,
+        _ => Ty::Unknown,
+    }
+}
+
+fn infer(expr: &Expr<'_>, kind: SubjectKind, out: &mut Vec<String>) -> Ty {
+    match expr {
+        Expr::Var(_) | Expr::GetAttr(_) => {
+            if let Expr::GetAttr(g) = expr {
+                infer(&g.expr, kind, out);
+            }
+            path(expr).map_or(Ty::Unknown, |p| fact_type(&p, kind))
+        }
+        Expr::Const(c) => constant(&c.value),
+        Expr::Slice(s) => {
+            let t = infer(&s.expr, kind, out);
+            for e in [&s.start, &s.stop, &s.step].into_iter().flatten() {
+                infer(e, kind, out);
+            }
+            if matches!(t, Ty::Text | Ty::List) {
+                t
+            } else {
+                Ty::Unknown
+            }
+        }
+        Expr::UnaryOp(u) => {
+            let t = infer(&u.expr, kind, out);
+            match u.op {
+                ast::UnaryOpKind::Not => Ty::Bool,
+                ast::UnaryOpKind::Neg if t == Ty::Number => Ty::Number,
+                ast::UnaryOpKind::Neg => Ty::Unknown,
+            }
+        }
+        Expr::BinOp(b) => {
+            let l = infer(&b.left, kind, out);
+            let r = infer(&b.right, kind, out);
+            binop(b.op, l, r, out)
+        }
+        Expr::Compare(c) => {
+            let mut left = infer(&c.expr, kind, out);
+            for op in &c.ops {
+                let right = infer(&op.expr, kind, out);
+                compare(op.op, left, right, out);
+                left = right;
+            }
+            Ty::Bool
+        }
+        Expr::IfExpr(i) => {
+            infer(&i.test_expr, kind, out);
+            let a = infer(&i.true_expr, kind, out);
+            let b = i
+                .false_expr
+                .as_ref()
+                .map_or(Ty::None, |e| infer(e, kind, out));
+            if a == b { a } else { Ty::Unknown }
+        }
+        Expr::Filter(f) => {
+            let input = f.expr.as_ref().map_or(Ty::Unknown, |e| infer(e, kind, out));
+            args(&f.args, kind, out);
+            filter_result(f.name, input)
+        }
+        Expr::Test(t) => {
+            infer(&t.expr, kind, out);
+            args(&t.args, kind, out);
+            Ty::Bool
+        }
+        Expr::GetItem(g) => {
+            infer(&g.expr, kind, out);
+            infer(&g.subscript_expr, kind, out);
+            Ty::Unknown
+        }
+        Expr::Call(c) => {
+            let callee = match &c.expr {
+                Expr::Var(v) => Some(v.id),
+                _ => {
+                    infer(&c.expr, kind, out);
+                    None
+                }
+            };
+            args(&c.args, kind, out);
+            match callee {
+                Some("range") => Ty::List,
+                Some("dict") => Ty::Map,
+                _ => Ty::Unknown,
+            }
+        }
+        Expr::List(l) => {
+            l.items.iter().for_each(|e| {
+                infer(e, kind, out);
+            });
+            Ty::List
+        }
+        Expr::Tuple(t) => {
+            t.items.iter().for_each(|e| {
+                infer(e, kind, out);
+            });
+            Ty::List
+        }
+        Expr::Map(m) => {
+            m.keys.iter().chain(&m.values).for_each(|e| {
+                infer(e, kind, out);
+            });
+            Ty::Map
+        }
+    }
+}
+
+fn args(args: &[ast::CallArg<'_>], kind: SubjectKind, out: &mut Vec<String>) {
+    for a in args {
+        match a {
+            ast::CallArg::Pos(e)
+            | ast::CallArg::Kwarg(_, e)
+            | ast::CallArg::PosSplat(e)
+            | ast::CallArg::KwargSplat(e) => {
+                infer(e, kind, out);
+            }
+        }
+    }
+}
+
+fn known(t: Ty) -> bool {
+    t != Ty::Unknown
+}
+
+fn binop(op: BinOpKind, l: Ty, r: Ty, out: &mut Vec<String>) -> Ty {
+    use BinOpKind::*;
+    match op {
+        Eq | Ne | Lt | Lte | Gt | Gte | In => {
+            let c = match op {
+                Eq => CompareOpKind::Eq,
+                Ne => CompareOpKind::Ne,
+                Lt => CompareOpKind::Lt,
+                Lte => CompareOpKind::Lte,
+                Gt => CompareOpKind::Gt,
+                Gte => CompareOpKind::Gte,
+                _ => CompareOpKind::In,
+            };
+            compare(c, l, r, out);
+            Ty::Bool
+        }
+        ScAnd | ScOr => {
+            if l == r {
+                l
+            } else {
+                Ty::Unknown
+            }
+        }
+        Concat => Ty::Text,
+        Mul if matches!(l, Ty::Text | Ty::List) || matches!(r, Ty::Text | Ty::List) => {
+            let what = if l == Ty::Number || r == Ty::Number {
+                let t = if matches!(l, Ty::Text | Ty::List) {
+                    l
+                } else {
+                    r
+                };
+                format!(
+                    "`*` would repeat {} instead of multiplying numbers",
+                    t.said()
+                )
+            } else {
+                format!("`*` multiplies numbers, not {} and {}", l.said(), r.said())
+            };
+            out.push(what);
+            Ty::Unknown
+        }
+        Add if l == Ty::List && r == Ty::List => Ty::List,
+        Add if l == Ty::Text && r == Ty::Text => Ty::Text,
+        Add | Sub | Mul | Div | FloorDiv | Rem | Pow => {
+            if l == Ty::Number && r == Ty::Number {
+                Ty::Number
+            } else {
+                Ty::Unknown
+            }
+        }
+    }
+}
+
+fn compare(op: CompareOpKind, l: Ty, r: Ty, out: &mut Vec<String>) {
+    use CompareOpKind::*;
+    match op {
+        Lt | Lte | Gt | Gte => {
+            let orderable = matches!((l, r), (Ty::Number, Ty::Number) | (Ty::Text, Ty::Text));
+            if known(l) && known(r) && !orderable {
+                out.push(format!(
+                    "compares {} with {}: minijinja orders values of different kinds instead of refusing, so the result is the same for every subject",
+                    l.said(),
+                    r.said()
+                ));
+            } else if matches!(l, Ty::Bool | Ty::None | Ty::List | Ty::Map)
+                || matches!(r, Ty::Bool | Ty::None | Ty::List | Ty::Map)
+            {
+                let t = if matches!(l, Ty::Bool | Ty::None | Ty::List | Ty::Map) {
+                    l
+                } else {
+                    r
+                };
+                out.push(format!(
+                    "orders {}: only numbers and text have an order",
+                    t.said()
+                ));
+            }
+        }
+        Eq | Ne => {
+            let kinds_differ = known(l) && known(r) && l != r;
+            // `x == none` is how a condition asks whether a value is missing.
+            if kinds_differ && l != Ty::None && r != Ty::None {
+                let verdict = if matches!(op, Eq) { "false" } else { "true" };
+                out.push(format!(
+                    "compares {} with {}: this is {verdict} for every subject",
+                    l.said(),
+                    r.said()
+                ));
+            }
+        }
+        In | NotIn => {
+            if matches!(r, Ty::Number | Ty::Bool | Ty::None) {
+                out.push(format!("looks for a value in {}", r.said()));
+            } else if r == Ty::Text && known(l) && l != Ty::Text {
+                out.push(format!("looks for {} in text", l.said()));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn problems(text: &str) -> Vec<String> {
+        check(text, SubjectKind::Request)
+    }
+
+    #[test]
+    fn comparisons_of_different_kinds_are_refused() {
+        // minijinja says `256 < "x"` is true: every request would match.
+        let p = problems("request.gpus < \"x\"");
+        assert_eq!(p.len(), 1, "{p:?}");
+        assert!(p[0].contains("compares a number with text"), "{p:?}");
+        assert_eq!(problems("request.team < 5").len(), 1);
+        assert_eq!(problems("request.gpus < none").len(), 1);
+        assert_eq!(problems("request.gpus >= true").len(), 1);
+        assert!(problems("request.team == 5")[0].contains("false for every subject"));
+        assert!(problems("request.gpus != \"8\"")[0].contains("true for every subject"));
+        // Chained, nested and negated forms are checked too.
+        assert_eq!(problems("not (1 < request.gpus < \"9\")").len(), 1);
+        assert_eq!(
+            problems("request.gpus > 1 and (request.team | length) > \"2\"").len(),
+            1
+        );
+    }
+
+    #[test]
+    fn repetition_is_refused_and_arithmetic_is_not() {
+        assert!(problems("('x' * 100000000) | length > 0")[0].contains("would repeat text"));
+        assert!(problems("([0] * 100000000) | length > 0")[0].contains("would repeat a list"));
+        assert_eq!(problems("(range(10) * 1000) | length > 0").len(), 1);
+        assert_eq!(problems("(request.team * 3) | length > 0").len(), 1);
+        assert!(problems("request.gpus * 2 > 10").is_empty());
+        assert!(problems("12 * change.recent_growth_monthly_cost > 1").is_empty());
+    }
+
+    #[test]
+    fn the_default_pack_and_ordinary_conditions_pass() {
+        for ok in [
+            "request.gpus < 10 and team.within_quota",
+            "request.workload_class == \"inference\" and request.gpus >= 8",
+            "request.team in [\"a\", \"b\"] or request.team not in [\"c\"]",
+            "\"gpu\" in request.team",
+            "request.window.days > 183",
+            "(request.name | length) <= 63",
+            "request.priority_class == none or request.priority >= 1000",
+            "(request.resources | length) > 0",
+            "(request.gpus if request.preemptible else 0) < 10",
+        ] {
+            assert!(problems(ok).is_empty(), "{ok}: {:?}", problems(ok));
+        }
+    }
+}
