@@ -285,6 +285,32 @@ pub fn aggregates(
         ));
     }
     out.monthly_rates = rates;
+    for c in changes.iter().filter(|c| c.kind == Kind::Cluster) {
+        if c.change.kind == ChangeKind::Unchanged {
+            continue;
+        }
+        let now = world
+            .clusters
+            .get(&c.name)
+            .filter(|_| c.change.kind != ChangeKind::Removed);
+        let before = c.change.previous::<ClusterSpec>();
+        let gpus = |d: Option<&Document<ClusterSpec>>| -> f64 {
+            d.map_or(0.0, |d| {
+                d.spec
+                    .node_pools
+                    .iter()
+                    .map(|p| capacity::pool_gpus(p) as f64)
+                    .sum()
+            })
+        };
+        let cost = |d: Option<&Document<ClusterSpec>>| -> f64 {
+            d.map_or(0.0, |d| {
+                crate::policy::measure::monthly_cost(world, d, analysis.at)
+            })
+        };
+        out.clusters_gained.gpus += (gpus(now) - gpus(before)).max(0.0);
+        out.clusters_gained.monthly_cost += (cost(now) - cost(before)).max(0.0);
+    }
     out
 }
 

@@ -409,6 +409,10 @@ pub struct Aggregates {
     /// purchase-mix change in one pull request compound, though each alone is
     /// measured with the base's prices. Clusters in both revisions only.
     pub head_price_cut: std::collections::BTreeMap<String, f64>,
+    /// GPUs the change's clusters gain, summed over those that grow (one
+    /// that shrinks offsets none), and what they come to cost more a month:
+    /// capacity split across clusters adds up.
+    pub clusters_gained: Totals,
 }
 
 /// GPUs and costs added (negative: released).

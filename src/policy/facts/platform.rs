@@ -128,6 +128,18 @@ pub struct ClusterChange {
     /// GPUs the cluster's pools gained in the 30 days before the base revision, from its
     /// git history (0 without history): growth split over several pull requests adds up.
     pub recent_growth_gpus: f64,
+    /// GPUs every cluster the change touches gains, summed over those that grow (this one
+    /// among them; a cluster that shrinks offsets none): capacity split across clusters in
+    /// one pull request adds up.
+    pub pr_gained_gpus: f64,
+    /// What those clusters come to cost more a month, summed over those that cost more.
+    pub pr_gained_monthly_cost: f64,
+    /// GPUs all the base's clusters gained in the 30 days before the base revision (git
+    /// history; 0 without; a cluster new since counts all its GPUs): growth split across
+    /// clusters and pull requests adds up.
+    pub recent_fleet_growth_gpus: f64,
+    /// What all the base's clusters came to cost more a month in those 30 days.
+    pub recent_fleet_growth_monthly_cost: f64,
     /// Pools whose `nodeLabels` select more nodes than before (a label dropped, or all of
     /// them: an empty selector selects every node), and pools added with no `nodeLabels`
     /// to a cluster that has other pools: their queues and settings reach nodes they did not.
@@ -402,6 +414,10 @@ pub fn cluster(env: &Env<'_>, doc: &Document<ClusterSpec>, change: &Change) -> C
                     .copied()
                     .unwrap_or(0.0),
             ),
+            pr_gained_gpus: round(env.aggregates.clusters_gained.gpus),
+            pr_gained_monthly_cost: round(env.aggregates.clusters_gained.monthly_cost),
+            recent_fleet_growth_gpus: round(growth.clusters.values().sum()),
+            recent_fleet_growth_monthly_cost: round(growth.monthly_cost.values().sum()),
             previous: PreviousCluster {
                 gpus: prev_gpus,
                 environment: previous

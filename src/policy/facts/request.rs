@@ -210,8 +210,14 @@ pub fn request(env: &Env<'_>, req: &Document<RequestSpec>, change: &Change) -> R
                 .collect(),
             None => env.world.requests.values().collect(),
         };
+        // Priority is power over the others in the same capacity: a pod
+        // preempts only where it can be scheduled, so what the team holds in
+        // another pool or cluster lends it nothing here.
         base.into_iter()
             .filter(|r| r.spec.team.value == spec.team.value)
+            .filter(|r| {
+                r.spec.cluster.value == spec.cluster.value && r.spec.pool.value == spec.pool.value
+            })
             .filter(|r| r.spec.window.as_ref().is_none_or(|w| w.end.value > env.at))
             .collect()
     } else {

@@ -59,8 +59,10 @@ pub struct RequestChange {
     /// back do not.
     pub team_pr_delta_monthly_cost: f64,
     /// For an added or modified request, the highest priority among the team's requests in the
-    /// whole base (whichever files hold them) that hold capacity from `now` on (the request's
-    /// own base version among them when it does). When the team holds none: the priority a
+    /// same pool of the same cluster in the whole base (whichever files hold them) that hold
+    /// capacity from `now` on (the request's own base version among them when it was in that
+    /// pool): a pod preempts only where it can run, so priority held elsewhere lends none here.
+    /// When the team holds none there: the priority a
     /// request that names no class gets (the Config's default class, else the global default),
     /// or the request's own when lower or when there is no default. For a request the change leaves as it was,
     /// its own priority.
