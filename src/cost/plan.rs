@@ -351,7 +351,7 @@ fn commitment(
         {
             continue;
         }
-        let serves = prices::holds_pool_instances(entry.cluster, entry.pool, &r.spec);
+        let serves = prices::serves_pool(entry.cluster, entry.pool, &r.spec);
         let locked = super::reservation::locked(&r.spec, a.at.hour_index());
         let count = r.spec.count.value.0;
         let kept = m.kept.iter().find(|k| k.name == r.name()).map(|k| k.count);
@@ -374,8 +374,18 @@ fn commitment(
                 held,
             ));
         } else if !locked && r.spec.count.value.0 > 0 {
+            let why = if serves {
+                "the plan above re-buys its demand".to_string()
+            } else {
+                r.spec
+                    .mismatches(&entry.cluster.spec, entry.pool)
+                    .first()
+                    .map_or("it cannot serve the pool".to_string(), |m| {
+                        format!("it cannot serve the pool: {m}")
+                    })
+            };
             changes.push(format!(
-                "Reservation `{}`: count {} → 0 (the plan above re-buys its demand)",
+                "Reservation `{}`: count {} → 0 ({why})",
                 r.name(),
                 r.spec.count.value.0,
             ));

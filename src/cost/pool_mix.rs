@@ -115,7 +115,7 @@ impl Analysis<'_> {
             .reservations
             .iter()
             .filter(|(_, r)| {
-                prices::holds_pool_instances(p.cluster, p.pool, &r.spec)
+                prices::serves_pool(p.cluster, p.pool, &r.spec)
                     && r.spec.term.end.value > self.at
                     && r.spec.count.value.0 > 0
                     && !reservation::locked(&r.spec, at)
@@ -419,7 +419,10 @@ impl Analysis<'_> {
             let (start, end) = reservation::term_hours(&r.spec.term);
             let gpus = prices::reservation_gpus(self.repo, &r.spec) as f64 * f64::from(held)
                 / f64::from(count);
-            locked.push((crate::capacity::Hours { start, end }, gpus));
+            // One locked in another zone is paid and serves nothing.
+            if prices::serves_pool(p.cluster, p.pool, &r.spec) {
+                locked.push((crate::capacity::Hours { start, end }, gpus));
+            }
             if let Some(c) = prices::reservation(self.repo, &r.spec)
                 && c.hours > 0
             {

@@ -127,6 +127,17 @@ pub fn holds_pool_instances(
             .is_some_and(|t| t.value == s.instance_type.value)
 }
 
+/// Whether a reservation of the pool's own instances can hold its nodes:
+/// also in the pool's zone, where both name one (a zonal reservation in
+/// another zone bills, and serves nothing there).
+pub fn serves_pool(cluster: &Document<ClusterSpec>, pool: &NodePool, s: &ReservationSpec) -> bool {
+    holds_pool_instances(cluster, pool, s)
+        && match (&pool.zone, &s.zone) {
+            (Some(p), Some(r)) => p.value == r.value,
+            _ => true,
+        }
+}
+
 /// Prices a pool at `at`: its reserved nodes at the reservations covering it
 /// that are in force at `at` (started, not ended; the repository's
 /// `pricing_reservations`: the base's when judging a change), else at the
@@ -189,6 +200,9 @@ fn pool_with(
     let mut gpus = Decimal::ZERO;
     let mut instances: u32 = 0;
     let mut names = Vec::new();
+    // Reservations of the pool's instances in another zone: they bill an
+    // hour beside the pool, and hold none of its nodes.
+    let (mut stray_hourly, mut stray_instances) = (Decimal::ZERO, 0u32);
     let reservations = repo
         .pricing_reservations
         .as_deref()
@@ -203,6 +217,11 @@ fn pool_with(
             continue;
         };
         if rc.gpu_hours.is_zero() {
+            continue;
+        }
+        if !serves_pool(cluster, pool, s) {
+            stray_hourly += rc.per_gpu_hour * Decimal::from(rc.gpus);
+            stray_instances = stray_instances.saturating_add(s.count.value.0);
             continue;
         }
         cost += rc.per_gpu_hour * Decimal::from(rc.gpus);
@@ -274,14 +293,15 @@ fn pool_with(
         on_demand_nodes,
         spot_nodes,
         unbacked_nodes: reserved_nodes.saturating_sub(instances),
-        excess_instances,
-        excess_hourly: if gpus.is_zero() {
-            Decimal::ZERO
-        } else {
-            cost / gpus
-                * Decimal::from(excess_instances)
-                * Decimal::from(pool.gpus_per_node.value.0)
-        },
+        excess_instances: excess_instances.saturating_add(stray_instances),
+        excess_hourly: stray_hourly
+            + if gpus.is_zero() {
+                Decimal::ZERO
+            } else {
+                cost / gpus
+                    * Decimal::from(excess_instances)
+                    * Decimal::from(pool.gpus_per_node.value.0)
+            },
     }
 }
 

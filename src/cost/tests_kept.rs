@@ -421,3 +421,51 @@ fn instances_reserved_beyond_the_nodes_are_part_of_the_bill_the_plan_saves_from(
         mix.changes
     );
 }
+
+#[test]
+fn a_reservation_in_another_zone_is_billed_beside_the_pool_and_never_kept() {
+    // Pool `p` (four g8 nodes in us-east-2a, two reserved) and `mism`, one
+    // instance at 40 an hour in us-east-2b: it cannot hold the pool's nodes.
+    // The reserved nodes are priced at the catalog's 1-year 50 (6.25 a
+    // GPU-hour): (16 x 6.25 + 16 x 10.00) / 32 = 8.125, and `mism` bills 40
+    // an hour beside them: (32 x 8.125 + 40) x 730 = 219,000 a month. The
+    // plan does not keep it (it serves none of the team's 16 GPUs) and
+    // cancels it, saying why.
+    let now = at("2026-11-22T00:00:00Z");
+    let mism = g8_reservation("mism", 1, 40, "2026-10-01", "2027-04-01")
+        .replace("zone: us-east-2a", "zone: us-east-2b");
+    let repo = g8_repo(
+        now,
+        4,
+        "{reserved: 2, onDemand: 2}, zone: us-east-2a",
+        &[mism],
+        16.0,
+    );
+    let a = Analysis::new(&repo, now);
+    let price = &a.pool("c", "p").unwrap().price;
+    assert_eq!(price.blended, Some(rust_decimal::Decimal::new(8125, 3)));
+    assert_eq!((price.excess_instances, price.excess_hourly), (1, d(4000)));
+    let r = report::build(&a);
+    let row = r.pools.iter().find(|p| p.pool == "p").unwrap();
+    assert_eq!(row.monthly_cost, Some(d(21_900_000)));
+    let mix = a.mix("c", "p", 0.0).unwrap();
+    assert!(mix.kept.is_empty(), "{:?}", mix.kept);
+    let plan = plan::recommendations(&a);
+    let rec = plan
+        .iter()
+        .find(|r| r.kind == plan::RecommendationKind::CommitmentMix)
+        .unwrap();
+    assert!(
+        rec.changes.iter().any(|c| c.contains(
+            "`mism`: count 1 → 0 (it cannot serve the pool: the pool's nodes are in zone us-east-2a, the reservation in us-east-2b)"
+        )),
+        "{:?}",
+        rec.changes
+    );
+    assert_eq!(
+        rec.monthly_savings,
+        Some(d(21_900_000) - mix.monthly_plan()),
+        "{}",
+        rec.text
+    );
+}
