@@ -375,6 +375,32 @@ fn an_invalid_document_is_reported_once_not_again_by_every_reference_to_it() {
     for cascade in ["unknown-team", "unknown-cluster", "usage-unknown-reference"] {
         assert!(!out.stderr.contains(cascade), "{cascade}: {}", out.stderr);
     }
+    // A file that does not parse at all: the names its text holds are not
+    // reported again wherever they are referenced.
+    for (file, from, to, code) in [
+        (
+            "teams/inference.yaml",
+            "  costCenter: ",
+            "  costCenter: CC-1\n  costCenter: ",
+            "yaml-duplicate-key",
+        ),
+        (
+            "clusters/prod-h100.yaml",
+            "      nodes: 6\n",
+            "      nodes: [6\n",
+            "yaml-syntax",
+        ),
+    ] {
+        let (_t, repo) = example_with(|r| replace(&r.join(file), from, to));
+        let out = run(&["validate", &repo.display().to_string()], &[]);
+        assert_eq!(out.code, 2, "{}", out.stderr);
+        assert_eq!(out.stderr.matches("× error[").count(), 1, "{}", out.stderr);
+        assert!(
+            out.stderr.contains(&format!("error[{code}]")),
+            "{}",
+            out.stderr
+        );
+    }
     // A reference to a name nothing holds still is one.
     let (_t, repo) = example_with(|r| {
         replace(

@@ -215,6 +215,15 @@ fn load_yaml_file(
     let mut diags = parsed.diagnostics;
     let mut docs = Vec::new();
     let mut invalid = Vec::new();
+    // A file that did not parse has no documents to name; the names its
+    // text seems to hold are marked as not checked, so a reference to one
+    // is not another error (its own diagnostic says what is wrong).
+    if diags
+        .iter()
+        .any(|d| d.severity == crate::diag::Severity::Error)
+    {
+        invalid.extend(names_in_text(text));
+    }
     let count = parsed.documents.len();
     for (index, node) in parsed.documents.iter().enumerate() {
         let Some((kind, kind_span)) = envelope(node, file, &mut diags) else {
@@ -429,4 +438,68 @@ pub(super) fn ignore_patterns(inputs: &[Input]) -> Vec<String> {
         .flatten()
         .filter_map(|n| n.as_str().map(String::from))
         .collect()
+}
+
+/// The kind and `metadata.name` of each document a YAML text seems to
+/// hold, read line by line without parsing (for a file that does not
+/// parse): `kind: X` at the top level, and `name:` under a top-level
+/// `metadata:` (block or flow style).
+fn names_in_text(text: &str) -> Vec<(Kind, String)> {
+    fn scalar(v: &str) -> Option<String> {
+        let v = v.split(" #").next().unwrap_or("").trim();
+        let v = v.trim_matches(|c| c == '"' || c == '\'');
+        (!v.is_empty() && !v.contains(['{', '}', '[', ']', ','])).then(|| v.to_string())
+    }
+    let mut out = Vec::new();
+    let (mut kind, mut name): (Option<Kind>, Option<String>) = (None, None);
+    let mut in_metadata = false;
+    let mut flush = |kind: &mut Option<Kind>, name: &mut Option<String>| {
+        if let (Some(k), Some(n)) = (kind.take(), name.take()) {
+            out.push((k, n));
+        }
+    };
+    for line in text.lines().take(1_000_000) {
+        if line.starts_with("---") {
+            flush(&mut kind, &mut name);
+            in_metadata = false;
+            continue;
+        }
+        let top = !line.starts_with([' ', '\t']);
+        if top {
+            in_metadata = false;
+            if let Some(v) = line.strip_prefix("kind:") {
+                kind = scalar(v).and_then(|k| Kind::parse(&k));
+            } else if let Some(v) = line.strip_prefix("metadata:") {
+                let v = v.trim();
+                match v.strip_prefix('{').and_then(|v| v.split("name:").nth(1)) {
+                    Some(rest) => name = scalar(rest.split([',', '}']).next().unwrap_or("")),
+                    None => in_metadata = v.is_empty(),
+                }
+            }
+        } else if in_metadata && let Some(v) = line.trim_start().strip_prefix("name:") {
+            name = scalar(v);
+        }
+    }
+    flush(&mut kind, &mut name);
+    out
+}
+
+#[cfg(test)]
+mod names_tests {
+    use super::*;
+
+    #[test]
+    fn names_are_read_from_a_file_that_does_not_parse() {
+        let text = "apiVersion: capops.dev/v1alpha1\nkind: Team\nmetadata:\n  name: inference\n  labels: {a: b}\nspec:\n  costCenter: a\n  costCenter: b\n---\nkind: Cluster\nmetadata: {name: \"prod\", labels: {}}\nspec: {nodes: [6\n";
+        assert_eq!(
+            names_in_text(text),
+            vec![
+                (Kind::Team, "inference".to_string()),
+                (Kind::Cluster, "prod".to_string())
+            ]
+        );
+        // A spec's own `name:` keys are not the document's.
+        let text = "kind: Cluster\nspec:\n  nodePools:\n    - name: a100\n";
+        assert!(names_in_text(text).is_empty());
+    }
 }
