@@ -49,6 +49,20 @@ macro_rules! codes {
                 )
             }
 
+            /// Whether the Config may lower this code's severity: not one of
+            /// [`Code::overridable`]'s, nor a reference to a team, cluster,
+            /// pool or priority class that does not exist (a request there
+            /// would be judged, and its namespace's quota rendered, as if it
+            /// were real).
+            pub fn lowerable(self) -> bool {
+                self.overridable()
+                    && !matches!(
+                        self,
+                        Code::UnknownTeam | Code::UnknownCluster | Code::UnknownPool
+                            | Code::UnknownPriorityClass
+                    )
+            }
+
             pub fn parse(name: &str) -> Option<Code> {
                 match name { $($name => Some(Code::$variant),)* _ => None }
             }

@@ -156,15 +156,20 @@ pub fn apply_overrides(repo: &Repo, diags: &mut Vec<Diagnostic>) {
     let mut overrides = BTreeMap::new();
     for (name, sev) in &config.spec.severities {
         match Code::parse(&name.value) {
-            Some(code) if code.overridable() || sev.severity() >= code.default_severity() => {
+            Some(code) if code.lowerable() || sev.severity() >= code.default_severity() => {
                 overrides.insert(code, sev.severity());
             }
             Some(code) => diags.push(
                 Diagnostic::new(
                     Code::OverrideRefused,
                     format!(
-                        "`{code}` cannot be lowered: it stops capops from reading the repository",
-                        code = code.as_str()
+                        "`{code}` cannot be lowered: {why}",
+                        code = code.as_str(),
+                        why = if code.overridable() {
+                            "it names something that does not exist, which nothing can judge or render"
+                        } else {
+                            "it stops capops from reading the repository"
+                        }
                     ),
                 )
                 .at(name.span, "not lowered")
