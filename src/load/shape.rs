@@ -268,13 +268,20 @@ fn describe(
             vec![
                 Diagnostic::new(
                     Code::InvalidValue,
-                    format!("{path} must have at least {limit} entries"),
+                    format!(
+                        "{path} must have at least {limit} {}",
+                        if *limit == 1 { "entry" } else { "entries" }
+                    ),
                 )
                 .at(
                     at.key.map(|k| k.span(file)).unwrap_or(value_span),
                     "too few entries",
                 )
-                .help("add the missing entries"),
+                .help(if path.ends_with("spec.resources`") {
+                    "name what is asked for, as `nvidia.com/gpu: 8` (or a MIG profile's `nvidia.com/mig-1g.10gb: 7`)"
+                } else {
+                    "add the missing entries"
+                }),
             ]
         }
         ValidationErrorKind::OneOfNotValid { .. }
@@ -484,6 +491,16 @@ mod tests {
         let d = shape(Kind::PriorityClass, &text);
         assert_eq!(d[0].0, Code::MissingField);
         assert_eq!(d[0].2 as usize, text.find("spec:").unwrap());
+    }
+
+    #[test]
+    fn a_request_asking_for_nothing_is_refused() {
+        let text = "apiVersion: capops.dev/v1alpha1\nkind: CapacityRequest\nmetadata:\n  name: r\nspec:\n  team: t\n  cluster: c\n  pool: p\n  resources: {}\n  workloadClass: training\n";
+        let d = shape(Kind::CapacityRequest, text);
+        assert_eq!(d.len(), 1, "{d:?}");
+        assert_eq!(d[0].0, Code::InvalidValue);
+        assert_eq!(d[0].1, "`spec.resources` must have at least 1 entry");
+        assert_eq!(d[0].2 as usize, text.find("resources").unwrap());
     }
 
     /// A value of a kind spelled as `oneOf` constants is told the values

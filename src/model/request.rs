@@ -17,7 +17,7 @@ pub struct RequestSpec {
     pub pool: Spanned<String>,
     /// What is asked for, by resource: `nvidia.com/gpu` on whole-GPU pools,
     /// `nvidia.com/mig-<profile>` on MIG pools under the mixed strategy.
-    #[schemars(length(min = 1))]
+    #[schemars(extend("minProperties" = 1))]
     pub resources: BTreeMap<Spanned<String>, Spanned<Count>>,
     /// When the capacity is held. A request without a window holds its capacity indefinitely.
     #[serde(default)]
