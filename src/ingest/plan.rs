@@ -94,14 +94,14 @@ pub fn targets(
             known: repo.clusters.keys().cloned().collect(),
         });
     }
-    let shared = url_override.or(settings.url.as_deref());
+    let shared = url_override.or(settings.url.as_ref().map(|u| u.value.as_str()));
     let mut out = Vec::new();
     for (name, doc) in &repo.clusters {
         if only.is_some_and(|o| o != name) {
             continue;
         }
         let own = doc.spec.prometheus.as_ref();
-        let own_url = own.and_then(|p| p.url.as_deref());
+        let own_url = own.and_then(|p| p.url.as_ref().map(|u| u.value.as_str()));
         let label_value = own.and_then(|p| p.cluster_label_value.as_deref());
         let (url, value) = match (own_url, shared) {
             (Some(u), _) => (u, label_value),

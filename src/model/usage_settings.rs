@@ -59,7 +59,7 @@ pub struct PrometheusSettings {
     /// URL of a Prometheus (or any server with its HTTP API) holding the metrics of
     /// every cluster that names no URL of its own, told apart by `clusterLabel`.
     #[serde(default)]
-    pub url: Option<String>,
+    pub url: Option<Spanned<String>>,
     /// Label that names the cluster in a shared Prometheus (default `cluster`).
     #[serde(default = "d_cluster_label")]
     pub cluster_label: String,
@@ -70,7 +70,7 @@ pub struct PrometheusSettings {
     /// PEM file of a CA that signs the server's certificate, trusted besides the
     /// system's roots; relative paths are from the repository root.
     #[serde(default)]
-    pub ca_file: Option<String>,
+    pub ca_file: Option<Spanned<String>>,
     /// Seconds one query may take before it is abandoned and retried (default 60).
     #[serde(default = "d_timeout")]
     #[schemars(range(min = 1, max = 3600))]
@@ -133,7 +133,7 @@ impl Default for Queries {
 pub struct ClusterPrometheus {
     /// URL of this cluster's own Prometheus (default: the Config's `usage.prometheus.url`).
     #[serde(default)]
-    pub url: Option<String>,
+    pub url: Option<Spanned<String>>,
     /// Value of the Config's `usage.prometheus.clusterLabel` that selects this cluster.
     /// Default: the Cluster's name on a shared Prometheus; no selector on its own `url`.
     #[serde(default)]

@@ -12,6 +12,7 @@ pub mod invariants;
 pub mod names;
 pub mod pools;
 mod team_limits;
+pub mod usage_source;
 
 use crate::diag::{self, Code, Diagnostic, SourceMap, Span};
 use crate::load::{Loaded, TypedDoc};
