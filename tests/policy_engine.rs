@@ -126,6 +126,29 @@ fn comparing_a_number_with_text_is_refused_when_the_policy_loads() {
 }
 
 #[test]
+fn a_request_no_tier_matches_is_never_approved() {
+    // The only tier approves under 2 GPUs with nobody asked; the request
+    // asks for 4. It lands in the top tier, which asks for no approval, but
+    // nothing judged it: it needs approval, and check exits 2.
+    let text = policy("false").replace(
+        "when: \"true\"\n  rules:",
+        "when: request.gpus < 2\n  rules:",
+    );
+    let (_t, root) = repo_with(&text);
+    let out = check(&root);
+    assert_eq!(out.code, 2, "{:?}", out.json);
+    assert!(codes(&out).contains(&"policy-no-tier-matched".to_string()));
+    let d = out.json["decisions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["name"] == "r")
+        .unwrap();
+    assert_eq!(d["decision"], "needs-approval");
+    assert!(out.json["summary"]["needsApproval"].as_u64().unwrap() >= 1);
+}
+
+#[test]
 fn a_condition_that_is_not_a_boolean_is_an_error_not_a_truthy_value() {
     let (_t, root) = repo_with(&policy("request.team"));
     let out = check(&root);

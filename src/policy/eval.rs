@@ -102,6 +102,9 @@ pub fn evaluate(
                         .help("make the last tier's condition `true` so that every request lands somewhere"),
                     );
                 }
+                // Judged by nothing: never approved, even where the top
+                // tier asks for no approval.
+                failed = true;
                 policy.tiers.len().saturating_sub(1)
             }
         };
