@@ -512,11 +512,12 @@ pub fn cents(d: Decimal) -> Decimal {
     c
 }
 
-/// A float quantity (GPU-hours, a share) as a decimal, to eight places: fine
-/// enough that a share of a multi-million commitment is right to the cent.
+/// A float quantity (GPU-hours, a share) as a decimal, to twelve places:
+/// fine enough that a share of a billion-dollar commitment is right to the
+/// cent (eight places left 5/12 of 2,803,200 a cent short).
 pub fn decimal(x: f64) -> Decimal {
     Decimal::from_f64_retain(x)
-        .map(|d| d.round_dp(8))
+        .map(|d| d.round_dp(12))
         .unwrap_or_default()
 }
 

@@ -553,3 +553,19 @@ fn a_reservation_that_cannot_serve_the_pool_takes_none_of_its_demand() {
     let other = a.reservation("other").expect("an analysis");
     assert!(other.utilization_p50 < 1e-9, "{}", other.utilization_p50);
 }
+
+#[test]
+fn shares_of_millions_are_right_to_the_cent() {
+    // A reservation of 2,803,200 busy 5/12 of its term strands 7/12 of it:
+    // 1,635,200.00 exactly (a share kept to eight places made it .99).
+    let share = prices::decimal(1.0 - 5.0 / 12.0);
+    assert_eq!(
+        (Decimal::from(2_803_200) * share).round_dp(2),
+        Decimal::from(1_635_200)
+    );
+    // A billion at a third: 333,333,333.33.
+    assert_eq!(
+        (Decimal::from(1_000_000_000) * prices::decimal(1.0 / 3.0)).round_dp(2),
+        Decimal::new(33_333_333_333, 2)
+    );
+}
