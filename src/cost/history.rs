@@ -7,7 +7,9 @@
 //! measured before `--at`. A team's day is the mean of the hours it was
 //! measured (its gaps are not zeros; the hours before its first row or
 //! after its last, while the pool was measured, are); a pool's day is the
-//! sum of its teams' days; a month is the mean of its measured days.
+//! sum of its teams' days (a day one of its teams, between its first row
+//! and its last, was not measured at all is left out); a month is the mean
+//! of its measured days.
 //! Use is capped at the hour's allocation (as in the lookback), and
 //! utilization is used over allocated, summed over the team-hours measured
 //! both ways: never above 1.
@@ -70,7 +72,8 @@ fn add(slot: &mut Option<f64>, x: f64) {
 /// The pool's days before day `before`, its teams' daily means summed. A
 /// team counts from its first row to its last: the hours of a day the pool
 /// was measured but the team was not there yet (or any more) are zeros; its
-/// gaps are left out of its mean. Use is capped at the hour's allocation
+/// gaps are left out of its mean, and a whole day of its span without a
+/// measured hour leaves the pool's day out. Use is capped at the hour's allocation
 /// when that is measured (as in the lookback), and the paired sums count
 /// only the hours measured both ways, so utilization is never above 1.
 fn pool_days(series: &[(&Hourly, &Hourly)], before: i64) -> BTreeMap<i64, PoolDay> {
@@ -79,6 +82,7 @@ fn pool_days(series: &[(&Hourly, &Hourly)], before: i64) -> BTreeMap<i64, PoolDa
     let end = spans.map(|(a, _)| a.end()).max().unwrap_or(0);
     let overlap = |lo: i64, hi: i64, from: i64, to: i64| (hi.min(to) - lo.max(from)).max(0);
     let mut days: BTreeMap<i64, PoolDay> = BTreeMap::new();
+    let mut gaps = std::collections::BTreeSet::new();
     for (allocated, used) in series {
         let (from, to) = (allocated.start, allocated.end());
         // The hours a day's mean is over: those measured, and those the pool
@@ -110,17 +114,33 @@ fn pool_days(series: &[(&Hourly, &Hourly)], before: i64) -> BTreeMap<i64, PoolDa
                 e.1 += u;
             }
         }
-        for d in allocated.days().iter().filter(|d| d.day < before) {
+        let measured = allocated.days();
+        for d in measured.iter().filter(|d| d.day < before) {
             let day = days.entry(d.day).or_default();
             add(&mut day.allocated, d.sum / hours(d));
+            // Utilization weighs team-hours: a day measured five hours
+            // counts five hours, not a day's worth.
             if let Some(&(a, u)) = paired.get(&d.day) {
-                day.paired_allocated += a / hours(d);
-                day.paired_used += u / hours(d);
+                day.paired_allocated += a;
+                day.paired_used += u;
+            }
+        }
+        // A day inside the team's span with no hour of it measured is a gap
+        // for the pool: the others' sum would read as a drop in demand.
+        if to > from {
+            let have: std::collections::BTreeSet<i64> = measured.iter().map(|d| d.day).collect();
+            for day in from.div_euclid(24)..=(to - 1).div_euclid(24) {
+                if day < before && !have.contains(&day) {
+                    gaps.insert(day);
+                }
             }
         }
         for (&d, &u) in used.iter().filter(|(d, _)| **d < before) {
             add(&mut days.entry(d).or_default().used, u);
         }
+    }
+    for day in gaps {
+        days.remove(&day);
     }
     days
 }
