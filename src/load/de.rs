@@ -197,10 +197,13 @@ impl<'de> MapAccess<'de> for MapDe<'de> {
             .value
             .take()
             .ok_or_else(|| <DeError as de::Error>::custom("value requested before key"))?;
-        seed.deserialize(NodeDe {
+        let de = NodeDe {
             node,
             file: self.file,
-        })
+        };
+        // A check made after the value was read (a range, in a type's own
+        // `Deserialize`) is the value's problem, not its mapping's.
+        seed.deserialize(de).map_err(|e| de.locate(e))
     }
 
     fn size_hint(&self) -> Option<usize> {
@@ -294,5 +297,28 @@ mod tests {
         let err = from_node::<Doc>(&p.documents[0], FileId(0)).unwrap_err();
         assert_eq!(err.span.unwrap().start, 17);
         assert!(err.message.contains("invalid type"), "{}", err.message);
+    }
+
+    #[test]
+    fn a_range_checked_after_reading_points_at_the_value_not_its_mapping() {
+        #[derive(Deserialize, Debug)]
+        struct Outer {
+            #[allow(dead_code)]
+            inner: Inner,
+        }
+        #[derive(Deserialize, Debug)]
+        struct Inner {
+            #[allow(dead_code)]
+            a: u32,
+            #[allow(dead_code)]
+            cost: crate::model::money::Money,
+        }
+        let text = "inner:\n  a: 1\n  cost: 10000000001\n";
+        let p = yaml::parse(text, FileId(0));
+        let err = from_node::<Outer>(&p.documents[0], FileId(0)).unwrap_err();
+        assert_eq!(
+            err.span.unwrap().start as usize,
+            text.find("10000000001").unwrap()
+        );
     }
 }
