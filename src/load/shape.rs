@@ -241,13 +241,16 @@ fn describe(
         ],
         ValidationErrorKind::Pattern { pattern } => {
             let (what, help) = pattern_hint(pattern);
+            // A date or time written in another form is a date problem.
+            let code = if pattern == crate::model::types::TIMESTAMP_PATTERN {
+                Code::InvalidDate
+            } else {
+                Code::InvalidValue
+            };
             vec![
-                Diagnostic::new(
-                    Code::InvalidValue,
-                    format!("{path} must be {what}, found {found}"),
-                )
-                .at(value_span, "not in the allowed form")
-                .help(help),
+                Diagnostic::new(code, format!("{path} must be {what}, found {found}"))
+                    .at(value_span, "not in the allowed form")
+                    .help(help),
             ]
         }
         ValidationErrorKind::MinLength { limit } | ValidationErrorKind::MaxLength { limit } => {
@@ -418,7 +421,7 @@ fn pattern_hint(pattern: &str) -> (String, String) {
     } else if pattern == TIMESTAMP_PATTERN {
         (
             "a date or date-time".into(),
-            "write a date as 2026-12-01 or a time as 2026-12-01T08:00:00Z".into(),
+            "write a date as 2026-12-01 or a time with its zone as 2026-12-01T08:00:00Z (or +02:00)".into(),
         )
     } else if pattern.contains("[0-9]+(\\.[0-9]+)?") {
         (
@@ -491,6 +494,18 @@ mod tests {
         let d = shape(Kind::PriorityClass, &text);
         assert_eq!(d[0].0, Code::MissingField);
         assert_eq!(d[0].2 as usize, text.find("spec:").unwrap());
+    }
+
+    #[test]
+    fn a_date_in_another_form_is_a_date_problem() {
+        for bad in ["tomorrow", "2026/06/01", "2026-06-01T08:00:00"] {
+            let text = format!(
+                "apiVersion: capops.dev/v1alpha1\nkind: CapacityRequest\nmetadata:\n  name: r\nspec:\n  team: t\n  cluster: c\n  pool: p\n  resources: {{nvidia.com/gpu: 1}}\n  window: {{start: \"{bad}\", end: 2027-01-01}}\n  workloadClass: training\n"
+            );
+            let d = shape(Kind::CapacityRequest, &text);
+            assert_eq!(d.len(), 1, "{bad}: {d:?}");
+            assert_eq!(d[0].0, Code::InvalidDate, "{bad}");
+        }
     }
 
     #[test]
