@@ -137,6 +137,9 @@ pub fn check_url(url: &str) -> Result<(), PlanError> {
     {
         return Err(bad("the scheme must be http or https"));
     }
+    if let Some(reason) = crate::model::usage_settings::url_problem(url) {
+        return Err(bad(reason));
+    }
     let uri: hyper::Uri = url.parse().map_err(|_| bad("it does not parse as a URL"))?;
     match uri.scheme_str() {
         Some("http" | "https") => {}
@@ -154,17 +157,7 @@ pub fn check_url(url: &str) -> Result<(), PlanError> {
     Ok(())
 }
 
-/// A URL safe to print: anything before an `@` in the authority is dropped.
-pub fn redact(url: &str) -> String {
-    let (scheme, rest) = url.split_once("://").unwrap_or(("", url));
-    let (authority, path) = match rest.find('/') {
-        Some(i) => rest.split_at(i),
-        None => (rest, ""),
-    };
-    let host = authority.rsplit('@').next().unwrap_or(authority);
-    let sep = if scheme.is_empty() { "" } else { "://" };
-    format!("{scheme}{sep}{host}{path}")
-}
+pub use crate::model::usage_settings::redact_url as redact;
 
 /// Escapes a PromQL double-quoted string.
 fn escape(value: &str) -> String {

@@ -204,3 +204,38 @@ fn d_used() -> String {
 fn d_nodes() -> String {
     DEFAULT_NODES.into()
 }
+
+/// What makes `url` unusable as a Prometheus URL, by its text alone:
+/// another scheme than http(s), no host, credentials, a query or a
+/// fragment (`None`: usable, as far as its text goes).
+pub fn url_problem(url: &str) -> Option<&'static str> {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return Some("it names no scheme (write http:// or https://)");
+    };
+    if !scheme.eq_ignore_ascii_case("http") && !scheme.eq_ignore_ascii_case("https") {
+        return Some("the scheme must be http or https");
+    }
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    if authority.contains('@') {
+        return Some("credentials in the URL are not accepted");
+    }
+    if authority.is_empty() {
+        return Some("it names no host");
+    }
+    if url.contains('?') || url.contains('#') {
+        return Some("it must not carry a query or fragment");
+    }
+    None
+}
+
+/// A URL safe to print: anything before an `@` in the authority is dropped.
+pub fn redact_url(url: &str) -> String {
+    let (scheme, rest) = url.split_once("://").unwrap_or(("", url));
+    let (authority, path) = match rest.find('/') {
+        Some(i) => rest.split_at(i),
+        None => (rest, ""),
+    };
+    let host = authority.rsplit('@').next().unwrap_or(authority);
+    let sep = if scheme.is_empty() { "" } else { "://" };
+    format!("{scheme}{sep}{host}{path}")
+}

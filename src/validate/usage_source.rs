@@ -26,9 +26,9 @@ pub fn check(repo: &Repo, diags: &mut Vec<Diagnostic>) {
 }
 
 fn check_url(url: &Spanned<String>, field: &str, diags: &mut Vec<Diagnostic>) {
-    if let Err(crate::ingest::plan::PlanError::BadUrl { url: shown, reason }) =
-        crate::ingest::plan::check_url(&url.value)
-    {
+    use crate::model::usage_settings::{redact_url, url_problem};
+    if let Some(reason) = url_problem(&url.value) {
+        let shown = redact_url(&url.value);
         diags.push(
             Diagnostic::new(
                 Code::PrometheusUrlInvalid,
