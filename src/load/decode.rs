@@ -67,8 +67,8 @@ pub(super) fn decode<'a>(
                 Diagnostic::new(
                     Code::FileTooLarge,
                     format!(
-                        "this file is {} MiB; capops reads files of at most {} MiB",
-                        size / (1024 * 1024),
+                        "this file is {size} bytes ({:.1} MiB); capops reads files of at most {} MiB ({MAX_FILE_BYTES} bytes)",
+                        *size as f64 / (1024.0 * 1024.0),
                         MAX_FILE_BYTES / (1024 * 1024)
                     ),
                 )

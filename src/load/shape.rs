@@ -264,7 +264,14 @@ fn describe(
                     Code::InvalidValue,
                     format!("{path} must be {bound} {limit} characters long, found {found}"),
                 )
-                .at(value_span, "wrong length"),
+                .at(value_span, "wrong length")
+                .help(match at.value.as_str() {
+                    Some(text) => format!(
+                        "it is {} characters long; write one of {bound} {limit}",
+                        text.chars().count()
+                    ),
+                    None => format!("write a value of {bound} {limit} characters"),
+                }),
             ]
         }
         ValidationErrorKind::MinItems { limit } | ValidationErrorKind::MinProperties { limit } => {
@@ -379,7 +386,15 @@ fn describe_value(node: &Node) -> String {
         Value::Bool(b) => format!("the boolean {b}"),
         Value::Int(i) => format!("{i}"),
         Value::UInt(u) => format!("{u}"),
-        Value::Float(f) => format!("the number {f}"),
+        Value::Float(f) => {
+            // 1e308 and 1e-320 as written, not as 300 digits.
+            let plain = format!("{f}");
+            if plain.len() > 24 {
+                format!("the number {f:e}")
+            } else {
+                format!("the number {plain}")
+            }
+        }
         Value::Str(s) => {
             let short: String = s.chars().take(40).collect();
             let ell = if s.chars().count() > 40 { "…" } else { "" };
@@ -494,6 +509,21 @@ mod tests {
         let d = shape(Kind::PriorityClass, &text);
         assert_eq!(d[0].0, Code::MissingField);
         assert_eq!(d[0].2 as usize, text.find("spec:").unwrap());
+    }
+
+    #[test]
+    fn huge_and_tiny_numbers_are_shown_as_written() {
+        for (v, shown) in [
+            ("1e308", "the number 1e308"),
+            ("1e-320", "the number 1e-320"),
+        ] {
+            let text = format!(
+                "apiVersion: capops.dev/v1alpha1\nkind: CapacityRequest\nmetadata:\n  name: r\nspec:\n  team: t\n  cluster: c\n  pool: p\n  resources: {{nvidia.com/gpu: {v}}}\n  workloadClass: training\n"
+            );
+            let d = shape(Kind::CapacityRequest, &text);
+            assert_eq!(d.len(), 1, "{v}: {d:?}");
+            assert!(d[0].1.ends_with(shown), "{v}: {:?}", d[0].1);
+        }
     }
 
     #[test]

@@ -274,7 +274,8 @@ impl RowReader<'_> {
                     Code::UsageUsedExceedsAllocated,
                     format!("{u} GPUs used but only {a} allocated"),
                 )
-                .at(span(5), "more than allocated"),
+                .at(span(5), "more than allocated")
+                .help("a pod can only use GPUs allocated to it: check the collector's queries (capops counts use up to the allocation)"),
             );
         }
         let (cluster, pool, team) = (trim(cells[1]), trim(cells[2]), trim(cells[3]));

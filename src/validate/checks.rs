@@ -374,7 +374,11 @@ fn check_priority_classes(repo: &Repo, diags: &mut Vec<Diagnostic>) {
                     ),
                 )
                 .at(value.span, "out of range")
-                .help("Kubernetes reserves values above 1000000000 for system classes"),
+                .help(if value.value > HIGHEST_USER_PRIORITY {
+                    "Kubernetes reserves values above 1000000000 for system classes"
+                } else {
+                    "a PriorityClass value is a 32-bit integer, at least -2147483648"
+                }),
             );
         }
         if class.name().starts_with("system-") {

@@ -550,7 +550,7 @@ impl Builder<'_> {
                 },
                 "does not fit in 64 bits",
             )
-            .help("GPU and instance counts are small whole numbers; check for extra digits"),
+            .help("no whole number capops reads needs more than 19 digits (counts and priorities are far smaller); check for extra digits"),
         );
         Value::Float(value.parse().unwrap_or(f64::MAX))
     }
