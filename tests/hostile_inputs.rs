@@ -401,6 +401,22 @@ fn an_invalid_document_is_reported_once_not_again_by_every_reference_to_it() {
             out.stderr
         );
     }
+    // A MIG profile spelled otherwise is one error with one fix: the team
+    // quota keyed by the device plugin's name is not told to follow the typo.
+    let (_t, repo) = example_with(|r| {
+        replace(
+            &r.join("clusters/prod-h100.yaml"),
+            "1g.10gb: 2",
+            "1G.10GB: 2",
+        )
+    });
+    let out = run(&["validate", &repo.display().to_string()], &[]);
+    assert_eq!(out.stderr.matches("× error[").count(), 1, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("error[mig-profile-spelling]"),
+        "{}",
+        out.stderr
+    );
     // A reference to a name nothing holds still is one.
     let (_t, repo) = example_with(|r| {
         replace(

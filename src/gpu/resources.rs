@@ -154,7 +154,10 @@ pub fn provided(pool: &NodePool, strategy: MigStrategy) -> Vec<Provided> {
                 let per_gpu = count.value.0 * replicas;
                 let eq = p.compute_slices as f64 / share as f64 / replicas as f64;
                 let resource = match strategy {
-                    MigStrategy::Mixed => mig::resource_name(&name.value),
+                    // As the device plugin names it: a layout that spells a
+                    // profile otherwise is its own error (mig-profile-spelling),
+                    // and the teams' keys are checked against the real name.
+                    MigStrategy::Mixed => mig::resource_name(&mig::spelling(&name.value)),
                     MigStrategy::Single => GPU.to_string(),
                 };
                 match out.iter_mut().find(|o| o.resource == resource) {

@@ -185,7 +185,7 @@ fn check_pool(cluster: &Document<ClusterSpec>, pool: &NodePool, diags: &mut Vec<
                                 name.value
                             ),
                         )
-                        .at(name.span, "rendered into resource names as written")
+                        .at(name.span, "not the device plugin's spelling")
                         .help(format!("write `{spelled}`")),
                     );
                     continue;
