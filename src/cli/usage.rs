@@ -219,16 +219,6 @@ fn pull(cli: &Cli, args: &PullArgs, io: &mut Io<'_>) -> Outcome {
     let root = &args.path;
     let ca = match &settings.ca_file {
         None => None,
-        Some(p) if !crate::validate::usage_source::inside_repository(&p.value) => {
-            return Err(invalid(
-                io,
-                &format!(
-                    "`usage.prometheus.caFile` `{}` is not a path inside the repository",
-                    p.value.escape_debug()
-                ),
-                Some("commit the CA's PEM file and name it relative to the repository root"),
-            ));
-        }
         Some(p) => {
             let file = root.join(&p.value);
             match std::fs::read(&file) {

@@ -111,7 +111,7 @@ codes! {
     UnknownPool = "unknown-pool", Error, "a reference names a node pool the cluster does not have";
     UnknownPriorityClass = "unknown-priority-class", Error, "a reference names a PriorityClass that does not exist";
     UnknownRole = "unknown-role", Error, "an approval names a role the Config does not define";
-    PrometheusUrlInvalid = "prometheus-url-invalid", Error, "a Prometheus URL carries credentials, a query or a fragment or is not http(s), or a CA file is outside the repository";
+    PrometheusUrlInvalid = "prometheus-url-invalid", Error, "a Prometheus URL carries credentials, a query or a fragment, or is not http(s)";
     WindowInverted = "window-inverted", Error, "a time window ends before or when it starts";
     InvalidResourceName = "invalid-resource-name", Error, "a resource name is not one capops can quota";
     ResourceNotInPool = "resource-not-in-pool", Error, "a request asks for a resource its pool does not provide";

@@ -210,6 +210,33 @@ pub fn suggest<'a, I>(word: &str, candidates: I, what: &str) -> String
 where
     I: IntoIterator<Item = &'a str> + Clone,
 {
+    // One edit away is a typo; otherwise a word that is the start of some
+    // names (`v100` of `v100-16gb` and `v100-32gb`) means one of them,
+    // whatever else is a few edits away.
+    if let Some(c) = closest(word, candidates.clone())
+        && edit_distance(word, c) <= 1
+    {
+        return format!("did you mean `{c}`?");
+    }
+    let lower = word.trim().to_ascii_lowercase();
+    if lower.len() >= 2 {
+        let mut starting: Vec<&str> = candidates
+            .clone()
+            .into_iter()
+            .filter(|c| c.len() > lower.len() && c.to_ascii_lowercase().starts_with(&lower))
+            .collect();
+        starting.sort_unstable();
+        starting.dedup();
+        match starting.as_slice() {
+            [] => {}
+            [one] => return format!("did you mean `{one}`?"),
+            some if some.len() <= 4 => {
+                let shown: Vec<String> = some.iter().map(|c| format!("`{c}`")).collect();
+                return format!("did you mean one of {}?", shown.join(", "));
+            }
+            _ => {}
+        }
+    }
     if let Some(c) = closest(word, candidates.clone()) {
         return format!("did you mean `{c}`?");
     }
@@ -246,6 +273,16 @@ mod tests {
         let s = suggest("zzz", ["b", "a"], "teams");
         assert_eq!(s, "known teams: `a`, `b`");
         assert_eq!(suggest("x", [], "teams"), "there are no teams");
+        // The start of some names is one of them, not a near stranger.
+        let models = ["a10g", "v100-16gb", "v100-32gb", "a100-40gb"];
+        assert_eq!(
+            suggest("v100", models, "models"),
+            "did you mean one of `v100-16gb`, `v100-32gb`?"
+        );
+        assert_eq!(
+            suggest("a10", models, "models"),
+            "did you mean one of `a100-40gb`, `a10g`?"
+        );
     }
 
     #[test]

@@ -285,11 +285,19 @@ pub fn aggregates(
         ));
     }
     out.monthly_rates = rates;
+    out
+}
+
+/// What the change's clusters gain, as the head has them against the base:
+/// GPUs and monthly cost (priced with the judging world's catalogs), summed
+/// over the clusters that grow (one that shrinks offsets none).
+pub fn clusters_gained(world: &Repo, head: &Repo, changes: &[Changed], at: Timestamp) -> Totals {
+    let mut out = Totals::default();
     for c in changes.iter().filter(|c| c.kind == Kind::Cluster) {
         if c.change.kind == ChangeKind::Unchanged {
             continue;
         }
-        let now = world
+        let now = head
             .clusters
             .get(&c.name)
             .filter(|_| c.change.kind != ChangeKind::Removed);
@@ -304,12 +312,10 @@ pub fn aggregates(
             })
         };
         let cost = |d: Option<&Document<ClusterSpec>>| -> f64 {
-            d.map_or(0.0, |d| {
-                crate::policy::measure::monthly_cost(world, d, analysis.at)
-            })
+            d.map_or(0.0, |d| crate::policy::measure::monthly_cost(world, d, at))
         };
-        out.clusters_gained.gpus += (gpus(now) - gpus(before)).max(0.0);
-        out.clusters_gained.monthly_cost += (cost(now) - cost(before)).max(0.0);
+        out.gpus += (gpus(now) - gpus(before)).max(0.0);
+        out.monthly_cost += (cost(now) - cost(before)).max(0.0);
     }
     out
 }

@@ -247,6 +247,7 @@ pub fn check(input: &CheckInput<'_>) -> CheckResult {
     let mut aggregates = judge::aggregates(world, analysis, &changes, input.recent_growth);
     aggregates.stranding = stranding::released(world, input.base, analysis, &changes);
     aggregates.platform_growth = input.platform_growth.clone();
+    aggregates.clusters_gained = judge::clusters_gained(world, input.head, &changes, input.at);
     aggregates.serving_in_head = input
         .head
         .reservations

@@ -6,9 +6,9 @@
 //! decided that way would approve or escalate everything silently. So each
 //! condition is parsed and the types of its operands inferred from literals,
 //! the facts' documented types and the filters' results; a comparison of a
-//! number with text (or with `none`, or a boolean), and a `*` that would
-//! repeat text or a list instead of multiplying numbers, are diagnostics at
-//! the rule. What cannot be inferred (a map fact's entries, `first`, a mixed
+//! number with text (or of a fact, never `none`, with `none`; booleans are
+//! the numbers 0 and 1 to minijinja), and a `*` that would repeat text or a
+//! list instead of multiplying numbers, are diagnostics at the rule. What cannot be inferred (a map fact's entries, `first`, a mixed
 //! `if`) is not judged here; evaluation still refuses what minijinja refuses.
 
 use super::facts::{self, SubjectKind};
@@ -166,18 +166,37 @@ fn infer(expr: &Expr<'_>, kind: SubjectKind, out: &mut Vec<String>) -> Ty {
         }
         Expr::Filter(f) => {
             let input = f.expr.as_ref().map_or(Ty::Unknown, |e| infer(e, kind, out));
-            args(&f.args, kind, out);
-            filter_result(f.name, input)
+            let given = args(&f.args, kind, out);
+            match (f.name, given.first()) {
+                // What `default` gives is the value or its fallback.
+                ("default" | "d", Some(&fallback)) if fallback == input => input,
+                ("default" | "d", _) => Ty::Unknown,
+                (name, _) => filter_result(name, input),
+            }
         }
         Expr::Test(t) => {
-            infer(&t.expr, kind, out);
-            args(&t.args, kind, out);
+            let subject = infer(&t.expr, kind, out);
+            let given = args(&t.args, kind, out);
+            // `x is gt(10)` compares as `x > 10` does.
+            let op = match t.name {
+                "eq" | "equalto" | "==" | "sameas" => Some(CompareOpKind::Eq),
+                "ne" | "!=" => Some(CompareOpKind::Ne),
+                "lt" | "lessthan" | "<" => Some(CompareOpKind::Lt),
+                "le" | "<=" => Some(CompareOpKind::Lte),
+                "gt" | "greaterthan" | ">" => Some(CompareOpKind::Gt),
+                "ge" | ">=" => Some(CompareOpKind::Gte),
+                _ => None,
+            };
+            if let (Some(op), Some(&other)) = (op, given.first()) {
+                compare(op, subject, other, out);
+            }
             Ty::Bool
         }
         Expr::GetItem(g) => {
-            infer(&g.expr, kind, out);
+            let t = infer(&g.expr, kind, out);
             infer(&g.subscript_expr, kind, out);
-            Ty::Unknown
+            // A character of a text is text.
+            if t == Ty::Text { Ty::Text } else { Ty::Unknown }
         }
         Expr::Call(c) => {
             let callee = match &c.expr {
@@ -187,7 +206,7 @@ fn infer(expr: &Expr<'_>, kind: SubjectKind, out: &mut Vec<String>) -> Ty {
                     None
                 }
             };
-            args(&c.args, kind, out);
+            let _ = args(&c.args, kind, out);
             match callee {
                 Some("range") => Ty::List,
                 Some("dict") => Ty::Map,
@@ -215,21 +234,27 @@ fn infer(expr: &Expr<'_>, kind: SubjectKind, out: &mut Vec<String>) -> Ty {
     }
 }
 
-fn args(args: &[ast::CallArg<'_>], kind: SubjectKind, out: &mut Vec<String>) {
+/// Checks the arguments; returns the types of the positional ones.
+fn args(args: &[ast::CallArg<'_>], kind: SubjectKind, out: &mut Vec<String>) -> Vec<Ty> {
+    let mut positional = Vec::new();
     for a in args {
         match a {
-            ast::CallArg::Pos(e)
-            | ast::CallArg::Kwarg(_, e)
-            | ast::CallArg::PosSplat(e)
-            | ast::CallArg::KwargSplat(e) => {
+            ast::CallArg::Pos(e) => positional.push(infer(e, kind, out)),
+            ast::CallArg::Kwarg(_, e) | ast::CallArg::PosSplat(e) | ast::CallArg::KwargSplat(e) => {
                 infer(e, kind, out);
             }
         }
     }
+    positional
 }
 
 fn known(t: Ty) -> bool {
     t != Ty::Unknown
+}
+
+/// Booleans compare as the numbers 0 and 1 in minijinja.
+fn numeric(t: Ty) -> Ty {
+    if t == Ty::Bool { Ty::Number } else { t }
 }
 
 fn binop(op: BinOpKind, l: Ty, r: Ty, out: &mut Vec<String>) -> Ty {
@@ -289,6 +314,8 @@ fn compare(op: CompareOpKind, l: Ty, r: Ty, out: &mut Vec<String>) {
     use CompareOpKind::*;
     match op {
         Lt | Lte | Gt | Gte => {
+            // minijinja orders booleans as the numbers 0 and 1.
+            let (l, r) = (numeric(l), numeric(r));
             let orderable = matches!((l, r), (Ty::Number, Ty::Number) | (Ty::Text, Ty::Text));
             if known(l) && known(r) && !orderable {
                 out.push(format!(
@@ -296,10 +323,10 @@ fn compare(op: CompareOpKind, l: Ty, r: Ty, out: &mut Vec<String>) {
                     l.said(),
                     r.said()
                 ));
-            } else if matches!(l, Ty::Bool | Ty::None | Ty::List | Ty::Map)
-                || matches!(r, Ty::Bool | Ty::None | Ty::List | Ty::Map)
+            } else if matches!(l, Ty::None | Ty::List | Ty::Map)
+                || matches!(r, Ty::None | Ty::List | Ty::Map)
             {
-                let t = if matches!(l, Ty::Bool | Ty::None | Ty::List | Ty::Map) {
+                let t = if matches!(l, Ty::None | Ty::List | Ty::Map) {
                     l
                 } else {
                     r
@@ -311,14 +338,19 @@ fn compare(op: CompareOpKind, l: Ty, r: Ty, out: &mut Vec<String>) {
             }
         }
         Eq | Ne => {
-            let kinds_differ = known(l) && known(r) && l != r;
-            // `x == none` is how a condition asks whether a value is missing.
-            if kinds_differ && l != Ty::None && r != Ty::None {
-                let verdict = if matches!(op, Eq) { "false" } else { "true" };
+            let verdict = if matches!(op, Eq) { "false" } else { "true" };
+            let (nl, nr) = (numeric(l), numeric(r));
+            if known(l) && known(r) && nl != nr && l != Ty::None && r != Ty::None {
                 out.push(format!(
                     "compares {} with {}: this is {verdict} for every subject",
                     l.said(),
                     r.said()
+                ));
+            } else if (l == Ty::None) != (r == Ty::None) && known(l) && known(r) {
+                // Facts are never `none` (text facts are "" when unset).
+                out.push(format!(
+                    "compares {} with `none`: facts are never none, so this is {verdict} for every subject (an unset text fact is \"\", an unset number 0)",
+                    if l == Ty::None { r.said() } else { l.said() }
                 ));
             }
         }
@@ -348,7 +380,17 @@ mod tests {
         assert!(p[0].contains("compares a number with text"), "{p:?}");
         assert_eq!(problems("request.team < 5").len(), 1);
         assert_eq!(problems("request.gpus < none").len(), 1);
-        assert_eq!(problems("request.gpus >= true").len(), 1);
+        // Booleans are the numbers 0 and 1 to minijinja: those compare.
+        assert!(problems("request.gpus >= true").is_empty());
+        assert!(problems("request.preemptible == 1").is_empty());
+        assert!(problems("team.within_quota < 1").is_empty());
+        // Tests with arguments, `default`, and a character of a text.
+        assert_eq!(problems("request.gpus is gt(\"10\")").len(), 1);
+        assert_eq!(problems("request.gpus is eq(\"8\")").len(), 1);
+        assert_eq!(problems("(request.gpus | default(0)) < \"10\"").len(), 1);
+        assert!(problems("request.gpus is gt(10)").is_empty());
+        // Facts are never none.
+        assert!(problems("request.priority_class == none")[0].contains("never none"));
         assert!(problems("request.team == 5")[0].contains("false for every subject"));
         assert!(problems("request.gpus != \"8\"")[0].contains("true for every subject"));
         // Chained, nested and negated forms are checked too.
@@ -365,6 +407,10 @@ mod tests {
         assert!(problems("([0] * 100000000) | length > 0")[0].contains("would repeat a list"));
         assert_eq!(problems("(range(10) * 1000) | length > 0").len(), 1);
         assert_eq!(problems("(request.team * 3) | length > 0").len(), 1);
+        assert_eq!(
+            problems("(request.team[0] * 100000000) | length > 0").len(),
+            1
+        );
         assert!(problems("request.gpus * 2 > 10").is_empty());
         assert!(problems("12 * change.recent_growth_monthly_cost > 1").is_empty());
     }
@@ -378,7 +424,9 @@ mod tests {
             "\"gpu\" in request.team",
             "request.window.days > 183",
             "(request.name | length) <= 63",
-            "request.priority_class == none or request.priority >= 1000",
+            "request.priority_class == \"\" or request.priority >= 1000",
+            "request.gpus is number and request.team is string",
+            "(request.team | default(\"x\")) == \"a\"",
             "(request.resources | length) > 0",
             "(request.gpus if request.preemptible else 0) < 10",
         ] {

@@ -374,10 +374,9 @@ fn check_priority_classes(repo: &Repo, diags: &mut Vec<Diagnostic>) {
                     ),
                 )
                 .at(value.span, "out of range")
-                .help(if value.value > HIGHEST_USER_PRIORITY {
-                    "Kubernetes reserves values above 1000000000 for system classes"
-                } else {
-                    "a PriorityClass value is a 32-bit integer, at least -2147483648"
+                .help(match value.value > HIGHEST_USER_PRIORITY {
+                    true => "Kubernetes reserves values above 1000000000 for system classes",
+                    false => "a PriorityClass value is a 32-bit integer, at least -2147483648",
                 }),
             );
         }

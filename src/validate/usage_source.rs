@@ -1,8 +1,7 @@
 //! Where `capops usage pull` reads from, checked where it is written: a
 //! Prometheus URL with credentials in it would be committed to the
 //! repository (and pass every pull request's check until the next pull
-//! refused it), and a CA file outside the repository reads whatever the
-//! machine running the pull holds.
+//! refused it).
 
 use crate::diag::{Code, Diagnostic};
 use crate::model::{Repo, Spanned};
@@ -13,9 +12,6 @@ pub fn check(repo: &Repo, diags: &mut Vec<Diagnostic>) {
         let p = &config.spec.usage.prometheus;
         if let Some(url) = &p.url {
             check_url(url, "usage.prometheus.url", diags);
-        }
-        if let Some(ca) = &p.ca_file {
-            check_ca_file(ca, diags);
         }
     }
     for c in repo.clusters.values() {
@@ -40,35 +36,6 @@ fn check_url(url: &Spanned<String>, field: &str, diags: &mut Vec<Diagnostic>) {
     }
 }
 
-/// Whether a path names a file inside the repository: relative, not
-/// through `..`, no drive or UNC prefix, not blank.
-pub fn inside_repository(p: &str) -> bool {
-    let path = std::path::Path::new(p);
-    !(path.is_absolute()
-        || p.starts_with('\\')
-        || p.contains(':')
-        || p.trim().is_empty()
-        || path
-            .components()
-            .any(|c| matches!(c, std::path::Component::ParentDir)))
-}
-
-fn check_ca_file(ca: &Spanned<String>, diags: &mut Vec<Diagnostic>) {
-    if !inside_repository(&ca.value) {
-        diags.push(
-            Diagnostic::new(
-                Code::PrometheusUrlInvalid,
-                format!(
-                    "`usage.prometheus.caFile` `{}` is not a path inside the repository",
-                    ca.value.escape_debug()
-                ),
-            )
-            .at(ca.span, "outside the repository")
-            .help("commit the CA's PEM file to the repository and name it relative to its root, as `certs/prometheus-ca.pem`"),
-        );
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -79,7 +46,7 @@ mod tests {
     }
 
     #[test]
-    fn credentials_and_paths_outside_the_repository_are_refused() {
+    fn credentials_in_the_url_are_refused_and_never_shown() {
         let mut d = Vec::new();
         check_url(
             &s("http://u:secretpw@127.0.0.1:9"),
@@ -95,19 +62,5 @@ mod tests {
             &mut d,
         );
         assert_eq!(d.len(), 1);
-        for bad in [
-            "/etc/shadow",
-            "../ca.pem",
-            "certs/../../ca.pem",
-            "C:\\ca.pem",
-            " ",
-        ] {
-            let mut d = Vec::new();
-            check_ca_file(&s(bad), &mut d);
-            assert_eq!(d.len(), 1, "{bad}");
-        }
-        let mut d = Vec::new();
-        check_ca_file(&s("certs/prometheus-ca.pem"), &mut d);
-        assert!(d.is_empty());
     }
 }
