@@ -210,31 +210,47 @@ pub fn suggest<'a, I>(word: &str, candidates: I, what: &str) -> String
 where
     I: IntoIterator<Item = &'a str> + Clone,
 {
-    // One edit away is a typo; otherwise a word that is the start of some
-    // names (`v100` of `v100-16gb` and `v100-32gb`) means one of them,
-    // whatever else is a few edits away.
-    if let Some(c) = closest(word, candidates.clone())
-        && edit_distance(word, c) <= 1
-    {
-        return format!("did you mean `{c}`?");
-    }
+    // A word that names the start of some names up to a separator (`v100`
+    // of `v100-16gb` and `v100-32gb`) means one of them, whatever else is an
+    // edit away (`a10g` from `a100`); otherwise one edit away is a typo.
     let lower = word.trim().to_ascii_lowercase();
-    if lower.len() >= 2 {
-        let mut starting: Vec<&str> = candidates
+    let starting = |boundary: bool| -> Vec<&str> {
+        let mut out: Vec<&str> = candidates
             .clone()
             .into_iter()
-            .filter(|c| c.len() > lower.len() && c.to_ascii_lowercase().starts_with(&lower))
+            .filter(|c| {
+                let c = c.to_ascii_lowercase();
+                c.len() > lower.len()
+                    && c.starts_with(&lower)
+                    && (!boundary || matches!(c.as_bytes()[lower.len()], b'-' | b'.' | b'/'))
+            })
             .collect();
-        starting.sort_unstable();
-        starting.dedup();
-        match starting.as_slice() {
-            [] => {}
-            [one] => return format!("did you mean `{one}`?"),
+        out.sort_unstable();
+        out.dedup();
+        out
+    };
+    let listed = |some: &[&str]| -> Option<String> {
+        match some {
+            [] => None,
+            [one] => Some(format!("did you mean `{one}`?")),
             some if some.len() <= 4 => {
                 let shown: Vec<String> = some.iter().map(|c| format!("`{c}`")).collect();
-                return format!("did you mean one of {}?", shown.join(", "));
+                Some(format!("did you mean one of {}?", shown.join(", ")))
             }
-            _ => {}
+            _ => None,
+        }
+    };
+    if lower.len() >= 2 {
+        if let Some(s) = listed(&starting(true)) {
+            return s;
+        }
+        if let Some(c) = closest(word, candidates.clone())
+            && edit_distance(word, c) <= 1
+        {
+            return format!("did you mean `{c}`?");
+        }
+        if let Some(s) = listed(&starting(false)) {
+            return s;
         }
     }
     if let Some(c) = closest(word, candidates.clone()) {
@@ -279,9 +295,11 @@ mod tests {
             suggest("v100", models, "models"),
             "did you mean one of `v100-16gb`, `v100-32gb`?"
         );
+        // One edit away wins over names it starts.
+        assert_eq!(suggest("a10", models, "models"), "did you mean `a10g`?");
         assert_eq!(
-            suggest("a10", models, "models"),
-            "did you mean one of `a100-40gb`, `a10g`?"
+            suggest("a100", models, "models"),
+            "did you mean `a100-40gb`?"
         );
     }
 
