@@ -146,8 +146,9 @@ fn the_window_is_at_least_35_days() {
 }
 
 /// A pool's November: team `a` 8 allocated (4 busy) and `b` 8 (8 busy)
-/// every hour from 2026-10-23 to 2026-11-21, less the rows `drop` keeps out.
-fn two_teams(drop: impl Fn(&str) -> bool) -> history::MonthRow {
+/// every hour from 2026-10-23 to 2026-11-21, each row as `edit` leaves it
+/// (`None`: left out).
+fn two_teams(edit: impl Fn(&str) -> Option<String>) -> history::MonthRow {
     let now = at("2026-11-22T00:00:00Z");
     let csv = super::tests_finops::join(
         usage(now, 30, "a100", "a", |_| 8.0, |_| 4.0),
@@ -155,7 +156,7 @@ fn two_teams(drop: impl Fn(&str) -> bool) -> history::MonthRow {
     );
     let csv: String = csv
         .lines()
-        .filter(|l| !drop(l))
+        .filter_map(|l| edit(l))
         .map(|l| format!("{l}\n"))
         .collect();
     let repo = repo_of(&[
@@ -180,12 +181,13 @@ fn two_teams(drop: impl Fn(&str) -> bool) -> history::MonthRow {
 #[test]
 fn a_day_one_team_was_not_measured_is_left_out_not_a_drop() {
     // Every hour: 16 allocated, 12 busy (75%) over 21 November days.
-    let all = two_teams(|_| false);
+    let all = two_teams(|l| Some(l.to_string()));
     assert_eq!((all.days, all.allocated_mean), (21, 16.0));
     assert_eq!(all.used_mean, Some(12.0));
     // `b` has no row on 2026-11-10: the pool's day would read 8 allocated;
     // it is a gap, so the month is 20 days of 16 (not (20 x 16 + 8) / 21).
-    let gap = two_teams(|l| l.starts_with("2026-11-10") && l.contains(",b,"));
+    let gap =
+        two_teams(|l| (!(l.starts_with("2026-11-10") && l.contains(",b,"))).then(|| l.to_string()));
     assert_eq!((gap.days, gap.allocated_mean), (20, 16.0));
     assert_eq!(gap.used_mean, Some(12.0));
     assert_eq!(gap.utilization, Some(0.75));
@@ -198,38 +200,13 @@ fn utilization_weighs_team_hours_not_days() {
     // hours). Team-hours measured in November: a 504, b 485. Busy:
     // a 504 x 4 + b 484 x 8 = 5,888 of 504 x 8 + 485 x 8 = 7,912 allocated:
     // 0.744; weighing the five-hour day as a whole one gave 0.745.
-    let now = at("2026-11-22T00:00:00Z");
-    let csv = super::tests_finops::join(
-        usage(now, 30, "a100", "a", |_| 8.0, |_| 4.0),
-        usage(now, 30, "a100", "b", |_| 8.0, |_| 8.0),
-    );
-    let csv: String = csv
-        .lines()
-        .filter(|l| {
-            !(l.contains(",b,")
-                && l.starts_with("2026-11-14T")
-                && l[11..13].parse::<u32>().is_ok_and(|h| h >= 5))
-        })
-        .map(|l| {
-            if l.starts_with("2026-11-14T04") && l.contains(",b,") {
-                format!("{},0\n", l.rsplit_once(',').unwrap().0)
-            } else {
-                format!("{l}\n")
-            }
-        })
-        .collect();
-    let repo = repo_of(&[
-        ("capops.yaml", CONFIG.to_string()),
-        ("prices.yaml", super::tests::prices()),
-        ("cluster.yaml", cluster(POOL)),
-        (
-            "team.yaml",
-            format!("{}---\n{}", team("a", None), team("b", None)),
-        ),
-        ("usage/c.csv", csv),
-    ]);
-    let a = Analysis::new(&repo, now);
-    let h = history::build(&a);
-    let nov = h[0].months.iter().find(|m| m.month == "2026-11").unwrap();
+    let nov = two_teams(|l| {
+        let b14 = l.contains(",b,") && l.starts_with("2026-11-14T");
+        match l.get(11..13).and_then(|h| h.parse::<u32>().ok()) {
+            Some(h) if b14 && h >= 5 => None,
+            Some(4) if b14 => Some(format!("{},0", l.rsplit_once(',').unwrap().0)),
+            _ => Some(l.to_string()),
+        }
+    });
     assert_eq!(nov.utilization, Some(0.744), "{nov:?}");
 }
