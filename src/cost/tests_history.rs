@@ -156,7 +156,7 @@ fn two_teams(edit: impl Fn(&str) -> Option<String>) -> history::MonthRow {
     );
     let csv: String = csv
         .lines()
-        .filter_map(|l| edit(l))
+        .filter_map(edit)
         .map(|l| format!("{l}\n"))
         .collect();
     let repo = repo_of(&[
