@@ -524,7 +524,7 @@ fn the_default_pack_passes_its_own_tests() {
         &[],
     );
     assert_eq!(out.code, 0, "{}", out.stdout);
-    assert!(out.stdout.contains("43 passed, 0 failed"), "{}", out.stdout);
+    assert!(out.stdout.contains("44 passed, 0 failed"), "{}", out.stdout);
     let json = run(
         &[
             "test",

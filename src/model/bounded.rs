@@ -1,6 +1,7 @@
 //! Template filters that build text, bounded. minijinja's fuel counts
-//! instructions, not bytes: `replace` and `join` can turn a short template
-//! into gigabytes in one step (`('x' * 1000) | replace('x', 'x' * 1000000)`).
+//! instructions, not bytes: `replace`, `indent` and `join` can turn a short
+//! template into gigabytes in one step (`('x' * 1000) | replace('x', 'x' *
+//! 1000000)`, `name | indent(200000000, true)`).
 //! These replace the built-in ones with the same results, refusing any
 //! result longer than the environment's limit before building it.
 
@@ -14,8 +15,8 @@ fn too_long(what: &str, n: usize, max: usize) -> Error {
     )
 }
 
-/// Installs the bounded `replace` and `join` filters in `env`: no result
-/// longer than `max` bytes.
+/// Installs the bounded `replace`, `indent` and `join` filters in `env`: no
+/// result longer than `max` bytes.
 pub fn install(env: &mut Environment<'_>, max: usize) {
     env.add_filter(
         "replace",
@@ -33,6 +34,59 @@ pub fn install(env: &mut Environment<'_>, max: usize) {
                 return Err(too_long("replace", n, max));
             }
             Ok(s.replace(from, to))
+        },
+    );
+    env.add_filter(
+        "indent",
+        move |value: &str,
+              width: Option<usize>,
+              first: Option<bool>,
+              blank: Option<bool>,
+              kwargs: minijinja::value::Kwargs|
+              -> Result<String, Error> {
+            let width = match width {
+                Some(w) => w,
+                None => kwargs.get::<Option<usize>>("width")?.unwrap_or(4),
+            };
+            let first = match first {
+                Some(v) => v,
+                None => kwargs.get::<Option<bool>>("first")?.unwrap_or(false),
+            };
+            let blank = match blank {
+                Some(v) => v,
+                None => kwargs.get::<Option<bool>>("blank")?.unwrap_or(false),
+            };
+            kwargs.assert_all_used()?;
+            let lines = value.split('\n').count();
+            let n = value.len().saturating_add(width.saturating_mul(lines));
+            if n > max {
+                return Err(too_long("indent", n, max));
+            }
+            fn strip_newline(s: &str) -> &str {
+                let s = s.strip_suffix('\n').unwrap_or(s);
+                s.strip_suffix('\r').unwrap_or(s)
+            }
+            let pad = " ".repeat(width);
+            let mut out = String::with_capacity(n);
+            let mut rest = strip_newline(value).split('\n');
+            if !first {
+                out.push_str(rest.next().unwrap_or(""));
+                out.push('\n');
+            }
+            for line in rest {
+                if line.is_empty() || line == "\r" {
+                    if blank {
+                        out.push_str(&pad);
+                    }
+                } else {
+                    out.push_str(&pad);
+                }
+                out.push_str(line);
+                out.push('\n');
+            }
+            let len = strip_newline(&out).len();
+            out.truncate(len);
+            Ok(out)
         },
     );
     env.add_filter(
@@ -75,6 +129,12 @@ mod tests {
         assert_eq!(r("{{ ['x', 'y', 3] | join(', ') }}"), "x, y, 3");
         assert_eq!(r("{{ ['x', 'y'] | join }}"), "xy");
         assert_eq!(r("{{ [] | join(', ') or 'nobody' }}"), "nobody");
+        assert_eq!(r("{{ 'a\nb\n\nc\n' | indent(2) }}"), "a\n  b\n\n  c");
+        assert_eq!(r("{{ 'a\nb' | indent(2, true) }}"), "  a\n  b");
+        assert_eq!(
+            r("{{ 'a\n\nb' | indent(width=1, blank=true) }}"),
+            "a\n \n b"
+        );
     }
 
     #[test]
@@ -83,6 +143,7 @@ mod tests {
         for t in [
             "{{ ('x' * 100) | replace('x', 'x' * 100) }}",
             "{{ range(100) | map('string') | join('x' * 100) }}",
+            "{{ 'a' | indent(100000000, true) }}",
         ] {
             let err = env.render_str(t, ()).unwrap_err();
             assert!(err.to_string().contains("the limit is 1000"), "{t}: {err}");

@@ -265,10 +265,27 @@ pub fn aggregates(
         out.reservations_total_cost +=
             crate::cost::reservation::reservation_delta(world, now, before, analysis.at).max(0.0);
     }
+    // Each team's holdings across its pools, hour by hour: a release that
+    // ends soon in one pool does not pay for a gain that lasts in others.
+    let mut across: std::collections::HashMap<String, Vec<(capacity::Hours, f64)>> =
+        std::collections::HashMap::new();
+    for ((team, _, _), entries) in &held {
+        across
+            .entry(team.clone())
+            .or_default()
+            .extend(entries.iter().cloned());
+    }
     for (key, mut t) in costs {
         t.gpus = capacity::signed(capacity::swing(held.remove(&key).unwrap_or_default(), at));
         bump(out.by_team.entry(key.0.clone()).or_default(), t);
         out.by_pool.insert(key, t);
+    }
+    // What the team gains across its pools: the pools' gains summed, or the
+    // largest rise of its holdings at any hour across them, whichever is
+    // more.
+    for (team, t) in out.by_team.iter_mut() {
+        let union = capacity::signed(capacity::swing(across.remove(team).unwrap_or_default(), at));
+        t.gpus = t.gpus.max(union);
     }
     // A team's monthly cost across pools is the largest rise of its rate at
     // any hour: requests split back to back do not add up, overlapping ones do.

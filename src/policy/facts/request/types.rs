@@ -48,7 +48,10 @@ pub struct RequestChange {
     /// Cost over the windows (from `now` on) the change adds to the team in this pool, over all
     /// its requests.
     pub team_delta_total_cost: f64,
-    /// GPU-equivalents the change adds to the team across every pool.
+    /// GPU-equivalents the change adds to the team across every pool: the pools' gains summed,
+    /// or the largest rise of the team's holdings across them at any hour from `now` on,
+    /// whichever is more (a release that ends soon in one pool does not offset a lasting gain in
+    /// others).
     pub team_pr_delta_gpus: f64,
     /// Cost over the windows (from `now` on) the change adds to the team across every pool, over
     /// all its requests (without a base, this request's own): a cost split between pools adds up.
