@@ -231,3 +231,37 @@ fn overlong_conditions_are_refused() {
             .contains("4096")
     );
 }
+
+#[test]
+fn a_message_or_condition_that_can_build_gigabytes_is_refused_when_the_policy_loads() {
+    // Fuel counts steps: eight `set`s of ten copies would build 10^9 bytes
+    // in about eighty of them. The message is refused when the policy loads.
+    let mut message = String::from("{% set a = request.team %}");
+    for (prev, next) in ["a", "b", "c", "d", "e", "f", "g", "h"]
+        .windows(2)
+        .map(|w| (w[0], w[1]))
+    {
+        message.push_str(&format!("{{% set {next} = {} %}}", [prev; 10].join(" ~ ")));
+    }
+    message.push_str("{{ h | length }}");
+    let text =
+        policy("request.gpus > 1000").replace("message: fired", &format!("message: \"{message}\""));
+    let (_t, root) = repo_with(&text);
+    let out = validate(&root);
+    assert_eq!(out.code, 2);
+    assert_eq!(codes(&out), vec!["policy-syntax"]);
+    let m = out.json["diagnostics"][0]["message"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(m.contains("the message of `the-rule`"), "{m}");
+    assert!(
+        m.contains("times as long as the longest value it reads"),
+        "{m}"
+    );
+    // A padding width of a billion in a condition.
+    let (_t, root) = repo_with(&policy("(\"%999999999s\" | format(request.team)) != \"\""));
+    let out = validate(&root);
+    assert_eq!(codes(&out), vec!["policy-syntax"]);
+    assert_eq!(check(&root).code, 2);
+}

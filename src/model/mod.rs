@@ -22,6 +22,7 @@ pub mod schema;
 pub mod smallmap;
 pub mod spanned;
 pub mod team;
+pub mod template_size;
 pub mod types;
 pub mod usage;
 pub mod usage_settings;

@@ -304,7 +304,7 @@ fn condition<'env>(
             .help("compare numbers with numbers and text with text (the facts' types are in docs/policy.md); multiply numbers only"),
         );
     }
-    if !problems.is_empty() {
+    if !problems.is_empty() || !size_ok(&text.value, text.span, "condition", owner, diags, true) {
         return None;
     }
     Some(Condition {
@@ -323,6 +323,9 @@ fn template_ok(
     diags: &mut Vec<Diagnostic>,
 ) -> bool {
     if too_long(text, "message", owner, diags) {
+        return false;
+    }
+    if !size_ok(&text.value, text.span, "message", owner, diags, false) {
         return false;
     }
     match env.template_from_str(&text.value) {
@@ -345,6 +348,44 @@ fn template_ok(
             false
         }
     }
+}
+
+/// How large a value a condition or message can build, per
+/// [`crate::model::template_size`]: fuel counts steps, not bytes.
+const SIZE_LIMITS: crate::model::template_size::Limits = crate::model::template_size::Limits {
+    per_input: 1024,
+    fixed: MAX_MESSAGE_BYTES as u64,
+};
+
+fn size_ok(
+    text: &str,
+    span: Span,
+    what: &str,
+    owner: &str,
+    diags: &mut Vec<Diagnostic>,
+    expression: bool,
+) -> bool {
+    use crate::model::template_size;
+    let bound = if expression {
+        template_size::expression(text, SIZE_LIMITS)
+    } else {
+        template_size::template(text, SIZE_LIMITS)
+    };
+    let Err(p) = bound else {
+        return true;
+    };
+    diags.push(
+        Diagnostic::new(
+            Code::PolicySyntax,
+            format!(
+                "the {what} of `{owner}`, at its line {} column {}: the expression {}",
+                p.line, p.column, p.message
+            ),
+        )
+        .at(span, "too large a value")
+        .help("build text from the facts with at most a few copies of each, with widths and counts written in the policy"),
+    );
+    false
 }
 
 /// The variables read, less the environment's global functions (`range`, `dict`, ...), sorted.

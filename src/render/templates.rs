@@ -10,6 +10,7 @@
 //! quoting.
 
 use crate::diag::{Code, Diagnostic, FileId, Span};
+use crate::model::template_size;
 use minijinja::{Environment, UndefinedBehavior};
 use std::collections::BTreeMap;
 
@@ -17,6 +18,15 @@ use std::collections::BTreeMap;
 pub const FUEL: u64 = 200_000;
 /// The most one template run may write.
 pub const MAX_OUTPUT_BYTES: usize = 1024 * 1024;
+/// The largest value an override may build, per [`crate::model::template_size`]:
+/// a thousand times the longest value it reads, plus 256 KiB of its own text.
+const SIZE_LIMITS: template_size::Limits = template_size::Limits {
+    per_input: 1024,
+    fixed: 256 * 1024,
+};
+/// The most memory one value built by an override may take, given the
+/// context it renders.
+pub const MAX_VALUE_BYTES: u64 = 64 * 1024 * 1024;
 /// Nesting of calls and filters a template may use.
 pub const RECURSION_LIMIT: usize = 16;
 /// The name the built-in version of a template is also registered under.
@@ -101,6 +111,8 @@ pub struct Templates {
     env: Environment<'static>,
     /// Where each overridden template came from.
     origin: BTreeMap<String, FileId>,
+    /// How large a value each override can build.
+    bounds: BTreeMap<String, template_size::Size>,
 }
 
 impl Templates {
@@ -117,6 +129,7 @@ impl Templates {
         crate::model::bounded::install(&mut env, MAX_OUTPUT_BYTES);
         env.remove_global("namespace");
         let mut origin = BTreeMap::new();
+        let mut bounds = BTreeMap::new();
         for (name, text) in BUILTIN {
             env.add_template(name, text)
                 .expect("the built-in templates compile (tested)");
@@ -152,14 +165,26 @@ impl Templates {
                 );
                 continue;
             }
+            let bound = match template_size::template(&o.text, SIZE_LIMITS) {
+                Ok(bound) => bound,
+                Err(p) => {
+                    diags.push(size_diagnostic(&o.name, o.file, &p));
+                    continue;
+                }
+            };
             match env.add_template_owned(o.name.clone(), o.text.clone()) {
                 Ok(()) => {
                     origin.insert(o.name.clone(), o.file);
+                    bounds.insert(o.name.clone(), bound);
                 }
                 Err(e) => diags.push(template_diagnostic(&o.name, Some(o.file), &e)),
             }
         }
-        Templates { env, origin }
+        Templates {
+            env,
+            origin,
+            bounds,
+        }
     }
 
     /// Renders a template with a context.
@@ -169,16 +194,32 @@ impl Templates {
             .env
             .get_template(name)
             .map_err(|e| template_diagnostic(name, origin, &e))?;
-        let text = tmpl
-            .render(minijinja::value::Serde(ctx))
-            .map_err(|e| template_diagnostic(name, origin, &e))?;
-        if text.len() > MAX_OUTPUT_BYTES {
+        if let Some(bound) = self.bounds.get(name) {
+            // The longest value the template can read is at most the
+            // context written out (twice: minijinja escapes more than JSON).
+            let u = serde_json::to_string(ctx).map_or(u64::MAX, |t| 2 * t.len() as u64);
+            let most = bound.at(u);
+            if most > MAX_VALUE_BYTES {
+                let mut d = Diagnostic::new(
+                    Code::TemplateError,
+                    format!(
+                        "template {name} could build a value of {most} bytes from this object ({} times its context of {u} bytes); the limit is {MAX_VALUE_BYTES}",
+                        bound.per_input
+                    ),
+                )
+                .help("build fewer copies of the values the template reads");
+                if let Some(f) = origin {
+                    d = d.at(Span::file_start(f), "template");
+                }
+                return Err(d);
+            }
+        }
+        let mut out = Capped::default();
+        let rendered = tmpl.render_captured_to(minijinja::value::Serde(ctx), &mut out);
+        if out.over {
             let mut d = Diagnostic::new(
                 Code::TemplateError,
-                format!(
-                    "template {name} wrote {} bytes; one object is at most {MAX_OUTPUT_BYTES}",
-                    text.len()
-                ),
+                format!("template {name} wrote more than {MAX_OUTPUT_BYTES} bytes, the most one object may be"),
             )
             .help("a template writes one object; check its loops");
             if let Some(f) = origin {
@@ -186,6 +227,13 @@ impl Templates {
             }
             return Err(d);
         }
+        rendered.map_err(|e| template_diagnostic(name, origin, &e))?;
+        let text = String::from_utf8(out.bytes).map_err(|_| {
+            Diagnostic::new(
+                Code::TemplateError,
+                format!("template {name} wrote text that is not UTF-8"),
+            )
+        })?;
         Ok(text)
     }
 
@@ -202,6 +250,41 @@ impl Templates {
     pub fn origin(&self, name: &str) -> Option<FileId> {
         self.origin.get(name).copied()
     }
+}
+
+/// What a template writes, refused past [`MAX_OUTPUT_BYTES`] as it is written.
+#[derive(Default)]
+struct Capped {
+    bytes: Vec<u8>,
+    over: bool,
+}
+
+impl std::io::Write for Capped {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if self.bytes.len().saturating_add(buf.len()) > MAX_OUTPUT_BYTES {
+            self.over = true;
+            return Err(std::io::Error::other("over the output limit"));
+        }
+        self.bytes.extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// An override refused for the size of what it can build, at the expression.
+fn size_diagnostic(name: &str, file: FileId, p: &template_size::Problem) -> Diagnostic {
+    Diagnostic::new(
+        Code::TemplateError,
+        format!(
+            "templates/{name}, line {} column {}: the expression {}",
+            p.line, p.column, p.message
+        ),
+    )
+    .at(Span::new(file, p.start, p.end), "too large a value")
+    .help("minijinja's fuel counts steps, not bytes, so overrides are bounded before they run: build each value from what the object holds, at most a few copies of it, with widths and counts written in the template")
 }
 
 /// The first construct an override may not use, in words.
@@ -346,5 +429,73 @@ mod tests {
             .render("kubernetes/cohort.yaml.j2", &json!({}))
             .unwrap_err();
         assert!(err.message.contains("undefined"), "{}", err.message);
+    }
+
+    fn one(text: &str) -> (Templates, Vec<Diagnostic>) {
+        let mut diags = Vec::new();
+        let o = Override {
+            name: "kubernetes/cohort.yaml.j2".into(),
+            text: text.into(),
+            file: FileId(7),
+        };
+        (Templates::new(&[o], &mut diags), diags)
+    }
+
+    #[test]
+    fn overrides_that_can_build_huge_values_are_refused_before_they_run() {
+        // Eight `set`s of ten copies: 10^9 bytes in about 80 steps of fuel.
+        let mut text = String::from("name: {% set a = 'xxxxxxxxxx' %}");
+        for (prev, next) in ["a", "b", "c", "d", "e", "f", "g", "h"]
+            .windows(2)
+            .map(|w| (w[0], w[1]))
+        {
+            text.push_str(&format!("{{% set {next} = {} %}}", [prev; 10].join(" ~ ")));
+        }
+        text.push_str("{{ h | length }}");
+        let (_, diags) = one(&text);
+        assert_eq!(diags.len(), 1);
+        assert_eq!(diags[0].code, Code::TemplateError);
+        assert!(
+            diags[0].message.contains("line 1 column"),
+            "{}",
+            diags[0].message
+        );
+        let span = diags[0].span().expect("a place");
+        assert_eq!(span.file, FileId(7));
+        assert!(text[span.start as usize..span.end as usize].starts_with("e ~ e"));
+    }
+
+    #[test]
+    fn an_override_reading_its_context_many_times_is_held_to_the_context_it_gets() {
+        // 1000 copies of the name: fine for a short name, refused for a long one.
+        let (t, diags) = one("name: {{ (name * 1000) | length }}");
+        assert!(diags.is_empty(), "{diags:?}");
+        let out = t
+            .render("kubernetes/cohort.yaml.j2", &json!({"name": "c"}))
+            .unwrap();
+        assert_eq!(out.trim(), "name: 1000");
+        let long = "x".repeat(100_000);
+        let err = t
+            .render("kubernetes/cohort.yaml.j2", &json!({ "name": long }))
+            .unwrap_err();
+        assert!(
+            err.message.contains("the limit is 67108864"),
+            "{}",
+            err.message
+        );
+        // Output past the limit stops as it is written.
+        let (t, diags) = one("{% for i in range(10000) %}{{ name }}{% endfor %}");
+        assert!(diags.is_empty(), "{diags:?}");
+        let err = t
+            .render(
+                "kubernetes/cohort.yaml.j2",
+                &json!({ "name": "y".repeat(200) }),
+            )
+            .unwrap_err();
+        assert!(
+            err.message.contains("more than 1048576 bytes"),
+            "{}",
+            err.message
+        );
     }
 }

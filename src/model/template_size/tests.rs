@@ -1,0 +1,116 @@
+//! Tests of [`super::template_size`]: ordinary templates get small bounds,
+//! every way found to build a huge value from a short template is refused
+//! with the place it happens.
+
+use super::{Limits, Problem, Size, expression, template};
+
+const LIMITS: Limits = Limits {
+    per_input: 1024,
+    fixed: 256 * 1024,
+};
+
+fn refused(text: &str) -> Problem {
+    match template(text, LIMITS) {
+        Err(p) => p,
+        Ok(s) => panic!("{text:?} was allowed with bound {s:?}"),
+    }
+}
+
+fn bound(text: &str) -> Size {
+    template(text, LIMITS).unwrap_or_else(|p| panic!("{text:?} was refused: {p:?}"))
+}
+
+#[test]
+fn built_in_templates_read_each_value_a_few_times() {
+    for (name, text) in crate::render::templates::BUILTIN {
+        let b = bound(text);
+        assert!(b.per_input <= 256, "{name}: {b:?}");
+        assert!(b.fixed <= 200_000, "{name}: {b:?}");
+    }
+}
+
+#[test]
+fn ordinary_expressions_have_linear_bounds() {
+    // Two values read, plus 3 bytes of text and quotes.
+    let b = bound(r#"{{ "gpu-" ~ team ~ "-" ~ pool }}"#);
+    assert_eq!(b.per_input, 2);
+    // `json` escapes at most 6 bytes per byte; indent(2) triples a line of newlines.
+    assert_eq!(bound("{{ name | json | indent(2) }}").per_input, 18);
+    assert_eq!(bound("{{ name * 3 }}").per_input, 3);
+    // Numbers multiplied are numbers: the largest value is one read.
+    assert_eq!(bound("{{ (a | int) * (b | int) }}").per_input, 1);
+    assert_eq!(bound(r#"{{ "%-10s" | format(name) }}"#).per_input, 2);
+    bound("{% for q in quotas %}{% set n = q.name ~ '-x' %}{{ n }}{% endfor %}");
+    bound(
+        "{% for q in quotas if q.gpus > 0 %}{{ loop.index }}{{ loop.cycle('a', 'b') }}{% endfor %}",
+    );
+    bound("{% with a = x ~ x %}{{ a }}{% endwith %}{% if y %}{% set b = y %}{% endif %}{{ b }}");
+    assert!(
+        expression(
+            "request.gpus * 2 > 10 and request.team ~ 'x' != 'y'",
+            LIMITS
+        )
+        .is_ok()
+    );
+}
+
+#[test]
+fn doubling_through_set_is_refused_where_it_happens() {
+    let text = "{% set a = 'xxxxxxxxxx' %}\n{% set b = a ~ a %}\n{% set c = b ~ b %}{% set d = c ~ c %}{% set e = d ~ d %}{% set f = e ~ e %}{% set g = f ~ f %}{% set h = g ~ g %}{% set i = h ~ h %}{% set j = i ~ i %}{% set k = j ~ j %}{% set l = k ~ k %}{% set m = l ~ l %}{% set n = m ~ m %}{% set o = n ~ n %}{% set p = o ~ o %}{% set q = p ~ p %}{{ q }}";
+    let p = refused(text);
+    // 12 bytes (with quotes) doubled 15 times is 393,216: the fifteenth
+    // doubling is the first over 256 KiB.
+    assert_eq!(p.line, 3);
+    assert!(p.message.contains("393216 bytes"), "{}", p.message);
+    assert_eq!(&text[p.start..p.end], "o ~ o");
+    // Read values doubled: over the per-input limit after ten doublings.
+    let mut t = String::from("{% set a0 = name %}");
+    for i in 1..12 {
+        t.push_str(&format!("{{% set a{i} = a{} ~ a{} %}}", i - 1, i - 1));
+    }
+    let p = refused(&t);
+    assert!(p.message.contains("times as long"), "{}", p.message);
+}
+
+#[test]
+fn values_that_grow_on_every_pass_of_a_loop_are_refused() {
+    let p =
+        refused("{% set s = 'x' %}{% for i in range(30) %}{% set s = s ~ s %}{% endfor %}{{ s }}");
+    assert!(p.message.contains("every pass"), "{}", p.message);
+    assert_eq!(p.line, 1);
+    assert_eq!(p.column, 21);
+    // Growth through two names, and through a list.
+    refused(
+        "{% set a = 'x' %}{% set b = 'y' %}{% for i in range(30) %}{% set a = b ~ b %}{% set b = a ~ a %}{% endfor %}",
+    );
+    refused("{% set a = ['x'] %}{% for i in range(30) %}{% set a = a + a %}{% endfor %}");
+}
+
+#[test]
+fn repetition_counts_widths_and_fills_must_be_written_in_the_template() {
+    for text in [
+        "{{ 'x' * 100000000 }}",
+        "{{ ['x'] * 100000000 }}",
+        "{{ name * request.gpus }}",
+        "{{ '%999999999s' | format(1) }}",
+        "{{ '{:>999999999}' | format(1) }}",
+        "{{ '%*s' | format(1000000000, 'x') }}",
+        "{{ fmt | format(1) }}",
+        "{{ name | indent(width) }}",
+        "{{ name | indent(100000000) }}",
+        "{{ [1] | slice(100000000) }}",
+        "{{ [1] | slice(n) }}",
+        "{{ [1] | batch(n, 'x') }}",
+        "{{ [1] | batch(100000000, 'x') }}",
+        "{{ name | replace('', name) }}",
+        "{{ x | pprint }}",
+        "{{ x | tojson(indent=1000000) }}",
+        "{% set t %}{{ x }}{% endset %}",
+        "{% filter upper %}{{ x }}{% endfilter %}",
+        "{% for x in tree recursive %}{{ loop(x.children) }}{% endfor %}",
+        "{{ namespace(a=1) }}",
+    ] {
+        refused(text);
+    }
+    assert!(expression("'%999999999s' | format(1) == ''", LIMITS).is_err());
+}
