@@ -360,6 +360,8 @@ fn growth(
         world,
         &base_requests,
         &then.requests,
+        &then.teams,
+        &then.clusters,
         cutoff.div_euclid(3600),
     );
     let platform = policy::world::platform_growth(

@@ -275,10 +275,38 @@ pub fn aggregates(
             .or_default()
             .extend(entries.iter().cloned());
     }
+    // Across pools a team's gains add up and its releases offset none
+    // (moving 50 GPUs into each of five pools while releasing 250 in a
+    // sixth asks for 250, as one pool would): the pools' rises summed, or,
+    // when it only releases, its falls.
+    let mut falls: std::collections::HashMap<String, Totals> = std::collections::HashMap::new();
     for (key, mut t) in costs {
         t.gpus = capacity::signed(capacity::swing(held.remove(&key).unwrap_or_default(), at));
-        bump(out.by_team.entry(key.0.clone()).or_default(), t);
+        let rise = Totals {
+            gpus: t.gpus.max(0.0),
+            monthly_cost: t.monthly_cost.max(0.0),
+            total_cost: t.total_cost.max(0.0),
+        };
+        let fall = Totals {
+            gpus: t.gpus.min(0.0),
+            monthly_cost: t.monthly_cost.min(0.0),
+            total_cost: t.total_cost.min(0.0),
+        };
+        bump(out.by_team.entry(key.0.clone()).or_default(), rise);
+        bump(falls.entry(key.0.clone()).or_default(), fall);
         out.by_pool.insert(key, t);
+    }
+    for (team, t) in out.by_team.iter_mut() {
+        let fall = falls.remove(team).unwrap_or_default();
+        if t.gpus <= 0.0 {
+            t.gpus = fall.gpus;
+        }
+        if t.total_cost <= 0.0 {
+            t.total_cost = fall.total_cost;
+        }
+        if t.monthly_cost <= 0.0 {
+            t.monthly_cost = fall.monthly_cost;
+        }
     }
     // What the team gains across its pools: the pools' gains summed, or the
     // largest rise of its holdings at any hour across them, whichever is

@@ -129,18 +129,33 @@ pub fn recent_growth(
     world: &Repo,
     base: &BTreeMap<&str, &Document<RequestSpec>>,
     past: &BTreeMap<String, Document<RequestSpec>>,
+    past_teams: &BTreeMap<String, Document<TeamSpec>>,
+    past_clusters: &BTreeMap<String, Document<ClusterSpec>>,
     from_hour: i64,
 ) -> BTreeMap<String, f64> {
-    use crate::capacity::{Hours, swing};
-    let gpus = |s: &RequestSpec| crate::capacity::size(s, crate::capacity::pool_of(world, s)).gpus;
+    use crate::capacity::{Hours, pool_of, size, swing};
+    let pool_then = |s: &RequestSpec| {
+        let cluster = past_clusters.get(&s.cluster.value)?;
+        let pool = cluster
+            .spec
+            .node_pools
+            .iter()
+            .find(|p| p.name.value.as_str() == s.pool.value)?;
+        Some((pool, &cluster.spec))
+    };
+    let gpus = |s: &RequestSpec| size(s, pool_of(world, s)).gpus;
+    // A past version is sized with the pool as it was then: what a pool's
+    // change (fewer time-slicing replicas, a coarser MIG layout) gave the
+    // team since is its growth too.
+    let gpus_then = |s: &RequestSpec| size(s, pool_then(s).or_else(|| pool_of(world, s))).gpus;
     let mut out: BTreeMap<String, f64> = BTreeMap::new();
     for (name, doc) in base {
         let mut held = vec![(Hours::of_request(&doc.spec), gpus(&doc.spec))];
         if let Some(p) = past
             .get(*name)
-            .filter(|p| same_pool(&p.spec, &doc.spec, world))
+            .filter(|p| same_pool(&p.spec, &doc.spec, world, past_teams))
         {
-            held.push((Hours::of_request(&p.spec), -gpus(&p.spec)));
+            held.push((Hours::of_request(&p.spec), -gpus_then(&p.spec)));
         }
         let grew = swing(held, from_hour).0;
         if grew > 1e-9 {
@@ -155,12 +170,21 @@ pub fn recent_growth(
 /// and so does one handed to another team, or a name another team reuses
 /// after the request was released (a released request pays for nobody's
 /// growth but its own team's, as an edit down would). A past version whose
-/// team `base` no longer has counts for the team holding it now: a team
-/// renamed keeps its requests' history.
-fn same_pool(then: &RequestSpec, now: &RequestSpec, base: &Repo) -> bool {
+/// team `base` no longer has counts for the team holding it now when that
+/// team is new since (`past_teams` lacks it): a team renamed keeps its
+/// requests' history, but a team that was already there and takes up the
+/// names a renamed or removed team gave up takes them up whole.
+fn same_pool(
+    then: &RequestSpec,
+    now: &RequestSpec,
+    base: &Repo,
+    past_teams: &BTreeMap<String, Document<TeamSpec>>,
+) -> bool {
+    let renamed =
+        !base.teams.contains_key(&then.team.value) && !past_teams.contains_key(&now.team.value);
     then.cluster.value == now.cluster.value
         && then.pool.value == now.pool.value
-        && (then.team.value == now.team.value || !base.teams.contains_key(&then.team.value))
+        && (then.team.value == now.team.value || renamed)
 }
 
 /// Quota and cluster growth that went through in the 30 days before the
@@ -235,7 +259,7 @@ pub fn platform_growth(
         let then = past
             .requests
             .get(*name)
-            .filter(|p| same_pool(&p.spec, &doc.spec, base));
+            .filter(|p| same_pool(&p.spec, &doc.spec, base, &past.teams));
         let mut held = vec![(Hours::of_request(&doc.spec), gpus(&doc.spec))];
         if let Some(p) = then {
             held.push((Hours::of_request(&p.spec), -gpus(&p.spec)));
@@ -424,10 +448,17 @@ mod tests {
             let base: BTreeMap<&str, &Document<RequestSpec>> = [(name, &now)].into();
             let past: BTreeMap<String, Document<RequestSpec>> =
                 past.into_iter().map(|p| (name.to_string(), p)).collect();
-            recent_growth(&world, &base, &past, from)
-                .get("training")
-                .copied()
-                .unwrap_or(0.0)
+            recent_growth(
+                &world,
+                &base,
+                &past,
+                &BTreeMap::new(),
+                &BTreeMap::new(),
+                from,
+            )
+            .get("training")
+            .copied()
+            .unwrap_or(0.0)
         };
         // The same request then: nothing grew.
         assert_eq!(growth(Some(now.clone())), 0.0);
@@ -439,5 +470,41 @@ mod tests {
         assert_eq!(growth(Some(with_window("2026-10-20", "2026-11-10"))), 8.0);
         // Then a longer window: shortening it is no growth.
         assert_eq!(growth(Some(with_window("2026-10-01", "2027-01-01"))), 0.0);
+    }
+
+    #[test]
+    fn what_a_pools_change_gave_a_request_since_is_its_teams_growth() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/acme");
+        let world = crate::pipeline::validate_dir(&root).unwrap().repo;
+        // 8 time-sliced units in t4-batch, 4 replicas a GPU: 2 GPU-equivalents.
+        let name = "devex-ci-runners";
+        let now = world.requests[name].clone();
+        let base: BTreeMap<&str, &Document<RequestSpec>> = [(name, &now)].into();
+        let past: BTreeMap<String, Document<RequestSpec>> =
+            [(name.to_string(), now.clone())].into();
+        let from = "2026-10-23T00:00:00Z"
+            .parse::<crate::model::Timestamp>()
+            .unwrap()
+            .hour_index();
+        let growth = |clusters: &BTreeMap<String, Document<ClusterSpec>>| {
+            recent_growth(&world, &base, &past, &BTreeMap::new(), clusters, from)
+                .get("devex")
+                .copied()
+                .unwrap_or(0.0)
+        };
+        // The pool as it is: nothing grew.
+        assert_eq!(growth(&world.clusters), 0.0);
+        // Then 8 replicas a GPU: the same 8 units were 1 GPU, now 2.
+        let mut then = world.clusters.clone();
+        let pool = then
+            .get_mut("infer-l4")
+            .unwrap()
+            .spec
+            .node_pools
+            .iter_mut()
+            .find(|p| p.name.value.as_str() == "t4-batch")
+            .unwrap();
+        pool.time_slicing.as_mut().unwrap().replicas.value = 8;
+        assert_eq!(growth(&then), 1.0);
     }
 }

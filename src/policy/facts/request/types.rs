@@ -48,13 +48,15 @@ pub struct RequestChange {
     /// Cost over the windows (from `now` on) the change adds to the team in this pool, over all
     /// its requests.
     pub team_delta_total_cost: f64,
-    /// GPU-equivalents the change adds to the team across every pool: the pools' gains summed,
-    /// or the largest rise of the team's holdings across them at any hour from `now` on,
-    /// whichever is more (a release that ends soon in one pool does not offset a lasting gain in
-    /// others).
+    /// GPU-equivalents the change adds to the team across every pool: the pools' gains summed
+    /// (a pool where it only releases offsets none: 50 GPUs into each of two pools beside 100
+    /// released in a third is 100, as in one pool), or the largest rise of the team's holdings
+    /// across them at any hour from `now` on, whichever is more (a release that ends soon in one
+    /// pool does not offset a lasting gain in others). When it only releases, its falls summed.
     pub team_pr_delta_gpus: f64,
     /// Cost over the windows (from `now` on) the change adds to the team across every pool, over
-    /// all its requests (without a base, this request's own): a cost split between pools adds up.
+    /// all its requests (without a base, this request's own): a cost split between pools adds up,
+    /// and a pool where the cost falls offsets none.
     pub team_pr_delta_total_cost: f64,
     /// Monthly cost the change adds to the team across every pool: the largest rise, at any hour
     /// from `now` on, of what its requests cost a month while they run (without a base, this
@@ -198,7 +200,11 @@ pub struct RequestTeamFacts {
     /// GPU-equivalents the team's requests grew by in the 30 days before the base
     /// revision, from its git history (0 without history): per request, the most it
     /// holds at any hour since the 30 days began beyond what it held then (a revived,
-    /// stretched or moved request counts what it newly holds).
+    /// stretched or moved request counts what it newly holds; what it held then is sized
+    /// with its pool as it was then, so fewer time-slicing replicas or a coarser MIG layout
+    /// since count as growth). A request whose team is gone since counts for the team
+    /// holding its name now only when that team is new since (a rename): a team already
+    /// there that takes up names another gave up takes them up whole.
     pub recent_growth_gpus: f64,
     /// What that growth costs, from the start of the 30 days on at today's prices (0
     /// without history): the money a request split over several pull requests adds up to.
