@@ -574,6 +574,11 @@ fn a_policy_test_that_does_not_read_is_invalid_input_with_its_place() {
             "at: `2026-02-30` is not a real date",
         ),
         (
+            // The last day jiff has: the month after it is past the calendar.
+            format!("description: x\nfixture: {fixture}\nat: 9999-01-01\nexpect: {{exit: 0}}\n"),
+            "at: 9999 is outside the years capops works in (2000-2099)",
+        ),
+        (
             format!(
                 "description: x\nfixture: {fixture}\nat: 2026-02-01\nchange:\n  remove: [Team/ok, Nope/zzz]\nexpect: {{exit: 0}}\n"
             ),

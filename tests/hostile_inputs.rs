@@ -547,3 +547,55 @@ fn odd_values_are_named_as_written() {
     // Echoed cut, not whole.
     assert!(!out.stderr.contains(&"9".repeat(100)));
 }
+
+#[test]
+fn a_write_that_fails_part_way_leaves_the_old_file_and_no_temporary_file() {
+    // A file size limit of 4 KiB (SIGXFSZ ignored, so the write fails with
+    // EFBIG): the report is larger, the old one stays, nothing is left over.
+    let (tmp, repo) = example_with(|_| {});
+    let dir = tmp.path().join("out");
+    std::fs::create_dir(&dir).unwrap();
+    let report = dir.join("report.md");
+    std::fs::write(&report, "the old report\n").unwrap();
+    let status = std::process::Command::new("bash")
+        .arg("-c")
+        .arg("trap '' XFSZ; ulimit -f 4; exec \"$0\" report --at 2026-11-22 --format markdown --out \"$2\" \"$1\"")
+        .arg(env!("CARGO_BIN_EXE_capops"))
+        .arg(&repo)
+        .arg(&report)
+        .output()
+        .unwrap();
+    assert_eq!(
+        status.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&status.stderr)
+    );
+    assert_eq!(
+        std::fs::read_to_string(&report).unwrap(),
+        "the old report\n"
+    );
+    let left: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(left, vec!["report.md".to_string()]);
+}
+
+#[test]
+fn a_backtest_never_writes_its_forecasts_over_its_input() {
+    let tmp = tempfile::tempdir().unwrap();
+    let csv = tmp.path().join("bt.csv");
+    let text = "timestamp,series,v\n2026-01-01T00:00:00Z,a,1\n";
+    std::fs::write(&csv, text).unwrap();
+    let c = csv.display().to_string();
+    let out = run(
+        &[
+            "forecast", "backtest", "--csv", &c, "--value", "v", "--out", &c,
+        ],
+        &[],
+    );
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(out.stderr.contains("is the input CSV"), "{}", out.stderr);
+    assert_eq!(std::fs::read_to_string(&csv).unwrap(), text);
+}

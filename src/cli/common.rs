@@ -83,20 +83,7 @@ pub fn stop(io: &mut Io<'_>, exit: Exit, message: &str, help: Option<&str>) -> S
 
 /// clap value parser for `--at`: an ISO 8601 date or an RFC 3339 time.
 pub fn at_arg(s: &str) -> Result<Timestamp, String> {
-    let t: Timestamp = s.parse().map_err(|e: String| {
-        format!("{e}; write a date as 2026-12-01 or a time as 2026-12-01T08:00:00Z")
-    })?;
-    // Documents' dates fall in these years; so does the time they are judged at
-    // (forecasts and budgets then stay within the calendar).
-    let year = t.0.to_zoned(jiff::tz::TimeZone::UTC).year();
-    if !crate::model::types::YEARS.contains(&year) {
-        return Err(format!(
-            "{year} is outside the years capops works in ({}-{}); give a time within them",
-            crate::model::types::YEARS.start(),
-            crate::model::types::YEARS.end()
-        ));
-    }
-    Ok(t)
+    crate::model::types::moment(s)
 }
 
 /// clap value parser for `--horizon`: `72`, `72h`, `14d`, `8w`, up to three years.
@@ -369,10 +356,13 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     let tmp = dir.join(format!(".{name}.capops-{}", std::process::id()));
-    std::fs::write(&tmp, bytes)?;
-    std::fs::rename(&tmp, path).inspect_err(|_| {
-        let _ = std::fs::remove_file(&tmp);
-    })
+    // A write that fails part way (a full disk, a file size limit) leaves
+    // neither the old file changed nor a partial temporary file behind.
+    std::fs::write(&tmp, bytes)
+        .and_then(|()| std::fs::rename(&tmp, path))
+        .inspect_err(|_| {
+            let _ = std::fs::remove_file(&tmp);
+        })
 }
 
 /// Why an output file beside a repository is refused: a link inside the

@@ -13,7 +13,9 @@ pub struct BacktestArgs {
     /// CSV of hourly samples: a timestamp column, a series column, value columns.
     #[arg(long)]
     pub csv: std::path::PathBuf,
-    /// The value: a column, or columns combined with + - * / (e.g. "running_gpus + pending_gpus").
+    /// The value: a column, or columns combined with + - * / and parentheses (e.g.
+    /// "running_gpus + pending_gpus"), at most 512 parts. All series together may
+    /// span at most 5,000,000 hours, one series at most 20 years.
     #[arg(long)]
     pub value: String,
     /// Hours forecast from each cutoff.
@@ -25,7 +27,7 @@ pub struct BacktestArgs {
     /// Hours between cutoffs (default: the horizon).
     #[arg(long)]
     pub step: Option<usize>,
-    /// Where to write the forecasts (series,cutoff,timestamp,p10,p50,p90).
+    /// Where to write the forecasts (series,cutoff,timestamp,p10,p50,p90); not the input CSV.
     #[arg(long)]
     pub out: Option<std::path::PathBuf>,
     /// Name of the timestamp column.
@@ -45,6 +47,20 @@ pub fn backtest(a: &BacktestArgs, io: &mut Io<'_>) -> Outcome {
         ));
     }
     let expr = Expr::parse(&a.value).map_err(|e| invalid(io, &e, None))?;
+    // The forecasts never replace the data they were measured on.
+    if let Some(out) = &a.out
+        && let (Ok(o), Ok(c)) = (std::fs::canonicalize(out), std::fs::canonicalize(&a.csv))
+        && o == c
+    {
+        return Err(invalid(
+            io,
+            &format!(
+                "--out {} is the input CSV; write the forecasts to another file",
+                out.display()
+            ),
+            None,
+        ));
+    }
     let text = read_limited(&a.csv)
         .map_err(|e| invalid(io, &format!("{}: {e}", a.csv.display()), None))?;
     let series = backtest::read_csv(&text, &a.time_column, Some(&a.series_column), &expr)

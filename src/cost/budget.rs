@@ -56,7 +56,8 @@ pub fn month_start_hour(at: Timestamp, k: i32) -> i64 {
     let d = at.date();
     let total = d.year() as i32 * 12 + (d.month() as i32 - 1) + k;
     let (year, month) = (total.div_euclid(12), total.rem_euclid(12) + 1);
-    let first = jiff::civil::date(year as i16, month as i8, 1);
+    // Times are judged within 2000-2099; clamped so no caller can leave jiff's calendar.
+    let first = jiff::civil::date(year.clamp(1, 9998) as i16, month as i8, 1);
     let ts = jiff::tz::TimeZone::UTC
         .to_timestamp(first.to_datetime(jiff::civil::Time::midnight()))
         .expect("a month within jiff's range");

@@ -20,6 +20,9 @@ pub struct Series {
     pub values: Vec<Option<f64>>,
 }
 
+/// The most tokens a value expression may have.
+pub const MAX_TOKENS: usize = 512;
+
 /// A value expression over CSV columns: `running_gpus + pending_gpus`.
 #[derive(Debug, Clone)]
 pub enum Expr {
@@ -32,6 +35,14 @@ pub enum Expr {
 impl Expr {
     pub fn parse(text: &str) -> Result<Expr, String> {
         let tokens = tokenize(text)?;
+        // Parsing, evaluating and dropping recurse once per level: a bound
+        // on the tokens bounds the stack (15,000 `(` overflowed it).
+        if tokens.len() > MAX_TOKENS {
+            return Err(format!(
+                "the value expression has {} parts; at most {MAX_TOKENS} are read (name the columns to add, e.g. `running_gpus + pending_gpus`)",
+                tokens.len()
+            ));
+        }
         let mut pos = 0;
         let e = parse_sum(&tokens, &mut pos)?;
         if pos != tokens.len() {
@@ -158,6 +169,10 @@ fn parse_atom(t: &[String], pos: &mut usize) -> Result<Expr, String> {
 /// The longest span of one series the backtest reads: 20 years of hours.
 pub const MAX_SPAN_HOURS: i64 = 20 * 366 * 24;
 
+/// The most hours all series of one backtest may span together (about 570
+/// series-years; 1,000 series of two rows twenty years apart took 3 GB).
+pub const MAX_TOTAL_HOURS: i64 = 5_000_000;
+
 /// Reads a CSV of hourly samples into series on a regular grid (missing hours and empty cells are gaps).
 pub fn read_csv(
     text: &str,
@@ -244,6 +259,7 @@ pub fn read_csv(
     }
     // A series is hourly over its whole span: a mistyped year (0001 for
     // 2021) would make it millions of empty hours long.
+    let mut total: i64 = 0;
     for (name, by_hour) in &samples {
         let (Some(first), Some(last)) = (by_hour.keys().next(), by_hour.keys().last()) else {
             continue;
@@ -258,6 +274,14 @@ pub fn read_csv(
                 ts(*last),
                 MAX_SPAN_HOURS / (24 * 366),
                 MAX_SPAN_HOURS / (24 * 366)
+            ));
+        }
+        total = total.saturating_add(last - first + 1);
+        if total > MAX_TOTAL_HOURS {
+            return Err(format!(
+                "the series run to more than {MAX_TOTAL_HOURS} hours together (by series `{name}`, the {}th of {}): split the CSV and backtest the parts, or check the dates of series that span years with few rows",
+                samples.keys().position(|n| n == name).unwrap_or(0) + 1,
+                samples.len()
             ));
         }
     }
@@ -420,6 +444,29 @@ mod tests {
         assert!(Expr::parse("a +").is_err());
         assert!(Expr::parse("a ; drop").is_err());
         assert!(Expr::parse("(a").is_err());
+        // Deep nesting and long chains are refused before they recurse.
+        let deep = format!("{}a{}", "(".repeat(15_000), ")".repeat(15_000));
+        assert!(Expr::parse(&deep).unwrap_err().contains("at most 512"));
+        assert!(Expr::parse(&"-".repeat(60_000)).is_err());
+        let long = vec!["a"; 300].join(" + ");
+        assert!(Expr::parse(&long).unwrap_err().contains("599 parts"));
+        let fine = vec!["a"; 200].join(" + ");
+        // Two rows twenty years apart in each of 300 series: 52 million hours.
+        let mut text = String::from("timestamp,series,v\n");
+        for i in 0..300 {
+            text.push_str(&format!(
+                "2000-01-01T00:00:00Z,s{i},1\n2019-12-31T23:00:00Z,s{i},2\n"
+            ));
+        }
+        let e = read_csv(
+            &text,
+            "timestamp",
+            Some("series"),
+            &Expr::parse("v").unwrap(),
+        )
+        .unwrap_err();
+        assert!(e.contains("more than 5000000 hours together"), "{e}");
+        assert!(Expr::parse(&fine).is_ok());
     }
 
     #[test]

@@ -243,6 +243,24 @@ impl Serialize for Timestamp {
 /// The years a document's dates may fall in: capacity is planned in this century.
 pub const YEARS: std::ops::RangeInclusive<i16> = 2000..=2099;
 
+/// A time something is judged at (`--at`, a policy test's `at`): a date or an
+/// RFC 3339 time within [`YEARS`], so forecasts and budgets stay within the
+/// calendar.
+pub fn moment(text: &str) -> Result<Timestamp, String> {
+    let t: Timestamp = text.parse().map_err(|e: String| {
+        format!("{e}; write a date as 2026-12-01 or a time as 2026-12-01T08:00:00Z")
+    })?;
+    let year = t.0.to_zoned(jiff::tz::TimeZone::UTC).year();
+    if !YEARS.contains(&year) {
+        return Err(format!(
+            "{year} is outside the years capops works in ({}-{}); give a time within them",
+            YEARS.start(),
+            YEARS.end()
+        ));
+    }
+    Ok(t)
+}
+
 impl<'de> Deserialize<'de> for Timestamp {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let s = String::deserialize(d)?;

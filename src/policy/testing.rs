@@ -123,7 +123,7 @@ pub fn read_case(text: &str) -> Result<Case, String> {
         .map_err(|e| format!("not a test case: {}{}", e.message, at(e.span)))?;
     // What the case states must read too: a bad `at` or removal is the
     // file's fault, not a failed test.
-    if let Err(e) = case.at.parse::<Timestamp>() {
+    if let Err(e) = crate::model::types::moment(&case.at) {
         let span = node.get("at").map(|(_, v)| v.span(crate::diag::FileId(0)));
         return Err(format!("at: {e}{}", at(span)));
     }
@@ -195,7 +195,7 @@ fn evaluate_case(
     case: &Case,
     mut inputs: Vec<Input>,
 ) -> Result<(CheckResult, Vec<Diagnostic>, i32), String> {
-    let at: Timestamp = case.at.parse().map_err(|e: String| format!("at: {e}"))?;
+    let at: Timestamp = crate::model::types::moment(&case.at).map_err(|e| format!("at: {e}"))?;
     inputs.extend(stream("case-base.yaml", &case.base));
     let mut base_loaded = load::load(inputs, None);
     let pack = super::default_pack(&mut base_loaded.sources)

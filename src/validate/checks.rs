@@ -22,7 +22,7 @@ pub fn run(repo: &Repo, diags: &mut Vec<Diagnostic>) {
     super::cloud::check_reservations(repo, diags);
     super::cloud::pools_match_their_prices(repo, diags);
     check_catalogs(repo, diags);
-    check_usage(repo, diags);
+    super::usage_rows::check_usage(repo, diags);
     super::names::check_names(repo, diags);
     super::usage_source::check(repo, diags);
     super::names::check_rendered_files(repo, diags);
@@ -45,7 +45,7 @@ fn unknown(
 
 /// Whether the repository holds a `kind` named `name` that did not check
 /// (its own error says why; a reference to it is not another).
-fn invalid(repo: &Repo, kind: Kind, name: &str) -> bool {
+pub(super) fn invalid(repo: &Repo, kind: Kind, name: &str) -> bool {
     repo.invalid.contains(&(kind, name.to_string()))
 }
 
@@ -488,113 +488,6 @@ fn check_catalogs(repo: &Repo, diags: &mut Vec<Diagnostic>) {
             } else {
                 seen.insert(key, entry.instance_type.span);
             }
-        }
-    }
-}
-
-/// Two different rows for one series and hour, and rows with more GPUs than the pool has.
-fn check_usage_rows(repo: &Repo, diags: &mut Vec<Diagnostic>) {
-    let usage = &repo.usage;
-    let capacity: Vec<Option<f64>> = usage
-        .series
-        .iter()
-        .map(|k| {
-            repo.pool(&k.cluster, &k.pool)
-                .map(|p| crate::capacity::pool_gpus(p) as f64)
-        })
-        .collect();
-    // Two different rows of one hour were counted as the rows were put in
-    // place (`model::usage::Grid`).
-    let conflicts: BTreeMap<u32, (u32, Timestamp)> = usage
-        .grids
-        .iter()
-        .enumerate()
-        .filter(|(_, g)| g.conflicts > 0)
-        .filter_map(|(i, g)| {
-            let first = Timestamp::from_second(g.first_conflict? * 3600)?;
-            Some((i as u32, (g.conflicts, first)))
-        })
-        .collect();
-    for (series, (n, first)) in conflicts {
-        let key = &usage.series[series as usize];
-        diags.push(
-            Diagnostic::new(
-                Code::UsageConflictingRows,
-                format!(
-                    "usage of {}/{}/{} has {n} hour{} with two different rows, the first at {first}",
-                    key.cluster,
-                    key.pool,
-                    key.team,
-                    if n == 1 { "" } else { "s" }
-                ),
-            )
-            .at(usage.series_spans[series as usize], "series first seen here")
-            .help(format!("keep one row per series and hour; search the files for `{first}` rows of this series")),
-        );
-    }
-    let mut over: BTreeMap<u32, (f64, Timestamp)> = BTreeMap::new();
-    for s in usage.samples() {
-        let Some(Some(cap)) = capacity.get(s.series as usize) else {
-            continue;
-        };
-        let most = s.allocated().unwrap_or(0.0).max(s.used().unwrap_or(0.0));
-        if most > cap + 1e-9 {
-            let e = over.entry(s.series).or_insert((most, s.at()));
-            if most > e.0 {
-                *e = (most, s.at());
-            }
-        }
-    }
-    for (series, (most, at)) in over {
-        let key = &usage.series[series as usize];
-        let cap = capacity[series as usize].unwrap_or(0.0);
-        diags.push(
-            Diagnostic::new(
-                Code::UsageExceedsCapacity,
-                format!(
-                    "usage of {}/{}/{} reaches {most} GPUs at {at}; the pool has {cap}",
-                    key.cluster, key.pool, key.team
-                ),
-            )
-            .at(
-                usage.series_spans[series as usize],
-                "series first seen here",
-            )
-            .help("correct the rows; no team can be allocated more GPUs than its pool has"),
-        );
-    }
-}
-
-fn check_usage(repo: &Repo, diags: &mut Vec<Diagnostic>) {
-    check_usage_rows(repo, diags);
-    for (key, span) in repo.usage.series.iter().zip(&repo.usage.series_spans) {
-        let mut missing = Vec::new();
-        match repo.clusters.get(&key.cluster) {
-            None if invalid(repo, Kind::Cluster, &key.cluster) => {}
-            None => missing.push(format!("cluster `{}`", key.cluster)),
-            Some(c) => {
-                if !c
-                    .spec
-                    .node_pools
-                    .iter()
-                    .any(|p| p.name.value.as_str() == key.pool)
-                {
-                    missing.push(format!("pool `{}`", key.pool));
-                }
-            }
-        }
-        if !repo.teams.contains_key(&key.team) && !invalid(repo, Kind::Team, &key.team) {
-            missing.push(format!("team `{}`", key.team));
-        }
-        if !missing.is_empty() {
-            diags.push(
-                Diagnostic::new(
-                    Code::UsageUnknownReference,
-                    format!("usage for {} names no existing document", missing.join(", ")),
-                )
-                .at(*span, "cluster, pool and team of the series' first row")
-                .help("rows for removed clusters, pools or teams are ignored; drop them from the file or restore the document"),
-            );
         }
     }
 }

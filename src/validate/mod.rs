@@ -12,6 +12,7 @@ pub mod invariants;
 pub mod names;
 pub mod pools;
 mod team_limits;
+mod usage_rows;
 pub mod usage_source;
 
 use crate::diag::{self, Code, Diagnostic, SourceMap, Span};
