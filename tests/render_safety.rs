@@ -434,7 +434,11 @@ fn a_template_that_would_grow_without_bound_is_refused_quickly() {
     let r = render(&repo, Some(&dir.path().join("out")));
     assert_eq!(r.code, 2, "{}", r.stderr);
     assert!(r.stderr.contains("template-error"), "{}", r.stderr);
-    assert!(r.stderr.contains("wrote 2000081 bytes"), "{}", r.stderr);
+    // Refused before it runs, at the expression: 2,000,000 copies of a
+    // three-byte literal (with its quotes) is over 256 KiB of text.
+    assert!(r.stderr.contains("line 4 column 7"), "{}", r.stderr);
+    assert!(r.stderr.contains("6000000 bytes"), "{}", r.stderr);
+    assert!(!dir.path().join("out").exists());
 }
 
 /// Strings from documents reach Terraform as data, never as expressions:

@@ -322,7 +322,12 @@ impl Outlook {
     pub fn over(&self, from: i64, to: i64) -> Summary {
         let mut s = Summary::default();
         let mut n = 0usize;
-        for h in from..to {
+        // Hours before the first measurement and past the forecast are
+        // unknown: counted, not walked (a window of a century is 876,000).
+        let lo = from.max(self.filled_start).min(to.max(from));
+        let hi = to.min(self.end()).max(lo);
+        s.hours_unknown = usize::try_from((to - from).max(0) - (hi - lo)).unwrap_or(usize::MAX);
+        for h in lo..hi {
             let Some(q) = self.at(h) else {
                 s.hours_unknown += 1;
                 continue;
@@ -453,5 +458,23 @@ mod tests {
         assert_eq!(s.hours_measured, 480);
         assert_eq!(s.hours_forecast, 10);
         assert!((s.mean_p50 - 10.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn hours_outside_the_outlook_are_counted_not_walked() {
+        let o = Outlook::requests_only(1000, 1048, |h| if h < 1024 { 2.0 } else { 4.0 });
+        // A century either side: only the 48 hours of the outlook are known.
+        let s = o.over(1000 - 876_000, 1048 + 876_000);
+        assert_eq!(s.hours_forecast, 48);
+        assert_eq!(s.hours_unknown, 2 * 876_000);
+        assert_eq!(s.mean_p50, 3.0);
+        assert_eq!(s.peak_p90, 4.0);
+        // Wholly outside, and empty or reversed ranges.
+        assert_eq!(o.over(2000, 2010).hours_unknown, 10);
+        assert_eq!(o.over(0, 10).hours_unknown, 10);
+        assert_eq!(o.over(1010, 1010), Summary::default());
+        assert_eq!(o.over(1020, 1010), Summary::default());
+        assert_eq!(o.over(1040, 1050).hours_forecast, 8);
+        assert_eq!(o.over(1040, 1050).hours_unknown, 2);
     }
 }

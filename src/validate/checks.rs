@@ -45,7 +45,7 @@ fn unknown(
 
 /// Whether the repository holds a `kind` named `name` that did not check
 /// (its own error says why; a reference to it is not another).
-pub(super) fn invalid(repo: &Repo, kind: Kind, name: &str) -> bool {
+fn invalid(repo: &Repo, kind: Kind, name: &str) -> bool {
     repo.invalid.contains(&(kind, name.to_string()))
 }
 

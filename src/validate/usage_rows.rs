@@ -84,7 +84,7 @@ pub(super) fn check_usage(repo: &Repo, diags: &mut Vec<Diagnostic>) {
     for (key, span) in repo.usage.series.iter().zip(&repo.usage.series_spans) {
         let mut missing = Vec::new();
         match repo.clusters.get(&key.cluster) {
-            None if super::checks::invalid(repo, Kind::Cluster, &key.cluster) => {}
+            None if invalid(repo, Kind::Cluster, &key.cluster) => {}
             None => missing.push(format!("cluster `{}`", key.cluster)),
             Some(c) => {
                 if !c
@@ -98,7 +98,7 @@ pub(super) fn check_usage(repo: &Repo, diags: &mut Vec<Diagnostic>) {
             }
         }
         if !repo.teams.contains_key(&key.team)
-            && !super::checks::invalid(repo, Kind::Team, &key.team)
+            && !invalid(repo, Kind::Team, &key.team)
         {
             missing.push(format!("team `{}`", key.team));
         }
@@ -117,4 +117,10 @@ pub(super) fn check_usage(repo: &Repo, diags: &mut Vec<Diagnostic>) {
             );
         }
     }
+}
+
+/// Whether the repository holds a `kind` named `name` that did not check
+/// (its own error says why; a reference to it is not another).
+fn invalid(repo: &Repo, kind: Kind, name: &str) -> bool {
+    repo.invalid.contains(&(kind, name.to_string()))
 }
