@@ -277,6 +277,46 @@ pub fn swing(changes: impl IntoIterator<Item = (Hours, f64)>, from: i64) -> (f64
     (clean(gain), clean(loss))
 }
 
+/// The largest rise, at any hour from `from` on, of several groups of
+/// holdings together, where a group that falls offsets none that rises:
+/// each group's level counts where it is above 0. Within a group rises and
+/// falls net out hour by hour, and groups that rise one after the other do
+/// not add up. (A team's monthly rate across its pools: a release in one
+/// pool pays for no gain in another.)
+pub fn clipped_rise<'a>(groups: impl IntoIterator<Item = &'a [(Hours, f64)]>, from: i64) -> f64 {
+    let mut events: Vec<(i64, usize, f64)> = Vec::new();
+    let mut n = 0;
+    for (g, changes) in groups.into_iter().enumerate() {
+        n = g + 1;
+        for (h, amount) in changes {
+            let start = h.start.max(from);
+            if start >= h.end || *amount == 0.0 {
+                continue;
+            }
+            events.push((start, g, *amount));
+            if h.end != i64::MAX {
+                events.push((h.end, g, -amount));
+            }
+        }
+    }
+    events.sort_by_key(|e| e.0);
+    let mut levels = vec![0.0f64; n];
+    let (mut total, mut best) = (0.0f64, 0.0f64);
+    let mut i = 0;
+    while i < events.len() {
+        let hour = events[i].0;
+        while i < events.len() && events[i].0 == hour {
+            let (_, g, amount) = events[i];
+            let old = levels[g];
+            levels[g] = old + amount;
+            total += levels[g].max(0.0) - old.max(0.0);
+            i += 1;
+        }
+        best = best.max(total);
+    }
+    if best < 1e-9 { 0.0 } else { best }
+}
+
 /// A signed change from `(gain, loss)`: the gain when there is one (an ask),
 /// else minus the loss (a release).
 pub fn signed((gain, loss): (f64, f64)) -> f64 {
@@ -493,6 +533,28 @@ mod tests {
     }
 
     /// A change's swing: growth in size, in time, revival, release, transfer.
+    #[test]
+    fn a_fall_in_one_group_offsets_no_rise_in_another() {
+        let h = |start, end| Hours { start, end };
+        let a: Vec<(Hours, f64)> = vec![(h(200, 300), -100.0)];
+        let b: Vec<(Hours, f64)> = vec![(h(200, 300), 50.0)];
+        let c: Vec<(Hours, f64)> = vec![(h(200, 300), 50.0)];
+        // Netted together it is 0; a release in `a` pays for neither gain.
+        assert_eq!(
+            swing(a.iter().chain(&b).chain(&c).cloned(), 100),
+            (0.0, 0.0)
+        );
+        assert_eq!(clipped_rise([a.as_slice(), &b, &c], 100), 100.0);
+        // Gains one after the other do not add up; within a group, they net.
+        let later: Vec<(Hours, f64)> = vec![(h(300, 400), 70.0)];
+        assert_eq!(clipped_rise([b.as_slice(), &later], 100), 70.0);
+        let moved: Vec<(Hours, f64)> = vec![(h(200, 300), 30.0), (h(200, 300), -20.0)];
+        assert_eq!(clipped_rise([moved.as_slice()], 100), 10.0);
+        // Only falls: no rise; the past counts for nothing.
+        assert_eq!(clipped_rise([a.as_slice()], 100), 0.0);
+        assert_eq!(clipped_rise([b.as_slice()], 400), 0.0);
+    }
+
     #[test]
     fn swing_counts_what_is_held_in_hours_not_held_before() {
         let h = |start, end| Hours { start, end };

@@ -550,8 +550,8 @@ fn odd_values_are_named_as_written() {
 
 #[test]
 fn a_write_that_fails_part_way_leaves_the_old_file_and_no_temporary_file() {
-    // A file size limit of 4 KiB (SIGXFSZ ignored, so the write fails with
-    // EFBIG): the report is larger, the old one stays, nothing is left over.
+    // A file size limit of 4 KiB: capops ignores SIGXFSZ, so the write fails
+    // with EFBIG; the report is larger, the old one stays, nothing is left over.
     let (tmp, repo) = example_with(|_| {});
     let dir = tmp.path().join("out");
     std::fs::create_dir(&dir).unwrap();
@@ -559,7 +559,9 @@ fn a_write_that_fails_part_way_leaves_the_old_file_and_no_temporary_file() {
     std::fs::write(&report, "the old report\n").unwrap();
     let status = std::process::Command::new("bash")
         .arg("-c")
-        .arg("trap '' XFSZ; ulimit -f 4; exec \"$0\" report --at 2026-11-22 --format markdown --out \"$2\" \"$1\"")
+        .arg(
+            "ulimit -f 4; exec \"$0\" report --at 2026-11-22 --format markdown --out \"$2\" \"$1\"",
+        )
         .arg(env!("CARGO_BIN_EXE_capops"))
         .arg(&repo)
         .arg(&report)

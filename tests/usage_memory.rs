@@ -70,7 +70,10 @@ fn clean_usage_files_keep_rows_and_diagnostics_keep_their_place() {
     assert_eq!(out.sources.snippet(span), "prod-h100,h100-serve,ghost-team");
     // It says what becomes of the rows: the pool's, no team's.
     let help = d.help.as_deref().unwrap_or_default();
-    assert!(help.contains("still count in their pool's demand"), "{help}");
+    assert!(
+        help.contains("still count in their pool's demand"),
+        "{help}"
+    );
     let bad = out
         .diagnostics
         .iter()

@@ -15,7 +15,7 @@ pub struct BacktestArgs {
     pub csv: std::path::PathBuf,
     /// The value: a column, or columns combined with + - * / and parentheses (e.g.
     /// "running_gpus + pending_gpus"), at most 512 parts. All series together may
-    /// span at most 5,000,000 hours, one series at most 20 years.
+    /// span at most 5,000,000 hours or four times the CSV's rows, one series at most 20 years.
     #[arg(long)]
     pub value: String,
     /// Hours forecast from each cutoff.

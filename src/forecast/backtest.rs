@@ -169,8 +169,9 @@ fn parse_atom(t: &[String], pos: &mut usize) -> Result<Expr, String> {
 /// The longest span of one series the backtest reads: 20 years of hours.
 pub const MAX_SPAN_HOURS: i64 = 20 * 366 * 24;
 
-/// The most hours all series of one backtest may span together (about 570
-/// series-years; 1,000 series of two rows twenty years apart took 3 GB).
+/// The most hours all series of one backtest may span together, unless the
+/// CSV has more than a quarter as many rows (a dense CSV is read whole; 1,000
+/// series of two rows twenty years apart took 3 GB).
 pub const MAX_TOTAL_HOURS: i64 = 5_000_000;
 
 /// Reads a CSV of hourly samples into series on a regular grid (missing hours and empty cells are gaps).
@@ -213,7 +214,9 @@ pub fn read_csv(
         .map(|c| index(c).map(|i| (c.clone(), i)))
         .collect::<Result<_, _>>()?;
     let mut samples: BTreeMap<String, BTreeMap<i64, Option<f64>>> = BTreeMap::new();
+    let mut rows: i64 = 0;
     for (row, record) in reader.records().enumerate() {
+        rows += 1;
         let record = record.map_err(|e| format!("row {}: {e}", row + 2))?;
         let ts: Timestamp = record
             .get(time_i)
@@ -277,9 +280,11 @@ pub fn read_csv(
             ));
         }
         total = total.saturating_add(last - first + 1);
-        if total > MAX_TOTAL_HOURS {
+        let most = MAX_TOTAL_HOURS.max(rows.saturating_mul(4));
+        if total > most {
             return Err(format!(
-                "the series run to more than {MAX_TOTAL_HOURS} hours together (by series `{name}`, the {}th of {}): split the CSV and backtest the parts, or check the dates of series that span years with few rows",
+                "the series run to more than {most} hours together, over four times the CSV's {rows} rows (series `{}`, number {} of {}, reaches past it): check the dates of series that span years with few rows, or split the CSV",
+                crate::diag::clip(name),
                 samples.keys().position(|n| n == name).unwrap_or(0) + 1,
                 samples.len()
             ));

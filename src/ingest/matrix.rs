@@ -96,7 +96,10 @@ impl<'de> serde::de::Visitor<'de> for PointVisitor {
         if seq.next_element::<serde::de::IgnoredAny>()?.is_some() {
             return Err(A::Error::invalid_length(3, &self));
         }
-        Ok(Point(v.filter(|v| v.is_finite() && t.is_finite()).map(|v| (t.round() as i64, v))))
+        Ok(Point(
+            v.filter(|v| v.is_finite() && t.is_finite())
+                .map(|v| (t.round() as i64, v)),
+        ))
     }
 }
 

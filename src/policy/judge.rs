@@ -214,6 +214,8 @@ pub fn aggregates(
     // the team pays while it runs), across pools.
     let mut rates: std::collections::HashMap<String, Vec<(capacity::Hours, f64)>> =
         std::collections::HashMap::new();
+    let mut pool_rates: std::collections::HashMap<Key, Vec<(capacity::Hours, f64)>> =
+        std::collections::HashMap::new();
     let mut add = |spec: &RequestSpec, sign: f64| {
         let gpus = capacity::size(spec, capacity::pool_of(world, spec)).gpus;
         let (monthly, total) = future_cost(analysis, spec, at);
@@ -227,6 +229,10 @@ pub fn aggregates(
             .push((capacity::Hours::of_request(spec), sign * gpus));
         rates
             .entry(key.0.clone())
+            .or_default()
+            .push((capacity::Hours::of_request(spec), sign * monthly));
+        pool_rates
+            .entry(key.clone())
             .or_default()
             .push((capacity::Hours::of_request(spec), sign * monthly));
         bump(
@@ -323,11 +329,24 @@ pub fn aggregates(
         .filter(|c| c.kind == Kind::CapacityRequest)
         .map(|c| c.name.clone())
         .collect();
+    // A pool where the rate falls pays for no rise in another (the rises of
+    // pools that gain at once add up); when it only falls, the fall.
     for (team, t) in out.by_team.iter_mut() {
-        t.monthly_cost = capacity::signed(capacity::swing(
-            rates.get(team).cloned().unwrap_or_default(),
+        let rise = capacity::clipped_rise(
+            pool_rates
+                .iter()
+                .filter(|(k, _)| &k.0 == team)
+                .map(|(_, v)| v.as_slice()),
             at,
-        ));
+        );
+        t.monthly_cost = if rise > 0.0 {
+            rise
+        } else {
+            capacity::signed(capacity::swing(
+                rates.get(team).cloned().unwrap_or_default(),
+                at,
+            ))
+        };
     }
     out.monthly_rates = rates;
     out

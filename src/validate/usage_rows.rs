@@ -85,7 +85,7 @@ pub(super) fn check_usage(repo: &Repo, diags: &mut Vec<Diagnostic>) {
         let mut missing = Vec::new();
         match repo.clusters.get(&key.cluster) {
             None if invalid(repo, Kind::Cluster, &key.cluster) => {}
-            None => missing.push(format!("cluster `{}`", key.cluster)),
+            None => missing.push(format!("cluster `{}`", crate::diag::clip(&key.cluster))),
             Some(c) => {
                 if !c
                     .spec
@@ -93,14 +93,12 @@ pub(super) fn check_usage(repo: &Repo, diags: &mut Vec<Diagnostic>) {
                     .iter()
                     .any(|p| p.name.value.as_str() == key.pool)
                 {
-                    missing.push(format!("pool `{}`", key.pool));
+                    missing.push(format!("pool `{}`", crate::diag::clip(&key.pool)));
                 }
             }
         }
-        if !repo.teams.contains_key(&key.team)
-            && !invalid(repo, Kind::Team, &key.team)
-        {
-            missing.push(format!("team `{}`", key.team));
+        if !repo.teams.contains_key(&key.team) && !invalid(repo, Kind::Team, &key.team) {
+            missing.push(format!("team `{}`", crate::diag::clip(&key.team)));
         }
         if !missing.is_empty() {
             diags.push(

@@ -20,12 +20,15 @@ impl<'a> Walk<'a> {
             fixed: INFINITE,
         };
         let size = match f.name {
-            "length" | "count" | "int" | "float" | "round" | "abs" | "bool" | "money"
-            | "percent" | "number" => return Abs::NUMBER,
+            "length" | "count" | "int" | "float" | "round" | "abs" | "bool" => return Abs::NUMBER,
+            // Numbers written as text ("1,234", "40%"): text, not numbers.
+            "money" | "percent" | "number" => NUMBER,
             "lower" | "upper" | "title" | "capitalize" => scale(s, 3),
             "trim" | "safe" | "string" | "reverse" | "sort" | "unique" | "first" | "last"
-            | "min" | "max" | "attr" | "select" | "reject" | "selectattr" | "rejectattr"
-            | "map" => add(scale(s, 2), all),
+            | "min" | "max" | "attr" | "select" | "reject" | "selectattr" | "rejectattr" => {
+                add(scale(s, 2), all)
+            }
+            "map" => self.map(f, s),
             "list" | "items" | "dictsort" | "groupby" | "lines" | "split" | "chain" | "zip" => {
                 scale(add(s, all), 8)
             }
@@ -93,6 +96,62 @@ impl<'a> Walk<'a> {
         Abs::of(size)
     }
 
+    /// `map(attribute=…)` picks from each item; `map("name", …)` runs a
+    /// filter on each item, so that filter's growth applies to all of them:
+    /// only filters whose growth does not depend on their arguments are let
+    /// through (`map("format", …)` would pad every item).
+    fn map(&mut self, f: &ast::Filter<'a>, s: Size) -> Size {
+        let mut size = scale(s, 2);
+        for a in &f.args {
+            match a {
+                ast::CallArg::Kwarg("attribute", _) => {}
+                ast::CallArg::Kwarg("default", e) => {
+                    let d = self.expr(e).size;
+                    size = add(size, product(s, d));
+                }
+                ast::CallArg::Pos(Expr::Const(c)) if std::ptr::eq(a, &f.args[0]) => {
+                    let factor = match c.value.as_str() {
+                        Some("lower" | "upper" | "title" | "capitalize" | "urlencode") => 4,
+                        Some(
+                            "trim" | "string" | "safe" | "first" | "last" | "reverse" | "sort"
+                            | "unique" | "min" | "max",
+                        ) => 2,
+                        Some("escape" | "e" | "json" | "tojson") => 6,
+                        Some("list" | "items" | "dictsort" | "lines") => 8,
+                        Some(
+                            "int" | "float" | "round" | "abs" | "bool" | "length" | "count"
+                            | "money" | "percent" | "number",
+                        ) => NUMBER.fixed,
+                        _ => 0,
+                    };
+                    if factor == 0 || f.args.len() > 1 {
+                        let what = format!(
+                            "`map` with the filter {}, whose growth on each item is not bounded here",
+                            c.value
+                        );
+                        self.refuse_filter(f, &what);
+                        return Size {
+                            per_input: INFINITE,
+                            fixed: INFINITE,
+                        };
+                    }
+                    size = scale(s, factor);
+                }
+                _ => {
+                    self.refuse_filter(
+                        f,
+                        "`map` with arguments other than a filter's name or `attribute=`",
+                    );
+                    return Size {
+                        per_input: INFINITE,
+                        fixed: INFINITE,
+                    };
+                }
+            }
+        }
+        size
+    }
+
     fn refuse_filter(&mut self, f: &ast::Filter<'a>, what: &str) {
         let span = f.expr.as_ref().map_or_else(
             || f.args.first().map(arg_span).unwrap_or_default(),
@@ -117,13 +176,7 @@ impl<'a> Walk<'a> {
                 fixed: INFINITE,
             };
         };
-        // Any run of digits may be a width or a precision.
-        let widths = text
-            .split(|c: char| !c.is_ascii_digit())
-            .filter(|d| !d.is_empty())
-            .fold(0u64, |acc, d| {
-                acc.saturating_add(d.parse::<u64>().unwrap_or(INFINITE))
-            });
+        let widths = spec_widths(&text);
         let places = text.matches(['%', '{']).count() as u64;
         add(
             Size {
@@ -133,4 +186,42 @@ impl<'a> Walk<'a> {
             scale(args, places.saturating_add(1)),
         )
     }
+}
+
+/// The widths and precisions a format string asks for, summed: the digits
+/// of each `%…` conversion (`%-12.3f`) and of each `{…}` field (`{:>12}`).
+fn spec_widths(text: &str) -> u64 {
+    let chars: Vec<char> = text.chars().collect();
+    let (mut total, mut i) = (0u64, 0);
+    while i < chars.len() {
+        let end = match chars[i] {
+            '%' => {
+                let mut j = i + 1;
+                while j < chars.len() && "-+ #0123456789.".contains(chars[j]) {
+                    j += 1;
+                }
+                j
+            }
+            '{' => {
+                let mut j = i + 1;
+                while j < chars.len() && chars[j] != '}' {
+                    j += 1;
+                }
+                j
+            }
+            _ => {
+                i += 1;
+                continue;
+            }
+        };
+        let spec: String = chars[i + 1..end].iter().collect();
+        total = spec
+            .split(|c: char| !c.is_ascii_digit())
+            .filter(|d| !d.is_empty())
+            .fold(total, |acc, d| {
+                acc.saturating_add(d.parse::<u64>().unwrap_or(INFINITE))
+            });
+        i = end.max(i + 1);
+    }
+    total
 }

@@ -52,6 +52,8 @@ pub struct Problem {
 }
 
 const INFINITE: u64 = u64::MAX;
+/// How much longer a string gets written inside a list (quoted, escaped).
+const ESCAPED: u64 = 6;
 /// A number, a boolean or none, written out.
 const NUMBER: Size = Size {
     per_input: 0,
@@ -311,25 +313,10 @@ impl<'a> Walk<'a> {
         if let Some(cond) = &f.filter_expr {
             self.expr(cond);
         }
-        // A name set in the body may be read on the next pass: run the body
-        // until what it sets stops growing. Three passes settle any loop
-        // whose values do not grow; one that still grows grows on every pass.
-        let mut settled = false;
-        for _ in 0..4 {
-            let before = self.scopes.clone();
-            self.body(&f.body);
-            if self.scopes == before {
-                settled = true;
-                break;
-            }
-        }
-        if !settled {
-            self.refuse(
-                span,
-                "a value set in this loop grows on every pass; build it with a filter such as `join` instead"
-                    .into(),
-            );
-        }
+        // minijinja runs each pass of a loop in a fresh scope: a name set in
+        // the body starts from its value outside on every pass (tested in
+        // `tests.rs`), so one walk of the body bounds them all.
+        self.body(&f.body);
         self.scopes.pop();
         self.body(&f.else_body);
     }
@@ -402,6 +389,10 @@ impl<'a> Walk<'a> {
         self.seen(e, a)
     }
 
+    /// A list, tuple or map written in the template: written out as text,
+    /// each string in it is quoted and escaped (a `\\` becomes two, a
+    /// control character four), so each item counts six times its length,
+    /// and a list in a list six times again.
     fn items(&mut self, items: &[Expr<'a>]) -> Size {
         items.iter().fold(
             Size {
@@ -411,7 +402,7 @@ impl<'a> Walk<'a> {
             |acc, i| {
                 let s = self.expr(i).size;
                 add(
-                    add(acc, s),
+                    add(acc, scale(s, ESCAPED)),
                     Size {
                         per_input: 0,
                         fixed: 4,
@@ -425,17 +416,24 @@ impl<'a> Walk<'a> {
         let l = self.expr(&b.left);
         let r = self.expr(&b.right);
         match b.op {
-            BinOpKind::Concat | BinOpKind::Add if l.number && r.number => Abs::NUMBER,
+            // `1 ~ 1` is the text "11": only `+` of two numbers is a number.
+            BinOpKind::Add if l.number && r.number => Abs::NUMBER,
             BinOpKind::Concat | BinOpKind::Add => Abs::of(add(l.size, r.size)),
             BinOpKind::ScAnd | BinOpKind::ScOr => Abs::of(max(l.size, r.size)),
             BinOpKind::Mul if l.number && r.number => Abs::NUMBER,
             BinOpKind::Mul => match (l.constant, r.constant) {
                 (_, Some(k)) => Abs::of(max(scale(l.size, k.max(0) as u64), NUMBER)),
                 (Some(k), _) => Abs::of(max(scale(r.size, k.max(0) as u64), NUMBER)),
-                _ => Abs::of(Size {
-                    per_input: INFINITE,
-                    fixed: INFINITE,
-                }),
+                _ => {
+                    self.refuse(
+                        b.left.span(),
+                        "multiplies two values read from the documents, which may repeat text that many times; write `(a | int) * (b | int)` to multiply numbers".into(),
+                    );
+                    Abs::of(Size {
+                        per_input: INFINITE,
+                        fixed: INFINITE,
+                    })
+                }
             },
             _ => Abs::NUMBER,
         }
@@ -445,7 +443,9 @@ impl<'a> Walk<'a> {
         let args = self.args(&c.args);
         let sum = args.iter().fold(NUMBER, |acc, a| add(acc, a.size));
         match &c.expr {
-            Expr::Var(v) if v.id == "range" && self.lookup("range").is_none() => RANGE,
+            Expr::Var(v) if v.id == "range" && self.lookup("range").is_none() => {
+                range_size(&args).unwrap_or(RANGE)
+            }
             Expr::Var(v) if v.id == "dict" && self.lookup("dict").is_none() => scale(sum, 2),
             // loop.cycle(...) returns one of its arguments; loop.changed(...) a boolean.
             Expr::GetAttr(g) if matches!(&g.expr, Expr::Var(v) if v.id == "loop") => sum,
@@ -458,6 +458,23 @@ impl<'a> Walk<'a> {
             }
         }
     }
+}
+
+/// `range(…)` with its bounds written in the template: its numbers, written out.
+fn range_size(args: &[Abs]) -> Option<Size> {
+    let k: Vec<i64> = args.iter().map(|a| a.constant).collect::<Option<_>>()?;
+    let (start, stop, step) = match k[..] {
+        [stop] => (0, stop, 1),
+        [start, stop] => (start, stop, 1),
+        [start, stop, step] if step != 0 => (start, stop, step),
+        _ => return None,
+    };
+    let n = (i128::from(stop) - i128::from(start)) / i128::from(step);
+    let n = u64::try_from(n.clamp(0, 10_000)).ok()?.saturating_add(1);
+    Some(Size {
+        per_input: 0,
+        fixed: n * 24,
+    })
 }
 
 fn constant(v: &Value) -> Abs {

@@ -61,7 +61,7 @@ pub struct RequestChange {
     /// Monthly cost the change adds to the team across every pool: the largest rise, at any hour
     /// from `now` on, of what its requests cost a month while they run (without a base, this
     /// request's own). One ask split into requests that run at once adds up; requests back to
-    /// back do not.
+    /// back do not; a pool where the rate falls offsets no rise in another.
     pub team_pr_delta_monthly_cost: f64,
     /// For an added or modified request, the highest priority among the team's requests in the
     /// same pool of the same cluster in the whole base (whichever files hold them) that hold
