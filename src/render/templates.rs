@@ -108,12 +108,21 @@ pub struct Override {
 
 /// The compiled set of templates.
 pub struct Templates {
-    env: Environment<'static>,
+    env: std::sync::Arc<Environment<'static>>,
     /// Where each overridden template came from.
     origin: BTreeMap<String, FileId>,
     /// How large a value each override can build.
     bounds: BTreeMap<String, template_size::Size>,
+    /// Time each override has taken so far, against [`OVERRIDE_SECONDS`].
+    spent: std::sync::Mutex<BTreeMap<String, std::time::Duration>>,
+    budget: std::time::Duration,
 }
+
+/// Time all renders of one override may take together (an object takes
+/// milliseconds). Fuel counts steps, and a step can sort 256 KiB: an
+/// override runs on its own thread, and one that runs out of time is an
+/// error at once, for every object it has left.
+pub const OVERRIDE_SECONDS: u64 = 20;
 
 impl Templates {
     /// The built-in templates with the repository's overrides. An override
@@ -181,9 +190,11 @@ impl Templates {
             }
         }
         Templates {
-            env,
+            env: std::sync::Arc::new(env),
             origin,
             bounds,
+            spent: std::sync::Mutex::new(BTreeMap::new()),
+            budget: std::time::Duration::from_secs(OVERRIDE_SECONDS),
         }
     }
 
@@ -214,8 +225,15 @@ impl Templates {
                 return Err(d);
             }
         }
-        let mut out = Capped::default();
-        let rendered = tmpl.render_captured_to(minijinja::value::Serde(ctx), &mut out);
+        let (rendered, out) = if self.bounds.contains_key(name) {
+            self.run_override(name, ctx, origin)?
+        } else {
+            let mut out = Capped::default();
+            let r = tmpl
+                .render_captured_to(minijinja::value::Serde(ctx), &mut out)
+                .map(|_| ());
+            (r, out)
+        };
         if out.over {
             let mut d = Diagnostic::new(
                 Code::TemplateError,
@@ -235,6 +253,71 @@ impl Templates {
             )
         })?;
         Ok(text)
+    }
+
+    /// Runs an override on its own thread, within what is left of its time.
+    fn run_override<S: serde::Serialize>(
+        &self,
+        name: &str,
+        ctx: &S,
+        origin: Option<FileId>,
+    ) -> Result<(Result<(), minijinja::Error>, Capped), Diagnostic> {
+        let spent = self
+            .spent
+            .lock()
+            .map(|m| m.get(name).copied().unwrap_or_default())
+            .unwrap_or_default();
+        let left = self.budget.saturating_sub(spent);
+        let out_of_time = || {
+            let mut d = Diagnostic::new(
+                Code::TemplateError,
+                format!(
+                    "template {name} took more than {} s, the time its renders may take together",
+                    self.budget.as_secs_f64()
+                ),
+            )
+            .help("an override writes objects in milliseconds; check for loops that sort, join or replace long text on every pass");
+            if let Some(f) = origin {
+                d = d.at(Span::file_start(f), "template");
+            }
+            d
+        };
+        if left.is_zero() {
+            return Err(out_of_time());
+        }
+        let value: minijinja::Value = minijinja::value::Serde(ctx).into();
+        let env = std::sync::Arc::clone(&self.env);
+        let owned = name.to_string();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let started = std::time::Instant::now();
+        let spawned = std::thread::Builder::new()
+            .name("capops-template".into())
+            .spawn(move || {
+                let mut out = Capped::default();
+                let r = env
+                    .get_template(&owned)
+                    .and_then(|t| t.render_captured_to(value, &mut out).map(|_| ()));
+                let _ = tx.send((r, out));
+            });
+        if let Err(e) = spawned {
+            return Err(Diagnostic::new(
+                Code::TemplateError,
+                format!("cannot start a thread to render template {name}: {e}"),
+            ));
+        }
+        // On time out the thread is left to run out its fuel; the process
+        // ends without waiting for it.
+        let got = rx.recv_timeout(left);
+        if let Ok(mut m) = self.spent.lock() {
+            *m.entry(name.to_string()).or_default() += started.elapsed();
+        }
+        got.map_err(|_| out_of_time())
+    }
+
+    /// Limits the time overrides may take (for tests).
+    pub fn with_budget(mut self, budget: std::time::Duration) -> Templates {
+        self.budget = budget;
+        self
     }
 
     /// Renders the built-in version of a template (to hold an override to it).
@@ -345,159 +428,5 @@ fn template_diagnostic(name: &str, file: Option<FileId>, e: &minijinja::Error) -
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn built_in_templates_compile_and_quote_values() {
-        let mut diags = Vec::new();
-        let t = Templates::new(&[], &mut diags);
-        assert!(diags.is_empty());
-        let out = t
-            .render(
-                "kubernetes/localqueue.yaml.j2",
-                &json!({"name": "gpu", "namespace": "yes", "cluster_queue": "a: b"}),
-            )
-            .unwrap();
-        assert!(out.contains("namespace: \"yes\""), "{out}");
-        assert!(out.contains("clusterQueue: \"a: b\""), "{out}");
-    }
-
-    #[test]
-    fn overrides_replace_built_ins_and_runaway_templates_stop() {
-        let mut diags = Vec::new();
-        let looping = Override {
-            name: "kubernetes/cohort.yaml.j2".into(),
-            text:
-                "{% for i in range(100000) %}{% for j in range(100000) %}x{% endfor %}{% endfor %}"
-                    .into(),
-            file: FileId(3),
-        };
-        let unknown = Override {
-            name: "kubernetes/cohorts.yaml.j2".into(),
-            text: "x".into(),
-            file: FileId(4),
-        };
-        let t = Templates::new(&[looping, unknown], &mut diags);
-        assert_eq!(diags.len(), 1);
-        assert!(
-            diags[0].message.contains("does not override"),
-            "{}",
-            diags[0].message
-        );
-        let err = t
-            .render("kubernetes/cohort.yaml.j2", &json!({"name": "c"}))
-            .unwrap_err();
-        assert_eq!(err.code, Code::TemplateError);
-        assert!(err.message.contains("fuel"), "{}", err.message);
-        assert_eq!(err.span().map(|s| s.file), Some(FileId(3)));
-    }
-
-    #[test]
-    fn templates_cannot_read_files_or_use_undefined_values() {
-        let mut diags = Vec::new();
-        let include = Override {
-            name: "kubernetes/cohort.yaml.j2".into(),
-            text: "{% include '/etc/passwd' %}".into(),
-            file: FileId(1),
-        };
-        // `include`, `import` and `extends` do not exist here: a template
-        // sees its context and nothing else.
-        let _ = Templates::new(&[include], &mut diags);
-        assert_eq!(diags.len(), 1);
-        assert!(
-            diags[0].message.contains("uses includes"),
-            "{}",
-            diags[0].message
-        );
-        // Macros and namespaces (unbounded growth) are refused too.
-        for text in [
-            "{%- macro d(s) %}{{ d(s ~ s) }}{% endmacro %}",
-            "{% set ns = namespace(s='x') %}",
-        ] {
-            let mut diags = Vec::new();
-            let o = Override {
-                name: "kubernetes/cohort.yaml.j2".into(),
-                text: text.into(),
-                file: FileId(1),
-            };
-            let _ = Templates::new(&[o], &mut diags);
-            assert_eq!(diags.len(), 1, "{text}");
-            assert_eq!(diags[0].code, Code::TemplateError);
-        }
-        let t = Templates::new(&[], &mut diags);
-        let err = t
-            .render("kubernetes/cohort.yaml.j2", &json!({}))
-            .unwrap_err();
-        assert!(err.message.contains("undefined"), "{}", err.message);
-    }
-
-    fn one(text: &str) -> (Templates, Vec<Diagnostic>) {
-        let mut diags = Vec::new();
-        let o = Override {
-            name: "kubernetes/cohort.yaml.j2".into(),
-            text: text.into(),
-            file: FileId(7),
-        };
-        (Templates::new(&[o], &mut diags), diags)
-    }
-
-    #[test]
-    fn overrides_that_can_build_huge_values_are_refused_before_they_run() {
-        // Eight `set`s of ten copies: 10^9 bytes in about 80 steps of fuel.
-        let mut text = String::from("name: {% set a = 'xxxxxxxxxx' %}");
-        for (prev, next) in ["a", "b", "c", "d", "e", "f", "g", "h"]
-            .windows(2)
-            .map(|w| (w[0], w[1]))
-        {
-            text.push_str(&format!("{{% set {next} = {} %}}", [prev; 10].join(" ~ ")));
-        }
-        text.push_str("{{ h | length }}");
-        let (_, diags) = one(&text);
-        assert_eq!(diags.len(), 1);
-        assert_eq!(diags[0].code, Code::TemplateError);
-        assert!(
-            diags[0].message.contains("line 1 column"),
-            "{}",
-            diags[0].message
-        );
-        let span = diags[0].span().expect("a place");
-        assert_eq!(span.file, FileId(7));
-        assert!(text[span.start as usize..span.end as usize].starts_with("e ~ e"));
-    }
-
-    #[test]
-    fn an_override_reading_its_context_many_times_is_held_to_the_context_it_gets() {
-        // 1000 copies of the name: fine for a short name, refused for a long one.
-        let (t, diags) = one("name: {{ (name * 1000) | length }}");
-        assert!(diags.is_empty(), "{diags:?}");
-        let out = t
-            .render("kubernetes/cohort.yaml.j2", &json!({"name": "c"}))
-            .unwrap();
-        assert_eq!(out.trim(), "name: 1000");
-        let long = "x".repeat(100_000);
-        let err = t
-            .render("kubernetes/cohort.yaml.j2", &json!({ "name": long }))
-            .unwrap_err();
-        assert!(
-            err.message.contains("the limit is 67108864"),
-            "{}",
-            err.message
-        );
-        // Output past the limit stops as it is written.
-        let (t, diags) = one("{% for i in range(10000) %}{{ name }}{% endfor %}");
-        assert!(diags.is_empty(), "{diags:?}");
-        let err = t
-            .render(
-                "kubernetes/cohort.yaml.j2",
-                &json!({ "name": "y".repeat(200) }),
-            )
-            .unwrap_err();
-        assert!(
-            err.message.contains("more than 1048576 bytes"),
-            "{}",
-            err.message
-        );
-    }
-}
+#[path = "templates_tests.rs"]
+mod tests;
