@@ -468,7 +468,15 @@ impl Ledger {
 
 /// The pool a request names, with its cluster, if both exist.
 pub fn pool_of<'r>(repo: &'r Repo, spec: &RequestSpec) -> Option<(&'r NodePool, &'r ClusterSpec)> {
-    let cluster = repo.clusters.get(&spec.cluster.value)?;
+    pool_in(&repo.clusters, spec)
+}
+
+/// [`pool_of`] among `clusters` (a past revision's, say).
+pub fn pool_in<'r>(
+    clusters: &'r BTreeMap<String, Document<ClusterSpec>>,
+    spec: &RequestSpec,
+) -> Option<(&'r NodePool, &'r ClusterSpec)> {
+    let cluster = clusters.get(&spec.cluster.value)?;
     let pool = cluster
         .spec
         .node_pools

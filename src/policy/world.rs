@@ -133,21 +133,13 @@ pub fn recent_growth(
     past_clusters: &BTreeMap<String, Document<ClusterSpec>>,
     from_hour: i64,
 ) -> BTreeMap<String, f64> {
-    use crate::capacity::{Hours, pool_of, size, swing};
-    let pool_then = |s: &RequestSpec| {
-        let cluster = past_clusters.get(&s.cluster.value)?;
-        let pool = cluster
-            .spec
-            .node_pools
-            .iter()
-            .find(|p| p.name.value.as_str() == s.pool.value)?;
-        Some((pool, &cluster.spec))
-    };
+    use crate::capacity::{Hours, pool_in, pool_of, size, swing};
     let gpus = |s: &RequestSpec| size(s, pool_of(world, s)).gpus;
     // A past version is sized with the pool as it was then: what a pool's
     // change (fewer time-slicing replicas, a coarser MIG layout) gave the
     // team since is its growth too.
-    let gpus_then = |s: &RequestSpec| size(s, pool_then(s).or_else(|| pool_of(world, s))).gpus;
+    let gpus_then =
+        |s: &RequestSpec| size(s, pool_in(past_clusters, s).or_else(|| pool_of(world, s))).gpus;
     let mut out: BTreeMap<String, f64> = BTreeMap::new();
     for (name, doc) in base {
         let mut held = vec![(Hours::of_request(&doc.spec), gpus(&doc.spec))];

@@ -142,35 +142,31 @@ struct Walk<'a> {
 
 /// The bound of a whole template, or why it has none.
 pub fn template(text: &str, limits: Limits) -> Result<Size, Problem> {
-    let Ok(stmt) = minijinja::machinery::parse(text, "<template>", Default::default()) else {
+    match minijinja::machinery::parse(text, "<template>", Default::default()) {
+        Ok(stmt) => walk(limits, |w| w.stmt(&stmt)),
         // Syntax errors are the compiler's to report.
-        return Ok(Size::default());
-    };
-    let mut w = Walk {
-        limits,
-        scopes: vec![BTreeMap::new()],
-        worst: Size::default(),
-        problem: None,
-    };
-    w.stmt(&stmt);
-    match w.problem {
-        Some(p) => Err(p),
-        None => Ok(w.worst),
+        Err(_) => Ok(Size::default()),
     }
 }
 
 /// The bound of one expression (a policy condition), or why it has none.
 pub fn expression(text: &str, limits: Limits) -> Result<Size, Problem> {
-    let Ok(expr) = minijinja::machinery::parse_expr(text) else {
-        return Ok(Size::default());
-    };
+    match minijinja::machinery::parse_expr(text) {
+        Ok(expr) => walk(limits, |w| {
+            w.expr(&expr);
+        }),
+        Err(_) => Ok(Size::default()),
+    }
+}
+
+fn walk<'a>(limits: Limits, run: impl FnOnce(&mut Walk<'a>)) -> Result<Size, Problem> {
     let mut w = Walk {
         limits,
         scopes: vec![BTreeMap::new()],
         worst: Size::default(),
         problem: None,
     };
-    w.expr(&expr);
+    run(&mut w);
     match w.problem {
         Some(p) => Err(p),
         None => Ok(w.worst),
