@@ -396,9 +396,9 @@ pub fn recent_growth_cost(
     let mut out = std::collections::BTreeMap::new();
     for (now, then) in &growth.grown_requests {
         let cost = future_cost(analysis, now, growth.from_hour).1
-            - then
-                .as_ref()
-                .map_or(0.0, |t| future_cost(analysis, t, growth.from_hour).1);
+            - then.as_ref().map_or(0.0, |(t, share)| {
+                future_cost(analysis, t, growth.from_hour).1 * share
+            });
         if cost > 0.0 {
             *out.entry(now.team.value.clone()).or_insert(0.0) += cost;
         }
@@ -430,8 +430,8 @@ pub fn monthly_growth_with_recent(
     for (now, then) in &growth.grown_requests {
         let team = rates.entry(now.team.value.clone()).or_default();
         team.push((capacity::Hours::of_request(now), monthly(now)));
-        if let Some(t) = then {
-            team.push((capacity::Hours::of_request(t), -monthly(t)));
+        if let Some((t, share)) = then {
+            team.push((capacity::Hours::of_request(t), -monthly(t) * share));
         }
     }
     rates

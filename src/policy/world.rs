@@ -209,8 +209,10 @@ pub struct PlatformGrowth {
     /// single-strategy MIG layout).
     pub quotas_regrown: BTreeMap<String, f64>,
     /// The requests that grew, as they are in the base and as they were then
-    /// (`None`: new since), for the cost of that growth (priced when judged).
-    pub grown_requests: Vec<(RequestSpec, Option<RequestSpec>)>,
+    /// (`None`: new since), for the cost of that growth (priced when judged),
+    /// with what they were then as a share of what the same request is in
+    /// today's pool (a pool with more time-slicing replicas then made it less).
+    pub grown_requests: Vec<(RequestSpec, Option<(RequestSpec, f64)>)>,
     /// The start of the 30 days, as an hour index.
     pub from_hour: i64,
     /// What the reservations added or grown since then commit from the
@@ -246,7 +248,11 @@ pub fn platform_growth(
         read: true,
         ..PlatformGrowth::default()
     };
-    let gpus = |s: &RequestSpec| crate::capacity::size(s, crate::capacity::pool_of(world, s)).gpus;
+    use crate::capacity::{pool_in, pool_of, size};
+    let gpus = |s: &RequestSpec| size(s, pool_of(world, s)).gpus;
+    // What a request held then, with its pool as it was then.
+    let gpus_then =
+        |s: &RequestSpec| size(s, pool_in(&past.clusters, s).or_else(|| pool_of(world, s))).gpus;
     for (name, doc) in base_requests {
         let then = past
             .requests
@@ -254,11 +260,19 @@ pub fn platform_growth(
             .filter(|p| same_pool(&p.spec, &doc.spec, base, &past.teams));
         let mut held = vec![(Hours::of_request(&doc.spec), gpus(&doc.spec))];
         if let Some(p) = then {
-            held.push((Hours::of_request(&p.spec), -gpus(&p.spec)));
+            held.push((Hours::of_request(&p.spec), -gpus_then(&p.spec)));
         }
         if swing(held, from_hour).0 > 1e-9 {
-            out.grown_requests
-                .push((doc.spec.clone(), then.map(|p| p.spec.clone())));
+            let then = then.map(|p| {
+                let now_size = gpus(&p.spec);
+                let ratio = if now_size > 0.0 {
+                    gpus_then(&p.spec) / now_size
+                } else {
+                    1.0
+                };
+                (p.spec.clone(), ratio)
+            });
+            out.grown_requests.push((doc.spec.clone(), then));
         }
         let units = |s: &RequestSpec| -> f64 {
             s.resources
@@ -498,5 +512,18 @@ mod tests {
             .unwrap();
         pool.time_slicing.as_mut().unwrap().replicas.value = 8;
         assert_eq!(growth(&then), 1.0);
+        // Its cost is priced from the same share: half of today's size then.
+        let past_docs = crate::load::base::PastDocs {
+            requests: past.clone(),
+            clusters: then,
+            ..Default::default()
+        };
+        let platform = platform_growth(&world, &world, &base, &past_docs, from);
+        let grown: Vec<(&str, f64)> = platform
+            .grown_requests
+            .iter()
+            .map(|(now, then)| (now.team.value.as_str(), then.as_ref().map_or(0.0, |t| t.1)))
+            .collect();
+        assert_eq!(grown, vec![("devex", 0.5)]);
     }
 }

@@ -207,7 +207,8 @@ pub struct RequestTeamFacts {
     /// there that takes up names another gave up takes them up whole.
     pub recent_growth_gpus: f64,
     /// What that growth costs, from the start of the 30 days on at today's prices (0
-    /// without history): the money a request split over several pull requests adds up to.
+    /// without history; what a request held then is priced at its size in its pool as it
+    /// was then): the money a request split over several pull requests adds up to.
     pub recent_growth_cost: f64,
     /// What the team's requests that the change adds or grows, together with those that
     /// grew in the 30 days before the base (its git history), add to its monthly bill at
