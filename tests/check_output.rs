@@ -574,6 +574,16 @@ fn a_policy_test_that_does_not_read_is_invalid_input_with_its_place() {
             "at: `2026-02-30` is not a real date",
         ),
         (
+            format!("description: x\nfixture: {fixture}\nat: 2026-02-01\nexpect: {{exit: -1}}\n"),
+            "expect.exit: -1 is not an exit code `check` gives (0, 1, 2 or 3) at 4:16",
+        ),
+        (
+            format!(
+                "description: x\nfixture: {fixture}\nat: 2026-02-01\nexpect:\n  decisions:\n    r: {{decision: maybe}}\n"
+            ),
+            "expect.decisions.r.decision: `maybe` is not a decision (approved, needs-approval or denied) at 6:19",
+        ),
+        (
             // The last day jiff has: the month after it is past the calendar.
             format!("description: x\nfixture: {fixture}\nat: 9999-01-01\nexpect: {{exit: 0}}\n"),
             "at: 9999 is outside the years capops works in (2000-2099)",

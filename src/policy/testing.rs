@@ -127,6 +127,30 @@ pub fn read_case(text: &str) -> Result<Case, String> {
         let span = node.get("at").map(|(_, v)| v.span(crate::diag::FileId(0)));
         return Err(format!("at: {e}{}", at(span)));
     }
+    let expect = node.get("expect").map(|(_, e)| e);
+    if let Some(code) = case.expect.exit.filter(|c| !(0..=3).contains(c)) {
+        let span = expect
+            .and_then(|e| e.get("exit"))
+            .map(|(_, v)| v.span(crate::diag::FileId(0)));
+        return Err(format!(
+            "expect.exit: {code} is not an exit code `check` gives (0, 1, 2 or 3){}",
+            at(span)
+        ));
+    }
+    for (name, d) in &case.expect.decisions {
+        if !["approved", "needs-approval", "denied"].contains(&d.decision.as_str()) {
+            let span = expect
+                .and_then(|e| e.get("decisions"))
+                .and_then(|(_, ds)| ds.get(name))
+                .and_then(|(_, d)| d.get("decision"))
+                .map(|(_, v)| v.span(crate::diag::FileId(0)));
+            return Err(format!(
+                "expect.decisions.{name}.decision: `{}` is not a decision (approved, needs-approval or denied){}",
+                d.decision,
+                at(span)
+            ));
+        }
+    }
     if let Some(change) = &case.change {
         let items = node
             .get("change")
