@@ -601,3 +601,47 @@ fn a_backtest_never_writes_its_forecasts_over_its_input() {
     assert!(out.stderr.contains("is the input CSV"), "{}", out.stderr);
     assert_eq!(std::fs::read_to_string(&csv).unwrap(), text);
 }
+
+#[test]
+fn a_series_over_its_pool_is_shown_at_the_row_with_the_most_gpus() {
+    // One bad row at the end of a long file: the error points at it, not at
+    // the series' first row (which is fine), in a file kept as rows only.
+    let (_tmp, repo) = example_with(|repo| {
+        let path = repo.join("usage/infer-l4.csv");
+        let mut text = std::fs::read_to_string(&path).unwrap();
+        text.push_str("2026-11-21T05:00:00Z,infer-l4,l4-serve,devex,100,0\n");
+        std::fs::write(&path, text).unwrap();
+    });
+    let lines = std::fs::read_to_string(repo.join("usage/infer-l4.csv"))
+        .unwrap()
+        .lines()
+        .count();
+    let out = run(
+        &["validate", "--format", "json", &repo.display().to_string()],
+        &[],
+    );
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    let d = out.json["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["code"] == "usage-exceeds-capacity")
+        .expect("the series is over its pool");
+    assert!(
+        d["file"].as_str().unwrap().ends_with("usage/infer-l4.csv"),
+        "{d}"
+    );
+    assert_eq!(d["line"], lines as u64, "{d}");
+    assert_eq!(d["column"], 1);
+    assert!(
+        d["message"].as_str().unwrap().contains("reaches 100 GPUs"),
+        "{d}"
+    );
+    // And the human output can show the row.
+    let out = run(&["validate", &repo.display().to_string()], &[]);
+    assert!(
+        out.stderr.contains("infer-l4,l4-serve,devex,100,0"),
+        "{}",
+        out.stderr
+    );
+}

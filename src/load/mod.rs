@@ -180,7 +180,13 @@ fn read_usage_file(id: FileId, input: Input) -> (Text, UsageRows, Vec<Diagnostic
     // Only a working-tree file can be read again (for its content id, or by
     // `usage pull`); a file from git keeps its text.
     let kept = if diags.is_empty() && origin.is_some() {
-        let offsets = part.series_spans.iter().map(|s| s.start);
+        // Each series' first row, and its row with the most GPUs (where a
+        // series over its pool's capacity is shown).
+        let offsets = part
+            .series_spans
+            .iter()
+            .chain(part.peaks.iter().map(|(_, s)| s))
+            .map(|s| s.start);
         let reread = origin.map(|path| {
             crate::diag::Reread(std::sync::Arc::new(move || match files::read(&path) {
                 Content::Bytes(bytes) => String::from_utf8(bytes).ok(),

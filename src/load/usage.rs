@@ -313,11 +313,25 @@ impl RowReader<'_> {
                     end: last.end.max(first.start),
                     ..first
                 });
+                self.usage.peaks.push((f64::NEG_INFINITY, first));
                 self.ids.entry(hash()).or_default().push(id);
                 id
             }
         };
         self.last_series = Some(series);
+        let most = values[0].unwrap_or(0.0).max(values[1].unwrap_or(0.0));
+        if let Some(peak) = self.usage.peaks.get_mut(series as usize)
+            && most > peak.0
+        {
+            let (first, last) = (span(0), span(5));
+            *peak = (
+                most,
+                Span {
+                    end: last.end.max(first.start),
+                    ..first
+                },
+            );
+        }
         self.usage
             .samples
             .push(UsageSample::new(series, at, values[0], values[1]));
@@ -337,7 +351,8 @@ pub fn join(
 ) {
     let mut map = Vec::with_capacity(part.series.len());
     let mut first_here: HashMap<u32, Span> = HashMap::new();
-    for (key, span) in part.series.into_iter().zip(part.series_spans) {
+    let peaks = part.peaks;
+    for (i, (key, span)) in part.series.into_iter().zip(part.series_spans).enumerate() {
         let id = match ids.get(&key) {
             Some(&id) => id,
             None => {
@@ -346,6 +361,11 @@ pub fn join(
                 id
             }
         };
+        if let (Some(&peak), Some(slot)) = (peaks.get(i), usage.peaks.get_mut(id as usize))
+            && peak.0 > slot.0
+        {
+            *slot = peak;
+        }
         first_here.insert(id, span);
         map.push(id);
     }

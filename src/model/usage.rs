@@ -204,6 +204,8 @@ pub struct UsageRows {
     pub series: Vec<SeriesKey>,
     /// The first row that mentions each series.
     pub series_spans: Vec<Span>,
+    /// Each series' row with the most GPUs (allocated or used), and that number.
+    pub peaks: Vec<(f64, Span)>,
     pub samples: Vec<UsageSample>,
 }
 
@@ -213,6 +215,9 @@ pub struct Usage {
     pub series: Vec<SeriesKey>,
     /// The first row that mentions each series, for diagnostics.
     pub series_spans: Vec<Span>,
+    /// Each series' row with the most GPUs (allocated or used), and that
+    /// number: where a series over its pool's capacity is shown.
+    pub peaks: Vec<(f64, Span)>,
     /// Each series' hours, by series id.
     pub grids: Vec<Grid>,
 }
@@ -234,6 +239,7 @@ impl Usage {
     pub fn push_series(&mut self, key: SeriesKey, span: Span) -> u32 {
         self.series.push(key);
         self.series_spans.push(span);
+        self.peaks.push((f64::NEG_INFINITY, span));
         self.grids.push(Grid::default());
         (self.series.len() - 1) as u32
     }

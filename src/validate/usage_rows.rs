@@ -62,6 +62,15 @@ fn check_usage_rows(repo: &Repo, diags: &mut Vec<Diagnostic>) {
     for (series, (most, at)) in over {
         let key = &usage.series[series as usize];
         let cap = capacity[series as usize].unwrap_or(0.0);
+        // The row with the most GPUs, when it is the one in force (a later
+        // row of the same hour may have replaced it).
+        let (place, label) = match usage.peaks.get(series as usize) {
+            Some((peak, span)) if (peak - most).abs() < 1e-9 => (*span, "this row"),
+            _ => (
+                usage.series_spans[series as usize],
+                "series first seen here",
+            ),
+        };
         diags.push(
             Diagnostic::new(
                 Code::UsageExceedsCapacity,
@@ -70,10 +79,7 @@ fn check_usage_rows(repo: &Repo, diags: &mut Vec<Diagnostic>) {
                     key.cluster, key.pool, key.team
                 ),
             )
-            .at(
-                usage.series_spans[series as usize],
-                "series first seen here",
-            )
+            .at(place, label)
             .help("correct the rows; no team can be allocated more GPUs than its pool has"),
         );
     }
