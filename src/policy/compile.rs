@@ -353,7 +353,9 @@ fn template_ok(
 /// How large a value a condition or message can build, per
 /// [`crate::model::template_size`]: fuel counts steps, not bytes.
 const SIZE_LIMITS: crate::model::template_size::Limits = crate::model::template_size::Limits {
-    per_input: 1024,
+    // Facts hold free text up to a file's size (a justification): a message
+    // reads each a few times.
+    per_input: 32,
     fixed: MAX_MESSAGE_BYTES as u64,
 };
 

@@ -118,7 +118,7 @@ pub struct Templates {
     budget: std::time::Duration,
 }
 
-/// Time all renders of one override may take together (an object takes
+/// Time the renders of all overrides may take together (an object takes
 /// milliseconds). Fuel counts steps, and a step can sort 256 KiB: an
 /// override runs on its own thread, and one that runs out of time is an
 /// error at once, for every object it has left.
@@ -262,17 +262,19 @@ impl Templates {
         ctx: &S,
         origin: Option<FileId>,
     ) -> Result<(Result<(), minijinja::Error>, Capped), Diagnostic> {
+        // One budget for all overrides together: twelve overrides do not
+        // get twelve times the time.
         let spent = self
             .spent
             .lock()
-            .map(|m| m.get(name).copied().unwrap_or_default())
+            .map(|m| m.values().sum::<std::time::Duration>())
             .unwrap_or_default();
         let left = self.budget.saturating_sub(spent);
         let out_of_time = || {
             let mut d = Diagnostic::new(
                 Code::TemplateError,
                 format!(
-                    "template {name} took more than {} s, the time its renders may take together",
+                    "template {name} ran out of time: overrides may take {} s together, for all their renders",
                     self.budget.as_secs_f64()
                 ),
             )
@@ -372,8 +374,16 @@ fn size_diagnostic(name: &str, file: FileId, p: &template_size::Problem) -> Diag
 
 /// The first construct an override may not use, in words.
 fn forbidden(text: &str) -> Option<&'static str> {
-    // Block tags: `{%`, an optional whitespace control, the keyword.
+    // Comments may say anything.
+    let mut plain = String::with_capacity(text.len());
     let mut rest = text;
+    while let Some(i) = rest.find("{#") {
+        plain.push_str(&rest[..i]);
+        rest = rest[i..].find("#}").map_or("", |j| &rest[i + j + 2..]);
+    }
+    plain.push_str(rest);
+    // Block tags: `{%`, an optional whitespace control, the keyword.
+    let mut rest = plain.as_str();
     while let Some(i) = rest.find("{%") {
         let tag = rest[i + 2..]
             .trim_start_matches(['-', '+', '~'])

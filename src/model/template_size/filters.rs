@@ -24,10 +24,10 @@ impl<'a> Walk<'a> {
             // Numbers written as text ("1,234", "40%"): text, not numbers.
             "money" | "percent" | "number" => NUMBER,
             "lower" | "upper" | "title" | "capitalize" => scale(s, 3),
-            "trim" | "safe" | "string" | "reverse" | "sort" | "unique" | "first" | "last"
-            | "min" | "max" | "attr" | "select" | "reject" | "selectattr" | "rejectattr" => {
-                add(scale(s, 2), all)
-            }
+            // One item of the value: no longer than the value written out.
+            "first" | "last" | "min" | "max" | "attr" => s,
+            "trim" | "safe" | "string" | "reverse" | "sort" | "unique" | "select" | "reject"
+            | "selectattr" | "rejectattr" => add(scale(s, 2), all),
             "map" => self.map(f, s),
             "list" | "items" | "dictsort" | "groupby" | "lines" | "split" | "chain" | "zip" => {
                 scale(add(s, all), 8)
@@ -41,7 +41,7 @@ impl<'a> Walk<'a> {
             "join" => add(s, product(s, arg(0))),
             // At most one copy of `to` per character and one more.
             "replace" => add(s, product(add(s, one), arg(1))),
-            "indent" => match args.first().and_then(|a| a.constant) {
+            "indent" => match indent_width(f, &args) {
                 Some(w) => {
                     let w = w.max(0) as u64;
                     add(
@@ -224,4 +224,20 @@ fn spec_widths(text: &str) -> u64 {
         i = end.max(i + 1);
     }
     total
+}
+
+/// The width `indent` is given: its first argument or `width=`, 4 when
+/// neither is given (minijinja's default); `None` when not a number
+/// written in the template.
+fn indent_width(f: &ast::Filter<'_>, args: &[Abs]) -> Option<i64> {
+    let mut width = Some(4);
+    for (i, (a, v)) in f.args.iter().zip(args).enumerate() {
+        match a {
+            ast::CallArg::Pos(_) if i == 0 => width = v.constant,
+            ast::CallArg::Kwarg("width", _) => width = v.constant,
+            ast::CallArg::Pos(_) | ast::CallArg::Kwarg(..) => {}
+            _ => return None,
+        }
+    }
+    width
 }

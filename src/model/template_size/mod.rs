@@ -54,20 +54,24 @@ pub struct Problem {
 const INFINITE: u64 = u64::MAX;
 /// How much longer a string gets written inside a list (quoted, escaped).
 const ESCAPED: u64 = 6;
-/// A number, a boolean or none, written out.
+/// A number, a boolean or none, written out (a float may take 326
+/// characters: `5e-324` is written in full).
 const NUMBER: Size = Size {
     per_input: 0,
-    fixed: 40,
+    fixed: 330,
 };
 /// A value read from the context.
 const INPUT: Size = Size {
     per_input: 1,
     fixed: 0,
 };
-/// `range()` makes at most 10,000 numbers (minijinja's cap).
+/// The most numbers `range()` makes (minijinja 3 refuses more than 100,000).
+const RANGE_ITEMS: u64 = 100_000;
+/// `range()` with bounds not written in the template: its numbers written
+/// out (over the limits: such a range is refused).
 const RANGE: Size = Size {
     per_input: 0,
-    fixed: 10_000 * 8,
+    fixed: RANGE_ITEMS * 24,
 };
 
 fn add(a: Size, b: Size) -> Size {
@@ -116,6 +120,9 @@ struct Abs {
     size: Size,
     number: bool,
     constant: Option<i64>,
+    /// A number written in the template with a fraction (`1.5`): text
+    /// times it is an error, not a repetition.
+    fraction: bool,
 }
 
 impl Abs {
@@ -124,12 +131,14 @@ impl Abs {
             size,
             number: false,
             constant: None,
+            fraction: false,
         }
     }
     const NUMBER: Abs = Abs {
         size: NUMBER,
         number: true,
         constant: None,
+        fraction: false,
     };
 }
 
@@ -223,6 +232,19 @@ impl<'a> Walk<'a> {
             Expr::Var(v) => {
                 let top = self.scopes.last_mut().expect("a scope");
                 top.insert(v.id, size);
+                // Every value set stays alive until its scope ends: together
+                // they are held to the same limits as one.
+                let live = self
+                    .scopes
+                    .iter()
+                    .flat_map(|s| s.values())
+                    .fold(Size::default(), |acc, s| add(acc, *s));
+                if let Some(why) = describe(live, self.limits) {
+                    self.refuse(
+                        v.span(),
+                        format!("together with the values set before it {why}"),
+                    );
+                }
             }
             Expr::List(l) => l.items.iter().for_each(|t| self.bind(t, size)),
             Expr::Tuple(t) => t.items.iter().for_each(|t| self.bind(t, size)),
@@ -397,8 +419,13 @@ impl<'a> Walk<'a> {
             },
             |acc, i| {
                 let s = self.expr(i).size;
+                // A list written in a list is written once; text is escaped.
+                let escaped = match i {
+                    Expr::List(_) | Expr::Tuple(_) | Expr::Map(_) => 1,
+                    _ => ESCAPED,
+                };
                 add(
-                    add(acc, scale(s, ESCAPED)),
+                    add(acc, scale(s, escaped)),
                     Size {
                         per_input: 0,
                         fixed: 4,
@@ -416,7 +443,7 @@ impl<'a> Walk<'a> {
             BinOpKind::Add if l.number && r.number => Abs::NUMBER,
             BinOpKind::Concat | BinOpKind::Add => Abs::of(add(l.size, r.size)),
             BinOpKind::ScAnd | BinOpKind::ScOr => Abs::of(max(l.size, r.size)),
-            BinOpKind::Mul if l.number && r.number => Abs::NUMBER,
+            BinOpKind::Mul if (l.number && r.number) || l.fraction || r.fraction => Abs::NUMBER,
             BinOpKind::Mul => match (l.constant, r.constant) {
                 (_, Some(k)) => Abs::of(max(scale(l.size, k.max(0) as u64), NUMBER)),
                 (Some(k), _) => Abs::of(max(scale(r.size, k.max(0) as u64), NUMBER)),
@@ -466,7 +493,9 @@ fn range_size(args: &[Abs]) -> Option<Size> {
         _ => return None,
     };
     let n = (i128::from(stop) - i128::from(start)) / i128::from(step);
-    let n = u64::try_from(n.clamp(0, 10_000)).ok()?.saturating_add(1);
+    let n = u64::try_from(n.clamp(0, RANGE_ITEMS as i128))
+        .ok()?
+        .saturating_add(1);
     Some(Size {
         per_input: 0,
         fixed: n * 24,
@@ -492,6 +521,7 @@ fn constant(v: &Value) -> Abs {
         },
         number,
         constant: i64::try_from(v.clone()).ok().filter(|_| v.is_integer()),
+        fraction: v.is_number() && !v.is_integer(),
     }
 }
 
