@@ -645,3 +645,44 @@ fn a_series_over_its_pool_is_shown_at_the_row_with_the_most_gpus() {
         out.stderr
     );
 }
+
+#[test]
+fn conflicting_usage_rows_are_shown_at_the_row_that_differs() {
+    // The series' first row is fine; the conflict is a second row for an
+    // hour near the end of the file, and the first conflicting hour is the
+    // one shown even when a later hour's conflict is read first.
+    let (_tmp, repo) = example_with(|repo| {
+        let path = repo.join("usage/infer-l4.csv");
+        let mut text = std::fs::read_to_string(&path).unwrap();
+        text.push_str("2026-11-20T05:00:00Z,infer-l4,l4-serve,devex,3,0\n");
+        text.push_str("2026-11-19T05:00:00Z,infer-l4,l4-serve,devex,4,0\n");
+        std::fs::write(&path, text).unwrap();
+    });
+    let lines = std::fs::read_to_string(repo.join("usage/infer-l4.csv"))
+        .unwrap()
+        .lines()
+        .count();
+    let out = run(
+        &["validate", "--format", "json", &repo.display().to_string()],
+        &[],
+    );
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    let found: Vec<_> = out.json["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["code"] == "usage-conflicting-rows")
+        .collect();
+    assert_eq!(found.len(), 1, "one diagnostic for the series: {found:?}");
+    let d = found[0];
+    assert!(d["message"].as_str().unwrap().contains("2 hours"), "{d}");
+    assert!(
+        d["message"]
+            .as_str()
+            .unwrap()
+            .contains("2026-11-19T05:00:00Z"),
+        "{d}"
+    );
+    assert_eq!(d["line"], lines as u64, "{d}");
+    assert_eq!(d["column"], 1);
+}

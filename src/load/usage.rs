@@ -82,6 +82,7 @@ fn read(text: &str, file: FileId, usage: &mut UsageRows, diags: &mut Vec<Diagnos
     // bytes at least, so a file of blank lines reserves little.
     let lines = memchr::memchr_iter(b'\n', text.as_bytes()).count() + 1;
     rows.usage.samples.reserve(lines.min(text.len() / 16 + 1));
+    rows.usage.rows.reserve(lines.min(text.len() / 16 + 1));
     if plain {
         // A comma ends a cell, a newline (or the end of the text) a row;
         // an empty row is a blank line, skipped.
@@ -335,6 +336,11 @@ impl RowReader<'_> {
         self.usage
             .samples
             .push(UsageSample::new(series, at, values[0], values[1]));
+        let (first, last) = (span(0), span(5));
+        self.usage.rows.push(Span {
+            end: last.end.max(first.start),
+            ..first
+        });
     }
 }
 
@@ -373,7 +379,7 @@ pub fn join(
     for s in &mut samples {
         *s = s.with_series(map[s.series as usize]);
     }
-    for r in usage.add(&samples) {
+    for r in usage.add(&samples, &part.rows) {
         let key = &usage.series[r.series as usize];
         let span = first_here
             .get(&r.series)

@@ -110,6 +110,9 @@ pub struct Grid {
     pub conflicts: u32,
     /// The first of them.
     pub first_conflict: Option<i64>,
+    /// The row that first replaced a different one in that hour, where
+    /// the rows' places were known.
+    pub conflict_row: Option<Span>,
 }
 
 impl Grid {
@@ -158,8 +161,9 @@ impl Grid {
         Some(self.allocated.start + (w * 64 + 63 - word.leading_zeros() as usize) as i64)
     }
 
-    /// Puts a row in place; a row already there with other numbers is a conflict.
-    fn put(&mut self, hour: i64, allocated: Option<f64>, used: Option<f64>) {
+    /// Puts a row in place; a row already there with other numbers is a
+    /// conflict, and `row` is where the replacing row is (when known).
+    fn put(&mut self, hour: i64, allocated: Option<f64>, used: Option<f64>, row: Option<Span>) {
         let i = (hour - self.allocated.start) as usize;
         if self.has_row(i) {
             let same = |x: Option<f64>, y: Option<f64>| match (x, y) {
@@ -169,7 +173,10 @@ impl Grid {
             };
             if !(same(self.allocated.value(i), allocated) && same(self.used.value(i), used)) {
                 self.conflicts += 1;
-                self.first_conflict = Some(self.first_conflict.map_or(hour, |f| f.min(hour)));
+                if self.first_conflict.is_none_or(|f| hour < f) {
+                    self.first_conflict = Some(hour);
+                    self.conflict_row = row;
+                }
             }
         }
         self.allocated.set(i, allocated);
@@ -207,6 +214,8 @@ pub struct UsageRows {
     /// Each series' row with the most GPUs (allocated or used), and that number.
     pub peaks: Vec<(f64, Span)>,
     pub samples: Vec<UsageSample>,
+    /// Where each sample's row is (its timestamp to its last cell).
+    pub rows: Vec<Span>,
 }
 
 /// All usage history of a repository.
@@ -253,7 +262,7 @@ impl Usage {
     /// at most a day per row it has ([`max_span_hours`]). The rows of a
     /// series that would span more are not put in place, and the series is
     /// returned, for a diagnostic.
-    pub fn add(&mut self, samples: &[UsageSample]) -> Vec<Refused> {
+    pub fn add(&mut self, samples: &[UsageSample], rows: &[Span]) -> Vec<Refused> {
         // Each series' grid grows once to cover the rows' hours.
         // By series id: first hour, last hour, rows.
         let mut bounds: std::collections::HashMap<u32, (i64, i64, usize), IntHash> =
@@ -282,11 +291,12 @@ impl Usage {
             g.cover(from, to);
         }
         refused.sort_by_key(|r| r.series);
-        for s in samples {
+        for (i, s) in samples.iter().enumerate() {
             if refused.iter().any(|r| r.series == s.series) {
                 continue;
             }
-            self.grids[s.series as usize].put(s.hour(), s.allocated(), s.used());
+            let row = rows.get(i).copied();
+            self.grids[s.series as usize].put(s.hour(), s.allocated(), s.used(), row);
         }
         refused
     }
@@ -364,17 +374,23 @@ mod tests {
         let mut u = Usage::default();
         let a = u.push_series(key("a"), Span::default());
         let b = u.push_series(key("b"), Span::default());
-        u.add(&[
-            UsageSample::at_hour(a, 200, Some(4.0), Some(2.0)),
-            UsageSample::at_hour(b, 100, Some(1.0), None),
-            UsageSample::at_hour(a, 130, None, None),
-        ]);
+        u.add(
+            &[
+                UsageSample::at_hour(a, 200, Some(4.0), Some(2.0)),
+                UsageSample::at_hour(b, 100, Some(1.0), None),
+                UsageSample::at_hour(a, 130, None, None),
+            ],
+            &[],
+        );
         // An earlier hour, read later: the grid grows in front, row bits move.
-        u.add(&[
-            UsageSample::at_hour(a, 10, Some(3.0), Some(3.0)),
-            UsageSample::at_hour(a, 200, Some(5.0), Some(2.0)),
-            UsageSample::at_hour(b, 100, Some(1.0), None),
-        ]);
+        u.add(
+            &[
+                UsageSample::at_hour(a, 10, Some(3.0), Some(3.0)),
+                UsageSample::at_hour(a, 200, Some(5.0), Some(2.0)),
+                UsageSample::at_hour(b, 100, Some(1.0), None),
+            ],
+            &[],
+        );
         let g = &u.grids[a as usize];
         assert_eq!(g.allocated.start, 10);
         assert_eq!(g.allocated.end(), 201);
@@ -416,7 +432,7 @@ mod tests {
             UsageSample::at_hour(far, 99 * 8766, Some(1.0), Some(1.0)),
         ];
         rows.extend((0..365).map(|d| UsageSample::at_hour(daily, d * 24, Some(2.0), None)));
-        let refused = u.add(&rows);
+        let refused = u.add(&rows, &[]);
         assert_eq!(
             refused,
             vec![Refused {
@@ -432,14 +448,14 @@ mod tests {
         let more: Vec<UsageSample> = (365..400)
             .map(|d| UsageSample::at_hour(daily, d * 24, Some(2.0), None))
             .collect();
-        assert!(u.add(&more).is_empty());
+        assert!(u.add(&more, &[]).is_empty());
         let late = [UsageSample::at_hour(
             daily,
             400 * 24 + 24 * 500,
             Some(2.0),
             None,
         )];
-        assert_eq!(u.add(&late).len(), 1, "500 days beyond 400 rows");
+        assert_eq!(u.add(&late, &[]).len(), 1, "500 days beyond 400 rows");
         assert_eq!(max_span_hours(0), 744);
         assert_eq!(max_span_hours(100), 2400);
     }

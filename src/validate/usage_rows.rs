@@ -2,7 +2,7 @@
 //! hour, a series with more GPUs than its pool has, and series naming a
 //! cluster, pool or team with no document.
 
-use crate::diag::{Code, Diagnostic};
+use crate::diag::{Code, Diagnostic, Span};
 use crate::model::*;
 use std::collections::BTreeMap;
 
@@ -19,17 +19,24 @@ fn check_usage_rows(repo: &Repo, diags: &mut Vec<Diagnostic>) {
         .collect();
     // Two different rows of one hour were counted as the rows were put in
     // place (`model::usage::Grid`).
-    let conflicts: BTreeMap<u32, (u32, Timestamp)> = usage
+    let conflicts: BTreeMap<u32, (u32, Timestamp, Option<Span>)> = usage
         .grids
         .iter()
         .enumerate()
         .filter(|(_, g)| g.conflicts > 0)
         .filter_map(|(i, g)| {
             let first = Timestamp::from_second(g.first_conflict? * 3600)?;
-            Some((i as u32, (g.conflicts, first)))
+            Some((i as u32, (g.conflicts, first, g.conflict_row)))
         })
         .collect();
-    for (series, (n, first)) in conflicts {
+    for (series, (n, first, row)) in conflicts {
+        let (place, label) = match row {
+            Some(row) => (row, "this row differs from an earlier row of the same hour"),
+            None => (
+                usage.series_spans[series as usize],
+                "series first seen here",
+            ),
+        };
         let key = &usage.series[series as usize];
         diags.push(
             Diagnostic::new(
@@ -42,7 +49,7 @@ fn check_usage_rows(repo: &Repo, diags: &mut Vec<Diagnostic>) {
                     if n == 1 { "" } else { "s" }
                 ),
             )
-            .at(usage.series_spans[series as usize], "series first seen here")
+            .at(place, label)
             .help(format!("keep one row per series and hour; search the files for `{first}` rows of this series")),
         );
     }
