@@ -48,10 +48,11 @@ pub fn check(
     diags: &mut Vec<Diagnostic>,
 ) -> bool {
     let compiled = compiled(kind);
-    // One diagnostic per place and code; a wrong type hides the other complaints
-    // about the same value (a number is not "one of" the allowed words either).
+    // One diagnostic per place and code (each unknown key of a mapping is
+    // its own place); a wrong type hides the other complaints about the same
+    // value (a number is not "one of" the allowed words either).
     let mut found: Vec<(String, Diagnostic)> = Vec::new();
-    let mut seen: HashSet<(String, Code)> = HashSet::new();
+    let mut seen: HashSet<(String, Code, Option<u32>)> = HashSet::new();
     for err in compiled.validator.iter_errors(instance) {
         let pointer = err.instance_path().as_str().to_string();
         let schema_path = err.schema_path().as_str().to_string();
@@ -63,7 +64,8 @@ pub fn check(
             doc,
             file,
         ) {
-            if seen.insert((pointer.clone(), d.code)) {
+            let at = d.span().map(|s| s.start);
+            if seen.insert((pointer.clone(), d.code, at)) {
                 found.push((pointer.clone(), d));
             }
         }
@@ -102,12 +104,13 @@ fn describe(
             let allowed = allowed_properties(schema, schema_path);
             // Each key looked up once (a mapping of 80,000 unknown keys
             // searched key by key would take quadratic time).
-            let keys: std::collections::HashMap<&str, &Node> = at
+            // Keys by the text they have in JSON (`~` is `null`, `1` is `1`).
+            let keys: std::collections::HashMap<String, &Node> = at
                 .value
                 .as_map()
                 .unwrap_or_default()
                 .iter()
-                .filter_map(|(k, _)| Some((k.as_str()?, k)))
+                .map(|(k, _)| (k.key_text(), k))
                 .collect();
             unexpected
                 .iter()
@@ -493,6 +496,39 @@ mod tests {
         assert_eq!(d.len(), 1);
         assert_eq!(d[0].0, Code::UnknownField);
         assert_eq!(d[0].2 as usize, text.find("descripton").unwrap());
+    }
+
+    #[test]
+    fn keys_that_are_not_text_and_aliases_are_shown_where_they_are_written() {
+        // A null key, and an alias used as a key: at the key itself, not at
+        // the mapping or at the anchor.
+        let text = format!("{HEAD}spec:\n  value: &v 5\n  ~: 1\n  *v : 2\n");
+        let d = shape(Kind::PriorityClass, &text);
+        let at: Vec<_> = d.iter().map(|d| (d.0, d.2 as usize)).collect();
+        assert_eq!(
+            at,
+            [
+                (Code::UnknownField, text.find("~:").unwrap()),
+                (Code::UnknownField, text.find("*v").unwrap()),
+            ],
+            "{d:?}"
+        );
+    }
+
+    #[test]
+    fn every_unknown_field_of_a_mapping_is_reported() {
+        let text = format!("{HEAD}spec:\n  value: 5\n  foo: 1\n  bar: 2\n");
+        let d = shape(Kind::PriorityClass, &text);
+        let mut at: Vec<_> = d.iter().map(|d| (d.0, d.2 as usize)).collect();
+        at.sort();
+        assert_eq!(
+            at,
+            [
+                (Code::UnknownField, text.find("foo").unwrap()),
+                (Code::UnknownField, text.find("bar").unwrap()),
+            ],
+            "{d:?}"
+        );
     }
 
     #[test]

@@ -379,7 +379,7 @@ pub fn join(
     for s in &mut samples {
         *s = s.with_series(map[s.series as usize]);
     }
-    for r in usage.add(&samples, &part.rows) {
+    for r in usage.add_rows(&samples, &part.rows) {
         let key = &usage.series[r.series as usize];
         let span = first_here
             .get(&r.series)

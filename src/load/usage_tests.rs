@@ -128,7 +128,7 @@ fn joined_parts_equal_one_sequential_read() {
     for (k, s) in sequential.series.iter().zip(&sequential.series_spans) {
         one.push_series(k.clone(), *s);
     }
-    one.add(&sequential.samples);
+    one.add_rows(&sequential.samples, &sequential.rows);
     assert_eq!(joined.grids, one.grids);
     let a = &joined.grids[0];
     assert_eq!(

@@ -262,7 +262,13 @@ impl Usage {
     /// at most a day per row it has ([`max_span_hours`]). The rows of a
     /// series that would span more are not put in place, and the series is
     /// returned, for a diagnostic.
-    pub fn add(&mut self, samples: &[UsageSample], rows: &[Span]) -> Vec<Refused> {
+    pub fn add(&mut self, samples: &[UsageSample]) -> Vec<Refused> {
+        self.add_rows(samples, &[])
+    }
+
+    /// [`Usage::add`], with where each sample's row is (`rows[i]` for
+    /// `samples[i]`), to show a conflicting row.
+    pub fn add_rows(&mut self, samples: &[UsageSample], rows: &[Span]) -> Vec<Refused> {
         // Each series' grid grows once to cover the rows' hours.
         // By series id: first hour, last hour, rows.
         let mut bounds: std::collections::HashMap<u32, (i64, i64, usize), IntHash> =
@@ -374,23 +380,17 @@ mod tests {
         let mut u = Usage::default();
         let a = u.push_series(key("a"), Span::default());
         let b = u.push_series(key("b"), Span::default());
-        u.add(
-            &[
-                UsageSample::at_hour(a, 200, Some(4.0), Some(2.0)),
-                UsageSample::at_hour(b, 100, Some(1.0), None),
-                UsageSample::at_hour(a, 130, None, None),
-            ],
-            &[],
-        );
+        u.add(&[
+            UsageSample::at_hour(a, 200, Some(4.0), Some(2.0)),
+            UsageSample::at_hour(b, 100, Some(1.0), None),
+            UsageSample::at_hour(a, 130, None, None),
+        ]);
         // An earlier hour, read later: the grid grows in front, row bits move.
-        u.add(
-            &[
-                UsageSample::at_hour(a, 10, Some(3.0), Some(3.0)),
-                UsageSample::at_hour(a, 200, Some(5.0), Some(2.0)),
-                UsageSample::at_hour(b, 100, Some(1.0), None),
-            ],
-            &[],
-        );
+        u.add(&[
+            UsageSample::at_hour(a, 10, Some(3.0), Some(3.0)),
+            UsageSample::at_hour(a, 200, Some(5.0), Some(2.0)),
+            UsageSample::at_hour(b, 100, Some(1.0), None),
+        ]);
         let g = &u.grids[a as usize];
         assert_eq!(g.allocated.start, 10);
         assert_eq!(g.allocated.end(), 201);
@@ -432,7 +432,7 @@ mod tests {
             UsageSample::at_hour(far, 99 * 8766, Some(1.0), Some(1.0)),
         ];
         rows.extend((0..365).map(|d| UsageSample::at_hour(daily, d * 24, Some(2.0), None)));
-        let refused = u.add(&rows, &[]);
+        let refused = u.add(&rows);
         assert_eq!(
             refused,
             vec![Refused {
@@ -448,14 +448,14 @@ mod tests {
         let more: Vec<UsageSample> = (365..400)
             .map(|d| UsageSample::at_hour(daily, d * 24, Some(2.0), None))
             .collect();
-        assert!(u.add(&more, &[]).is_empty());
+        assert!(u.add(&more).is_empty());
         let late = [UsageSample::at_hour(
             daily,
             400 * 24 + 24 * 500,
             Some(2.0),
             None,
         )];
-        assert_eq!(u.add(&late, &[]).len(), 1, "500 days beyond 400 rows");
+        assert_eq!(u.add(&late).len(), 1, "500 days beyond 400 rows");
         assert_eq!(max_span_hours(0), 744);
         assert_eq!(max_span_hours(100), 2400);
     }

@@ -344,7 +344,9 @@ impl Builder<'_> {
                     ));
                 }
                 self.count(count, start)?;
-                self.attach(node)
+                // The value is shown where the alias is, not where its
+                // anchor is: a duplicate key or a wrong type is at the use.
+                self.attach(Node { start, end, ..node })
             }
             // Presentation only, or not enabled.
             _ => Ok(()),
