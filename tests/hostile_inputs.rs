@@ -686,3 +686,52 @@ fn conflicting_usage_rows_are_shown_at_the_row_that_differs() {
     assert_eq!(d["line"], lines as u64, "{d}");
     assert_eq!(d["column"], 1);
 }
+
+#[test]
+fn errors_in_a_policy_test_cases_documents_are_shown_at_the_cases_lines() {
+    let (_t, repo) = example_with(|r| {
+        std::fs::create_dir_all(r.join("tests")).unwrap();
+        let request = |gpus: &str| {
+            format!(
+                "apiVersion: capops.dev/v1alpha1\nkind: CapacityRequest\nmetadata: {{name: r}}\nspec:\n  team: research\n  cluster: prod-h100\n  pool: h100-train\n  resources: {{nvidia.com/gpu: {gpus}}}\n  window: {{start: 2026-12-01, end: 2027-01-01}}\n  workloadClass: training\n  justification: needed\n  successMetrics: [used]\n"
+            )
+        };
+        let block: String = request("thirty")
+            .lines()
+            .map(|l| format!("      {l}\n"))
+            .collect();
+        std::fs::write(
+            r.join("tests/block.yaml"),
+            format!(
+                "description: d\nat: 2026-11-22\nchange:\n  add: |\n{block}expect:\n  exit: 1\n"
+            ),
+        )
+        .unwrap();
+        // Written as one quoted string, its lines are not the case's.
+        std::fs::write(
+            r.join("tests/quoted.yaml"),
+            format!(
+                "description: d\nat: 2026-11-22\ndocuments: {}\nexpect:\n  exit: 1\n",
+                serde_json::to_string(&request("thirty")).unwrap()
+            ),
+        )
+        .unwrap();
+    });
+    let out = run(&["test", &repo.join("tests").display().to_string()], &[]);
+    assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
+    // `thirty` is on the case's line 12 (4 lines before the block, then the
+    // request's 8th line), after 6 spaces and `  resources: {nvidia.com/gpu: `.
+    assert!(
+        out.stdout.contains(
+            "error wrong-type at line 12, column 37 of the case (in `change.add`): `spec.resources.nvidia.com/gpu` must be a whole number"
+        ),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout
+            .contains("error wrong-type in `documents`, its line 8, column 31"),
+        "{}",
+        out.stdout
+    );
+}

@@ -51,7 +51,9 @@ pub fn run(cli: &Cli, path: &Path, io: &mut Io<'_>) -> Outcome {
                 }
             )?;
             for f in &r.failures {
-                writeln!(io.stdout, "       {f}")?;
+                // A failure's own lines (the errors under a wrong exit code)
+                // are indented under it.
+                writeln!(io.stdout, "       {}", f.replace('\n', "\n       "))?;
             }
         }
         writeln!(

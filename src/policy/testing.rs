@@ -43,6 +43,46 @@ pub struct Case {
     #[serde(default)]
     pub recent_growth: BTreeMap<String, f64>,
     pub expect: Expect,
+    /// Where each embedded stream is in the case file, by the name it is
+    /// loaded under (`case-base.yaml`, `case-change.yaml`,
+    /// `case-documents.yaml`): errors in it are shown at the case's lines.
+    #[serde(skip)]
+    pub embedded: BTreeMap<String, Embedded>,
+}
+
+/// Where a literal block (`add: |`) starts in a case file: the case line of
+/// its first line, and its indentation. Its lines are the stream's lines,
+/// one for one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Embedded {
+    /// 1-based.
+    pub line: usize,
+    pub indent: usize,
+    /// The key the stream is under (`change.add`).
+    pub key: &'static str,
+}
+
+/// Where `node`'s text starts, if it is a literal block scalar.
+fn embedded_place(text: &str, node: &yaml::Node, key: &'static str) -> Option<Embedded> {
+    let start = (node.start as usize).min(text.len());
+    let before = text.get(..start)?;
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    // The block's header (`|`, `|-`, `|2+`) ends the line before its text.
+    let header = before[..line_start].trim_end();
+    let last = header.rsplit([' ', '\t', '\n']).next().unwrap_or("");
+    if !last.starts_with('|') || before[line_start..].trim() != "" {
+        return None;
+    }
+    let indent = before[line_start..].chars().count();
+    // The text starts on the line after the header; blank lines before it
+    // are the stream's too.
+    let header_end = header.len();
+    let first = text[..header_end].matches('\n').count() + 2;
+    Some(Embedded {
+        line: first,
+        indent,
+        key,
+    })
 }
 
 #[derive(Debug, Deserialize)]
@@ -119,8 +159,22 @@ pub fn read_case(text: &str) -> Result<Case, String> {
         return Err(format!("{}{}", d.message, at(d.span())));
     }
     let node = parsed.documents.first().ok_or("the file holds no case")?;
-    let case = from_node::<Case>(node, crate::diag::FileId(0))
+    let mut case = from_node::<Case>(node, crate::diag::FileId(0))
         .map_err(|e| format!("not a test case: {}{}", e.message, at(e.span)))?;
+    let streams = [
+        ("case-base.yaml", node.get("base"), "base"),
+        ("case-documents.yaml", node.get("documents"), "documents"),
+        (
+            "case-change.yaml",
+            node.get("change").and_then(|(_, c)| c.get("add")),
+            "change.add",
+        ),
+    ];
+    for (file, found, key) in streams {
+        if let Some(place) = found.and_then(|(_, v)| embedded_place(text, v, key)) {
+            case.embedded.insert(file.to_string(), place);
+        }
+    }
     // What the case states must read too: a bad `at` or removal is the
     // file's fault, not a failed test.
     if let Err(e) = crate::model::types::moment(&case.at) {
@@ -206,19 +260,14 @@ pub fn run_case(name: &str, case: &Case, fixture: Vec<Input>) -> CaseResult {
         failures: Vec::new(),
     };
     match evaluate_case(case, fixture) {
-        Ok((check, diags, exit)) => {
-            compare(&case.expect, &check, &diags, exit, &mut result.failures)
-        }
+        Ok(judged) => compare(&case.expect, &judged, &mut result.failures),
         Err(e) => result.failures.push(e),
     }
     result
 }
 
 /// Builds the base and head of a case and evaluates them.
-fn evaluate_case(
-    case: &Case,
-    mut inputs: Vec<Input>,
-) -> Result<(CheckResult, Vec<Diagnostic>, i32), String> {
+fn evaluate_case(case: &Case, mut inputs: Vec<Input>) -> Result<Judged, String> {
     let at: Timestamp = crate::model::types::moment(&case.at).map_err(|e| format!("at: {e}"))?;
     inputs.extend(stream("case-base.yaml", &case.base));
     let mut base_loaded = load::load(inputs, None);
@@ -232,7 +281,7 @@ fn evaluate_case(
             &case.documents,
             &BTreeSet::new(),
         );
-        return Ok(judge(&head, None, at, &pack, &case.recent_growth));
+        return Ok(judge(&head, None, at, &pack, case));
     };
     // The base, judged as merged; the head is the base with the change applied.
     let mut base_repo = crate::load::base::assemble(base_loaded.docs.clone());
@@ -249,13 +298,7 @@ fn evaluate_case(
         return Err("change.remove entries are `Kind/name`".into());
     }
     let head = overlay(base_loaded, "case-change.yaml", &change.add, &removed);
-    Ok(judge(
-        &head,
-        Some(&base_repo),
-        at,
-        &pack,
-        &case.recent_growth,
-    ))
+    Ok(judge(&head, Some(&base_repo), at, &pack, case))
 }
 
 /// The loaded documents with `stream`'s documents added (replacing those of
@@ -307,8 +350,9 @@ fn judge(
     base: Option<&crate::model::Repo>,
     at: Timestamp,
     pack: &crate::model::Document<crate::model::PolicySpec>,
-    recent_growth: &BTreeMap<String, f64>,
-) -> (CheckResult, Vec<Diagnostic>, i32) {
+    case: &Case,
+) -> Judged {
+    let recent_growth = &case.recent_growth;
     let none = std::collections::HashSet::new();
     let result = super::check(&CheckInput {
         head: &head.repo,
@@ -340,7 +384,65 @@ fn judge(
     } else {
         0
     };
-    (result, diags, exit)
+    let errors = diags
+        .iter()
+        .filter(|d| d.is_error())
+        .map(|d| {
+            let place = d
+                .span()
+                .map(|span| place(&head.sources, span, &case.embedded))
+                .unwrap_or_default();
+            format!("{}{place}: {}", d.code.as_str(), d.message)
+        })
+        .collect();
+    Judged {
+        check: result,
+        diags,
+        exit,
+        errors,
+    }
+}
+
+/// A case judged: the check, its diagnostics, the exit code `check` would
+/// give, and each error with where it is.
+struct Judged {
+    check: CheckResult,
+    diags: Vec<Diagnostic>,
+    exit: i32,
+    errors: Vec<String>,
+}
+
+/// ` at line 25, column 33 of the case (in `change.add`)` for a span in an
+/// embedded stream written as a literal block, ` in `change.add`, its line
+/// 3, column 9` for one written otherwise, ` at path:line:column` in the
+/// fixture.
+fn place(
+    sources: &SourceMap,
+    span: crate::diag::Span,
+    embedded: &BTreeMap<String, Embedded>,
+) -> String {
+    let lc = sources.line_col(span);
+    let path = sources.path(span.file);
+    match embedded.get(path) {
+        Some(e) => format!(
+            " at line {}, column {} of the case (in `{}`)",
+            e.line + lc.line - 1,
+            e.indent + lc.column,
+            e.key
+        ),
+        None => match path
+            .strip_prefix("case-")
+            .and_then(|p| p.strip_suffix(".yaml"))
+        {
+            Some(key) => format!(
+                " in `{}`, its line {}, column {}",
+                if key == "change" { "change.add" } else { key },
+                lc.line,
+                lc.column
+            ),
+            None => format!(" at {path}:{}:{}", lc.line, lc.column),
+        },
+    }
 }
 
 fn sorted(v: impl IntoIterator<Item = String>) -> Vec<String> {
@@ -349,29 +451,25 @@ fn sorted(v: impl IntoIterator<Item = String>) -> Vec<String> {
     v
 }
 
-fn compare(
-    expect: &Expect,
-    check: &CheckResult,
-    diags: &[Diagnostic],
-    exit: i32,
-    failures: &mut Vec<String>,
-) {
+/// Errors listed under a wrong exit code, at most.
+const ERRORS_SHOWN: usize = 5;
+
+fn compare(expect: &Expect, judged: &Judged, failures: &mut Vec<String>) {
+    let (check, diags, exit) = (&judged.check, &judged.diags, judged.exit);
     if let Some(want) = expect.exit
         && want != exit
     {
-        let codes: Vec<&str> = diags
-            .iter()
-            .filter(|d| d.is_error())
-            .map(|d| d.code.as_str())
-            .collect();
-        failures.push(format!(
-            "exit {exit}, expected {want}{}",
-            if codes.is_empty() {
-                String::new()
-            } else {
-                format!(" (errors: {})", codes.join(", "))
-            }
-        ));
+        let mut text = format!("exit {exit}, expected {want}");
+        for e in judged.errors.iter().take(ERRORS_SHOWN) {
+            text.push_str(&format!("\n  error {e}"));
+        }
+        if judged.errors.len() > ERRORS_SHOWN {
+            text.push_str(&format!(
+                "\n  and {} more errors",
+                judged.errors.len() - ERRORS_SHOWN
+            ));
+        }
+        failures.push(text);
     }
     if let Some(want) = &expect.codes {
         let got = sorted(diags.iter().map(|d| d.code.as_str().to_string()));
