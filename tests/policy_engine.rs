@@ -265,3 +265,42 @@ fn a_message_or_condition_that_can_build_gigabytes_is_refused_when_the_policy_lo
     assert_eq!(codes(&out), vec!["policy-syntax"]);
     assert_eq!(check(&root).code, 2);
 }
+
+#[test]
+fn a_policy_that_runs_past_its_time_stops_the_binary_with_policy_timeout() {
+    // Each step is bounded, but a loop of 9,000 steps over a 2 MB
+    // justification is 18 GB of work: the watchdog stops it after its
+    // limit (here 1 s), naming the message and the request.
+    let when = "request.gpus > 0";
+    let message = "{% for i in range(9000) %}{% if (request.justification | upper | length) < 0 %}x{% endif %}{% endfor %}fired";
+    let policy_text = policy(when).replace(
+        "      message: fired\n",
+        &format!("      message: '{message}'\n"),
+    );
+    let (_tmp, root) = repo_with(&policy_text);
+    let request = REQUEST.replace(
+        "justification: x",
+        &format!("justification: {}", "y".repeat(2_000_000)),
+    );
+    std::fs::write(root.join("request.yaml"), request).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_capops"))
+        .args(["check", "--at", "2026-11-22", "--format", "json"])
+        .arg(&root)
+        .env("CAPOPS_POLICY_SECONDS", "1")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(
+            "error[policy-timeout]: the message of rule `the-rule` for CapacityRequest `r` ran for more than 1 s"
+        ),
+        "{stderr}"
+    );
+    // No decision was given.
+    assert!(
+        out.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}

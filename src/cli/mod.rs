@@ -30,6 +30,7 @@ mod sync_support;
 mod test;
 pub mod usage;
 mod validate;
+mod watchdog;
 
 pub use check::FailOn;
 pub use common::Exit;
@@ -297,6 +298,7 @@ pub fn main(args: Vec<OsString>) -> i32 {
         &mut plain_err
     };
     let env = |k: &str| std::env::var(k).ok();
+    watchdog::start(watchdog::limit(env("CAPOPS_POLICY_SECONDS").as_deref()));
     let mut io = Io {
         stdout: &mut out,
         stderr: err,

@@ -145,6 +145,26 @@ pub struct Compiled<'env> {
     pub names: Vec<String>,
     pub tiers: Vec<CompiledTier<'env>>,
     pub rules: Vec<CompiledRule<'env>>,
+    /// What each step of an evaluation is, for a policy that runs past its
+    /// time ([`super::running`]): each tier's condition, then each rule's
+    /// condition and message.
+    pub labels: std::sync::Arc<[String]>,
+}
+
+impl Compiled<'_> {
+    fn label(&mut self) {
+        let tiers = self
+            .tiers
+            .iter()
+            .map(|t| format!("the condition of tier `{}`", t.name));
+        let rules = self.rules.iter().flat_map(|r| {
+            [
+                format!("the condition of rule `{}`", r.name),
+                format!("the message of rule `{}`", r.name),
+            ]
+        });
+        self.labels = tiers.chain(rules).collect();
+    }
 }
 
 /// Compiles the policy documents of a repository. Problems are pushed as
@@ -158,6 +178,7 @@ pub fn compile<'env>(
         names: policies.iter().map(|p| p.name().to_string()).collect(),
         tiers: Vec::new(),
         rules: Vec::new(),
+        labels: std::sync::Arc::new([]),
     };
     let with_tiers: Vec<&&Document<PolicySpec>> = policies
         .iter()
@@ -262,6 +283,7 @@ pub fn compile<'env>(
             });
         }
     }
+    out.label();
     out
 }
 

@@ -58,6 +58,7 @@ pub fn evaluate(
     if kind == SubjectKind::Request {
         let mut chosen = None;
         for (i, t) in policy.tiers.iter().enumerate() {
+            super::running::step(i);
             let result = truth(&t.when, &facts_value);
             if let Err(e) = &result {
                 failed = true;
@@ -114,7 +115,10 @@ pub fn evaluate(
     let mut denied = false;
     let mut escalations = 0usize;
     let mut floor = tier;
-    for rule in policy.rules.iter().filter(|r| r.subject == subject) {
+    let rules = policy.rules.iter().enumerate();
+    for (j, rule) in rules.filter(|(_, r)| r.subject == subject) {
+        let step = policy.tiers.len() + 2 * j;
+        super::running::step(step);
         let result = truth(&rule.when, &facts_value);
         if let Err(e) = &result {
             failed = true;
@@ -122,6 +126,7 @@ pub fn evaluate(
         }
         let fired = matches!(result, Ok(true));
         let message = if fired {
+            super::running::step(step + 1);
             let rendered = match &rule.message_template {
                 Some(name) => env
                     .get_template(name)

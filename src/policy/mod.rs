@@ -16,6 +16,7 @@ pub mod judge;
 pub mod lint;
 pub mod measure;
 pub mod roles;
+pub mod running;
 pub mod selectors;
 pub mod standing;
 pub mod stranding;
@@ -412,6 +413,10 @@ fn evaluate_one(
     trace: bool,
 ) -> Option<(Evaluated, Vec<Diagnostic>)> {
     let mut diags = Vec::new();
+    let _running = running::start(
+        || format!("{} `{}`", target.subject().as_str(), target.name()),
+        &compiled.labels,
+    );
     let judged = judge::facts_of(fenv, head, target)?;
     let roles = roles::Members {
         config: fenv.config,
