@@ -197,12 +197,19 @@ fn instants(head: &Repo, changes: &[Changed], at: Timestamp) -> Vec<Timestamp> {
     out.into_iter().collect()
 }
 
-/// The GPU quota a file's effect adds (0 for other files).
-fn gpu_rise(e: &FileEffect) -> i64 {
-    e.quota_delta
-        .get("requests.nvidia.com/gpu")
-        .copied()
-        .unwrap_or(0)
+/// What one unit of `resource` is worth on `cluster`: where it is worth most
+/// in the head or the base (a change that also makes units cheaper does not
+/// lower what it grants), 1 a unit where no pool provides it.
+fn worth(head: &Repo, base: &Repo, cluster: &str, resource: &str) -> f64 {
+    if resource == "nvidia.com/gpu" {
+        return 1.0;
+    }
+    [head, base]
+        .iter()
+        .filter_map(|r| r.clusters.get(cluster))
+        .filter_map(|c| crate::policy::facts::team::unit_worth(&c.spec, resource))
+        .fold(None, |m: Option<f64>, w| Some(m.map_or(w, |m| m.max(w))))
+        .unwrap_or(1.0)
 }
 
 fn render_all(
@@ -244,6 +251,7 @@ pub fn compute(
     let mut template_caused = BTreeSet::new();
     let mut template_problems = Vec::new();
     let when = instants(head, changes, at);
+    let worth = |cluster: &str, resource: &str| worth(head, base, cluster, resource);
     for t in &when {
         let before = render_all(base, &tb, *t, &clusters);
         let after = render_all(head, th, *t, &clusters);
@@ -253,7 +261,7 @@ pub fn compute(
         // Each file keeps the instant where it grants the most GPU quota.
         for e in effects::diff(&before, &after) {
             match files.get(&e.path) {
-                Some(kept) if gpu_rise(kept) >= gpu_rise(&e) => {}
+                Some(kept) if effects::gpu_rise(kept, &worth) >= effects::gpu_rise(&e, &worth) => {}
                 _ => {
                     files.insert(e.path.clone(), e);
                 }
@@ -271,7 +279,7 @@ pub fn compute(
     let files: Vec<FileEffect> = files.into_values().collect();
     Effects {
         instants: when.iter().map(|t| t.to_string()).collect(),
-        summary: effects::summary(&files),
+        summary: effects::summary(&files, &worth),
         files,
         template_caused: template_caused.into_iter().collect(),
         template_problems,

@@ -274,11 +274,23 @@ pub fn platform_growth(
             });
             out.grown_requests.push((doc.spec.clone(), then));
         }
+        // Units of namespace quota: whole GPUs at 1, MIG instances at what
+        // one is worth where it is worth most in the cluster (the quota
+        // holds in every pool of it), as `effects.quota_delta_gpus` counts.
         let units = |s: &RequestSpec| -> f64 {
+            let cluster = base.clusters.get(&s.cluster.value).map(|c| &c.spec);
             s.resources
                 .iter()
-                .filter(|(r, _)| r.value == crate::gpu::resources::GPU)
-                .map(|(_, n)| n.value.0 as f64)
+                .map(|(r, n)| {
+                    let worth = if r.value == crate::gpu::resources::GPU {
+                        1.0
+                    } else {
+                        cluster
+                            .and_then(|c| crate::policy::facts::team::unit_worth(c, &r.value))
+                            .unwrap_or(1.0)
+                    };
+                    n.value.0 as f64 * worth
+                })
                 .sum()
         };
         let mut held = vec![(Hours::of_request(&doc.spec), units(&doc.spec))];

@@ -165,8 +165,38 @@ pub fn diff(before: &Rendered, after: &Rendered) -> Vec<FileEffect> {
     out
 }
 
+/// What one unit of a resource is worth in GPUs on a cluster: `worth(cluster,
+/// resource)`, with `resource` as pods ask for it (`nvidia.com/mig-1g.10gb`).
+pub type Worth<'a> = &'a dyn Fn(&str, &str) -> f64;
+
+/// Whole GPUs count 1 a unit: a time-sliced pool's unit is worth less, but a
+/// namespace's quota holds in every pool of its cluster.
+pub fn whole_gpus(_cluster: &str, resource: &str) -> f64 {
+    if resource == "nvidia.com/gpu" {
+        1.0
+    } else {
+        0.0
+    }
+}
+
+/// GPUs' worth a file's quota gains: each GPU key's rise (`requests.nvidia.com/gpu`,
+/// `requests.nvidia.com/mig-*`) at what a unit is worth on the file's cluster
+/// (the first part of its path). A key that falls pays for none that rises.
+pub fn gpu_rise(e: &FileEffect, worth: Worth<'_>) -> f64 {
+    let cluster = e.path.split('/').next().unwrap_or("");
+    e.quota_delta
+        .iter()
+        .filter_map(|(key, d)| {
+            let resource = key.strip_prefix("requests.")?;
+            resource
+                .starts_with("nvidia.com/")
+                .then(|| (*d).max(0) as f64 * worth(cluster, resource))
+        })
+        .sum()
+}
+
 /// The effect in numbers.
-pub fn summary(effects: &[FileEffect]) -> EffectSummary {
+pub fn summary(effects: &[FileEffect], worth: Worth<'_>) -> EffectSummary {
     let mut s = EffectSummary::default();
     for e in effects {
         match e.change {
@@ -182,12 +212,7 @@ pub fn summary(effects: &[FileEffect]) -> EffectSummary {
         if e.scoped {
             continue;
         }
-        s.quota_delta_gpus += e
-            .quota_delta
-            .get("requests.nvidia.com/gpu")
-            .copied()
-            .unwrap_or(0)
-            .max(0);
+        s.quota_delta_gpus += gpu_rise(e, worth);
     }
     s
 }
@@ -239,8 +264,8 @@ mod tests {
                 .iter()
                 .all(|e| e.quota_delta["requests.nvidia.com/gpu"] == 8)
         );
-        let s = summary(&effects);
-        assert_eq!(s.quota_delta_gpus, 8);
+        let s = summary(&effects, &whole_gpus);
+        assert_eq!(s.quota_delta_gpus, 8.0);
         assert_eq!((s.objects_added, s.objects_changed), (1, 1));
     }
 }

@@ -226,12 +226,17 @@ pub struct EffectFacts {
     pub objects_changed: u32,
     /// Rendered objects and files the change removes.
     pub objects_removed: u32,
-    /// Whole-GPU units (`requests.nvidia.com/gpu`) the change adds to namespace quotas: per
-    /// namespace, the largest rise at `now` or at any start or end of the change's windows,
-    /// summed over the namespaces that rise (a cut in one does not offset a rise in another).
-    /// A priority class's own quota (`render.priorityClassQuotas`) is part of its namespace's
-    /// and is not counted again.
-    pub quota_delta_gpus: i64,
+    /// GPUs' worth of units the change adds to namespace quotas: whole-GPU units
+    /// (`requests.nvidia.com/gpu`) at 1 each, and each MIG profile's units
+    /// (`requests.nvidia.com/mig-*`) at what one is worth in the pool of the namespace's
+    /// cluster where it is worth most (in the base or the head; 1 where no pool provides it),
+    /// as Team quotas are weighed: a namespace's quota holds in every pool of its cluster,
+    /// so units asked for in a time-sliced pool are usable as whole MIG instances elsewhere.
+    /// Per namespace, the largest rise at `now` or at any start or end of the change's
+    /// windows, summed over the namespaces that rise (a cut in one does not offset a rise in
+    /// another, nor a cut of one resource a rise of another). A priority class's own quota
+    /// (`render.priorityClassQuotas`) is part of its namespace's and is not counted again.
+    pub quota_delta_gpus: f64,
     /// Terraform files the change adds, changes or removes.
     pub cloud_files_changed: u32,
 }

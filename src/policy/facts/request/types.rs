@@ -217,10 +217,12 @@ pub struct RequestTeamFacts {
     /// over several pull requests add up; requests that never run at once do not. Never below
     /// 0 (a release reads 0). Without history, the change's own rise.
     pub monthly_growth_with_recent: f64,
-    /// The `nvidia.com/gpu` units the team's requests grew by over the same 30 days
-    /// (per request, the most held at once beyond what it held then, in units, not
-    /// GPU-equivalents): time-sliced replicas and single-strategy MIG devices are few
-    /// GPU-equivalents but are granted as that many whole-GPU units of namespace quota.
+    /// The units of namespace quota the team's requests grew by over the same 30 days
+    /// (per request, the most held at once beyond what it held then): `nvidia.com/gpu`
+    /// units at 1 each, not at their GPU-equivalents (time-sliced replicas and
+    /// single-strategy MIG devices are few GPU-equivalents but are granted as that many
+    /// whole-GPU units of namespace quota), and MIG instances at what one is worth in the
+    /// pool of the cluster where it is worth most, as `effects.quota_delta_gpus` counts them.
     pub recent_growth_units: f64,
 }
 
