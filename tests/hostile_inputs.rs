@@ -656,6 +656,9 @@ fn conflicting_usage_rows_are_shown_at_the_row_that_differs() {
         let mut text = std::fs::read_to_string(&path).unwrap();
         text.push_str("2026-11-20T05:00:00Z,infer-l4,l4-serve,devex,3,0\n");
         text.push_str("2026-11-19T05:00:00Z,infer-l4,l4-serve,devex,4,0\n");
+        // A third and fourth row of the same hour: still one hour.
+        text.push_str("2026-11-19T05:00:00Z,infer-l4,l4-serve,devex,5,0\n");
+        text.push_str("2026-11-19T05:00:00Z,infer-l4,l4-serve,devex,4,0\n");
         std::fs::write(&path, text).unwrap();
     });
     let lines = std::fs::read_to_string(repo.join("usage/infer-l4.csv"))
@@ -683,7 +686,8 @@ fn conflicting_usage_rows_are_shown_at_the_row_that_differs() {
             .contains("2026-11-19T05:00:00Z"),
         "{d}"
     );
-    assert_eq!(d["line"], lines as u64, "{d}");
+    // The first row that differs in the first hour: the file's last but two.
+    assert_eq!(d["line"], lines as u64 - 2, "{d}");
     assert_eq!(d["column"], 1);
 }
 
@@ -734,4 +738,32 @@ fn errors_in_a_policy_test_cases_documents_are_shown_at_the_cases_lines() {
         "{}",
         out.stdout
     );
+}
+
+#[test]
+fn policy_test_case_files_are_read_strictly() {
+    // Each of these would have passed, or failed as a test, while saying
+    // nothing of the mistake in the case itself.
+    let good = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("policies/tests/change-only-changes-are-judged.yaml"),
+    )
+    .unwrap();
+    let cases = [
+        (
+            format!("{good}---\ndescription: a second case\n"),
+            "a case file holds one case",
+        ),
+        (
+            good.replacen("expect:\n", "expect:\n  codes: [no-such-code]\n", 1),
+            "`no-such-code` is not a diagnostic code",
+        ),
+    ];
+    for (text, said) in cases {
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::write(tmp.path().join("case.yaml"), &text).unwrap();
+        let out = run(&["test", &tmp.path().display().to_string()], &[]);
+        assert_eq!(out.code, 2, "{said}: {}", out.stdout);
+        assert!(out.stdout.contains(said), "{said}: {}", out.stdout);
+    }
 }

@@ -143,7 +143,16 @@ fn describe(
         }
         ValidationErrorKind::Required { property } => {
             let name = property.as_str().unwrap_or("?");
-            let span = at.key.map(|k| k.span(file)).unwrap_or(value_span);
+            // At the mapping's key; a list item has none of its own (the
+            // key above it is the list's), so at the item itself.
+            let in_list = pointer
+                .rsplit('/')
+                .next()
+                .is_some_and(|s| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()));
+            let span = match at.key {
+                Some(k) if !in_list => k.span(file),
+                _ => value_span,
+            };
             let within = if pointer.is_empty() {
                 "the document".to_string()
             } else {

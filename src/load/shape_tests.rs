@@ -135,3 +135,19 @@ fn one_of_constants_read_as_allowed_values() {
         text.find("aws-capacity-reservations").unwrap()
     );
 }
+
+#[test]
+fn a_list_item_missing_a_field_is_shown_at_the_item() {
+    let text = "apiVersion: capops.dev/v1alpha1\nkind: Cluster\nmetadata:\n  name: c\nspec:\n  provider: aws\n  region: us-east-1\n  nodePools:\n    - name: a\n      gpuModel: l4\n      instanceType: g6.xlarge\n      gpusPerNode: 1\n      nodes: 1\n    - name: b\n      gpuModel: l4\n      instanceType: g6.xlarge\n      nodes: 1\n";
+    let d = shape(Kind::Cluster, text);
+    let missing: Vec<_> = d
+        .iter()
+        .filter(|d| d.0 == Code::MissingField && d.1.contains("gpusPerNode"))
+        .collect();
+    assert_eq!(missing.len(), 1, "{d:?}");
+    assert_eq!(
+        missing[0].2 as usize,
+        text.find("name: b").unwrap(),
+        "{d:?}"
+    );
+}

@@ -106,8 +106,10 @@ pub struct Grid {
     pub used: Hourly,
     /// A bit per hour of the grid: a row was there (gaps included).
     rows: Vec<u64>,
-    /// Hours where a row replaced a different one.
+    /// Hours where a row replaced a different one (each hour once).
     pub conflicts: u32,
+    /// Those hours (few: each is an error).
+    conflicted: std::collections::HashSet<i64>,
     /// The first of them.
     pub first_conflict: Option<i64>,
     /// The row that first replaced a different one in that hour, where
@@ -172,7 +174,9 @@ impl Grid {
                 _ => false,
             };
             if !(same(self.allocated.value(i), allocated) && same(self.used.value(i), used)) {
-                self.conflicts += 1;
+                if self.conflicted.insert(hour) {
+                    self.conflicts += 1;
+                }
                 if self.first_conflict.is_none_or(|f| hour < f) {
                     self.first_conflict = Some(hour);
                     self.conflict_row = row;

@@ -8,6 +8,7 @@
 //! pure function of its inputs and the time it is given.
 
 pub mod approvals;
+pub mod case;
 pub mod change;
 pub mod compile;
 pub mod eval;

@@ -42,7 +42,7 @@ fn check_usage_rows(repo: &Repo, diags: &mut Vec<Diagnostic>) {
             Diagnostic::new(
                 Code::UsageConflictingRows,
                 format!(
-                    "usage of {}/{}/{} has {n} hour{} with two different rows, the first at {first}",
+                    "usage of {}/{}/{} has {n} hour{} with rows that differ, the first at {first}",
                     key.cluster,
                     key.pool,
                     key.team,

@@ -1,0 +1,252 @@
+//! A policy test case as written: its fields, read and checked from its
+//! text (`capops test`), and where its embedded documents sit in the file,
+//! so that errors in them are shown at the case file's lines.
+
+use crate::diag::{Code, SourceMap};
+use crate::load::de::from_node;
+use crate::load::yaml;
+use crate::model::Kind;
+use serde::Deserialize;
+use std::collections::BTreeMap;
+
+/// One test case as written.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Case {
+    pub description: String,
+    /// Evaluation time.
+    pub at: String,
+    /// Fixture repository, relative to the case file.
+    #[serde(default)]
+    pub fixture: Option<String>,
+    /// Documents added to the fixture to form the base (a YAML stream).
+    #[serde(default)]
+    pub base: Option<String>,
+    /// Documents of the repository judged without a base (a YAML stream), added to the fixture.
+    #[serde(default)]
+    pub documents: Option<String>,
+    /// A change to the base: when present, only the change is judged, by the base's policy.
+    #[serde(default)]
+    pub change: Option<ChangeSpec>,
+    /// GPUs each team gained in the 30 days before the base (what `check --base`
+    /// reads from git history), by team.
+    #[serde(default)]
+    pub recent_growth: BTreeMap<String, f64>,
+    pub expect: Expect,
+    /// Where each embedded stream is in the case file, by the name it is
+    /// loaded under (`case-base.yaml`, `case-change.yaml`,
+    /// `case-documents.yaml`): errors in it are shown at the case's lines.
+    #[serde(skip)]
+    pub embedded: BTreeMap<String, Embedded>,
+}
+
+/// Where a literal block (`add: |`) starts in a case file: the case line of
+/// its first line, and its indentation. Its lines are the stream's lines,
+/// one for one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Embedded {
+    /// 1-based.
+    pub line: usize,
+    pub indent: usize,
+    /// The key the stream is under (`change.add`).
+    pub key: &'static str,
+}
+
+/// Where `node`'s text starts, if it is a literal block scalar.
+fn embedded_place(text: &str, node: &yaml::Node, key: &'static str) -> Option<Embedded> {
+    let start = (node.start as usize).min(text.len());
+    let before = text.get(..start)?;
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    // The block's header (`|`, `|-`, `|2+`) ends the line before its text.
+    let header = before[..line_start].trim_end();
+    let last = header.rsplit([' ', '\t', '\n']).next().unwrap_or("");
+    if !last.starts_with('|') || before[line_start..].trim() != "" {
+        return None;
+    }
+    let indent = before[line_start..].chars().count();
+    // The text starts on the line after the header; blank lines before it
+    // are the stream's too.
+    let header_end = header.len();
+    let first = text[..header_end].matches('\n').count() + 2;
+    Some(Embedded {
+        line: first,
+        indent,
+        key,
+    })
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ChangeSpec {
+    /// Documents added, or replacing those of the same kind and name (a YAML stream).
+    #[serde(default)]
+    pub add: Option<String>,
+    /// Documents removed, as `Kind/name`.
+    #[serde(default)]
+    pub remove: Vec<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Expect {
+    /// Exit code `capops check` would give (0, 1 or 2).
+    #[serde(default)]
+    pub exit: Option<i32>,
+    /// Expected decisions, by document name.
+    #[serde(default)]
+    pub decisions: BTreeMap<String, ExpectDecision>,
+    /// Diagnostic codes expected (a multiset; warnings and errors).
+    #[serde(default)]
+    pub codes: Option<Vec<String>>,
+    /// Documents expected to be judged (exactly these names), when given.
+    #[serde(default)]
+    pub judged: Option<Vec<String>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ExpectDecision {
+    pub decision: String,
+    #[serde(default)]
+    pub tier: Option<String>,
+    #[serde(default)]
+    pub roles: Option<Vec<String>>,
+    #[serde(default)]
+    pub missing: Option<Vec<String>>,
+    #[serde(default)]
+    pub rules: Option<Vec<String>>,
+    #[serde(default)]
+    pub change: Option<String>,
+}
+
+/// Reads a case from its text.
+pub fn read_case(text: &str) -> Result<Case, String> {
+    let at = |span: Option<crate::diag::Span>| {
+        span.map(|s| {
+            let mut m = SourceMap::new();
+            m.add("", text.to_string());
+            format!(" at {}", m.line_col(s))
+        })
+        .unwrap_or_default()
+    };
+    let parsed = yaml::parse(text, crate::diag::FileId(0));
+    if let Some(d) = parsed.diagnostics.iter().find(|d| d.is_error()) {
+        return Err(format!("{}{}", d.message, at(d.span())));
+    }
+    let node = parsed.documents.first().ok_or("the file holds no case")?;
+    if let Some(second) = parsed.documents.get(1) {
+        return Err(format!(
+            "the file holds {} YAML documents; a case file holds one case (put each case in its own file){}",
+            parsed.documents.len(),
+            at(Some(second.span(crate::diag::FileId(0))))
+        ));
+    }
+    let mut case = from_node::<Case>(node, crate::diag::FileId(0))
+        .map_err(|e| format!("not a test case: {}{}", e.message, at(e.span)))?;
+    let streams = [
+        ("case-base.yaml", node.get("base"), "base"),
+        ("case-documents.yaml", node.get("documents"), "documents"),
+        (
+            "case-change.yaml",
+            node.get("change").and_then(|(_, c)| c.get("add")),
+            "change.add",
+        ),
+    ];
+    for (file, found, key) in streams {
+        if let Some(place) = found.and_then(|(_, v)| embedded_place(text, v, key)) {
+            case.embedded.insert(file.to_string(), place);
+        }
+    }
+    // What the case states must read too: a bad `at` or removal is the
+    // file's fault, not a failed test.
+    if let Err(e) = crate::model::types::moment(&case.at) {
+        let span = node.get("at").map(|(_, v)| v.span(crate::diag::FileId(0)));
+        return Err(format!("at: {e}{}", at(span)));
+    }
+    let expect = node.get("expect").map(|(_, e)| e);
+    if let Some(code) = case.expect.exit.filter(|c| !(0..=3).contains(c)) {
+        let span = expect
+            .and_then(|e| e.get("exit"))
+            .map(|(_, v)| v.span(crate::diag::FileId(0)));
+        return Err(format!(
+            "expect.exit: {code} is not an exit code `check` gives (0, 1, 2 or 3){}",
+            at(span)
+        ));
+    }
+    if let Some(codes) = &case.expect.codes
+        && let Some((i, bad)) = codes
+            .iter()
+            .enumerate()
+            .find(|(_, c)| Code::parse(c).is_none())
+    {
+        let span = expect
+            .and_then(|e| e.get("codes"))
+            .and_then(|(_, c)| match &c.value {
+                yaml::Value::Seq(items) => items.get(i).map(|n| n.span(crate::diag::FileId(0))),
+                _ => None,
+            });
+        return Err(format!(
+            "expect.codes: `{bad}` is not a diagnostic code (docs/codes.md lists them){}",
+            at(span)
+        ));
+    }
+    for (name, d) in &case.expect.decisions {
+        if let Some(change) = d
+            .change
+            .as_deref()
+            .filter(|c| !["added", "modified", "removed", "unchanged"].contains(c))
+        {
+            let span = expect
+                .and_then(|e| e.get("decisions"))
+                .and_then(|(_, ds)| ds.get(name))
+                .and_then(|(_, d)| d.get("change"))
+                .map(|(_, v)| v.span(crate::diag::FileId(0)));
+            return Err(format!(
+                "expect.decisions.{name}.change: `{change}` is not a change (added, modified, removed or unchanged){}",
+                at(span)
+            ));
+        }
+        if !["approved", "needs-approval", "denied"].contains(&d.decision.as_str()) {
+            let span = expect
+                .and_then(|e| e.get("decisions"))
+                .and_then(|(_, ds)| ds.get(name))
+                .and_then(|(_, d)| d.get("decision"))
+                .map(|(_, v)| v.span(crate::diag::FileId(0)));
+            return Err(format!(
+                "expect.decisions.{name}.decision: `{}` is not a decision (approved, needs-approval or denied){}",
+                d.decision,
+                at(span)
+            ));
+        }
+    }
+    if let Some(change) = &case.change {
+        let items = node
+            .get("change")
+            .and_then(|(_, c)| c.get("remove"))
+            .and_then(|(_, r)| match &r.value {
+                yaml::Value::Seq(items) => Some(items.clone()),
+                _ => None,
+            })
+            .unwrap_or_default();
+        for (i, r) in change.remove.iter().enumerate() {
+            let span = items.get(i).map(|n| n.span(crate::diag::FileId(0)));
+            match r.split_once('/') {
+                Some((k, n)) if !n.is_empty() => {
+                    if Kind::parse(k).is_none() {
+                        return Err(format!(
+                            "change.remove: `{k}` in `{r}` is not a document kind{}",
+                            at(span)
+                        ));
+                    }
+                }
+                _ => {
+                    return Err(format!(
+                        "change.remove: `{r}` is not `Kind/name` (a document kind and its name){}",
+                        at(span)
+                    ));
+                }
+            }
+        }
+    }
+    Ok(case)
+}
