@@ -150,7 +150,12 @@ fn a_request_no_tier_matches_is_never_approved() {
 
 #[test]
 fn a_condition_that_is_not_a_boolean_is_an_error_not_a_truthy_value() {
+    // Known to give text when the policy loads: refused there.
     let (_t, root) = repo_with(&policy("request.team"));
+    let out = validate(&root);
+    assert_eq!(codes(&out), vec!["policy-type-error"]);
+    // Known only when it runs (a map's entry): an error at evaluation.
+    let (_t, root) = repo_with(&policy("request.resources[\"nvidia.com/gpu\"]"));
     let out = check(&root);
     assert_eq!(out.code, 2);
     assert!(
@@ -302,5 +307,32 @@ fn a_policy_that_runs_past_its_time_stops_the_binary_with_policy_timeout() {
         out.stdout.is_empty(),
         "{}",
         String::from_utf8_lossy(&out.stdout)
+    );
+}
+
+#[test]
+fn two_rules_of_one_name_are_refused_at_the_second() {
+    let text = policy("request.gpus > 2")
+        + "    - name: the-rule\n      effect: warn\n      when: 'request.gpus > 4'\n      message: again\n";
+    let (_t, root) = repo_with(&text);
+    let out = validate(&root);
+    assert_eq!(out.code, 2);
+    assert_eq!(codes(&out), vec!["duplicate-name"]);
+    let d = &out.json["diagnostics"][0];
+    assert_eq!(d["line"], 14, "the second rule's name: {d}");
+}
+
+#[test]
+fn a_misspelled_filter_is_named_as_such() {
+    let (_t, root) = repo_with(&policy("(request.team | lenght) > 2"));
+    let out = validate(&root);
+    assert_eq!(codes(&out), vec!["policy-syntax"]);
+    let message = out.json["diagnostics"][0]["message"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        message.contains("the filter `lenght`, which capops does not have (did you mean `length`?"),
+        "{message}"
     );
 }

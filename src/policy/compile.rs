@@ -406,8 +406,12 @@ fn size_ok(
                 p.line, p.column, p.message
             ),
         )
-        .at(span, "too large a value")
-        .help("build text from the facts with at most a few copies of each, with widths and counts written in the policy"),
+        .at(span, if p.unknown { "unknown filter" } else { "too large a value" })
+        .help(if p.unknown {
+            "use one of minijinja's filters or capops' `money`, `number` and `percent` (docs/policy.md)"
+        } else {
+            "build text from the facts with at most a few copies of each, with widths and counts written in the policy"
+        }),
     );
     false
 }

@@ -1,5 +1,5 @@
 //! Policy lint: approval policies that compile, name roles the Config
-//! defines, read only facts that exist, and have unique tier names.
+//! defines, read only facts that exist, and have unique tier and rule names.
 //!
 //! Runs with validation on every command (through the pipeline), so a broken
 //! policy is reported where it is written, before anything is judged by it.
@@ -31,6 +31,26 @@ pub fn lint(repo: &Repo, diags: &mut Vec<Diagnostic>) {
     let env = super::compile::environment();
     let policies: Vec<&Document<PolicySpec>> = repo.policies.values().collect();
     super::compile::compile(&env, &policies, diags);
+    // Rule names are unique across the policies: findings, `explain` and
+    // approvals name rules, and two of one name could not be told apart.
+    let mut rule_names: HashMap<&str, Span> = HashMap::new();
+    for policy in repo.policies.values() {
+        for rule in &policy.spec.rules {
+            if let Some(first) = rule_names.insert(rule.name.value.0.as_str(), rule.name.span) {
+                diags.push(
+                    Diagnostic::new(
+                        Code::DuplicateName,
+                        format!("rule `{}` is defined twice", rule.name.value.0),
+                    )
+                    .at(rule.name.span, "second rule")
+                    .related(first, "first rule")
+                    .help(
+                        "rule names are unique across the approval policies; rename or remove one",
+                    ),
+                );
+            }
+        }
+    }
     for policy in repo.policies.values() {
         let mut tier_names: HashMap<&str, Span> = HashMap::new();
         for tier in &policy.spec.tiers {

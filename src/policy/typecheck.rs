@@ -48,10 +48,64 @@ pub fn check(text: &str, kind: SubjectKind) -> Vec<String> {
         return Vec::new();
     };
     let mut problems = Vec::new();
-    infer(&expr, kind, &mut problems);
+    let ty = infer(&expr, kind, &mut problems);
+    // A condition decides: anything but true or false is an error at
+    // every evaluation (`when: request.gpus`), so it is one at load.
+    if !matches!(ty, Ty::Bool | Ty::Unknown) {
+        problems.push(format!(
+            "the condition gives {}, not true or false: compare it (`request.gpus > 10`) or test it (`is defined`)",
+            ty.said()
+        ));
+    }
     problems.dedup();
     problems
 }
+
+/// minijinja's tests.
+const TESTS: &[&str] = &[
+    "defined",
+    "undefined",
+    "none",
+    "safe",
+    "escaped",
+    "odd",
+    "even",
+    "number",
+    "integer",
+    "float",
+    "string",
+    "sequence",
+    "iterable",
+    "mapping",
+    "startingwith",
+    "endingwith",
+    "containing",
+    "in",
+    "true",
+    "false",
+    "boolean",
+    "divisibleby",
+    "eq",
+    "equalto",
+    "==",
+    "sameas",
+    "ne",
+    "!=",
+    "lt",
+    "lessthan",
+    "<",
+    "le",
+    "<=",
+    "gt",
+    "greaterthan",
+    ">",
+    "ge",
+    ">=",
+    "filter",
+    "test",
+    "lower",
+    "upper",
+];
 
 /// The dotted path of a variable or attribute chain (`request.window.days`).
 fn path(expr: &Expr<'_>) -> Option<String> {
@@ -175,6 +229,13 @@ fn infer(expr: &Expr<'_>, kind: SubjectKind, out: &mut Vec<String>) -> Ty {
             }
         }
         Expr::Test(t) => {
+            if !TESTS.contains(&t.name) {
+                out.push(format!(
+                    "there is no test `{}` ({})",
+                    t.name,
+                    crate::diag::suggest(t.name, TESTS.iter().copied(), "tests")
+                ));
+            }
             let subject = infer(&t.expr, kind, out);
             let given = args(&t.args, kind, out);
             // `x is gt(10)` compares as `x > 10` does.
@@ -399,6 +460,27 @@ mod tests {
             problems("request.gpus > 1 and (request.team | length) > \"2\"").len(),
             1
         );
+    }
+
+    #[test]
+    fn conditions_that_cannot_give_true_or_false_and_unknown_tests_are_refused() {
+        assert!(problems("request.gpus")[0].contains("gives a number, not true or false"));
+        assert!(problems("request.team")[0].contains("gives text"));
+        assert!(problems("request.gpus + 1")[0].contains("gives a number"));
+        let p = problems("request.gpus is evn");
+        assert!(
+            p[0].contains("no test `evn`") && p[0].contains("`even`"),
+            "{p:?}"
+        );
+        for fine in [
+            "request.gpus is even",
+            "request.preemptible",
+            "request.gpus > 1 and request.preemptible",
+            "not request.team",
+            "request.team is startingwith('m')",
+        ] {
+            assert!(problems(fine).is_empty(), "{fine}: {:?}", problems(fine));
+        }
     }
 
     #[test]

@@ -4,6 +4,63 @@
 use super::{Abs, INFINITE, NUMBER, Size, Walk, add, arg_span, max, product, scale};
 use minijinja::machinery::ast::{self, Expr};
 
+/// The filters a template or policy may use: minijinja's that have a
+/// bound, and capops' own.
+const KNOWN: &[&str] = &[
+    "abs",
+    "attr",
+    "batch",
+    "bool",
+    "capitalize",
+    "chain",
+    "count",
+    "d",
+    "default",
+    "dictsort",
+    "e",
+    "escape",
+    "first",
+    "float",
+    "format",
+    "groupby",
+    "indent",
+    "int",
+    "items",
+    "join",
+    "json",
+    "last",
+    "length",
+    "lines",
+    "list",
+    "lower",
+    "map",
+    "max",
+    "min",
+    "money",
+    "number",
+    "percent",
+    "reject",
+    "rejectattr",
+    "replace",
+    "reverse",
+    "round",
+    "safe",
+    "select",
+    "selectattr",
+    "slice",
+    "sort",
+    "split",
+    "string",
+    "sum",
+    "title",
+    "tojson",
+    "trim",
+    "unique",
+    "upper",
+    "urlencode",
+    "zip",
+];
+
 impl<'a> Walk<'a> {
     pub(super) fn filter(&mut self, f: &ast::Filter<'a>) -> Abs {
         let x = f.expr.as_ref().map_or(Abs::NUMBER, |e| self.expr(e));
@@ -87,9 +144,23 @@ impl<'a> Walk<'a> {
                     }
                 }
             }
-            name => {
-                let why = format!("the filter `{name}`, whose output has no known bound");
+            "pprint" | "tojson" => {
+                let why = format!("the filter `{}`, whose output has no known bound", f.name);
                 self.refuse_filter(f, &why);
+                unbounded
+            }
+            name => {
+                // Most often a misspelling: named as such, with the filter
+                // meant, not as a size.
+                let why = format!(
+                    "the filter `{name}`, which capops does not have ({})",
+                    crate::diag::suggest(name, KNOWN.iter().copied(), "filters")
+                );
+                let first = self.problem.is_none();
+                self.refuse_filter(f, &why);
+                if let Some(p) = self.problem.as_mut().filter(|_| first) {
+                    p.unknown = true;
+                }
                 unbounded
             }
         };

@@ -49,6 +49,8 @@ pub struct Problem {
     pub line: u16,
     pub column: u16,
     pub message: String,
+    /// A filter capops does not have (a misspelling, most often), not a size.
+    pub unknown: bool,
 }
 
 const INFINITE: u64 = u64::MAX;
@@ -210,6 +212,7 @@ impl<'a> Walk<'a> {
                 line: span.start_line,
                 column: span.start_col + 1,
                 message,
+                unknown: false,
             });
         }
     }

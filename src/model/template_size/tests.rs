@@ -190,3 +190,13 @@ fn repetition_counts_widths_and_fills_must_be_written_in_the_template() {
     }
     assert!(expression("'%999999999s' | format(1) == ''", LIMITS).is_err());
 }
+
+#[test]
+fn a_misspelled_filter_is_named_with_the_one_meant() {
+    let p = refused("{{ name | lenght }}");
+    assert!(p.unknown, "{}", p.message);
+    assert!(p.message.contains("`lenght`"), "{}", p.message);
+    assert!(p.message.contains("`length`"), "{}", p.message);
+    // A filter minijinja has but no bound can be given for is a size.
+    assert!(!refused("{{ name | pprint }}").unknown);
+}
