@@ -450,6 +450,11 @@ fn pattern_hint(pattern: &str) -> (String, String) {
             "a date or date-time".into(),
             "write a date as 2026-12-01 or a time with its zone as 2026-12-01T08:00:00Z (or +02:00)".into(),
         )
+    } else if pattern == "^[A-Z]{3}$" {
+        (
+            "an ISO 4217 currency code".into(),
+            "write three capital letters, such as USD, EUR or JPY".into(),
+        )
     } else if pattern.contains("[0-9]+(\\.[0-9]+)?") {
         (
             "a decimal number".into(),

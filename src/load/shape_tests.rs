@@ -151,3 +151,13 @@ fn a_list_item_missing_a_field_is_shown_at_the_item() {
         "{d:?}"
     );
 }
+
+#[test]
+fn a_currency_that_is_not_a_code_is_shown_at_its_value() {
+    let text = "apiVersion: capops.dev/v1alpha1\nkind: Config\nmetadata:\n  name: c\nspec:\n  currency: usd\n";
+    let d = shape(Kind::Config, text);
+    assert_eq!(d.len(), 1, "{d:?}");
+    assert_eq!(d[0].0, Code::InvalidValue);
+    assert!(d[0].1.contains("an ISO 4217 currency code"), "{d:?}");
+    assert_eq!(d[0].2 as usize, text.find("usd").unwrap());
+}

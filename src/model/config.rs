@@ -14,6 +14,7 @@ pub struct ConfigSpec {
     pub organization: Option<String>,
     /// Currency of every amount in the repository (ISO 4217 code).
     #[serde(default = "default_currency")]
+    #[schemars(regex(pattern = r"^[A-Z]{3}$"))]
     pub currency: String,
     /// Approver roles: role name to the GitHub teams (`org/team-slug`) and users (`login`) who act in it.
     /// The `team-lead` role is filled from each Team's `leads` as well.

@@ -171,7 +171,7 @@ fn check_pool(cluster: &Document<ClusterSpec>, pool: &NodePool, diags: &mut Vec<
         return;
     }
     let mut resolved = Vec::new();
-    let mut named: Vec<(&str, &str)> = Vec::new();
+    let mut named: Vec<(&str, &str, crate::diag::Span)> = Vec::new();
     for (name, count) in &layout.layout.value {
         match mig::resolve(mig_model, &name.value) {
             Ok(r) => {
@@ -190,7 +190,15 @@ fn check_pool(cluster: &Document<ClusterSpec>, pool: &NodePool, diags: &mut Vec<
                     );
                     continue;
                 }
-                if let Some((other, _)) = named.iter().find(|(_, p)| *p == r.profile.name) {
+                if let Some((other, _, other_span)) =
+                    named.iter().find(|(_, p, _)| *p == r.profile.name)
+                {
+                    // Shown at the spelling written second, whichever sorts first.
+                    let (second, first) = if other_span.start > name.span.start {
+                        (*other_span, name.span)
+                    } else {
+                        (name.span, *other_span)
+                    };
                     diags.push(
                         Diagnostic::new(
                             Code::MigProfileSpelling,
@@ -199,12 +207,13 @@ fn check_pool(cluster: &Document<ClusterSpec>, pool: &NodePool, diags: &mut Vec<
                                 name.value, model.display, r.profile.name
                             ),
                         )
-                        .at(name.span, "the same profile again")
+                        .at(second, "the same profile again")
+                        .related(first, "first named here")
                         .help("write the profile once, as the node's driver names it, with the instances added up"),
                     );
                     continue;
                 }
-                named.push((name.value.as_str(), r.profile.name));
+                named.push((name.value.as_str(), r.profile.name, name.span));
                 if r.alias {
                     diags.push(
                         Diagnostic::new(
