@@ -386,7 +386,7 @@ pub fn reservation(repo: &Repo, s: &ReservationSpec) -> Option<ReservationCost> 
 /// never below the catalog's (a price written into the reservation itself
 /// cannot make a commitment look smaller than the catalog says it is).
 pub fn reservation_judged(repo: &Repo, s: &ReservationSpec) -> Option<ReservationCost> {
-    match (&s.hourly_price, catalog_hourly(repo, s)) {
+    match (&s.hourly_price, catalog_term_hourly(repo, s)) {
         (Some(p), Some((c, src))) if c > p.value.0 => costed(repo, s, c, src),
         _ => reservation(repo, s),
     }
@@ -417,6 +417,20 @@ pub fn catalog_hourly(repo: &Repo, s: &ReservationSpec) -> Option<(Decimal, &'st
     };
     let (p, src) = committed.unwrap_or((&e.on_demand, "catalog on-demand price"));
     Some((p.value.0, src))
+}
+
+/// The catalog's price for a reservation's own type and term: for a
+/// capacity block or a commitment, the committed column of its term only
+/// (None where the catalog lacks it: a 3-year commitment is not priced, or
+/// checked, at the on-demand rate), for a capacity reservation the on-demand
+/// rate it bills at.
+pub fn catalog_term_hourly(repo: &Repo, s: &ReservationSpec) -> Option<(Decimal, &'static str)> {
+    let committed_kind = matches!(
+        s.kind.value,
+        ReservationType::AwsCapacityBlock | ReservationType::GcpCommitment
+    );
+    catalog_hourly(repo, s)
+        .filter(|(_, source)| !committed_kind || *source != "catalog on-demand price")
 }
 
 /// The catalog price a reservation's stated price is measured against for

@@ -194,7 +194,7 @@ pub fn reservation(
     let gpus = prices::reservation_gpus(env.world, s) as f64;
     let hours = s.term.hours();
     let cost = prices::reservation(env.world, s);
-    let catalog = prices::catalog_hourly(env.world, s);
+    let catalog = prices::catalog_term_hourly(env.world, s);
     let outlook = env.analysis.reservation(res.name());
     let o = |g: fn(&ReservationOutlook) -> f64| outlook.map(g).unwrap_or(0.0);
     let reservation = ReservationFacts {
