@@ -8,9 +8,16 @@
 //! - a request that starts at or after `e` adds its GPUs over its window;
 //! - a request running at `e` (started before it) is in the measured level:
 //!   it adds nothing, and when its window ends it takes its GPUs away, but
-//!   never more, for one team, than that team held when the measurements
-//!   ended (the mean of its measured values in the 24 hours before): a request whose GPUs
-//!   never showed up in the measurements cannot take away other work;
+//!   never more, for one team, than that team held at the same hour of the
+//!   week in the four weeks before `e` (a team that works weekdays from 8 to
+//!   20 gives back its daytime GPUs, though the measurements ended on a
+//!   Sunday night): a request whose GPUs never showed up in the measurements
+//!   cannot take away other work;
+//! - a request that started in the 72 hours before `e` is in the measured
+//!   level only as far as its team's allocation rose after its start (the
+//!   mean from its start to `e` over the mean of the 24 hours before it):
+//!   the rest, not yet picked up by the measurements, counts from `e` like
+//!   a request starting then;
 //! - a team with requests in the pool but no usage history there is not in
 //!   the measured level at all: its requests count over their whole windows
 //!   from `e` on;
@@ -20,6 +27,7 @@
 //! demand at an hour is what its requests hold then ([`held`]).
 
 use crate::capacity::{self, Hours, Timeline};
+use crate::forecast::demand::Hourly;
 use crate::model::*;
 
 /// One request of a pool, sized.
@@ -53,33 +61,104 @@ pub fn requests(
         .collect()
 }
 
+/// How long before the forecast a request may have started and still not
+/// be in the measurements (usage lags an allocation by hours, and a job can
+/// take a day to scale up).
+pub const RECENT_START_HOURS: i64 = 72;
+
+/// Weeks of a team's history its hour-of-week profile is read from.
+const PROFILE_WEEKS: i64 = 4;
+
+/// What a team held in a pool, hour by hour, up to the end of the
+/// measurements (its series summed; gaps are gaps).
+#[derive(Clone, Debug, Default)]
+pub struct Held {
+    start: i64,
+    values: Vec<Option<f64>>,
+}
+
+impl Held {
+    /// The hours of `series` from `RECENT_START_HOURS` and four weeks
+    /// before `e` to `e`, summed (an hour none of them has is a gap).
+    pub fn of<'a>(series: impl IntoIterator<Item = &'a Hourly>, e: i64) -> Held {
+        let start = e - (PROFILE_WEEKS * 168).max(RECENT_START_HOURS + 24);
+        let mut values: Vec<Option<f64>> = vec![None; (e - start) as usize];
+        for s in series {
+            for (i, slot) in values.iter_mut().enumerate() {
+                if let Some(v) = s.get(start + i as i64) {
+                    *slot = Some(slot.unwrap_or(0.0) + v);
+                }
+            }
+        }
+        Held { start, values }
+    }
+
+    /// The mean of the hours in `[from, to)` that have a value.
+    fn mean(&self, from: i64, to: i64) -> Option<f64> {
+        let (mut sum, mut n) = (0.0, 0usize);
+        for h in from.max(self.start)..to.min(self.start + self.values.len() as i64) {
+            if let Some(v) = self.values[(h - self.start) as usize] {
+                sum += v;
+                n += 1;
+            }
+        }
+        (n > 0).then(|| sum / n as f64)
+    }
+
+    /// What the team held at each hour of the week (by `hour % 168`) over
+    /// the four weeks before `e`, the mean at that hour; where no week has
+    /// that hour, the mean of all of them (0 without any).
+    fn weekly(&self, e: i64) -> Vec<f64> {
+        let mut sum = vec![0.0; 168];
+        let mut n = vec![0usize; 168];
+        for h in (e - PROFILE_WEEKS * 168).max(self.start)..e {
+            if let Some(Some(v)) = self.values.get((h - self.start) as usize) {
+                let k = h.rem_euclid(168) as usize;
+                sum[k] += v;
+                n[k] += 1;
+            }
+        }
+        let all = self.mean(e - PROFILE_WEEKS * 168, e).unwrap_or(0.0);
+        (0..168)
+            .map(|k| if n[k] > 0 { sum[k] / n[k] as f64 } else { all }.max(0.0))
+            .collect()
+    }
+}
+
 /// What the approved requests change after the measurements end.
 #[derive(Debug, Default)]
 pub struct Approved {
     /// Requests not in the measured level, over their windows from `e` on.
     adds: Timeline,
     /// Per team: GPUs of its running requests that have ended by an hour,
-    /// and the most that may be taken away (what it held at `e`).
-    removals: Vec<(Timeline, f64)>,
+    /// and the most that may be taken away at each hour of the week (what
+    /// it held then, [`Held::weekly`], and what requests started lately
+    /// added to it).
+    removals: Vec<(Timeline, Vec<f64>)>,
 }
 
 impl Approved {
-    /// The change for a forecast that starts at hour `e`. `level(team)` is
-    /// what the team held when the measurements ended, `None` when it has no
-    /// usage history in the pool.
+    /// The change for a forecast that starts at hour `e`. `held(team)` is
+    /// what the team held before the measurements ended, `None` when it has
+    /// no usage history in the pool.
     pub fn new<'a>(
         requests: impl IntoIterator<Item = &'a PoolRequest>,
         e: i64,
-        level: impl Fn(&str) -> Option<f64>,
+        held: impl Fn(&str) -> Option<Held>,
     ) -> Approved {
         let mut adds = Vec::new();
         let mut ends: std::collections::BTreeMap<&str, Vec<(Hours, f64)>> = Default::default();
+        let mut teams: std::collections::BTreeMap<&str, Option<Held>> = Default::default();
+        // Per team: what requests started lately added to its level, which
+        // the weeks before hardly show.
+        let mut risen: std::collections::BTreeMap<&str, f64> = Default::default();
         for r in requests {
             let h = r.hours;
             if h.end <= e {
                 continue;
             }
-            if h.start >= e || level(&r.team).is_none() {
+            let team = teams.entry(&r.team).or_insert_with(|| held(&r.team));
+            let Some(team) = team.as_ref().filter(|_| h.start < e) else {
                 adds.push((
                     Hours {
                         start: h.start.max(e),
@@ -87,19 +166,48 @@ impl Approved {
                     },
                     r.gpus,
                 ));
-            } else if h.end != i64::MAX {
+                continue;
+            };
+            // Started lately: measured only as far as the team rose since.
+            let measured = if h.start >= e - RECENT_START_HOURS {
+                let after = team.mean(h.start, e);
+                let before = team.mean(h.start - 24, h.start);
+                let m = match (after, before) {
+                    (Some(a), Some(b)) => (a - b).clamp(0.0, r.gpus),
+                    (Some(a), None) => a.clamp(0.0, r.gpus),
+                    _ => 0.0,
+                };
+                *risen.entry(&r.team).or_default() += m;
+                m
+            } else {
+                r.gpus
+            };
+            if r.gpus - measured > 1e-9 {
+                adds.push((Hours { start: e, end: h.end }, r.gpus - measured));
+            }
+            if h.end != i64::MAX && measured > 0.0 {
                 ends.entry(&r.team).or_default().push((
                     Hours {
                         start: h.end,
                         end: i64::MAX,
                     },
-                    r.gpus,
+                    measured,
                 ));
             }
         }
         let removals = ends
             .into_iter()
-            .map(|(team, v)| (Timeline::build(v), level(team).unwrap_or(0.0).max(0.0)))
+            .map(|(team, v)| {
+                let rise = risen.get(team).copied().unwrap_or(0.0);
+                let weekly = teams
+                    .get(team)
+                    .and_then(|t| t.as_ref())
+                    .map_or_else(|| vec![0.0; 168], |t| t.weekly(e))
+                    .into_iter()
+                    .map(|w| w + rise)
+                    .collect();
+                (Timeline::build(v), weekly)
+            })
             .collect();
         Approved {
             adds: Timeline::build(adds),
@@ -109,10 +217,11 @@ impl Approved {
 
     /// GPUs added (positive) or taken away (negative) at `hour`.
     pub fn at(&self, hour: i64) -> f64 {
+        let k = hour.rem_euclid(168) as usize;
         let removed: f64 = self
             .removals
             .iter()
-            .map(|(t, cap)| t.at(hour).min(*cap))
+            .map(|(t, weekly)| t.at(hour).min(weekly[k]))
             .sum();
         self.adds.at(hour) - removed
     }
@@ -138,37 +247,99 @@ mod tests {
         }
     }
 
+    /// A team that held `gpus` every hour up to `e`.
+    fn flat(gpus: f64, e: i64) -> Held {
+        Held::of([&Hourly::new(0, (0..e).map(|_| Some(gpus)))], e)
+    }
+
     #[test]
     fn new_requests_add_running_ones_end_and_none_counts_twice() {
-        // Measurements end at hour 100 (e = 100). Team a held 40 GPUs then.
+        // Measurements end at hour 1000 (e = 1000). Team a held 40 GPUs then.
+        let e = 1000;
         let rs = [
-            // Running since hour 50, ends at 120: in the measured level; -16 from 120.
-            req("a", 50, 120, 16.0),
-            // Merged, starts at 130 for 20 hours: +256 over [130, 150).
-            req("a", 130, 150, 256.0),
+            // Running since hour 50, ends at 1020: in the measured level; -16 from 1020.
+            req("a", 50, 1020, 16.0),
+            // Merged, starts at 1030 for 20 hours: +256 over [1030, 1050).
+            req("a", 1030, 1050, 256.0),
             // Ended before the forecast: changes nothing.
-            req("a", 10, 90, 8.0),
+            req("a", 10, 990, 8.0),
             // Open-ended and running: already measured, never ends.
             req("a", 0, i64::MAX, 4.0),
             // Team b has no usage in the pool: its running request counts from e.
-            req("b", 80, 110, 5.0),
+            req("b", 80, 1010, 5.0),
         ];
-        let level = |t: &str| (t == "a").then_some(40.0);
-        let ap = Approved::new(&rs, 100, level);
-        assert_eq!(ap.at(100), 5.0); // b's request only
-        assert_eq!(ap.at(110), 0.0); // b's request has ended
-        assert_eq!(ap.at(120), -16.0); // a's running request has ended
-        assert_eq!(ap.at(135), 256.0 - 16.0);
-        assert_eq!(ap.at(150), -16.0);
+        let held = |t: &str| (t == "a").then(|| flat(40.0, e));
+        let ap = Approved::new(&rs, e, held);
+        assert_eq!(ap.at(1000), 5.0); // b's request only
+        assert_eq!(ap.at(1010), 0.0); // b's request has ended
+        assert_eq!(ap.at(1020), -16.0); // a's running request has ended
+        assert_eq!(ap.at(1035), 256.0 - 16.0);
+        assert_eq!(ap.at(1050), -16.0);
     }
 
     #[test]
     fn an_ending_request_never_takes_away_more_than_its_team_held() {
-        // Team a asked for 64 GPUs but held only 10 when the measurements ended.
-        let rs = [req("a", 0, 200, 64.0)];
-        let ap = Approved::new(&rs, 100, |_| Some(10.0));
-        assert_eq!(ap.at(150), 0.0);
-        assert_eq!(ap.at(200), -10.0);
+        // Team a asked for 64 GPUs but held only 10 before the measurements ended.
+        let rs = [req("a", 0, 2000, 64.0)];
+        let ap = Approved::new(&rs, 1000, |_| Some(flat(10.0, 1000)));
+        assert_eq!(ap.at(1500), 0.0);
+        assert_eq!(ap.at(2000), -10.0);
+    }
+
+    #[test]
+    fn a_weekday_team_gives_back_its_daytime_gpus_though_the_measurements_end_at_night() {
+        // Team wk holds 40 GPUs from 8:00 to 20:00 on weekdays and nothing
+        // otherwise; the measurements end on a Sunday at midnight, when it
+        // held 0 for two days. Its only request ends a week later: from then
+        // on it takes away 40 at weekday noons and nothing at night. (The
+        // mean of the last 24 hours, 0, took away nothing ever.)
+        // Hour 0 of the epoch is a Thursday at 00:00; hour 96 a Monday.
+        let monday = 96;
+        let e = monday + 5 * 168;
+        let held_at = |h: i64| {
+            let day = (h - monday).rem_euclid(168) / 24;
+            let hour = h.rem_euclid(24);
+            if day < 5 && (8..20).contains(&hour) { 40.0 } else { 0.0 }
+        };
+        let series = Hourly::new(0, (0..e).map(|h| Some(held_at(h))));
+        let rs = [req("wk", 0, e + 168, 40.0)];
+        let ap = Approved::new(&rs, e, |_| Some(Held::of([&series], e)));
+        // Before the request ends: nothing changes.
+        assert_eq!(ap.at(e + 12), 0.0);
+        // After: the Monday after at noon, and at 3:00.
+        let next_monday = e + 168;
+        assert_eq!(ap.at(next_monday + 12), -40.0);
+        assert_eq!(ap.at(next_monday + 3), 0.0);
+        assert_eq!(ap.at(next_monday + 5 * 24 + 12), 0.0, "a Saturday");
+    }
+
+    #[test]
+    fn a_request_started_just_before_the_measurements_ended_counts_what_they_missed() {
+        // Team a held 158 GPUs; a 256-GPU request started two hours before
+        // the end, and the measurements have not picked it up: it adds its
+        // 256 from e and, when it ends, takes them away again.
+        let e = 1000;
+        let series = Hourly::new(0, (0..e).map(|_| Some(158.0)));
+        let rs = [req("a", e - 2, e + 100, 256.0)];
+        let ap = Approved::new(&rs, e, |_| Some(Held::of([&series], e)));
+        assert_eq!(ap.at(e), 256.0);
+        assert_eq!(ap.at(e + 100), 0.0);
+        // Picked up (the team rose to 414 after the start): measured, so it
+        // adds nothing and gives its 256 back at its end.
+        let series = Hourly::new(
+            0,
+            (0..e).map(|h| Some(if h >= e - 2 { 414.0 } else { 158.0 })),
+        );
+        let ap = Approved::new(&rs, e, |_| Some(Held::of([&series], e)));
+        assert_eq!(ap.at(e), 0.0);
+        assert_eq!(ap.at(e + 100), -256.0);
+        // Half picked up: half each way.
+        let series = Hourly::new(
+            0,
+            (0..e).map(|h| Some(if h >= e - 2 { 286.0 } else { 158.0 })),
+        );
+        let ap = Approved::new(&rs, e, |_| Some(Held::of([&series], e)));
+        assert_eq!(ap.at(e), 128.0);
     }
 
     #[test]

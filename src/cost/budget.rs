@@ -230,8 +230,8 @@ fn team_pool_hours(
             // What the requests add to the forecast from the end of the
             // measurements: those starting later add their GPUs, those
             // running then take theirs away from their end, never more
-            // than the team held when the measurements ended (as in the
-            // pool's outlook).
+            // than the team held at that hour of the week before the
+            // measurements ended (as in the pool's outlook).
             let e = o.forecast_start;
             // A team whose rows stop a week or more before the pool's
             // measurements do has left the pool (a team counts only between
@@ -245,16 +245,10 @@ fn team_pool_hours(
                 .map_or(e, |p| p.forecast_start.max(e));
             let gone = pool_end - e >= LEFT_AFTER_HOURS;
             let allocated = a.series.allocated(s.id);
-            let seen: Vec<f64> = ((e - 24)..e).filter_map(|h| allocated.get(h)).collect();
-            let level = if seen.is_empty() {
-                0.0
-            } else {
-                seen.iter().sum::<f64>() / seen.len() as f64
-            };
             let adjust = approved::Approved::new(
                 entry.requests.iter().filter(|r| r.team == team),
                 e,
-                |_| Some(level),
+                |_| Some(approved::Held::of([allocated], e)),
             );
             for h in first..end {
                 let q = o.at(h);

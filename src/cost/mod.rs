@@ -351,32 +351,20 @@ impl<'r> Analysis<'r> {
         match history.last_observed() {
             Some(last) => {
                 let e = last + 1;
-                // What each team held when the measurements ended.
-                let level = |team: &str| -> Option<f64> {
-                    let mut seen = Vec::new();
-                    for w in p
-                        .series
-                        .iter()
-                        .zip(&weighted)
-                        .filter(|(id, _)| team_of(**id) == team)
-                        .map(|x| x.1)
-                    {
-                        for h in (e - 24)..e {
-                            if let Some(v) = w.get(h) {
-                                seen.push(v);
-                            }
-                        }
-                    }
+                // What each team held in the weeks before the measurements ended.
+                let held = |team: &str| -> Option<approved::Held> {
                     let any = p.series.iter().any(|&id| team_of(id) == team);
                     any.then(|| {
-                        if seen.is_empty() {
-                            0.0
-                        } else {
-                            seen.iter().sum::<f64>() / seen.len() as f64
-                        }
+                        let series = p
+                            .series
+                            .iter()
+                            .zip(&weighted)
+                            .filter(|(id, _)| team_of(**id) == team)
+                            .map(|x| x.1);
+                        approved::Held::of(series, e)
                     })
                 };
-                let ap = approved::Approved::new(requests, e, level);
+                let ap = approved::Approved::new(requests, e, held);
                 Outlook::forecast_from(history, until, |h| ap.at(h), |last| self.read_from(last))
             }
             None => {
