@@ -341,7 +341,7 @@ fn report_formats_text_markdown_and_self_contained_html() {
     };
     assert_eq!(
         row("a100-research-6mo"),
-        "a100-research-6mo train-a100/a100-research 200 2026-10-01 → 2027-04-01 1,610,700 USD 33% 1,080,197 USD (67%) 1,346,939 USD 349,173 USD (22%) 0 9 of 25 locked (prepaid, started)"
+        "a100-research-6mo train-a100/a100-research 200 2026-10-01 → 2027-04-01 1,610,700 USD 33% 1,080,201 USD (67%) 1,346,939 USD 349,170 USD (22%) 0 9 of 25 locked (prepaid, started)"
     );
     assert_eq!(
         row("research (low)"),

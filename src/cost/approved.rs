@@ -183,7 +183,13 @@ impl Approved {
                 r.gpus
             };
             if r.gpus - measured > 1e-9 {
-                adds.push((Hours { start: e, end: h.end }, r.gpus - measured));
+                adds.push((
+                    Hours {
+                        start: e,
+                        end: h.end,
+                    },
+                    r.gpus - measured,
+                ));
             }
             if h.end != i64::MAX && measured > 0.0 {
                 ends.entry(&r.team).or_default().push((
@@ -299,7 +305,11 @@ mod tests {
         let held_at = |h: i64| {
             let day = (h - monday).rem_euclid(168) / 24;
             let hour = h.rem_euclid(24);
-            if day < 5 && (8..20).contains(&hour) { 40.0 } else { 0.0 }
+            if day < 5 && (8..20).contains(&hour) {
+                40.0
+            } else {
+                0.0
+            }
         };
         let series = Hourly::new(0, (0..e).map(|h| Some(held_at(h))));
         let rs = [req("wk", 0, e + 168, 40.0)];

@@ -1,8 +1,11 @@
 //! Resizing oversized reservations that can still change, in a pool without
-//! a commitment plan (with one, those that start after the plan's 90 days,
-//! which it neither keeps nor replaces): how many instances would keep the
-//! stranded share within the Config's threshold, and what dropping the rest
-//! saves.
+//! a commitment plan: how many instances would keep the stranded share
+//! within the Config's threshold, and what dropping the rest saves. In a
+//! pool with a plan, a reservation that starts after the plan's 90 days
+//! (which the plan neither keeps nor replaces) runs beside the commitments
+//! the plan buys: released whole where no instance of it would be used, and
+//! otherwise named for review with the plan, with no saving of its own,
+//! since a count sized alone would reserve their demand twice.
 
 use super::recommendation::{Recommendation, RecommendationKind};
 use super::{Analysis, prices};
@@ -10,7 +13,9 @@ use crate::model::money::{format as money, percent as pct};
 use rust_decimal::Decimal;
 
 /// Oversized reservations that can still be changed, in a pool without a
-/// commitment plan; with one (`planned`), only those starting after its 90 days.
+/// commitment plan; with one (`planned`), those starting after its 90 days:
+/// released whole where that is their size, else named for review with the
+/// plan.
 pub(super) fn resizes(
     a: &Analysis<'_>,
     cluster: &str,
@@ -31,10 +36,25 @@ pub(super) fn resizes(
         let Some(r) = a.reservation(name) else {
             continue;
         };
-        if r.locked || r.stranded_share <= threshold {
+        if r.locked {
             continue;
         }
-        if planned && super::reservation::term_hours(&s.term).0 < plan_end {
+        if planned {
+            // Inside the plan's 90 days the plan keeps or replaces it.
+            if super::reservation::term_hours(&s.term).0 < plan_end {
+                continue;
+            }
+            // After them it runs beside the commitments the plan buys, which
+            // serve the demand it was sized on: a count sized on its own
+            // would reserve that demand twice, so it is left to be reviewed
+            // with the plan, with no saving of its own counted. Released
+            // whole, it is consistent with any plan.
+            if r.suggested_count > 0 {
+                out.push(review_with_plan(name, s, r.suggested_count));
+                continue;
+            }
+        }
+        if r.stranded_share <= threshold {
             continue;
         }
         let per = r.cost.total / Decimal::from(s.count.value.0.max(1));
@@ -66,4 +86,23 @@ pub(super) fn resizes(
         });
     }
     out
+}
+
+/// A reservation that starts after a pool's commitment plan's 90 days, to be
+/// reviewed with the plan rather than resized on its own.
+fn review_with_plan(name: &str, s: &crate::model::ReservationSpec, alone: u32) -> Recommendation {
+    let count = s.count.value.0;
+    Recommendation {
+        kind: RecommendationKind::ResizeReservation,
+        subject: name.to_string(),
+        text: format!(
+            "starts {}, after the 90 days the commitment plan above covers, and runs while the commitments it buys do; on its own it would be sized at {alone} of {count}, but the plan's commitments already serve the demand it was sized on: review it with the plan (release it, or buy that much less in the plan)",
+            s.term.start.value
+        ),
+        monthly_savings: None,
+        risk: "kept as it is beside the plan, it and the plan's new commitments reserve the same demand twice while both run".into(),
+        changes: vec![format!(
+            "Reservation `{name}`: review its count ({count}) with the commitment plan"
+        )],
+    }
 }

@@ -347,6 +347,52 @@ fn a_cancellable_reservation_starting_after_the_plans_days_is_still_resized() {
 }
 
 #[test]
+fn a_reservation_starting_after_the_plans_days_is_reviewed_with_the_plan_not_resized_beside_it() {
+    // As above, but the team is steady at 12 GPUs: on its own `cb` would
+    // keep one instance (8 of its 16 GPUs used), but the plan buys
+    // commitments for those 12 GPUs now, for a year, so from March 2027 the
+    // one instance and the plan would reserve the same demand twice. It is
+    // named for review with the plan, with no saving counted.
+    let now = at("2026-11-01T00:00:00Z");
+    let pool = "{name: p, gpuModel: h100-80gb-sxm, instanceType: p5.48xlarge, gpusPerNode: 8, nodes: 4, purchase: {reserved: 2, onDemand: 2}, zone: us-east-2a}";
+    let reservation = "apiVersion: capops.dev/v1alpha1\nkind: Reservation\nmetadata: {name: cb}\nspec:\n  provider: aws\n  type: aws-capacity-reservation\n  region: us-east-2\n  zone: us-east-2a\n  instanceType: p5.48xlarge\n  count: 2\n  term: {start: \"2027-03-01T00:00:00Z\", end: \"2028-03-01T00:00:00Z\"}\n  hourlyPrice: 56\n  covers: {cluster: c, pool: p}\n";
+    let repo = repo_of(&[
+        ("capops.yaml", CONFIG.into()),
+        (
+            "prices.yaml",
+            catalog(
+                "    - {provider: aws, region: us-east-2, instanceType: p5.48xlarge, gpusPerInstance: 8, onDemand: 80, reserved1y: 56, source: test}\n",
+            ),
+        ),
+        ("cluster.yaml", cluster("single", pool)),
+        ("team.yaml", team("a", None)),
+        ("reservations.yaml", reservation.into()),
+        ("usage/c.csv", usage(now, 200, "p", "a", |_| 12.0, |_| 11.0)),
+    ]);
+    let a = Analysis::new(&repo, now);
+    let recs = plan::recommendations(&a);
+    assert!(
+        recs.iter()
+            .any(|r| r.kind == plan::RecommendationKind::CommitmentMix),
+        "a commitment plan: {recs:#?}"
+    );
+    let cb = recs
+        .iter()
+        .find(|r| r.kind == plan::RecommendationKind::ResizeReservation && r.subject == "cb")
+        .unwrap_or_else(|| panic!("cb is named: {recs:#?}"));
+    assert_eq!(cb.monthly_savings, None);
+    assert_eq!(
+        cb.changes,
+        ["Reservation `cb`: review its count (2) with the commitment plan"]
+    );
+    assert!(
+        cb.text.contains("on its own it would be sized at 1 of 2"),
+        "{}",
+        cb.text
+    );
+}
+
+#[test]
 fn a_locked_block_starting_at_half_past_costs_its_billed_hours_a_month() {
     // A capacity block of 2 p5.48xlarge at 40 from 11:30 on November 22 for
     // 14 days: 336 billed hours, 26,880 in all, though it touches 337 clock
