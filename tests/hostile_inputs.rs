@@ -767,3 +767,73 @@ fn policy_test_case_files_are_read_strictly() {
         assert!(out.stdout.contains(said), "{said}: {}", out.stdout);
     }
 }
+
+#[test]
+fn template_overrides_are_checked_by_validate_and_errors_shown_at_their_line() {
+    let builtin = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("src/render/templates/kubernetes/priorityclass.yaml.j2"),
+    )
+    .unwrap();
+    // An unclosed block: `validate` finds it (it passed before), at the
+    // line where the template ends unclosed.
+    let broken = builtin.replace("{%- if description %}", "{%- if description %}{% if x %}");
+    let (_t, repo) = example_with(|r| {
+        std::fs::create_dir_all(r.join("templates/kubernetes")).unwrap();
+        std::fs::write(
+            r.join("templates/kubernetes/priorityclass.yaml.j2"),
+            &broken,
+        )
+        .unwrap();
+    });
+    let out = run(
+        &["validate", "--format", "json", &repo.display().to_string()],
+        &[],
+    );
+    assert_eq!(out.code, 2, "{}", out.stdout);
+    let d = &out.json["diagnostics"][0];
+    assert_eq!(d["code"], "template-error", "{d}");
+    assert_eq!(d["line"], broken.lines().count() as u64, "{d}");
+    // An undefined value: `render` shows it at its line, quoting it.
+    let undefined = builtin.replacen("metadata:\n", "metadata:\n# {{ nosuchvar.x }}\n", 1);
+    let line = undefined
+        .lines()
+        .position(|l| l.contains("nosuchvar"))
+        .unwrap()
+        + 1;
+    let (_t, repo) = example_with(|r| {
+        std::fs::create_dir_all(r.join("templates/kubernetes")).unwrap();
+        std::fs::write(
+            r.join("templates/kubernetes/priorityclass.yaml.j2"),
+            &undefined,
+        )
+        .unwrap();
+    });
+    let out_dir = repo.join("out");
+    let out = run(
+        &[
+            "render",
+            "--format",
+            "json",
+            &repo.display().to_string(),
+            "--out",
+            &out_dir.display().to_string(),
+        ],
+        &[],
+    );
+    assert_eq!(out.code, 2, "{}{}", out.stdout, out.stderr);
+    let d = out.json["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["code"] == "template-error")
+        .unwrap_or_else(|| panic!("{}", out.stdout));
+    assert_eq!(d["line"], line as u64, "{d}");
+    assert!(
+        d["message"]
+            .as_str()
+            .unwrap()
+            .contains("`# {{ nosuchvar.x }}`"),
+        "{d}"
+    );
+}

@@ -74,6 +74,14 @@ pub fn run(cli: &Cli, a: &RenderArgs, io: &mut Io<'_>) -> Outcome {
         write_diagnostics(cli, &diags, &sources, &paths, io)?;
     }
     if failed {
+        if cli.format == Format::Json {
+            // The diagnostics as data, as `validate` gives them.
+            let out = serde_json::json!({
+                "written": false,
+                "diagnostics": crate::output::json::diagnostics(&diags, &sources, &paths),
+            });
+            super::common::write_json(io, "render", &out)?;
+        }
         let n = diags.iter().filter(|d| d.is_error()).count();
         writeln!(
             io.stderr,

@@ -12,13 +12,20 @@ pub fn run(cli: &Cli, path: &Path, io: &mut Io<'_>) -> Outcome {
     let cache = super::common::open_cache(cli, path, io)?;
     let outcome = pipeline::validate_dir_cached(path, cache.as_ref().map(|c| &c.cache));
     super::common::save_cache(cache.as_ref());
-    let outcome = match outcome {
+    let mut outcome = match outcome {
         Ok(o) => o,
         Err(e) => {
             root_error(cli, &e, path, io)?;
             return Ok(Exit::Invalid);
         }
     };
+    // Template overrides compile and are bounded, as `render` and `check`
+    // would find (what they write is checked when they render).
+    let overrides =
+        super::render::read_templates(path, &mut outcome.sources, &mut outcome.diagnostics);
+    if !overrides.is_empty() {
+        crate::render::templates::Templates::new(&overrides, &mut outcome.diagnostics);
+    }
     write_diagnostics(cli, &outcome.diagnostics, &outcome.sources, &paths, io)?;
     write_validation(cli, "validate", &outcome, &paths, io)?;
     if !matches!(cli.format, Format::Json | Format::Sarif) {

@@ -113,6 +113,8 @@ pub struct Templates {
     origin: BTreeMap<String, FileId>,
     /// How large a value each override can build.
     bounds: BTreeMap<String, template_size::Size>,
+    /// Each override's text, to show where an error is.
+    texts: BTreeMap<String, std::sync::Arc<str>>,
     /// Time each override has taken so far, against [`OVERRIDE_SECONDS`].
     spent: std::sync::Mutex<BTreeMap<String, std::time::Duration>>,
     budget: std::time::Duration,
@@ -139,6 +141,7 @@ impl Templates {
         env.remove_global("namespace");
         let mut origin = BTreeMap::new();
         let mut bounds = BTreeMap::new();
+        let mut texts = BTreeMap::new();
         for (name, text) in BUILTIN {
             env.add_template(name, text)
                 .expect("the built-in templates compile (tested)");
@@ -185,14 +188,16 @@ impl Templates {
                 Ok(()) => {
                     origin.insert(o.name.clone(), o.file);
                     bounds.insert(o.name.clone(), bound);
+                    texts.insert(o.name.clone(), o.text.as_str().into());
                 }
-                Err(e) => diags.push(template_diagnostic(&o.name, Some(o.file), &e)),
+                Err(e) => diags.push(template_diagnostic(&o.name, Some((o.file, &o.text)), &e)),
             }
         }
         Templates {
             env: std::sync::Arc::new(env),
             origin,
             bounds,
+            texts,
             spent: std::sync::Mutex::new(BTreeMap::new()),
             budget: std::time::Duration::from_secs(OVERRIDE_SECONDS),
         }
@@ -201,10 +206,11 @@ impl Templates {
     /// Renders a template with a context.
     pub fn render<S: serde::Serialize>(&self, name: &str, ctx: &S) -> Result<String, Diagnostic> {
         let origin = self.origin.get(name).copied();
+        let source = origin.zip(self.texts.get(name).map(|t| &**t));
         let tmpl = self
             .env
             .get_template(name)
-            .map_err(|e| template_diagnostic(name, origin, &e))?;
+            .map_err(|e| template_diagnostic(name, source, &e))?;
         if let Some(bound) = self.bounds.get(name) {
             // The longest value the template can read is at most the
             // context written out (twice: minijinja escapes more than JSON).
@@ -245,7 +251,7 @@ impl Templates {
             }
             return Err(d);
         }
-        rendered.map_err(|e| template_diagnostic(name, origin, &e))?;
+        rendered.map_err(|e| template_diagnostic(name, source, &e))?;
         let text = String::from_utf8(out.bytes).map_err(|_| {
             Diagnostic::new(
                 Code::TemplateError,
@@ -418,21 +424,45 @@ fn json_filter(v: minijinja::Value) -> Result<String, minijinja::Error> {
     })
 }
 
-fn template_diagnostic(name: &str, file: Option<FileId>, e: &minijinja::Error) -> Diagnostic {
+/// A template's error at the line it is on, quoting that line.
+fn template_diagnostic(
+    name: &str,
+    file: Option<(FileId, &str)>,
+    e: &minijinja::Error,
+) -> Diagnostic {
+    let text = file.map(|(_, t)| t).unwrap_or("");
+    // The line (minijinja gives ranges only in debug mode), without its break.
+    let range = (|| {
+        let line = e.line()?.checked_sub(1)?;
+        let start = if line == 0 {
+            0
+        } else {
+            text.match_indices('\n').nth(line - 1)?.0 + 1
+        };
+        let end = text[start..].find('\n').map_or(text.len(), |i| start + i);
+        Some(start..end)
+    })();
+    let written = range
+        .clone()
+        .and_then(|r| text.get(r))
+        .map(str::trim)
+        .filter(|w| !w.is_empty() && w.len() <= 120)
+        .map(|w| format!(" (in `{w}`)"))
+        .unwrap_or_default();
     let mut d = Diagnostic::new(
         Code::TemplateError,
         format!(
-            "template {name}: {}{}",
+            "template {name}: {}{}{written}",
             e.kind(),
             e.detail().map(|d| format!(": {d}")).unwrap_or_default()
         ),
     )
     .help("fix the template in templates/, or delete it to use the built-in one");
-    if let Some(f) = file {
-        d = d.at(
-            Span::file_start(f),
-            format!("line {}", e.line().unwrap_or(1)),
-        );
+    if let Some((f, _)) = file {
+        d = match range {
+            Some(r) => d.at(Span::new(f, r.start, r.end), e.kind().to_string()),
+            None => d.at(Span::file_start(f), "template"),
+        };
     }
     d
 }
