@@ -118,14 +118,22 @@ fn touched(
     Some(out)
 }
 
-/// The instants to render: `--at`, and for each team, cluster and resource
-/// the instant from `--at` on at which the change's requests (head) hold the
-/// most units of it beyond what the same requests held in the base. What the
+/// The instants to render: `--at`; for each team, cluster and resource the
+/// instant from `--at` on at which the change's requests (head) hold the
+/// most units of it beyond what the same requests held in the base; and for
+/// each team and cluster (a namespace's quota) the instant at which they
+/// hold the most GPUs' worth of all resources together (`worth`), so that
+/// resources whose own peaks are spread over time cannot hide the week
+/// they are all held at once. Resources are named as the pool provides
+/// them: `mig-1g.010gb` is `mig-1g.10gb`, as its quota renders. What the
 /// change adds to a namespace only changes where one of their windows, old
-/// or new, starts or ends, so those instants are all that is searched. Each
-/// resource has its own: a quota of whole GPUs peaks when it peaks, whatever
-/// more MIG instances another request holds at another time.
-fn instants(head: &Repo, changes: &[Changed], at: Timestamp) -> Vec<Timestamp> {
+/// or new, starts or ends, so those instants are all that is searched.
+fn instants(
+    head: &Repo,
+    changes: &[Changed],
+    at: Timestamp,
+    worth: &dyn Fn(&str, &str) -> f64,
+) -> Vec<Timestamp> {
     type Key = (String, String, String);
     type Row = (Key, Option<(Timestamp, Timestamp)>, i64);
     // (team, cluster, resource, window, units: negative for the base's side)
@@ -137,7 +145,7 @@ fn instants(head: &Repo, changes: &[Changed], at: Timestamp) -> Vec<Timestamp> {
                 (
                     s.team.value.clone(),
                     s.cluster.value.clone(),
-                    resource.value.trim().to_ascii_lowercase(),
+                    canonical(head, s, &resource.value),
                 ),
                 w,
                 i64::from(count.value.0) * sign,
@@ -177,8 +185,22 @@ fn instants(head: &Repo, changes: &[Changed], at: Timestamp) -> Vec<Timestamp> {
             }
         }
     }
+    // A namespace's gain: each resource's rise (a fall pays for no other
+    // resource's rise, as the quota rules count it), at what a unit is worth.
+    let joint = |level: &BTreeMap<&Key, i64>, team: &str, cluster: &str| -> f64 {
+        level
+            .iter()
+            .filter(|(k, _)| k.0 == team && k.1 == cluster)
+            .map(|(k, g)| (*g).max(0) as f64 * worth(cluster, &k.2))
+            .sum()
+    };
     let mut best: BTreeMap<&Key, (i64, Timestamp)> =
         level.iter().map(|(k, g)| (*k, ((*g).max(0), at))).collect();
+    let mut best_joint: BTreeMap<(&str, &str), (f64, Timestamp)> = BTreeMap::new();
+    for k in level.keys() {
+        let g = joint(&level, &k.0, &k.1);
+        best_joint.insert((k.0.as_str(), k.1.as_str()), (g, at));
+    }
     events.sort_by_key(|e| e.0);
     for group in events.chunk_by(|a, b| a.0 == b.0) {
         for (_, key, delta) in group {
@@ -190,11 +212,46 @@ fn instants(head: &Repo, changes: &[Changed], at: Timestamp) -> Vec<Timestamp> {
             if g > e.0 {
                 *e = (g, *t);
             }
+            let g = joint(&level, &key.0, &key.1);
+            let e = best_joint
+                .entry((key.0.as_str(), key.1.as_str()))
+                .or_insert((0.0, at));
+            if g > e.0 + 1e-9 {
+                *e = (g, *t);
+            }
         }
     }
     let mut out: BTreeSet<Timestamp> = BTreeSet::from([at]);
     out.extend(best.values().map(|(_, t)| *t));
+    out.extend(best_joint.values().map(|(_, t)| *t));
     out.into_iter().collect()
+}
+
+/// A request's resource as its pool provides it (`nvidia.com/mig-1g.010gb`
+/// is `nvidia.com/mig-1g.10gb`), as its quota key renders; else as written,
+/// with a MIG profile in its canonical spelling.
+fn canonical(head: &Repo, s: &RequestSpec, resource: &str) -> String {
+    use crate::gpu::resources;
+    let written = resource.trim();
+    let pool = head.clusters.get(&s.cluster.value).and_then(|c| {
+        c.spec
+            .node_pools
+            .iter()
+            .find(|p| p.name.value.as_str() == s.pool.value)
+            .map(|p| (c, p))
+    });
+    if let Some((c, p)) = pool {
+        let provided = resources::provided(p, c.spec.mig_strategy.value);
+        if let Some(x) = resources::find(&provided, written, p) {
+            return x.resource.clone();
+        }
+    }
+    match resources::parse(written) {
+        Ok(resources::ResourceName::Mig(m)) => {
+            format!("{}{}", resources::MIG_PREFIX, crate::gpu::mig::spelling(&m))
+        }
+        _ => written.to_ascii_lowercase(),
+    }
 }
 
 /// What one unit of `resource` is worth on `cluster`: where it is worth most
@@ -250,8 +307,8 @@ pub fn compute(
     let mut files: BTreeMap<String, FileEffect> = BTreeMap::new();
     let mut template_caused = BTreeSet::new();
     let mut template_problems = Vec::new();
-    let when = instants(head, changes, at);
     let worth = |cluster: &str, resource: &str| worth(head, base, cluster, resource);
+    let when = instants(head, changes, at, &worth);
     for t in &when {
         let before = render_all(base, &tb, *t, &clusters);
         let after = render_all(head, th, *t, &clusters);
