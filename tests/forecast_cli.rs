@@ -121,6 +121,21 @@ fn backtest_rejects_bad_input_with_a_reason() {
         "running +",
     ]);
     assert_eq!(o.code, 2, "{}", o.stderr);
+    // A division by zero in every row: no value to score, not NaN scores.
+    let o = run(&[
+        "forecast",
+        "backtest",
+        "--csv",
+        path,
+        "--value",
+        "running / 0",
+    ]);
+    assert_eq!(o.code, 2, "{}", o.stderr);
+    assert!(
+        o.stderr.contains("`running / 0` gives no value in any row"),
+        "{}",
+        o.stderr
+    );
     // More windows than the history holds.
     let o = run(&[
         "forecast",

@@ -837,3 +837,75 @@ fn template_overrides_are_checked_by_validate_and_errors_shown_at_their_line() {
         "{d}"
     );
 }
+
+#[test]
+fn ignore_patterns_that_can_match_nothing_are_errors_at_the_pattern() {
+    let (_t, repo) = example_with(|r| {
+        let path = r.join("capops.yaml");
+        let text = std::fs::read_to_string(&path).unwrap();
+        let text = text.replacen(
+            "spec:\n",
+            "spec:\n  ignore: [\"/abs/\", \"../x\", \"\", \"drafts/\"]\n",
+            1,
+        );
+        std::fs::write(&path, text).unwrap();
+    });
+    let out = run(
+        &["validate", "--format", "json", &repo.display().to_string()],
+        &[],
+    );
+    assert_eq!(out.code, 2, "{}", out.stdout);
+    let found: Vec<String> = out.json["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["code"] == "invalid-value")
+        .map(|d| d["message"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(
+        found,
+        [
+            "the ignore pattern `/abs/` is absolute: it can match no file",
+            "the ignore pattern `../x` climbs out of the repository with `..`: it can match no file",
+            "the ignore pattern `` is empty: it can match no file",
+        ],
+        "{}",
+        out.stdout
+    );
+}
+
+#[test]
+fn a_reservation_of_another_providers_type_is_one_error_not_a_false_zone_error() {
+    let (_t, repo) = example_with(|r| {
+        let path = r.join("reservations/h100-serve-1y.yaml");
+        let text = std::fs::read_to_string(&path).unwrap();
+        std::fs::write(
+            &path,
+            text.replace("  provider: aws\n", "  provider: gcp\n"),
+        )
+        .unwrap();
+    });
+    let out = run(
+        &["validate", "--format", "json", &repo.display().to_string()],
+        &[],
+    );
+    assert_eq!(out.code, 2, "{}", out.stdout);
+    let messages: Vec<String> = out.json["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["file"].as_str().unwrap().ends_with("h100-serve-1y.yaml"))
+        .map(|d| d["message"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(
+        messages[0],
+        "the type `aws-capacity-reservation` is one of `aws`'s, but the provider is `gcp`",
+        "{}",
+        out.stdout
+    );
+    // The zone is AWS's, right for the type: not blamed on the provider's typo.
+    assert!(
+        !messages.iter().any(|m| m.contains("is not a zone of region")),
+        "{messages:?}"
+    );
+}

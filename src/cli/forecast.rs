@@ -65,6 +65,22 @@ pub fn backtest(a: &BacktestArgs, io: &mut Io<'_>) -> Outcome {
         .map_err(|e| invalid(io, &format!("{}: {e}", a.csv.display()), None))?;
     let series = backtest::read_csv(&text, &a.time_column, Some(&a.series_column), &expr)
         .map_err(|e| invalid(io, &format!("{}: {e}", a.csv.display()), None))?;
+    // Every value a gap (a column always empty, or a division by zero in
+    // every row): there is nothing to score, and NaN scores would say so
+    // only as NaN.
+    if series.iter().all(|s| s.values.iter().all(Option::is_none)) {
+        return Err(invalid(
+            io,
+            &format!(
+                "{}: `{}` gives no value in any row",
+                a.csv.display(),
+                a.value
+            ),
+            Some(
+                "a row's value is a gap where a column it reads is empty or it divides by zero; check the expression's columns",
+            ),
+        ));
+    }
     let step = a.step.unwrap_or(a.horizon);
     let results: Vec<(String, Result<Vec<backtest::Window>, String>)> = {
         use rayon::prelude::*;

@@ -425,7 +425,7 @@ fn check_reservations(repo: &Repo, diags: &mut Vec<Diagnostic>) {
                 Diagnostic::new(
                     Code::InvalidValue,
                     format!(
-                        "a `{}` reservation is a {} product, but the provider is `{}`",
+                        "the type `{}` is one of `{}`'s, but the provider is `{}`",
                         spec.kind.value.as_str(),
                         type_provider.as_str(),
                         spec.provider.value.as_str()

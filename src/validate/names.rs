@@ -106,6 +106,33 @@ pub fn check_names(repo: &Repo, diags: &mut Vec<Diagnostic>) {
                 .help("write three capital letters, such as USD, EUR or JPY"),
             );
         }
+        // A pattern is matched against paths relative to the repository
+        // root: one that is empty, absolute or climbs out matches nothing.
+        for p in &config.spec.ignore {
+            let v = p.value.as_str();
+            let why = if v.trim().is_empty() {
+                Some("is empty")
+            } else if v.starts_with('/') {
+                Some("is absolute")
+            } else if v.split('/').any(|seg| seg == "..") {
+                Some("climbs out of the repository with `..`")
+            } else {
+                None
+            };
+            if let Some(why) = why {
+                diags.push(
+                    Diagnostic::new(
+                        Code::InvalidValue,
+                        format!(
+                            "the ignore pattern `{}` {why}: it can match no file",
+                            v.escape_debug()
+                        ),
+                    )
+                    .at(p.span, "matches nothing")
+                    .help("write patterns relative to the repository root: `drafts/`, `**/*.draft.yaml`"),
+                );
+            }
+        }
         let r = &config.spec.render;
         if !is_dns_label(&r.gpu_operator_namespace.value) {
             diags.push(bad(
@@ -265,7 +292,14 @@ pub fn check_names(repo: &Repo, diags: &mut Vec<Diagnostic>) {
         if !is_region(&r.spec.region.value) {
             diags.push(bad(&r.spec.region, "region", region_form));
         }
-        if let Some(zone) = &r.spec.zone {
+        // A type of another provider's is its own error (`check_reservations`):
+        // which of the two is wrong is not known, so neither judges the zone.
+        if let Some(zone) = r
+            .spec
+            .zone
+            .as_ref()
+            .filter(|_| r.spec.kind.value.provider() == r.spec.provider.value)
+        {
             check_zone(
                 r.spec.provider.value,
                 Some(&r.spec.region),
