@@ -905,7 +905,9 @@ fn a_reservation_of_another_providers_type_is_one_error_not_a_false_zone_error()
     );
     // The zone is AWS's, right for the type: not blamed on the provider's typo.
     assert!(
-        !messages.iter().any(|m| m.contains("is not a zone of region")),
+        !messages
+            .iter()
+            .any(|m| m.contains("is not a zone of region")),
         "{messages:?}"
     );
 }

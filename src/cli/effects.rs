@@ -186,25 +186,30 @@ fn instants(
         }
     }
     // A namespace's gain: each resource's rise (a fall pays for no other
-    // resource's rise, as the quota rules count it), at what a unit is worth.
-    let joint = |level: &BTreeMap<&Key, i64>, team: &str, cluster: &str| -> f64 {
-        level
-            .iter()
-            .filter(|(k, _)| k.0 == team && k.1 == cluster)
-            .map(|(k, g)| (*g).max(0) as f64 * worth(cluster, &k.2))
-            .sum()
-    };
+    // resource's rise, as the quota rules count it), at what a unit is
+    // worth; kept up to date as the sweep moves (linear, not a walk of
+    // every resource at every event).
+    let unit: BTreeMap<&Key, f64> = rows
+        .iter()
+        .map(|(k, _, _)| (k, worth(&k.1, &k.2)))
+        .collect();
+    let rise = |k: &Key, g: i64| g.max(0) as f64 * unit.get(k).copied().unwrap_or(1.0);
+    let mut joint: BTreeMap<(&str, &str), f64> = BTreeMap::new();
+    for (k, g) in &level {
+        *joint.entry((k.0.as_str(), k.1.as_str())).or_default() += rise(k, *g);
+    }
     let mut best: BTreeMap<&Key, (i64, Timestamp)> =
         level.iter().map(|(k, g)| (*k, ((*g).max(0), at))).collect();
-    let mut best_joint: BTreeMap<(&str, &str), (f64, Timestamp)> = BTreeMap::new();
-    for k in level.keys() {
-        let g = joint(&level, &k.0, &k.1);
-        best_joint.insert((k.0.as_str(), k.1.as_str()), (g, at));
-    }
+    let mut best_joint: BTreeMap<(&str, &str), (f64, Timestamp)> =
+        joint.iter().map(|(tc, g)| (*tc, (*g, at))).collect();
     events.sort_by_key(|e| e.0);
     for group in events.chunk_by(|a, b| a.0 == b.0) {
         for (_, key, delta) in group {
-            *level.entry(*key).or_default() += delta;
+            let g = level.entry(*key).or_default();
+            let before = rise(key, *g);
+            *g += delta;
+            let after = rise(key, *g);
+            *joint.entry((key.0.as_str(), key.1.as_str())).or_default() += after - before;
         }
         for (t, key, _) in group {
             let g = level[key];
@@ -212,10 +217,9 @@ fn instants(
             if g > e.0 {
                 *e = (g, *t);
             }
-            let g = joint(&level, &key.0, &key.1);
-            let e = best_joint
-                .entry((key.0.as_str(), key.1.as_str()))
-                .or_insert((0.0, at));
+            let tc = (key.0.as_str(), key.1.as_str());
+            let g = joint[&tc];
+            let e = best_joint.entry(tc).or_insert((0.0, at));
             if g > e.0 + 1e-9 {
                 *e = (g, *t);
             }
