@@ -911,3 +911,62 @@ fn a_reservation_of_another_providers_type_is_one_error_not_a_false_zone_error()
         "{messages:?}"
     );
 }
+
+#[test]
+fn a_template_nested_past_the_walks_depth_is_refused_not_a_stack_overflow() {
+    // A chain of 120,000 filters or `~` is as deep a syntax tree: walking
+    // (and dropping) it overflowed the stack and aborted every command that
+    // reads the templates.
+    let builtin = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("src/render/templates/kubernetes/resourcequota.yaml.j2"),
+    )
+    .unwrap();
+    for chain in [" ~ name".repeat(25_000), "|lower".repeat(40_000)] {
+        let text = format!("{builtin}\n# {{{{ name{chain} }}}}\n");
+        let (_t, repo) = example_with(|r| {
+            std::fs::create_dir_all(r.join("templates/kubernetes")).unwrap();
+            std::fs::write(r.join("templates/kubernetes/resourcequota.yaml.j2"), &text).unwrap();
+        });
+        let out = run(
+            &["validate", "--format", "json", &repo.display().to_string()],
+            &[],
+        );
+        assert_eq!(out.code, 2, "{}", out.stderr);
+        let d = &out.json["diagnostics"][0];
+        assert_eq!(d["code"], "template-error", "{d}");
+        assert!(
+            d["message"]
+                .as_str()
+                .unwrap()
+                .contains("nests more than 200 deep"),
+            "{d}"
+        );
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn policy_test_case_links_are_refused_by_name_not_followed_or_skipped() {
+    let tmp = tempfile::tempdir().unwrap();
+    let secret = tmp.path().join("secret.txt");
+    std::fs::write(&secret, "CAPOPS-SECRET-OUTSIDE").unwrap();
+    let cases = tmp.path().join("cases");
+    std::fs::create_dir_all(&cases).unwrap();
+    std::os::unix::fs::symlink(&secret, cases.join("leak.yaml")).unwrap();
+    std::os::unix::fs::symlink(tmp.path().join("nowhere"), cases.join("gone.yaml")).unwrap();
+    let out = run(&["test", &cases.display().to_string()], &[]);
+    assert_eq!(out.code, 2, "{}", out.stdout);
+    assert!(
+        !out.stdout.contains("CAPOPS-SECRET-OUTSIDE"),
+        "{}",
+        out.stdout
+    );
+    for name in ["leak.yaml", "gone.yaml"] {
+        assert!(
+            out.stdout.contains(&format!("{name}: is a link")),
+            "{name}: {}",
+            out.stdout
+        );
+    }
+}

@@ -100,7 +100,13 @@ fn discover(path: &Path) -> Result<Vec<PathBuf>, (String, Option<String>)> {
     let mut cases: Vec<PathBuf> = entries
         .filter_map(Result::ok)
         .map(|e| e.path())
-        .filter(|p| p.is_file() && p.extension().is_some_and(|x| x == "yaml" || x == "yml"))
+        // Links too (dangling or not): refused by name when read, never
+        // skipped without a word.
+        .filter(|p| {
+            let kind = std::fs::symlink_metadata(p).map(|m| m.file_type());
+            kind.is_ok_and(|t| t.is_file() || t.is_symlink())
+                && p.extension().is_some_and(|x| x == "yaml" || x == "yml")
+        })
         .collect();
     cases.sort();
     Ok(cases)
@@ -116,9 +122,7 @@ fn run_cases(cases: &[PathBuf]) -> Vec<CaseResult> {
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let case = std::fs::read_to_string(path)
-            .map_err(|e| format!("cannot read: {e}"))
-            .and_then(|text| testing::read_case(&text));
+        let case = read_case_file(path).and_then(|text| testing::read_case(&text));
         let case = match case {
             Ok(c) => c,
             Err(e) => {
@@ -153,4 +157,24 @@ fn failed(name: &str, description: &str, why: String) -> CaseResult {
         description: description.to_string(),
         failures: vec![why],
     }
+}
+
+/// A case file's text: a plain file (a link could bring any file of the
+/// machine into the output) of at most the size a repository's files may
+/// have.
+fn read_case_file(path: &Path) -> Result<String, String> {
+    use std::io::Read;
+    let meta = std::fs::symlink_metadata(path).map_err(|e| format!("cannot read: {e}"))?;
+    if meta.file_type().is_symlink() {
+        return Err("is a link: case files are read only as plain files".into());
+    }
+    let limit = load::files::MAX_FILE_BYTES;
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(limit + 1).read_to_end(&mut bytes))
+        .map_err(|e| format!("cannot read: {e}"))?;
+    if bytes.len() as u64 > limit {
+        return Err(format!("is larger than {} MiB", limit >> 20));
+    }
+    String::from_utf8(bytes).map_err(|_| "is not UTF-8 text".into())
 }

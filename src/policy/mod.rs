@@ -414,11 +414,14 @@ fn evaluate_one(
     trace: bool,
 ) -> Option<(Evaluated, Vec<Diagnostic>)> {
     let mut diags = Vec::new();
+    let judged = judge::facts_of(fenv, head, target)?;
+    // Only the policy's own evaluation is timed: building the facts (and the
+    // forecasts and costs they read, built once on first use) is capops'
+    // work, not the policy's.
     let _running = running::start(
         || format!("{} `{}`", target.subject().as_str(), target.name()),
         &compiled.labels,
     );
-    let judged = judge::facts_of(fenv, head, target)?;
     let roles = roles::Members {
         config: fenv.config,
         team_leads: judged.team_leads,

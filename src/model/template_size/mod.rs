@@ -149,15 +149,44 @@ struct Walk<'a> {
     scopes: Vec<BTreeMap<&'a str, Size>>,
     worst: Size,
     problem: Option<Problem>,
+    /// How deep the walk is in nested expressions and blocks.
+    depth: usize,
 }
+
+/// The deepest nesting of expressions and blocks walked (25,000 `~` in a
+/// row are 25,000 levels, and overflowed the stack); people nest a few.
+pub const MAX_DEPTH: usize = 200;
+
+/// Stack for a template's tree, as deep as its longest chain (drop recurses).
+const STACK_BYTES: usize = 256 << 20;
 
 /// The bound of a whole template, or why it has none.
 pub fn template(text: &str, limits: Limits) -> Result<Size, Problem> {
-    match minijinja::machinery::parse(text, "<template>", Default::default()) {
+    let run = move || match minijinja::machinery::parse(text, "<template>", Default::default()) {
         Ok(stmt) => walk(limits, |w| w.stmt(&stmt)),
         // Syntax errors are the compiler's to report.
         Err(_) => Ok(Size::default()),
-    }
+    };
+    // On a thread with a deep stack; where none can be made, here.
+    std::thread::scope(|scope| {
+        match std::thread::Builder::new()
+            .name("template-size".into())
+            .stack_size(STACK_BYTES)
+            .spawn_scoped(scope, run)
+        {
+            Ok(handle) => handle.join().unwrap_or_else(|_| {
+                Err(Problem {
+                    start: 0,
+                    end: 0,
+                    line: 1,
+                    column: 1,
+                    message: "could not be analysed".into(),
+                    unknown: false,
+                })
+            }),
+            Err(_) => run(),
+        }
+    })
 }
 
 /// The bound of one expression (a policy condition), or why it has none.
@@ -176,6 +205,7 @@ fn walk<'a>(limits: Limits, run: impl FnOnce(&mut Walk<'a>)) -> Result<Size, Pro
         scopes: vec![BTreeMap::new()],
         worst: Size::default(),
         problem: None,
+        depth: 0,
     };
     run(&mut w);
     match w.problem {
@@ -210,7 +240,7 @@ impl<'a> Walk<'a> {
                 start: span.start_offset as usize,
                 end: span.end_offset as usize,
                 line: span.start_line,
-                column: span.start_col + 1,
+                column: span.start_col.saturating_add(1),
                 message,
                 unknown: false,
             });
@@ -262,6 +292,24 @@ impl<'a> Walk<'a> {
     }
 
     fn stmt(&mut self, s: &Stmt<'a>) {
+        if self.too_deep(Default::default()) {
+            return;
+        }
+        self.depth += 1;
+        self.stmt_within(s);
+        self.depth -= 1;
+    }
+
+    /// Whether the walk is nested past [`MAX_DEPTH`] (refused when so).
+    fn too_deep(&mut self, span: minijinja::machinery::Span) -> bool {
+        let deep = self.depth >= MAX_DEPTH;
+        if deep {
+            self.refuse(span, format!("nests more than {MAX_DEPTH} deep"));
+        }
+        deep
+    }
+
+    fn stmt_within(&mut self, s: &Stmt<'a>) {
         match s {
             Stmt::Template(t) => self.body(&t.children),
             Stmt::EmitExpr(e) => {
@@ -352,6 +400,19 @@ impl<'a> Walk<'a> {
     }
 
     fn expr(&mut self, e: &Expr<'a>) -> Abs {
+        if self.too_deep(e.span()) {
+            return Abs::of(Size {
+                per_input: INFINITE,
+                fixed: INFINITE,
+            });
+        }
+        self.depth += 1;
+        let a = self.expr_within(e);
+        self.depth -= 1;
+        a
+    }
+
+    fn expr_within(&mut self, e: &Expr<'a>) -> Abs {
         let a = match e {
             Expr::Var(v) => match self.lookup(v.id) {
                 Some(size) => Abs::of(size),
