@@ -148,6 +148,11 @@ impl Approved {
     ) -> Approved {
         let mut adds = Vec::new();
         let mut ends: std::collections::BTreeMap<&str, Vec<(Hours, f64)>> = Default::default();
+        // Requests started lately claim the team's rise in the order they
+        // started: two that start together share one rise, not count it twice.
+        let mut requests: Vec<&PoolRequest> = requests.into_iter().collect();
+        requests.sort_by_key(|r| r.hours.start);
+        let mut claimed: std::collections::BTreeMap<&str, f64> = Default::default();
         let mut teams: std::collections::BTreeMap<&str, Option<Held>> = Default::default();
         // Per team: what requests started lately added to its level, which
         // the weeks before hardly show.
@@ -170,13 +175,20 @@ impl Approved {
             };
             // Started lately: measured only as far as the team rose since.
             let measured = if h.start >= e - RECENT_START_HOURS {
+                // The team's level after the start over its level before
+                // (the day before, else the week before; with neither, the
+                // request is taken as not yet measured), less what requests
+                // that started earlier claimed of that rise.
                 let after = team.mean(h.start, e);
-                let before = team.mean(h.start - 24, h.start);
+                let before = team
+                    .mean(h.start - 24, h.start)
+                    .or_else(|| team.mean(h.start - 168, h.start));
+                let taken = claimed.entry(&r.team).or_default();
                 let m = match (after, before) {
-                    (Some(a), Some(b)) => (a - b).clamp(0.0, r.gpus),
-                    (Some(a), None) => a.clamp(0.0, r.gpus),
+                    (Some(a), Some(b)) => (a - b - *taken).clamp(0.0, r.gpus),
                     _ => 0.0,
                 };
+                *taken += m;
                 *risen.entry(&r.team).or_default() += m;
                 m
             } else {
@@ -350,6 +362,19 @@ mod tests {
         );
         let ap = Approved::new(&rs, e, |_| Some(Held::of([&series], e)));
         assert_eq!(ap.at(e), 128.0);
+        // Two 100-GPU requests starting together, and the team rose by 100:
+        // one rise, shared, so 100 is still to come.
+        let series = Hourly::new(
+            0,
+            (0..e).map(|h| Some(if h >= e - 2 { 258.0 } else { 158.0 })),
+        );
+        let rs = [req("a", e - 2, e + 100, 100.0), req("b", 0, 1, 0.0), {
+            let mut r = req("a", e - 2, e + 100, 100.0);
+            r.name = "a-second".into();
+            r
+        }];
+        let ap = Approved::new(&rs, e, |_| Some(Held::of([&series], e)));
+        assert_eq!(ap.at(e), 100.0);
     }
 
     #[test]

@@ -386,7 +386,12 @@ pub fn reservation(repo: &Repo, s: &ReservationSpec) -> Option<ReservationCost> 
 /// never below the catalog's (a price written into the reservation itself
 /// cannot make a commitment look smaller than the catalog says it is).
 pub fn reservation_judged(repo: &Repo, s: &ReservationSpec) -> Option<ReservationCost> {
-    match (&s.hourly_price, catalog_term_hourly(repo, s)) {
+    // Where the catalog has no price for the term, the floor is its lowest
+    // committed price for the type (else on demand): the price the change
+    // states is never what sizes it.
+    let floor = catalog_term_hourly(repo, s)
+        .or_else(|| cut_reference(repo, s).map(|c| (c, "catalog's lowest committed price")));
+    match (&s.hourly_price, floor) {
         (Some(p), Some((c, src))) if c > p.value.0 => costed(repo, s, c, src),
         _ => reservation(repo, s),
     }

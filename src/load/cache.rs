@@ -27,8 +27,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// The first bytes of every segment.
 const MAGIC: &[u8; 16] = b"capops-parsetree";
-/// The encoding of trees; a change to [`Node`] or its encoding bumps it.
-const FORMAT: u32 = 1;
+/// The encoding of trees; a change to [`Node`], its encoding or what the
+/// parser records in it bumps it (2: an alias's node is placed where the
+/// alias is written).
+const FORMAT: u32 = 2;
 /// Key (20) + length (4) + checksum (8).
 const ENTRY_HEAD: usize = 32;
 

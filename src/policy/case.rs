@@ -59,6 +59,12 @@ fn embedded_place(text: &str, node: &yaml::Node, key: &'static str) -> Option<Em
     let line_start = before.rfind('\n').map_or(0, |i| i + 1);
     // The block's header (`|`, `|-`, `|2+`) ends the line before its text.
     let header = before[..line_start].trim_end();
+    // `add: |  # a note`: the header without its comment.
+    let header_line = header.rsplit('\n').next().unwrap_or("");
+    let header = match header_line.find(" #") {
+        Some(i) => header[..header.len() - header_line.len() + i].trim_end(),
+        None => header,
+    };
     let last = header.rsplit([' ', '\t', '\n']).next().unwrap_or("");
     if !last.starts_with('|') || before[line_start..].trim() != "" {
         return None;
@@ -249,4 +255,41 @@ pub fn read_case(text: &str) -> Result<Case, String> {
         }
     }
     Ok(case)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_literal_block_is_placed_with_or_without_a_comment_on_its_header() {
+        // With `|2` the text is indented by 2; the rest of each line's
+        // spaces are the documents' own.
+        for (header, indent) in [
+            ("|", 4),
+            ("|-", 4),
+            ("|2", 2),
+            ("| # the request", 4),
+            ("|  # note", 4),
+        ] {
+            let text = format!(
+                "description: d\nat: 2026-11-22\ndocuments: {header}\n    a: 1\n    b: 2\nexpect: {{exit: 0}}\n"
+            );
+            let case = read_case(&text).unwrap();
+            assert_eq!(
+                case.embedded.get("case-documents.yaml"),
+                Some(&Embedded {
+                    line: 4,
+                    indent,
+                    key: "documents"
+                }),
+                "{header}"
+            );
+        }
+        // A quoted string's lines are its own.
+        let case =
+            read_case("description: d\nat: 2026-11-22\ndocuments: \"a: 1\"\nexpect: {exit: 0}\n")
+                .unwrap();
+        assert!(case.embedded.is_empty());
+    }
 }

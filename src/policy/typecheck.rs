@@ -61,17 +61,20 @@ pub fn check(text: &str, kind: SubjectKind) -> Vec<String> {
     problems
 }
 
-/// minijinja's tests.
+/// minijinja's tests (3.0, with its `builtins`).
 const TESTS: &[&str] = &[
     "defined",
     "undefined",
     "none",
     "safe",
     "escaped",
+    "boolean",
     "odd",
     "even",
+    "divisibleby",
     "number",
     "integer",
+    "int",
     "float",
     "string",
     "sequence",
@@ -79,16 +82,12 @@ const TESTS: &[&str] = &[
     "mapping",
     "startingwith",
     "endingwith",
-    "containing",
-    "in",
-    "true",
-    "false",
-    "boolean",
-    "divisibleby",
+    "lower",
+    "upper",
+    "sameas",
     "eq",
     "equalto",
     "==",
-    "sameas",
     "ne",
     "!=",
     "lt",
@@ -101,10 +100,11 @@ const TESTS: &[&str] = &[
     ">",
     "ge",
     ">=",
+    "in",
+    "true",
+    "false",
     "filter",
     "test",
-    "lower",
-    "upper",
 ];
 
 /// The dotted path of a variable or attribute chain (`request.window.days`).
@@ -478,6 +478,7 @@ mod tests {
             "request.gpus > 1 and request.preemptible",
             "not request.team",
             "request.team is startingwith('m')",
+            "request.gpus is int",
         ] {
             assert!(problems(fine).is_empty(), "{fine}: {:?}", problems(fine));
         }

@@ -299,7 +299,9 @@ pub fn platform_growth(
         }
         let grew = swing(held, from_hour).0;
         if grew > 1e-9 {
-            *out.units.entry(doc.spec.team.value.clone()).or_default() += grew;
+            let units = out.units.entry(doc.spec.team.value.clone()).or_default();
+            // To a millionth (sevenths of a GPU add up inexactly).
+            *units = ((*units + grew) * 1e6).round() / 1e6;
         }
     }
     for (name, team) in &base.teams {

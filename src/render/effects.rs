@@ -214,6 +214,9 @@ pub fn summary(effects: &[FileEffect], worth: Worth<'_>) -> EffectSummary {
         }
         s.quota_delta_gpus += gpu_rise(e, worth);
     }
+    // Units at 1/7 and 3/7 add up to 9.999999999999998 for 10: to a
+    // millionth of a GPU, so a rule's `>= 10` holds where it should.
+    s.quota_delta_gpus = (s.quota_delta_gpus * 1e6).round() / 1e6;
     s
 }
 
@@ -267,5 +270,31 @@ mod tests {
         let s = summary(&effects, &whole_gpus);
         assert_eq!(s.quota_delta_gpus, 8.0);
         assert_eq!((s.objects_added, s.objects_changed), (1, 1));
+    }
+
+    #[test]
+    fn mig_units_add_up_to_whole_gpus_exactly() {
+        // One 1g instance at 1/7 and 23 3g instances at 3/7 are 10 GPUs:
+        // added as floats they were 9.999999999999998, under a rule's `>= 10`.
+        let e = FileEffect {
+            path: "c/resourcequota-ml-capops-gpu.yaml".into(),
+            change: "changed",
+            kind: "ResourceQuota".into(),
+            fields: vec![],
+            quota_delta: [
+                ("requests.nvidia.com/mig-1g.10gb".to_string(), 1),
+                ("requests.nvidia.com/mig-3g.40gb".to_string(), 23),
+            ]
+            .into(),
+            scoped: false,
+        };
+        let worth = |_: &str, r: &str| {
+            if r.contains("1g") {
+                1.0 / 7.0
+            } else {
+                3.0 / 7.0
+            }
+        };
+        assert_eq!(summary(&[e], &worth).quota_delta_gpus, 10.0);
     }
 }

@@ -433,6 +433,10 @@ fn template_diagnostic(
     let text = file.map(|(_, t)| t).unwrap_or("");
     // The line (minijinja gives ranges only in debug mode), without its break.
     let range = (|| {
+        // Only a line of this template (overrides cannot include others).
+        if e.name().is_some_and(|n| n != name) {
+            return None;
+        }
         let line = e.line()?.checked_sub(1)?;
         let start = if line == 0 {
             0

@@ -53,11 +53,9 @@ const KNOWN: &[&str] = &[
     "string",
     "sum",
     "title",
-    "tojson",
     "trim",
     "unique",
     "upper",
-    "urlencode",
     "zip",
 ];
 
