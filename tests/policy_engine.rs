@@ -311,6 +311,26 @@ fn a_policy_that_runs_past_its_time_stops_the_binary_with_policy_timeout() {
 }
 
 #[test]
+fn a_time_limit_that_is_not_a_number_of_seconds_is_refused() {
+    let (_tmp, root) = repo_with(&policy("request.gpus > 0"));
+    for bad in ["ten", "0", "90000"] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_capops"))
+            .args(["check", "--at", "2026-11-22"])
+            .arg(&root)
+            .env("CAPOPS_POLICY_SECONDS", bad)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{bad}: {stderr}");
+        assert!(
+            stderr.contains(&format!("CAPOPS_POLICY_SECONDS is `{bad}`")),
+            "{stderr}"
+        );
+        assert!(out.stdout.is_empty(), "no decision for {bad}");
+    }
+}
+
+#[test]
 fn two_rules_of_one_name_are_refused_at_the_second() {
     let text = policy("request.gpus > 2")
         + "    - name: the-rule\n      effect: warn\n      when: 'request.gpus > 4'\n      message: again\n";

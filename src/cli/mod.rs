@@ -298,7 +298,13 @@ pub fn main(args: Vec<OsString>) -> i32 {
         &mut plain_err
     };
     let env = |k: &str| std::env::var(k).ok();
-    watchdog::start(watchdog::limit(env("CAPOPS_POLICY_SECONDS").as_deref()));
+    match watchdog::limit(env("CAPOPS_POLICY_SECONDS").as_deref()) {
+        Ok(limit) => watchdog::start(limit),
+        Err(text) => {
+            let _ = err.write_all(text.as_bytes());
+            return Exit::Invalid.code();
+        }
+    }
     let mut io = Io {
         stdout: &mut out,
         stderr: err,

@@ -7,7 +7,8 @@
 //! evaluating threads are doing ([`crate::policy::running`]): one subject's
 //! evaluation still under way after the limit (10 s, or
 //! `CAPOPS_POLICY_SECONDS`) ends the process with `policy-timeout` and exit
-//! code 2, naming the condition or message and the subject. A gate that
+//! code 2, naming the condition or message and the subject; so does a run
+//! whose evaluations together take [`RUN_TIMES`] times that. A gate that
 //! cannot finish fails closed: nothing has been written yet (outputs,
 //! comments and statuses come after the evaluation), and no decision is
 //! given. Normal evaluations take microseconds.
@@ -23,14 +24,21 @@ pub const DEFAULT_SECONDS: f64 = 10.0;
 /// How often the watchdog looks.
 const EVERY: Duration = Duration::from_millis(100);
 
-/// The limit from `CAPOPS_POLICY_SECONDS` (a positive number of seconds),
-/// else [`DEFAULT_SECONDS`].
-pub fn limit(var: Option<&str>) -> Duration {
-    let seconds = var
-        .and_then(|v| v.trim().parse::<f64>().ok())
-        .filter(|s| s.is_finite() && *s > 0.0 && *s <= 86_400.0)
-        .unwrap_or(DEFAULT_SECONDS);
-    Duration::from_secs_f64(seconds)
+/// The limit from `CAPOPS_POLICY_SECONDS` (a positive number of seconds,
+/// at most a day), else [`DEFAULT_SECONDS`]. Any other value is refused
+/// with the reason: a limit the user set and capops ignored would be a
+/// gate that silently runs under other terms than asked.
+pub fn limit(var: Option<&str>) -> Result<Duration, String> {
+    let Some(var) = var else {
+        return Ok(Duration::from_secs_f64(DEFAULT_SECONDS));
+    };
+    match var.trim().parse::<f64>() {
+        Ok(s) if s.is_finite() && s > 0.0 && s <= 86_400.0 => Ok(Duration::from_secs_f64(s)),
+        _ => Err(format!(
+            "error: CAPOPS_POLICY_SECONDS is `{}`, not a number of seconds\n  help: set it to a positive number of seconds of at most 86400 (a day), such as 30, or unset it for the default of {DEFAULT_SECONDS} s\n",
+            crate::output::escape::terminal(var)
+        )),
+    }
 }
 
 /// Starts the watchdog for the rest of the process.
@@ -44,18 +52,73 @@ pub fn start(limit: Duration) {
     drop(spawned);
 }
 
+/// How many times one subject's limit all of a run's evaluations together
+/// may take: many subjects each just under the limit would otherwise hold
+/// a gate for hours.
+pub const RUN_TIMES: u32 = 30;
+
 fn watch(limit: Duration) {
-    let mut first_seen: HashMap<running::Busy, Instant> = HashMap::new();
+    let mut clock = Clock::new(limit);
     loop {
         std::thread::sleep(EVERY);
-        let now = Instant::now();
-        let busy = running::busy();
-        first_seen.retain(|b, _| busy.contains(b));
-        for b in busy {
-            let since = *first_seen.entry(b).or_insert(now);
-            if now.duration_since(since) >= limit {
-                stop(&running::describe(b), limit);
+        match clock.tick(Instant::now(), &running::busy()) {
+            None => {}
+            Some(Over::Subject(b)) => stop(&running::describe(b), limit),
+            Some(Over::Run(b)) => {
+                let what = format!(
+                    "the policy's evaluations together (the last at {})",
+                    running::describe(b)
+                );
+                stop(&what, limit * RUN_TIMES);
             }
+        }
+    }
+}
+
+/// Which limit an evaluation went past.
+#[derive(Debug, PartialEq, Eq)]
+enum Over {
+    /// This evaluation ran past one subject's limit.
+    Subject(running::Busy),
+    /// The run's evaluations together ran past the run's; this one was
+    /// under way when they did.
+    Run(running::Busy),
+}
+
+/// The watchdog's reckoning, the clock passed in.
+struct Clock {
+    limit: Duration,
+    first_seen: HashMap<running::Busy, Instant>,
+    /// Time during which some evaluation was under way, counted in ticks:
+    /// a tick that finds one busy counts whole, so this over-counts by at
+    /// most a tick per evaluation and never under-counts a long one.
+    run_busy: Duration,
+}
+
+impl Clock {
+    fn new(limit: Duration) -> Clock {
+        Clock {
+            limit,
+            first_seen: HashMap::new(),
+            run_busy: Duration::ZERO,
+        }
+    }
+
+    /// One look, at `now`, at the evaluations under way.
+    fn tick(&mut self, now: Instant, busy: &[running::Busy]) -> Option<Over> {
+        self.first_seen.retain(|b, _| busy.contains(b));
+        if !busy.is_empty() {
+            self.run_busy += EVERY;
+        }
+        for &b in busy {
+            let since = *self.first_seen.entry(b).or_insert(now);
+            if now.duration_since(since) >= self.limit {
+                return Some(Over::Subject(b));
+            }
+        }
+        match busy.first() {
+            Some(&b) if self.run_busy >= self.limit * RUN_TIMES => Some(Over::Run(b)),
+            _ => None,
         }
     }
 }
@@ -64,7 +127,7 @@ fn watch(limit: Duration) {
 /// holds its lock while it works), and the exit.
 fn stop(what: &str, limit: Duration) -> ! {
     let text = format!(
-        "error[{}]: {} ran for more than {} s\n  help: a condition or message is doing far more work than a decision needs (a loop over a long list, `select('in', …)` between long lists, sorting inside a loop); simplify it in the base's policy, or raise CAPOPS_POLICY_SECONDS\n",
+        "error[{}]: {} ran for more than {} s\n  help: a condition or message is doing far more work than a decision needs (a loop over a long list, `select('in', …)` between long lists, sorting inside a loop); simplify it in the base's policy, or raise CAPOPS_POLICY_SECONDS (one subject's limit; a whole run may take {RUN_TIMES} times it)\n",
         crate::diag::Code::PolicyTimeout.as_str(),
         crate::output::escape::terminal(what),
         limit.as_secs_f64()
@@ -97,10 +160,49 @@ mod tests {
 
     #[test]
     fn the_limit_is_read_from_its_variable_and_checked() {
-        assert_eq!(limit(None), Duration::from_secs(10));
-        assert_eq!(limit(Some("2.5")), Duration::from_millis(2500));
-        for bad in ["0", "-1", "NaN", "inf", "ten", "1e9"] {
-            assert_eq!(limit(Some(bad)), Duration::from_secs(10), "{bad}");
+        assert_eq!(limit(None), Ok(Duration::from_secs(10)));
+        assert_eq!(limit(Some("2.5")), Ok(Duration::from_millis(2500)));
+        assert_eq!(limit(Some(" 86400 ")), Ok(Duration::from_secs(86_400)));
+        for bad in ["0", "-1", "NaN", "inf", "ten", "1e9", "86401", ""] {
+            let e = limit(Some(bad)).unwrap_err();
+            assert!(e.contains("CAPOPS_POLICY_SECONDS"), "{bad}: {e}");
         }
+    }
+
+    fn busy(slot: usize, generation: u64) -> running::Busy {
+        running::Busy { slot, generation }
+    }
+
+    #[test]
+    fn one_evaluation_past_its_limit_is_stopped() {
+        let mut clock = Clock::new(Duration::from_secs(1));
+        let t0 = Instant::now();
+        let b = busy(0, 1);
+        assert_eq!(clock.tick(t0, &[b]), None);
+        assert_eq!(clock.tick(t0 + Duration::from_millis(900), &[b]), None);
+        assert_eq!(
+            clock.tick(t0 + Duration::from_millis(1000), &[b]),
+            Some(Over::Subject(b))
+        );
+    }
+
+    #[test]
+    fn many_evaluations_each_under_the_limit_are_stopped_together() {
+        // Each evaluation is seen once (each under a tick), so none is near
+        // one subject's limit of 1 s; 30 s of them together are stopped.
+        let mut clock = Clock::new(Duration::from_secs(1));
+        let t0 = Instant::now();
+        let ticks = (RUN_TIMES as u64 * 1000) / EVERY.as_millis() as u64;
+        for i in 0..ticks - 1 {
+            let now = t0 + EVERY * i as u32;
+            assert_eq!(clock.tick(now, &[busy(0, 2 * i + 1)]), None, "tick {i}");
+            // Idle ticks between them do not count.
+            assert_eq!(clock.tick(now, &[]), None);
+        }
+        let last = busy(0, 2 * ticks + 1);
+        assert_eq!(
+            clock.tick(t0 + EVERY * ticks as u32, &[last]),
+            Some(Over::Run(last))
+        );
     }
 }

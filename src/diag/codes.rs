@@ -157,7 +157,7 @@ codes! {
     PolicySyntax = "policy-syntax", Error, "a policy condition or message is not a valid minijinja expression or template";
     PolicyUnknownFact = "policy-unknown-fact", Error, "a policy condition or message reads a fact that does not exist";
     PolicyEvalError = "policy-eval-error", Error, "a policy condition or message failed when evaluated";
-    PolicyTimeout = "policy-timeout", Error, "a policy condition or message ran past its time (10 s per subject, or CAPOPS_POLICY_SECONDS); the command stops with exit code 2";
+    PolicyTimeout = "policy-timeout", Error, "a policy condition or message ran past its time (10 s per subject, or CAPOPS_POLICY_SECONDS, and 30 times that for a whole run); the command stops with exit code 2";
     PolicyTypeError = "policy-type-error", Error, "a policy condition compares or multiplies values of kinds that do not go together";
     PolicyNoTiers = "policy-no-tiers", Error, "the repository's approval policy defines no tiers";
     PolicyTiersConflict = "policy-tiers-conflict", Error, "more than one ApprovalPolicy defines tiers";
