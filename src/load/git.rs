@@ -199,6 +199,55 @@ fn prefix_in(workdir: &Path, root: &Path) -> Result<String, GitError> {
         .join("/"))
 }
 
+/// The submodules (gitlinks) under `folder` of the capacity repository at
+/// `root`: in the index and in the `HEAD` commit, as paths relative to the
+/// folder. Read from git itself, not from `.gitmodules`, whose spelling
+/// (`Path = `, a `.gitmodules` at the top of a repository the capacity
+/// repository is a folder of) cannot hide one. Empty outside git.
+pub fn gitlinks_under(root: &Path, folder: &str) -> Vec<String> {
+    let Ok(repo) = Repository::discover(root) else {
+        return Vec::new();
+    };
+    let Some(workdir) = repo.workdir() else {
+        return Vec::new();
+    };
+    let Ok(prefix) = prefix_in(workdir, root) else {
+        return Vec::new();
+    };
+    let under = [prefix.as_str(), folder.trim_matches('/')]
+        .iter()
+        .filter(|p| !p.is_empty())
+        .map(|p| format!("{p}/"))
+        .collect::<String>();
+    let mut out = std::collections::BTreeSet::new();
+    let mut keep = |path: &str| {
+        if let Some(rest) = path.strip_prefix(&under) {
+            out.insert(rest.to_string());
+        }
+    };
+    if let Ok(index) = repo.index() {
+        for e in index.iter() {
+            if e.mode == 0o160000 {
+                keep(&String::from_utf8_lossy(&e.path));
+            }
+        }
+    }
+    if let Ok(tree) = repo.head().and_then(|h| h.peel_to_tree()) {
+        let _ = tree.walk(TreeWalkMode::PreOrder, |dir, entry| {
+            if entry.filemode() == 0o160000 {
+                keep(&format!("{dir}{}", entry.name().unwrap_or("")));
+            }
+            TreeWalkResult::Ok
+        });
+    }
+    out.into_iter().collect()
+}
+
+/// Where `root` lies under `workdir` (`a/b`; empty when they are one).
+pub fn prefix_of(workdir: &Path, root: &Path) -> Option<String> {
+    prefix_in(workdir, root).ok()
+}
+
 /// The git blob id of some content, as git would compute it.
 pub fn blob_id(bytes: &[u8]) -> Option<Oid> {
     Oid::hash_object(ObjectType::Blob, bytes).ok()

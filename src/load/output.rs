@@ -45,10 +45,28 @@ pub fn read_worktree(root: &Path, folder: &str) -> BTreeMap<String, Option<Vec<u
         out.insert(name, bytes);
     }
     // A submodule in the folder (a gitlink: another repository's files,
-    // which a consumer that clones submodules applies) is never output.
-    if let Ok(modules) = std::fs::read_to_string(root.join(".gitmodules")) {
+    // which a consumer that clones submodules applies) is never output:
+    // those git records, and those `.gitmodules` names (git reads its keys
+    // in any case), at the capacity root or the top of the repository.
+    for path in git::gitlinks_under(root, folder) {
+        out.insert(path, None);
+    }
+    let mut tops = vec![root.to_path_buf()];
+    if let Some((top, _)) = git::dirs(root) {
+        tops.push(top);
+    }
+    for top in tops {
+        let Ok(modules) = std::fs::read_to_string(top.join(".gitmodules")) else {
+            continue;
+        };
+        let at = git::prefix_of(&top, root).unwrap_or_default();
+        let under = [at.as_str(), folder.trim_matches('/')]
+            .iter()
+            .filter(|p| !p.is_empty())
+            .map(|p| format!("{p}/"))
+            .collect::<String>();
         for path in submodule_paths(&modules) {
-            if let Some(rest) = path.strip_prefix(&format!("{}/", folder.trim_end_matches('/'))) {
+            if let Some(rest) = path.trim_start_matches("./").strip_prefix(&under) {
                 out.insert(rest.to_string(), None);
             }
         }
@@ -56,12 +74,15 @@ pub fn read_worktree(root: &Path, folder: &str) -> BTreeMap<String, Option<Vec<u
     out
 }
 
-/// The `path` of every submodule a `.gitmodules` file names.
+/// The `path` of every submodule a `.gitmodules` file names (git's keys
+/// are read in any case: `Path = ` is a path too).
 fn submodule_paths(text: &str) -> Vec<String> {
     text.lines()
         .filter_map(|l| {
             let (key, value) = l.trim().split_once('=')?;
-            (key.trim() == "path").then(|| value.trim().trim_matches('"').to_string())
+            key.trim()
+                .eq_ignore_ascii_case("path")
+                .then(|| value.trim().trim_matches('"').to_string())
         })
         .collect()
 }

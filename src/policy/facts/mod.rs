@@ -14,6 +14,7 @@ pub mod model;
 pub mod platform;
 pub mod request;
 pub mod reservation;
+pub mod run_index;
 pub mod runs;
 pub mod seek;
 pub mod team;
@@ -413,7 +414,17 @@ pub struct Aggregates {
     /// that shrinks offsets none), and what they come to cost more a month:
     /// capacity split across clusters adds up.
     pub clusters_gained: Totals,
+    /// (team, cluster, pool) -> the highest priority of the team's base
+    /// requests that hold capacity there from `--at` on, and the highest of
+    /// those that may preempt: built once, on the first request that asks
+    /// (`request::team_priorities`), so many requests of one team and pool
+    /// cost one pass, not one each.
+    pub team_priorities_before: std::sync::OnceLock<TeamPriorities>,
 }
+
+/// (team, cluster, pool) -> (highest priority, highest preempting priority).
+pub type TeamPriorities =
+    std::collections::HashMap<(String, String, String), (Option<i64>, Option<i64>)>;
 
 /// GPUs and costs added (negative: released).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]

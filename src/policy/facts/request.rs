@@ -64,6 +64,57 @@ fn priority_of(env: &Env<'_>, spec: &RequestSpec) -> i64 {
         .unwrap_or(0)
 }
 
+/// The priorities each team holds in each pool before the change
+/// ([`super::Aggregates::team_priorities_before`]). The team's requests in
+/// the base whole: its versions of the changed requests, and the head's
+/// others (the base holds only the touched files' documents); of those, the
+/// ones that hold capacity from `--at` on: an expired request holds
+/// nothing, and revived or handed over it would lend its priority or class
+/// to the team. Priority is power over the others in the same capacity: a
+/// pod preempts only where it can be scheduled, so what the team holds in
+/// another pool or cluster lends it nothing there.
+fn team_priorities<'e>(env: &'e Env<'_>) -> &'e super::TeamPriorities {
+    env.aggregates.team_priorities_before.get_or_init(|| {
+        let changed = &env.aggregates.changed_requests;
+        let base: Vec<&Document<RequestSpec>> = match env.base {
+            Some(b) => b
+                .requests
+                .values()
+                .filter(|r| changed.contains(r.name()))
+                .chain(
+                    env.world
+                        .requests
+                        .values()
+                        .filter(|r| !changed.contains(r.name())),
+                )
+                .collect(),
+            None => env.world.requests.values().collect(),
+        };
+        let mut out = super::TeamPriorities::new();
+        for r in base {
+            if r.spec
+                .window
+                .as_ref()
+                .is_some_and(|w| w.end.value <= env.at)
+            {
+                continue;
+            }
+            let key = (
+                r.spec.team.value.clone(),
+                r.spec.cluster.value.clone(),
+                r.spec.pool.value.clone(),
+            );
+            let priority = priority_of(env, &r.spec);
+            let entry = out.entry(key).or_insert((None, None));
+            entry.0 = entry.0.max(Some(priority));
+            if preempts(env, &r.spec) {
+                entry.1 = entry.1.max(Some(priority));
+            }
+        }
+        out
+    })
+}
+
 /// Builds the facts of a CapacityRequest.
 pub fn request(env: &Env<'_>, req: &Document<RequestSpec>, change: &Change) -> RequestSubject {
     let spec = &req.spec;
@@ -189,39 +240,17 @@ pub fn request(env: &Env<'_>, req: &Document<RequestSpec>, change: &Change) -> R
         change.kind,
         crate::policy::change::ChangeKind::Added | crate::policy::change::ChangeKind::Modified
     );
-    // The team's requests in the base whole: its versions of the changed
-    // requests, and the head's others (the base holds only the touched files'
-    // documents); of those, the ones that hold capacity from now on: an
-    // expired request holds nothing, and revived or handed over it would lend
-    // its priority or class to the team.
-    let team_before: Vec<&Document<RequestSpec>> = if asks {
-        let changed = &env.aggregates.changed_requests;
-        let base: Vec<&Document<RequestSpec>> = match env.base {
-            Some(b) => b
-                .requests
-                .values()
-                .filter(|r| changed.contains(r.name()))
-                .chain(
-                    env.world
-                        .requests
-                        .values()
-                        .filter(|r| !changed.contains(r.name())),
-                )
-                .collect(),
-            None => env.world.requests.values().collect(),
-        };
-        // Priority is power over the others in the same capacity: a pod
-        // preempts only where it can be scheduled, so what the team holds in
-        // another pool or cluster lends it nothing here.
-        base.into_iter()
-            .filter(|r| r.spec.team.value == spec.team.value)
-            .filter(|r| {
-                r.spec.cluster.value == spec.cluster.value && r.spec.pool.value == spec.pool.value
-            })
-            .filter(|r| r.spec.window.as_ref().is_none_or(|w| w.end.value > env.at))
-            .collect()
+    let before = if asks {
+        team_priorities(env)
+            .get(&(
+                spec.team.value.clone(),
+                spec.cluster.value.clone(),
+                spec.pool.value.clone(),
+            ))
+            .copied()
+            .unwrap_or((None, None))
     } else {
-        Vec::new()
+        (None, None)
     };
     // The classes of what the same change takes from the team: its base
     // requests the change removes, hands over or shrinks.
@@ -248,10 +277,8 @@ pub fn request(env: &Env<'_>, req: &Document<RequestSpec>, change: &Change) -> R
         _ => Vec::new(),
     };
     let team_priority_before = if asks {
-        team_before
-            .iter()
-            .map(|r| priority_of(env, &r.spec))
-            .max()
+        before
+            .0
             // A team that holds nothing is at the priority a request gets
             // by default: its first ask above that preempts others too.
             .unwrap_or_else(|| {
@@ -265,11 +292,8 @@ pub fn request(env: &Env<'_>, req: &Document<RequestSpec>, change: &Change) -> R
     };
     let now_preempts = preempts(env, spec);
     let team_preempting_priority_before = if asks {
-        team_before
-            .iter()
-            .filter(|r| preempts(env, &r.spec))
-            .map(|r| priority_of(env, &r.spec))
-            .max()
+        before
+            .1
             // Holding none that may: what a request naming no class gets,
             // as for `team_priority_before`, if that class may preempt.
             .unwrap_or_else(|| {
