@@ -425,6 +425,121 @@ fn committed_output_is_judged_only_when_it_differs_from_what_renders() {
     assert_eq!(edited.len(), 1, "{edited:?}");
 }
 
+/// A branch cut before the base: compared with the base's tree, the
+/// requests merged since would read as released by the change (offsetting
+/// its own growth), though a merge keeps them. Nothing is judged until the
+/// branch is brought up to date.
+#[test]
+fn a_head_cut_before_its_base_is_not_judged() {
+    let r = repo_at("");
+    let cut = r.git.head().unwrap().peel_to_commit().unwrap();
+    // Merged on the base branch since the cut: another 60 GPUs.
+    std::fs::write(r.root.join("merged.yaml"), request("merged", 60)).unwrap();
+    let base = commit_all(&r.git, "merged since");
+    // The branch, from the cut, adds its own 60.
+    r.git
+        .reset(cut.as_object(), git2::ResetType::Hard, None)
+        .unwrap();
+    std::fs::write(r.root.join("mine.yaml"), request("mine", 60)).unwrap();
+    commit_all(&r.git, "mine");
+    let out = check(&r.root, &["--base", &base, "--format", "json"]);
+    assert_eq!(out.code, 2, "{}", out.stdout);
+    assert!(out.stdout.is_empty(), "nothing judged: {}", out.stdout);
+    assert!(
+        out.stderr
+            .contains("is not in the history of the checked-out commit"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr.contains(&format!("git merge {base}")),
+        "{}",
+        out.stderr
+    );
+    // Merged with the base: judged, and the merged request is not a release.
+    let sig = git2::Signature::now("t", "t@capops.invalid").unwrap();
+    let ours = r.git.head().unwrap().peel_to_commit().unwrap();
+    let theirs = r
+        .git
+        .find_commit(git2::Oid::from_str(&base).unwrap())
+        .unwrap();
+    let mut index = r.git.merge_commits(&ours, &theirs, None).unwrap();
+    let tree = r
+        .git
+        .find_tree(index.write_tree_to(&r.git).unwrap())
+        .unwrap();
+    r.git
+        .commit(Some("HEAD"), &sig, &sig, "merge", &tree, &[&ours, &theirs])
+        .unwrap();
+    r.git
+        .checkout_head(Some(git2::build::CheckoutBuilder::new().force()))
+        .unwrap();
+    let out = check(&r.root, &["--base", &base, "--format", "json"]);
+    assert_eq!(judged(&out), vec!["mine"], "{}", out.stdout);
+}
+
+/// A submodule in the output folder is another repository's files, which
+/// a consumer that clones submodules (Argo CD does by default) applies:
+/// never what render writes. It is found from git's own records (the index
+/// and `HEAD`), whatever `.gitmodules` says or where it lies, and for a
+/// capacity repository in a subfolder of the git repository too.
+#[test]
+fn a_submodule_in_the_output_is_judged_however_gitmodules_spells_it() {
+    for sub in ["", "capacity"] {
+        let r = repo_at(sub);
+        render(&r.root);
+        commit_all(&r.git, "rendered");
+        let prefix = if sub.is_empty() {
+            String::new()
+        } else {
+            format!("{sub}/")
+        };
+        // A gitlink in the index, as `git submodule add` leaves it, with
+        // no `.gitmodules` at all: an empty folder in a clone that does not
+        // fetch submodules.
+        let path = format!("{prefix}rendered/extra");
+        std::fs::create_dir_all(r.git.workdir().unwrap().join(&path)).unwrap();
+        let mut index = r.git.index().unwrap();
+        index
+            .add(&git2::IndexEntry {
+                ctime: git2::IndexTime::new(0, 0),
+                mtime: git2::IndexTime::new(0, 0),
+                dev: 0,
+                ino: 0,
+                mode: 0o160000,
+                uid: 0,
+                gid: 0,
+                file_size: 0,
+                id: git2::Oid::from_str("1234567890123456789012345678901234567890").unwrap(),
+                flags: 0,
+                flags_extended: 0,
+                path: path.clone().into_bytes(),
+            })
+            .unwrap();
+        index.write().unwrap();
+        let out = check(&r.root, &["--base", "HEAD", "--format", "json"]);
+        let t = decision(&out, "templates");
+        assert_eq!(t["decision"], "needs-approval", "{sub}: {t}");
+        assert_eq!(t["tier"], "vp", "{sub}: {t}");
+        assert!(
+            t["facts"]["change"]["output_edited"]
+                .to_string()
+                .contains("extra"),
+            "{sub}: {t}"
+        );
+        // Committed, and named in a `.gitmodules` with its key spelled
+        // `Path` at the top of the git repository: still the output edited.
+        let top = r.git.workdir().unwrap().to_path_buf();
+        std::fs::write(
+            top.join(".gitmodules"),
+            format!("[submodule \"x\"]\n\tPath = {path}\n\turl = https://example.invalid/x\n"),
+        )
+        .unwrap();
+        let out = check(&r.root, &["--base", "HEAD", "--format", "json"]);
+        assert_eq!(decision(&out, "templates")["tier"], "vp", "{sub}");
+    }
+}
+
 /// The render manifest tells `capops render` what it may prune: a manifest
 /// that does not read, leaves out a file of the folder, or is deleted while
 /// files remain is a hand edit of the output (judged); one rewritten by a

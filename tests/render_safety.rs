@@ -654,3 +654,99 @@ fn an_output_path_that_is_a_file_is_refused_as_such() {
     );
     assert_eq!(std::fs::read_to_string(&file).unwrap(), "mine");
 }
+
+#[test]
+fn a_folder_where_a_rendered_file_goes_stops_the_render_before_any_file_is_replaced() {
+    let (_d, repo) = fresh();
+    let out = repo.join("rendered");
+    assert_eq!(render(&repo, None).code, 0);
+    let class = out.join("infer-l4/priorityclass-development.yaml");
+    let before = std::fs::read_to_string(&class).unwrap();
+    // Every cluster's class changes; one of them is now a folder.
+    let classes = repo.join("priority-classes.yaml");
+    let text = std::fs::read_to_string(&classes).unwrap().replace(
+        "Notebooks, CI and experiments people wait on",
+        "Notebooks and CI",
+    );
+    std::fs::write(&classes, text).unwrap();
+    let blocked = out.join("train-a100/priorityclass-development.yaml");
+    std::fs::remove_file(&blocked).unwrap();
+    std::fs::create_dir(&blocked).unwrap();
+    let r = render(&repo, None);
+    assert_eq!(r.code, 3, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("something other than a file"),
+        "{}",
+        r.stderr
+    );
+    assert!(r.stderr.contains("left as it was"), "{}", r.stderr);
+    // No cluster's file was replaced, the one sorted before it included.
+    assert_eq!(std::fs::read_to_string(&class).unwrap(), before);
+    let leftovers: Vec<String> = files_under(&out)
+        .into_iter()
+        .filter(|f| f.contains(".capops-") && !f.ends_with("manifest.json"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}
+
+#[cfg(unix)]
+#[test]
+fn a_manifest_that_is_a_link_or_a_fifo_is_refused_without_reading_it() {
+    let (_d, repo) = fresh();
+    let out = repo.join("rendered");
+    assert_eq!(render(&repo, None).code, 0);
+    let manifest = out.join(".capops-manifest.json");
+    // A link to an endless device: refused as a link, not read.
+    std::fs::remove_file(&manifest).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", &manifest).unwrap();
+    let r = render(&repo, None);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("symbolic link"), "{}", r.stderr);
+    // A FIFO would block the read forever.
+    std::fs::remove_file(&manifest).unwrap();
+    let made = std::process::Command::new("mkfifo")
+        .arg(&manifest)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let r = render(&repo, None);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("not a plain file"), "{}", r.stderr);
+}
+
+#[test]
+fn rendering_to_standard_output_as_json_gives_each_file_as_data() {
+    let (_d, repo) = fresh();
+    let r = common::run_os(
+        vec![
+            "render".into(),
+            repo.as_os_str().into(),
+            "--at".into(),
+            AT.into(),
+            "--revision".into(),
+            "test".into(),
+            "--out".into(),
+            "-".into(),
+            "--format".into(),
+            "json".into(),
+        ],
+        &[],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.json["command"], "render", "{}", r.stdout);
+    let files = r.json["files"].as_array().unwrap();
+    let quota = files
+        .iter()
+        .find(|f| f["path"] == "infer-l4/resourcequota-devex-capops-gpu.yaml")
+        .expect("devex's quota");
+    assert_eq!(quota["kubernetes"], true);
+    assert_eq!(quota["value"]["kind"], "ResourceQuota");
+    assert!(
+        quota["text"]
+            .as_str()
+            .unwrap()
+            .contains("kind: ResourceQuota")
+    );
+    // Nothing was written into the repository.
+    assert!(!repo.join("rendered").exists());
+}

@@ -1214,3 +1214,55 @@ fn one_api_server_spelled_two_ways_is_still_one() {
         );
     }
 }
+
+#[test]
+fn a_plan_file_replaces_only_a_plan_and_only_a_whole_one() {
+    let mut w = World::new(None);
+    let repo = copy_example(w.dir.path());
+    let r = repo.display().to_string();
+    // Where capops reads, or a file that is not a plan (the kubeconfig):
+    // refused before any cluster is asked, the file kept.
+    let config = repo.join("capops.yaml");
+    let config_text = std::fs::read_to_string(&config).unwrap();
+    let kubeconfig_text = std::fs::read_to_string(&w.kubeconfig).unwrap();
+    for target in [config.clone(), w.kubeconfig.clone()] {
+        let t = target.display().to_string();
+        let out = w.run(&["plan", &r, "--out", &t]);
+        assert_eq!(out.code, 2, "{t}: {}{}", out.stdout, out.stderr);
+        assert!(out.stderr.contains("nothing was written"), "{}", out.stderr);
+        assert!(
+            out.stdout.is_empty(),
+            "no cluster was asked: {}",
+            out.stdout
+        );
+    }
+    assert_eq!(std::fs::read_to_string(&config).unwrap(), config_text);
+    assert_eq!(
+        std::fs::read_to_string(&w.kubeconfig).unwrap(),
+        kubeconfig_text
+    );
+    // A plan is replaced by a plan.
+    let plan = w.dir.path().join("plan.json");
+    let p = plan.display().to_string();
+    assert_eq!(w.run(&["plan", &r, "--out", &p]).code, 0);
+    assert_eq!(w.run(&["plan", &r, "--out", &p]).code, 0);
+    let whole = std::fs::read_to_string(&plan).unwrap();
+    // A cluster that cannot be planned: the old plan is kept.
+    w.write_kubeconfig(Some("train-a100"));
+    let out = w.run(&["plan", &r, "--out", &p]);
+    assert_eq!(out.code, 3, "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("not written: 1 cluster could not be planned"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(std::fs::read_to_string(&plan).unwrap(), whole);
+    // A plan to apply is a plain file: an endless device is not read.
+    #[cfg(unix)]
+    {
+        let out = w.run(&["apply", &r, "--plan", "/dev/zero", "--yes"]);
+        assert_eq!(out.code, 2, "{}", out.stderr);
+        assert!(out.stderr.contains("not a plain file"), "{}", out.stderr);
+    }
+}

@@ -91,6 +91,24 @@ pub fn run(cli: &Cli, a: &RenderArgs, io: &mut Io<'_>) -> Outcome {
         )?;
         return Ok(Exit::Invalid);
     }
+    if to_stdout && cli.format == Format::Json {
+        // Each file as data: its path, whether it is a Kubernetes object,
+        // and the object itself (`value`) with the text render would write.
+        let v = serde_json::json!({
+            "at": at.to_string(),
+            "revision": opts.revision,
+            "out": "-",
+            "files": rendered.files.iter().map(|f| serde_json::json!({
+                "path": f.path,
+                "kubernetes": f.kubernetes,
+                "value": f.value,
+                "text": f.text(),
+            })).collect::<Vec<_>>(),
+            "diagnostics": crate::output::json::diagnostics(&diags, &sources, &paths),
+        });
+        write_json(io, "render", &v)?;
+        return Ok(Exit::Ok);
+    }
     if to_stdout {
         io.stdout.write_all(rendered.stream().as_bytes())?;
         return Ok(Exit::Ok);
@@ -119,6 +137,16 @@ pub fn run(cli: &Cli, a: &RenderArgs, io: &mut Io<'_>) -> Outcome {
                 Exit::External,
                 &e.to_string(),
                 Some("the output folder was left as it was: no file was replaced or removed"),
+            ));
+        }
+        Err(e @ super::render_out::Refused::Partly { .. }) => {
+            return Err(stop(
+                io,
+                Exit::External,
+                &e.to_string(),
+                Some(
+                    "fix the cause and render again: the manifest lists every file, so the next render completes the folder and prunes as it should",
+                ),
             ));
         }
         Err(e) => return Err(invalid(io, &e.to_string(), Some("nothing was written"))),

@@ -42,6 +42,15 @@ pub enum Refused {
     #[error("cannot write {0}: {1}")]
     Io(String, std::io::Error),
     #[error(
+        "cannot put {path} in place ({error}) after {done} of {total} changed files were replaced: the output folder is part old, part new"
+    )]
+    Partly {
+        path: String,
+        error: std::io::Error,
+        done: usize,
+        total: usize,
+    },
+    #[error(
         "the manifest {0} does not read ({1}): capops cannot tell which files of the output folder it wrote, so it would not remove those it no longer renders (a deleted reservation's Terraform would stay)"
     )]
     BadManifest(String, String),
@@ -167,14 +176,28 @@ fn no_links(out: &Path, rel: &Path) -> Result<(), Refused> {
     Ok(())
 }
 
+/// The manifest's files. A link, something other than a plain file (a
+/// FIFO would block the render forever) or a file past the size of any
+/// document is refused before it is opened.
 fn read_manifest(out: &Path) -> Result<BTreeSet<String>, Refused> {
     let path = out.join(MANIFEST);
     let bad = |why: String| Refused::BadManifest(path.display().to_string(), why);
-    let text = match std::fs::read_to_string(&path) {
-        Ok(t) => t,
+    match std::fs::symlink_metadata(&path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(BTreeSet::new()),
         Err(e) => return Err(bad(e.to_string())),
-    };
+        Ok(m) if m.file_type().is_symlink() => {
+            return Err(Refused::Symlink(path.display().to_string()));
+        }
+        Ok(m) if !m.is_file() => return Err(bad("it is not a plain file".into())),
+        Ok(m) if m.len() > crate::load::files::MAX_FILE_BYTES => {
+            return Err(bad(format!(
+                "it is {} bytes, more than a manifest of any output holds (16 MiB)",
+                m.len()
+            )));
+        }
+        Ok(_) => {}
+    }
+    let text = std::fs::read_to_string(&path).map_err(|e| bad(e.to_string()))?;
     parse_manifest(&text).map_err(bad)
 }
 
@@ -299,8 +322,24 @@ pub fn write(out: &Path, r: &Rendered, cluster: Option<&str>) -> Result<WriteOut
     for f in &r.files {
         let path = out.join(&f.path);
         let text = f.text();
-        if std::fs::read(&path).is_ok_and(|old| old == text.as_bytes()) {
-            continue;
+        match std::fs::symlink_metadata(&path) {
+            // A folder (or a FIFO, a socket) where the file goes: the
+            // rename would fail among the others, so refuse before any.
+            Ok(m) if !m.is_file() => {
+                unstage(&staged, &created);
+                return Err(io(
+                    &path,
+                    std::io::Error::other(
+                        "something other than a file is there (a folder?); move it away",
+                    ),
+                ));
+            }
+            Ok(m) if m.len() == text.len() as u64 => {
+                if std::fs::read(&path).is_ok_and(|old| old == text.as_bytes()) {
+                    continue;
+                }
+            }
+            _ => {}
         }
         let parent = path.parent().unwrap_or(out);
         let tmp = parent.join(format!(
@@ -343,7 +382,15 @@ pub fn write(out: &Path, r: &Rendered, cluster: Option<&str>) -> Result<WriteOut
     for (i, s) in staged.iter().enumerate() {
         if let Err(e) = std::fs::rename(&s.tmp, &s.path) {
             unstage(&staged[i..], &[]);
-            return Err(io(&s.path, e));
+            if i == 0 {
+                return Err(io(&s.path, e));
+            }
+            return Err(Refused::Partly {
+                path: s.path.display().to_string(),
+                error: e,
+                done: i,
+                total: staged.len(),
+            });
         }
     }
     let mut removed = Vec::new();

@@ -142,6 +142,22 @@ pub fn plan(cli: &Cli, a: &PlanArgs, io: &mut Io<'_>) -> Outcome {
         )?;
         return Ok(Exit::Invalid);
     }
+    // The plan file replaces only a plan, and never lands where capops
+    // reads: checked before any cluster is asked.
+    if let Some(out) = &a.out {
+        let why = super::common::refuse_output(&a.common.path, out).or_else(|| {
+            super::sync_planfile::replaceable(out)
+                .err()
+                .map(|why| format!("--out {}: {why}", out.display()))
+        });
+        if let Some(why) = why {
+            writeln!(
+                io.stderr,
+                "error: {why}\n  help: write the plan to a new file, or to an older plan; nothing was written"
+            )?;
+            return Ok(Exit::Invalid);
+        }
+    }
     let loaded = support::load(cli, &a.common, io)?;
     let kc = support::kubeconfig(&a.common, io)?;
     support::refuse_shared_servers(&loaded, kc.as_ref(), io)?;
@@ -150,10 +166,20 @@ pub fn plan(cli: &Cli, a: &PlanArgs, io: &mut Io<'_>) -> Outcome {
     let planned = plan_all(&rt, &loaded, kc.as_ref(), a.common.parallel, &progress);
     let plan = plan_of(&loaded, planned.into_iter().map(|(p, _)| p).collect());
     let text = serde_json::to_string_pretty(&plan).unwrap_or_default();
-    if let Some(out) = &a.out
-        && !support::write_file(io, out, &format!("{text}\n"))?
-    {
-        return Ok(Exit::External);
+    let unplanned = plan.clusters.iter().filter(|c| c.error.is_some()).count();
+    match &a.out {
+        // A plan missing clusters is not one to apply: the file keeps what
+        // it held.
+        Some(out) if unplanned > 0 => writeln!(
+            io.stderr,
+            "{} not written: {unplanned} cluster{} could not be planned",
+            out.display(),
+            if unplanned == 1 { "" } else { "s" }
+        )?,
+        Some(out) if !support::write_file(io, out, &format!("{text}\n"))? => {
+            return Ok(Exit::External);
+        }
+        _ => {}
     }
     if cli.format == Format::Json {
         writeln!(io.stdout, "{text}")?;

@@ -326,7 +326,7 @@ pub fn apply(cli: &Cli, a: &ApplyArgs, io: &mut Io<'_>) -> Outcome {
 }
 
 fn read_plan(file: &std::path::Path, io: &mut Io<'_>) -> Result<Plan, Stop> {
-    let text = match std::fs::read_to_string(file) {
+    let text = match super::sync_planfile::read_text(file) {
         Ok(t) => t,
         Err(e) => {
             writeln!(

@@ -10,6 +10,47 @@ use crate::sync::plan::{Action, Plan};
 use serde_json::Value;
 use std::collections::BTreeMap;
 
+/// The most a plan file may hold (every object of every cluster, as JSON):
+/// past it, `apply --plan` refuses rather than reads it into memory.
+pub const MAX_PLAN_BYTES: u64 = 256 * 1024 * 1024;
+
+/// A plan file's text. Something other than a file (a FIFO would block,
+/// `/dev/zero` would never end) or a file past [`MAX_PLAN_BYTES`] is
+/// refused before it is read; the error says why.
+pub fn read_text(file: &std::path::Path) -> Result<String, String> {
+    #[allow(clippy::disallowed_methods)]
+    let meta = std::fs::metadata(file).map_err(|e| e.to_string())?;
+    if !meta.is_file() {
+        return Err("it is not a plain file".into());
+    }
+    if meta.len() > MAX_PLAN_BYTES {
+        return Err(format!(
+            "it is {} bytes, more than a plan holds (at most {MAX_PLAN_BYTES})",
+            meta.len()
+        ));
+    }
+    #[allow(clippy::disallowed_methods)]
+    std::fs::read_to_string(file).map_err(|e| e.to_string())
+}
+
+/// Whether `plan --out` may replace `file`: a file not there yet, or a
+/// capops plan. Anything else (a kubeconfig, a document, a folder) is kept,
+/// and the reason given.
+pub fn replaceable(file: &std::path::Path) -> Result<(), String> {
+    #[allow(clippy::disallowed_methods)]
+    match std::fs::symlink_metadata(file) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(e.to_string()),
+        Ok(_) => {}
+    }
+    let text = read_text(file)?;
+    serde_json::from_str::<Plan>(&text)
+        .map(|_| ())
+        .map_err(|_| {
+            "it is there and is not a capops plan, which is all `plan --out` replaces".into()
+        })
+}
+
 /// What in `plan` the checkout `loaded` would not do, one line each.
 pub fn differences(plan: &Plan, loaded: &Loaded) -> Vec<String> {
     let mut out = Vec::new();
