@@ -139,21 +139,21 @@ pub(super) fn load(
     // A head cut before the base: compared with the base's tree, every
     // change merged since would read as undone by this one (a release that
     // offsets the change's own growth), though merging keeps them all.
-    if let Some(b) = &base {
-        if matches!(crate::load::git::head_contains(path, &b.commit), Ok(false)) {
-            return Err(invalid(
-                io,
-                &format!(
-                    "the base revision `{}` ({}) is not in the history of the checked-out commit: the branch was cut before it, so this comparison would read every change merged since as undone by this one; nothing is judged",
-                    b.rev,
-                    b.commit.get(..12).unwrap_or(&b.commit)
-                ),
-                Some(&format!(
-                    "bring the branch up to date (`git merge {}` or `git rebase {}`) and run again; a pull request's merge commit (what `actions/checkout` checks out) contains its base",
-                    b.rev, b.rev
-                )),
-            ));
-        }
+    if let Some(b) = &base
+        && matches!(crate::load::git::head_contains(path, &b.commit), Ok(false))
+    {
+        return Err(invalid(
+            io,
+            &format!(
+                "the base revision `{}` ({}) is not in the history of the checked-out commit: the branch was cut before it, so this comparison would read every change merged since as undone by this one; nothing is judged",
+                b.rev,
+                b.commit.get(..12).unwrap_or(&b.commit)
+            ),
+            Some(&format!(
+                "bring the branch up to date (`git merge {}` or `git rebase {}`) and run again; a pull request's merge commit (what `actions/checkout` checks out) contains its base",
+                b.rev, b.rev
+            )),
+        ));
     }
     if let Some(b) = base.as_ref().filter(|b| !b.problems.is_empty()) {
         let paths = crate::output::Paths::new(path);

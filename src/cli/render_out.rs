@@ -334,10 +334,11 @@ pub fn write(out: &Path, r: &Rendered, cluster: Option<&str>) -> Result<WriteOut
                     ),
                 ));
             }
-            Ok(m) if m.len() == text.len() as u64 => {
-                if std::fs::read(&path).is_ok_and(|old| old == text.as_bytes()) {
-                    continue;
-                }
+            Ok(m)
+                if m.len() == text.len() as u64
+                    && std::fs::read(&path).is_ok_and(|old| old == text.as_bytes()) =>
+            {
+                continue;
             }
             _ => {}
         }
