@@ -562,6 +562,27 @@ fn a_failing_policy_test_is_reported_with_its_differences() {
         "{}",
         out.stdout
     );
+    // Growth credited to a team the base does not hold tests nothing: the
+    // case fails, naming it.
+    let text = std::fs::read_to_string(root().join("policies/tests/tier-auto-under-10.yaml"))
+        .unwrap()
+        .replace("fixture", "unused");
+    std::fs::write(
+        &case,
+        format!(
+            "fixture: {}\nrecentGrowth: {{reserach: 40}}\n{text}",
+            root().join("policies/tests/fixture").display()
+        ),
+    )
+    .unwrap();
+    let out = run(&["test", &tmp.path().display().to_string()], &[]);
+    assert_eq!(out.code, 1, "{}", out.stdout);
+    assert!(
+        out.stdout
+            .contains("recentGrowth: the base holds no team `reserach`"),
+        "{}",
+        out.stdout
+    );
 }
 
 #[test]

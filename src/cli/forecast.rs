@@ -10,7 +10,9 @@ use std::path::{Path, PathBuf};
 
 #[derive(Debug, clap::Args)]
 pub struct BacktestArgs {
-    /// CSV of hourly samples: a timestamp column, a series column, value columns.
+    /// CSV of hourly samples: a timestamp column, a series column, value columns. One
+    /// value per series and hour (a repeated identical row is one; another value for
+    /// the same hour is refused), each within ±1e15.
     #[arg(long)]
     pub csv: std::path::PathBuf,
     /// The value: a column, or columns combined with + - * / and parentheses (e.g.

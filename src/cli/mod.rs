@@ -19,6 +19,7 @@ mod github_common;
 mod github_queue;
 mod info;
 pub mod inventory;
+mod output_edits;
 mod render;
 mod render_out;
 mod report;

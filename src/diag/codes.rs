@@ -113,6 +113,7 @@ codes! {
     UnknownRole = "unknown-role", Error, "an approval names a role the Config does not define";
     PrometheusUrlInvalid = "prometheus-url-invalid", Error, "a Prometheus URL carries credentials, a query or a fragment, or is not http(s)";
     WindowInverted = "window-inverted", Error, "a time window ends before or when it starts";
+    WindowTooShort = "window-too-short", Error, "a window or term is shorter than an hour, the unit capacity is held, counted and billed in";
     InvalidResourceName = "invalid-resource-name", Error, "a resource name is not one capops can quota";
     ResourceNotInPool = "resource-not-in-pool", Error, "a request asks for a resource its pool does not provide";
     TeamNotInCluster = "team-not-in-cluster", Error, "a request's team has no namespace in the request's cluster";

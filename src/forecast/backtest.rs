@@ -174,6 +174,10 @@ pub const MAX_SPAN_HOURS: i64 = 20 * 366 * 24;
 /// series of two rows twenty years apart took 3 GB).
 pub const MAX_TOTAL_HOURS: i64 = 5_000_000;
 
+/// The largest magnitude a value may have: squares and sums of a few
+/// hundred thousand of them stay finite.
+pub const MAX_VALUE: f64 = 1e15;
+
 /// Reads a CSV of hourly samples into series on a regular grid (missing hours and empty cells are gaps).
 pub fn read_csv(
     text: &str,
@@ -213,7 +217,8 @@ pub fn read_csv(
         .iter()
         .map(|c| index(c).map(|i| (c.clone(), i)))
         .collect::<Result<_, _>>()?;
-    let mut samples: BTreeMap<String, BTreeMap<i64, Option<f64>>> = BTreeMap::new();
+    // Per series, each hour's value and the row it came from.
+    let mut samples: BTreeMap<String, BTreeMap<i64, (Option<f64>, usize)>> = BTreeMap::new();
     let mut rows: i64 = 0;
     for (row, record) in reader.records().enumerate() {
         rows += 1;
@@ -249,16 +254,33 @@ pub fn read_csv(
         if let Some(e) = bad.into_inner() {
             return Err(e);
         }
-        if let Some(v) = value.filter(|v| !v.is_finite()) {
+        if let Some(v) = value.filter(|v| !v.is_finite() || v.abs() > MAX_VALUE) {
             return Err(format!(
-                "row {}: the value (`--value`) evaluates to {v} there, not a finite number",
+                "row {}: the value (`--value`) evaluates to {v} there, not a number within ±{MAX_VALUE:e} (past it the metrics' sums overflow)",
                 row + 2
             ));
         }
-        samples
-            .entry(name)
-            .or_default()
-            .insert(ts.hour_index(), value);
+        let hour = ts.hour_index();
+        let series = samples.entry(name).or_default();
+        match series.get(&hour) {
+            // The same hour again: the same value is a repeated row; another
+            // value would be one of them silently dropped.
+            Some(&(earlier, first_row)) if earlier != value => {
+                let shown =
+                    |v: Option<f64>| v.map_or_else(|| "empty".to_string(), |v| v.to_string());
+                return Err(format!(
+                    "row {}: series `{}` has the hour of {ts} already, at row {first_row}, with another value ({} there, {} here): one hour, one value (sum or average samples within an hour first)",
+                    row + 2,
+                    crate::diag::clip(series_i.and_then(|i| record.get(i)).unwrap_or("series")),
+                    shown(earlier),
+                    shown(value)
+                ));
+            }
+            Some(_) => {}
+            None => {
+                series.insert(hour, (value, row + 2));
+            }
+        }
     }
     // A series is hourly over its whole span: a mistyped year (0001 for
     // 2021) would make it millions of empty hours long.
@@ -296,7 +318,7 @@ pub fn read_csv(
             let start = *by_hour.keys().next().expect("at least one row");
             let end = *by_hour.keys().last().expect("at least one row");
             let values = (start..=end)
-                .map(|h| by_hour.get(&h).copied().flatten())
+                .map(|h| by_hour.get(&h).and_then(|(v, _)| *v))
                 .collect();
             Series {
                 name,
@@ -512,8 +534,43 @@ mod tests {
         let text = "timestamp,a\n2020-05-01T00:00:00Z,1e308\n";
         let e = read_csv(text, "timestamp", None, &Expr::parse("a * 10").unwrap()).unwrap_err();
         assert!(
-            e.contains("row 2") && e.contains("not a finite number"),
+            e.contains("row 2") && e.contains("not a number within"),
             "{e}"
+        );
+        // Finite, but past what the metrics can sum.
+        let text = "timestamp,a\n2020-05-01T00:00:00Z,1\n2020-05-01T01:00:00Z,1e308\n";
+        let e = read_csv(text, "timestamp", None, &Expr::parse("a").unwrap()).unwrap_err();
+        assert!(
+            e.contains("row 3") && e.contains("not a number within"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn one_hour_of_a_series_has_one_value() {
+        let expr = Expr::parse("a").unwrap();
+        // The same row twice is one.
+        let text = "timestamp,series,a\n2020-05-01T00:00:00Z,x,1\n2020-05-01T00:00:00Z,x,1\n2020-05-01T01:00:00Z,x,2\n";
+        let s = read_csv(text, "timestamp", Some("series"), &expr).unwrap();
+        assert_eq!(s[0].values, vec![Some(1.0), Some(2.0)]);
+        // Another value for an hour (or a half hour later) is refused, naming both rows.
+        for second in ["2020-05-01T00:00:00Z,x,7", "2020-05-01T00:30:00Z,x,7"] {
+            let text = format!("timestamp,series,a\n2020-05-01T00:00:00Z,x,1\n{second}\n");
+            let e = read_csv(&text, "timestamp", Some("series"), &expr).unwrap_err();
+            assert!(
+                e.starts_with("row 3: series `x`")
+                    && e.contains("at row 2")
+                    && e.contains("1 there, 7 here"),
+                "{e}"
+            );
+        }
+        // Another series may have the same hour.
+        let text = "timestamp,series,a\n2020-05-01T00:00:00Z,x,1\n2020-05-01T00:00:00Z,y,7\n";
+        assert_eq!(
+            read_csv(text, "timestamp", Some("series"), &expr)
+                .unwrap()
+                .len(),
+            2
         );
     }
 

@@ -452,7 +452,14 @@ pub(super) fn ignore_patterns(inputs: &[Input]) -> Vec<String> {
 /// `metadata:` (block or flow style).
 fn names_in_text(text: &str) -> Vec<(Kind, String)> {
     fn scalar(v: &str) -> Option<String> {
-        let v = v.split(" #").next().unwrap_or("").trim();
+        let mut v = v.split(" #").next().unwrap_or("").trim();
+        // An anchor (`&a devex`) or a tag (`!!str devex`) before the value.
+        while v.starts_with(['&', '!']) {
+            v = v
+                .split_once([' ', '\t'])
+                .map_or("", |(_, rest)| rest)
+                .trim_start();
+        }
         let v = v.trim_matches(|c| c == '"' || c == '\'');
         (!v.is_empty() && !v.contains(['{', '}', '[', ']', ','])).then(|| v.to_string())
     }
@@ -502,6 +509,16 @@ mod names_tests {
             vec![
                 (Kind::Team, "inference".to_string()),
                 (Kind::Cluster, "prod".to_string())
+            ]
+        );
+        // An anchor or a tag before the value is not part of it.
+        let text = "kind: !!str Team\nmetadata:\n  name: &a devex\n---\nkind: Team\nmetadata: {name: !!str \"ml\"}\n---\nkind: Team\nmetadata:\n  name: !t &b 'ops'\n";
+        assert_eq!(
+            names_in_text(text),
+            vec![
+                (Kind::Team, "devex".to_string()),
+                (Kind::Team, "ml".to_string()),
+                (Kind::Team, "ops".to_string())
             ]
         );
         // A spec's own `name:` keys are not the document's.

@@ -169,6 +169,20 @@ pub fn read_case(text: &str) -> Result<Case, String> {
         let span = node.get("at").map(|(_, v)| v.span(crate::diag::FileId(0)));
         return Err(format!("at: {e}{}", at(span)));
     }
+    if let Some((team, g)) = case
+        .recent_growth
+        .iter()
+        .find(|(_, g)| !g.is_finite() || **g < 0.0)
+    {
+        let span = node
+            .get("recentGrowth")
+            .and_then(|(_, r)| r.get(team))
+            .map(|(_, v)| v.span(crate::diag::FileId(0)));
+        return Err(format!(
+            "recentGrowth.{team}: {g} is not GPUs' worth gained (a number from 0 up){}",
+            at(span)
+        ));
+    }
     let expect = node.get("expect").map(|(_, e)| e);
     if let Some(code) = case.expect.exit.filter(|c| !(0..=3).contains(c)) {
         let span = expect
@@ -291,5 +305,22 @@ mod tests {
             read_case("description: d\nat: 2026-11-22\ndocuments: \"a: 1\"\nexpect: {exit: 0}\n")
                 .unwrap();
         assert!(case.embedded.is_empty());
+    }
+
+    #[test]
+    fn recent_growth_is_gpus_gained_from_zero_up() {
+        let case = |g: &str| {
+            read_case(&format!(
+                "description: d\nat: 2026-11-22\nrecentGrowth:\n  research: {g}\nexpect: {{exit: 0}}\n"
+            ))
+        };
+        assert_eq!(case("40").unwrap().recent_growth["research"], 40.0);
+        for bad in ["-100", ".nan", ".inf"] {
+            let e = case(bad).unwrap_err();
+            assert!(
+                e.starts_with("recentGrowth.research: ") && e.ends_with(" at 4:13"),
+                "{bad}: {e}"
+            );
+        }
     }
 }

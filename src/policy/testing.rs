@@ -77,6 +77,21 @@ fn evaluate_case(case: &Case, mut inputs: Vec<Input>) -> Result<Judged, String> 
     let mut base_loaded = load::load(inputs, None);
     let pack = super::default_pack(&mut base_loaded.sources)
         .ok_or("the built-in policy pack could not be read")?;
+    // Growth of a team the base does not hold would judge nobody: a typo
+    // that silently tests another case.
+    let teams: BTreeSet<String> = base_loaded
+        .docs
+        .iter()
+        .map(identity)
+        .filter(|(k, _)| *k == Kind::Team)
+        .map(|(_, n)| n)
+        .collect();
+    if let Some(team) = case.recent_growth.keys().find(|t| !teams.contains(*t)) {
+        return Err(format!(
+            "recentGrowth: the base holds no team `{team}` (its teams: {})",
+            teams.iter().cloned().collect::<Vec<_>>().join(", ")
+        ));
+    }
     let Some(change) = &case.change else {
         // Judged as it stands: the fixture and base, with `documents` added or replacing.
         let head = overlay(
