@@ -190,6 +190,24 @@ fn describe(
                     )),
                 ];
             }
+            // A date written as a number (`20261001`, a bare year): a date
+            // problem, with the form that reads.
+            let is_time = schema_path
+                .rsplit_once('/')
+                .and_then(|(parent, _)| schema.pointer(parent))
+                .and_then(|s| s.get("pattern"))
+                .and_then(Json::as_str)
+                == Some(crate::model::types::TIMESTAMP_PATTERN);
+            if is_time {
+                return vec![
+                    Diagnostic::new(
+                        Code::InvalidDate,
+                        format!("{path} must be a date or a time, found {found}"),
+                    )
+                    .at(value_span, "not a date")
+                    .help("write a date as 2026-12-01 or a time as 2026-12-01T08:00:00Z"),
+                ];
+            }
             let help = if expected.contains("whole number") && found.starts_with("the number") {
                 "counts are whole numbers: GPUs and MIG instances cannot be split".to_string()
             } else if found == "nothing (null)" {

@@ -96,9 +96,16 @@ fn huge_and_tiny_numbers_are_shown_as_written() {
 
 #[test]
 fn a_date_in_another_form_is_a_date_problem() {
-    for bad in ["tomorrow", "2026/06/01", "2026-06-01T08:00:00"] {
+    // Quoted forms, and numbers (a date without its dashes, a bare year).
+    for bad in [
+        "\"tomorrow\"",
+        "\"2026/06/01\"",
+        "\"2026-06-01T08:00:00\"",
+        "20260601",
+        "2026",
+    ] {
         let text = format!(
-            "apiVersion: capops.dev/v1alpha1\nkind: CapacityRequest\nmetadata:\n  name: r\nspec:\n  team: t\n  cluster: c\n  pool: p\n  resources: {{nvidia.com/gpu: 1}}\n  window: {{start: \"{bad}\", end: 2027-01-01}}\n  workloadClass: training\n"
+            "apiVersion: capops.dev/v1alpha1\nkind: CapacityRequest\nmetadata:\n  name: r\nspec:\n  team: t\n  cluster: c\n  pool: p\n  resources: {{nvidia.com/gpu: 1}}\n  window: {{start: {bad}, end: 2027-01-01}}\n  workloadClass: training\n"
         );
         let d = shape(Kind::CapacityRequest, &text);
         assert_eq!(d.len(), 1, "{bad}: {d:?}");
