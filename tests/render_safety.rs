@@ -202,7 +202,9 @@ fn a_manifest_entry_spelled_another_way_never_removes_a_rendered_file() {
         let r = render(&repo, None);
         assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
         assert!(
-            r.stderr.contains("not a plain relative path"),
+            r.stderr.contains("not a plain relative path")
+                && r.stderr.contains(".capops-manifest.json")
+                && r.stderr.contains(&format!("it lists `{spelling}`")),
             "{}",
             r.stderr
         );

@@ -310,7 +310,13 @@ pub fn write(out: &Path, r: &Rendered, cluster: Option<&str>) -> Result<WriteOut
     }
     let previous = read_manifest(out)?;
     for old in &previous {
-        no_links(out, plain(old)?)?;
+        let rel = plain(old).map_err(|_| {
+            Refused::BadManifest(
+                out.join(MANIFEST).display().to_string(),
+                format!("it lists `{old}`, which is not a plain relative path in the folder"),
+            )
+        })?;
+        no_links(out, rel)?;
     }
     no_links(out, Path::new(MANIFEST))?;
     let wanted: BTreeSet<&str> = r.files.iter().map(|f| f.path.as_str()).collect();
