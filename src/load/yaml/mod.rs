@@ -248,15 +248,27 @@ impl Builder<'_> {
             }
             Event::DocumentEnd => {
                 match self.root.take() {
-                    Some(Node {
+                    root @ (Some(Node {
                         value: Value::Null, ..
                     })
-                    | None => {
-                        let at = self.doc_marker.unwrap_or(start as usize);
+                    | None) => {
+                        // At the separator, else at the `null` written.
+                        let at = self
+                            .doc_marker
+                            .or(root.map(|r| r.start as usize))
+                            .unwrap_or(start as usize);
+                        // Between two separators, the extra one is the
+                        // fix; a document that is only `null` (or `~`) has
+                        // no separator to remove.
+                        let help = if self.doc_marker.is_some() {
+                            "remove the extra `---` separator"
+                        } else {
+                            "write the document's fields (apiVersion, kind, metadata, spec), or remove the file"
+                        };
                         self.diagnostics.push(
                             Diagnostic::new(Code::DocumentEmpty, "this YAML document is empty")
                                 .at(Span::new(self.file, at, at + 3), "empty document")
-                                .help("remove the extra `---` separator"),
+                                .help(help),
                         );
                     }
                     Some(root) => self.documents.push(root),

@@ -91,6 +91,25 @@ fn warns_on_empty_documents_and_files() {
     assert_eq!(codes("# only a comment\n"), vec!["file-empty"]);
     assert_eq!(codes(""), vec!["file-empty"]);
     assert!(codes("---\na: 1\n---\nb: 2\n").is_empty());
+    // Between separators: remove one. A document that is only `null`: at
+    // the `null`, with nothing to remove but the file.
+    let p = parse("a: 1\n---\n---\nb: 2\n", FileId(0));
+    assert_eq!(
+        p.diagnostics[0].help.as_deref(),
+        Some("remove the extra `---` separator")
+    );
+    let p = parse("# a team\nnull\n", FileId(0));
+    assert_eq!(p.diagnostics[0].code, Code::DocumentEmpty);
+    assert_eq!(p.diagnostics[0].span().unwrap().start, 9);
+    assert!(
+        p.diagnostics[0]
+            .help
+            .as_deref()
+            .unwrap()
+            .contains("or remove the file"),
+        "{:?}",
+        p.diagnostics[0].help
+    );
 }
 
 #[test]
