@@ -147,6 +147,17 @@ pub fn read_case(text: &str) -> Result<Case, String> {
             at(Some(second.span(crate::diag::FileId(0))))
         ));
     }
+    if !matches!(node.value, yaml::Value::Map(_)) {
+        return Err(format!(
+            "a test case is a mapping of its fields (description, at, expect, …), not {}{}",
+            match node.value {
+                yaml::Value::Seq(_) => "a list",
+                yaml::Value::Null => "nothing",
+                _ => "a single value",
+            },
+            at(Some(node.span(crate::diag::FileId(0))))
+        ));
+    }
     let mut case = from_node::<Case>(node, crate::diag::FileId(0))
         .map_err(|e| format!("not a test case: {}{}", e.message, at(e.span)))?;
     let streams = [
@@ -305,6 +316,15 @@ mod tests {
             read_case("description: d\nat: 2026-11-22\ndocuments: \"a: 1\"\nexpect: {exit: 0}\n")
                 .unwrap();
         assert!(case.embedded.is_empty());
+    }
+
+    #[test]
+    fn a_case_is_a_mapping() {
+        let e = read_case("- description: d\n  at: 2026-11-22\n").unwrap_err();
+        assert_eq!(
+            e,
+            "a test case is a mapping of its fields (description, at, expect, …), not a list at 1:1"
+        );
     }
 
     #[test]
