@@ -217,7 +217,8 @@ fn a_fifo_in_the_repository_is_reported_not_waited_on() {
         assert_eq!(out.code, 2, "{name}: {}", out.stderr);
         assert!(
             out.stderr.contains("error[file-unreadable]")
-                && out.stderr.contains("not a regular file"),
+                && out.stderr.contains("not a regular file")
+                && out.stderr.contains("replace it with a plain file"),
             "{}",
             out.stderr
         );

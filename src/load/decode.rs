@@ -103,7 +103,11 @@ pub(super) fn decode<'a>(
                     format!("cannot read this file: {why}"),
                 )
                 .at(Span::file_start(id), "not read")
-                .help("check the file's permissions, or remove a broken symbolic link"),
+                .help(if why.contains("not a regular file") {
+                    "replace it with a plain file, remove it, or list it in the Config's `ignore` (capops never opens a FIFO, socket or device: it could block the run forever)"
+                } else {
+                    "check the file's permissions, or remove a broken symbolic link"
+                }),
             );
             (empty, false)
         }
