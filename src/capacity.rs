@@ -162,6 +162,8 @@ pub struct Overcommit {
     pub shortfall: f64,
     /// First hour above capacity.
     pub first_hour: Option<i64>,
+    /// The first hour of the largest excess.
+    pub peak_hour: Option<i64>,
 }
 
 pub fn overcommit(timeline: &Timeline, capacity: f64, range: Hours, at_hour: i64) -> Overcommit {
@@ -169,6 +171,10 @@ pub fn overcommit(timeline: &Timeline, capacity: f64, range: Hours, at_hour: i64
     for (h, level) in timeline.segments(range) {
         if level > capacity + 1e-9 {
             out.hours += h.bounded(at_hour).len();
+            if out.peak_hour.is_none() || level - capacity > out.shortfall + 1e-9 {
+                // From the hour the range starts, not before it.
+                out.peak_hour = Some(h.start.max(range.start));
+            }
             out.shortfall = out.shortfall.max(level - capacity);
             out.first_hour = Some(out.first_hour.map_or(h.start, |f: i64| f.min(h.start)));
         }
@@ -522,8 +528,16 @@ mod tests {
             Overcommit {
                 hours: 5,
                 shortfall: 2.0,
-                first_hour: Some(5)
+                first_hour: Some(5),
+                peak_hour: Some(5),
             }
+        );
+        // Over from hour 5, most from hour 12 (a third request then).
+        let three = Timeline::build([(h(0, 10), 4.0), (h(5, 15), 3.0), (h(12, 14), 9.0)]);
+        let o = overcommit(&three, 5.0, h(0, 20), 0);
+        assert_eq!(
+            (o.first_hour, o.peak_hour, o.shortfall),
+            (Some(5), Some(12), 7.0)
         );
         assert_eq!(overcommit(&t, 7.0, h(0, 20), 0).hours, 0);
         // Open-ended commitments are counted over the horizon.

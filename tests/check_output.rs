@@ -632,3 +632,54 @@ fn a_policy_test_that_does_not_read_is_invalid_input_with_its_place() {
         assert!(out.stdout.contains(says), "{body}: {}", out.stdout);
     }
 }
+
+#[test]
+fn an_overcommitted_pool_names_the_requests_in_force_at_the_most() {
+    // t4-shared has 32 shares. 20 from December, 14 more from the 15th,
+    // and 6 more on the 20th only: over from the 15th, most on the 20th.
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path();
+    for entry in std::fs::read_dir(root().join("policies/tests/fixture")).unwrap() {
+        let e = entry.unwrap();
+        std::fs::copy(e.path(), repo.join(e.file_name())).unwrap();
+    }
+    let request = |name: &str, gpus: u32, start: &str, end: &str| {
+        format!(
+            "---\napiVersion: capops.dev/v1alpha1\nkind: CapacityRequest\nmetadata:\n  name: {name}\nspec:\n  team: ml\n  cluster: prod\n  pool: t4-shared\n  resources: {{nvidia.com/gpu: {gpus}}}\n  window: {{start: {start}, end: {end}}}\n  workloadClass: inference\n  priorityClass: prod-high\n  justification: x\n  successMetrics: [y]\n"
+        )
+    };
+    let text = request("base-load", 20, "2026-12-01", "2027-01-01")
+        + &request("second", 14, "2026-12-15", "2027-01-01")
+        + &request("spike", 6, "2026-12-20", "2026-12-21");
+    std::fs::write(repo.join("r.yaml"), text).unwrap();
+    let out = run(
+        &[
+            "check",
+            "--format",
+            "json",
+            "--at",
+            "2026-11-22",
+            &repo.display().to_string(),
+        ],
+        &[],
+    );
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let d = v["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["code"] == "pool-overcommitted")
+        .expect("pool-overcommitted");
+    assert_eq!(
+        d["message"],
+        "from 2026-12-15T00:00:00Z the requests in force commit 40 units of nvidia.com/gpu in prod/t4-shared, which has 32 (at the most, from 2026-12-20T00:00:00Z: base-load 20, second 14, spike 6)"
+    );
+    let related: Vec<u64> = d["related"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["line"].as_u64().unwrap())
+        .collect();
+    assert_eq!(related, vec![5, 20, 35], "{d}");
+}

@@ -24,6 +24,56 @@ fn from(at: Timestamp) -> Hours {
     }
 }
 
+/// How many of the requests in force an over-commitment names.
+const NAMED: usize = 5;
+
+/// The requests `pick` chooses that hold `resource` at `hour` (the peak),
+/// largest first: ` (at the most, from T: a 32, b 16, and 3 more)` and the
+/// first few requests' names to point at.
+fn in_force(
+    repo: &Repo,
+    ledger: &Ledger,
+    hour: i64,
+    resource: &str,
+    pick: impl Fn(&RequestSpec) -> bool,
+) -> (String, Vec<crate::diag::Span>) {
+    let mut held: Vec<(&Document<RequestSpec>, u32)> = repo
+        .requests
+        .values()
+        .filter(|r| pick(&r.spec))
+        .filter_map(|r| {
+            let (hours, sized) = ledger.size(r.name())?;
+            let units = *sized.units.get(resource)?;
+            (hours.start <= hour && hour < hours.end && units > 0).then_some((r, units))
+        })
+        .collect();
+    if held.is_empty() {
+        return (String::new(), Vec::new());
+    }
+    held.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.name().cmp(b.0.name())));
+    let mut names: Vec<String> = held
+        .iter()
+        .take(NAMED)
+        .map(|(r, units)| format!("{} {units}", r.name()))
+        .collect();
+    if held.len() > NAMED {
+        names.push(format!("and {} more", held.len() - NAMED));
+    }
+    let spans = held
+        .iter()
+        .take(NAMED)
+        .map(|(r, _)| r.metadata.name.span)
+        .collect();
+    (
+        format!(
+            " (at the most, from {}: {})",
+            hour_text(hour),
+            names.join(", ")
+        ),
+        spans,
+    )
+}
+
 /// Every break of the invariants from `at` on.
 pub fn check(repo: &Repo, ledger: &Ledger, at: Timestamp) -> Vec<Diagnostic> {
     let mut diags = Vec::new();
@@ -60,21 +110,28 @@ pub fn check(repo: &Repo, ledger: &Ledger, at: Timestamp) -> Vec<Diagnostic> {
                     continue;
                 }
                 let span = quota.map_or(presence.namespace.span, |q| q.1);
-                diags.push(
-                    Diagnostic::new(
-                        Code::TeamOverQuota,
-                        format!(
-                            "from {} the requests in force give {} {} units of {resource} in {}, {} over its quota of {ceiling}",
-                            hour_text(o.first_hour.unwrap_or(range.start)),
-                            team.name(),
-                            ceiling + o.shortfall,
-                            cluster.value,
-                            o.shortfall
-                        ),
-                    )
-                    .at(span, "quota exceeded")
-                    .help("raise the quota in this Team (a change judged on its own), or shrink or shorten the requests"),
-                );
+                let first = o.first_hour.unwrap_or(range.start);
+                let peak = o.peak_hour.unwrap_or(first);
+                let (named, spans) = in_force(repo, ledger, peak, resource, |r| {
+                    r.team.value == team.name() && r.cluster.value == cluster.value
+                });
+                let mut d = Diagnostic::new(
+                    Code::TeamOverQuota,
+                    format!(
+                        "from {} the requests in force give {} {} units of {resource} in {}, {} over its quota of {ceiling}{named}",
+                        hour_text(first),
+                        team.name(),
+                        ceiling + o.shortfall,
+                        cluster.value,
+                        o.shortfall
+                    ),
+                )
+                .at(span, "quota exceeded")
+                .help("raise the quota in this Team (a change judged on its own), or shrink or shorten the requests");
+                for s in spans {
+                    d = d.related(s, "in force at the most");
+                }
+                diags.push(d);
             }
         }
     }
@@ -90,20 +147,27 @@ pub fn check(repo: &Repo, ledger: &Ledger, at: Timestamp) -> Vec<Diagnostic> {
                 if o.hours == 0 {
                     continue;
                 }
-                diags.push(
-                    Diagnostic::new(
-                        Code::PoolOvercommitted,
-                        format!(
-                            "from {} the requests in force commit {} units of {resource} in {}/{}, which has {cap}",
-                            hour_text(o.first_hour.unwrap_or(range.start)),
-                            cap + o.shortfall,
-                            cluster.name(),
-                            pool.name.value
-                        ),
-                    )
-                    .at(pool.name.span, "over-committed")
-                    .help("add nodes, move requests to another pool, or shorten them"),
-                );
+                let first = o.first_hour.unwrap_or(range.start);
+                let peak = o.peak_hour.unwrap_or(first);
+                let (named, spans) = in_force(repo, ledger, peak, resource, |r| {
+                    r.cluster.value == cluster.name() && r.pool.value == pool.name.value.0
+                });
+                let mut d = Diagnostic::new(
+                    Code::PoolOvercommitted,
+                    format!(
+                        "from {} the requests in force commit {} units of {resource} in {}/{}, which has {cap}{named}",
+                        hour_text(first),
+                        cap + o.shortfall,
+                        cluster.name(),
+                        pool.name.value
+                    ),
+                )
+                .at(pool.name.span, "over-committed")
+                .help("add nodes, move requests to another pool, or shorten them");
+                for s in spans {
+                    d = d.related(s, "in force at the most");
+                }
+                diags.push(d);
             }
         }
     }
