@@ -32,8 +32,32 @@ fn physical(l: &Label, sources: &SourceMap, paths: &Paths) -> Value {
     })
 }
 
-/// A SARIF log with one run holding every diagnostic.
+/// The most results one run carries: GitHub code scanning stores and shows
+/// the first 5,000 of a run by severity, and rejects a run of more than
+/// 25,000 outright. The rest are counted in a notification.
+pub const MAX_RESULTS: usize = 5_000;
+
+/// The most related locations a result carries (GitHub keeps 100).
+const MAX_RELATED: usize = 100;
+
+fn rank(s: Severity) -> u8 {
+    match s {
+        Severity::Error => 0,
+        Severity::Warning => 1,
+        Severity::Note | Severity::Allow => 2,
+    }
+}
+
+/// A SARIF log with one run holding the diagnostics: all of them up to
+/// [`MAX_RESULTS`], else that many, errors first.
 pub fn log(diags: &[Diagnostic], sources: &SourceMap, paths: &Paths) -> Value {
+    let mut kept: Vec<&Diagnostic> = diags.iter().collect();
+    let omitted = kept.len().saturating_sub(MAX_RESULTS);
+    if omitted > 0 {
+        // Stable: within a severity, in the order capops reports them.
+        kept.sort_by_key(|d| rank(d.severity));
+        kept.truncate(MAX_RESULTS);
+    }
     let rules: Vec<Value> = Code::ALL
         .iter()
         .map(|c| {
@@ -45,8 +69,8 @@ pub fn log(diags: &[Diagnostic], sources: &SourceMap, paths: &Paths) -> Value {
             })
         })
         .collect();
-    let results: Vec<Value> = diags
-        .iter()
+    let results: Vec<Value> = kept
+        .into_iter()
         .map(|d| {
             let index = Code::ALL.iter().position(|c| *c == d.code).unwrap_or(0);
             let text = match &d.help {
@@ -66,6 +90,7 @@ pub fn log(diags: &[Diagnostic], sources: &SourceMap, paths: &Paths) -> Value {
                 result["relatedLocations"] = Value::Array(
                     d.related
                         .iter()
+                        .take(MAX_RELATED)
                         .enumerate()
                         .map(|(i, l)| {
                             let mut v = physical(l, sources, paths);
@@ -78,18 +103,66 @@ pub fn log(diags: &[Diagnostic], sources: &SourceMap, paths: &Paths) -> Value {
             result
         })
         .collect();
+    let mut run = json!({
+        "tool": {"driver": {
+            "name": "capops",
+            "version": env!("CARGO_PKG_VERSION"),
+            "informationUri": "https://github.com/capops/capops",
+            "rules": rules,
+        }},
+        "columnKind": "unicodeCodePoints",
+        "results": results,
+    });
+    if omitted > 0 {
+        run["invocations"] = json!([{
+            "executionSuccessful": true,
+            "toolExecutionNotifications": [{
+                "level": "warning",
+                "message": {"text": format!(
+                    "{omitted} more diagnostics left out: a run carries at most {MAX_RESULTS} (GitHub code scanning shows no more), errors first; the JSON output (--format json) has them all"
+                )},
+            }],
+        }]);
+    }
     json!({
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
         "version": "2.1.0",
-        "runs": [{
-            "tool": {"driver": {
-                "name": "capops",
-                "version": env!("CARGO_PKG_VERSION"),
-                "informationUri": "https://github.com/capops/capops",
-                "rules": rules,
-            }},
-            "columnKind": "unicodeCodePoints",
-            "results": results,
-        }]
+        "runs": [run]
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_run_carries_at_most_five_thousand_results_errors_first() {
+        let mut diags: Vec<Diagnostic> = (0..6_000)
+            .map(|i| Diagnostic::new(Code::DocumentEmpty, format!("warning {i}")))
+            .collect();
+        diags.extend((0..10).map(|i| Diagnostic::new(Code::WindowInverted, format!("error {i}"))));
+        let v = log(
+            &diags,
+            &SourceMap::new(),
+            &Paths::new(std::path::Path::new(".")),
+        );
+        let run = &v["runs"][0];
+        let results = run["results"].as_array().unwrap();
+        assert_eq!(results.len(), MAX_RESULTS);
+        assert_eq!(results[0]["message"]["text"], "error 0");
+        assert_eq!(results[9]["level"], "error");
+        assert_eq!(results[10]["message"]["text"], "warning 0");
+        let note = run["invocations"][0]["toolExecutionNotifications"][0]["message"]["text"]
+            .as_str()
+            .unwrap();
+        assert!(note.starts_with("1010 more diagnostics left out"), "{note}");
+        // Under the limit: all, in order, and no notification.
+        let v = log(
+            &diags[..3],
+            &SourceMap::new(),
+            &Paths::new(std::path::Path::new(".")),
+        );
+        assert_eq!(v["runs"][0]["results"].as_array().unwrap().len(), 3);
+        assert!(v["runs"][0].get("invocations").is_none());
+    }
 }
