@@ -122,6 +122,30 @@ pub(super) fn scan_error(err: &ScanError, text: &str, file: FileId) -> Diagnosti
             "YAML does not allow tabs for indentation: indent with spaces",
             message,
         )
+    } else if let Some((open, c)) = unclosed(&text[..offset]) {
+        // Say which bracket or quote is left open, and point at it too.
+        let close = match c {
+            '{' => '}',
+            '[' => ']',
+            q => q,
+        };
+        let line_start = text[..open].rfind('\n').map_or(0, |i| i + 1);
+        let at = format!(
+            "line {}, column {}",
+            text[..open].matches('\n').count() + 1,
+            text[line_start..open].chars().count() + 1
+        );
+        let what = if c == '{' || c == '[' {
+            format!("the `{c}` at {at} is not closed")
+        } else {
+            format!("the quoted value that starts with `{c}` at {at} is not closed")
+        };
+        return Diagnostic::new(Code::YamlSyntax, format!("{what} ({message})"))
+            .at(Span::new(file, offset, offset), "found here")
+            .related(Span::new(file, open, open + 1), "opened here")
+            .help(format!(
+                "close it with `{close}` where the value ends (a flow value may span lines, but then every line of it is inside it)"
+            ));
     } else {
         (
             Code::YamlSyntax,
@@ -134,6 +158,62 @@ pub(super) fn scan_error(err: &ScanError, text: &str, file: FileId) -> Diagnosti
     Diagnostic::new(code, message)
         .at(Span::new(file, offset, offset + width), label)
         .help(help)
+}
+
+/// The bracket or quote left open at the end of `text`, and where it
+/// opened: brackets outside quotes and comments, and quotes that start a
+/// value (after `: `, `- `, a bracket or a comma, or first on a line), so
+/// the apostrophe of `don't` opens nothing.
+fn unclosed(text: &str) -> Option<(usize, char)> {
+    let mut stack: Vec<(usize, char)> = Vec::new();
+    let mut quote: Option<(usize, char)> = None;
+    let mut comment = false;
+    let mut prev = '\n';
+    let mut last_mark = '\n';
+    let mut chars = text.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        if c == '\n' {
+            comment = false;
+            if quote.is_none() {
+                last_mark = '\n';
+            }
+            prev = c;
+            continue;
+        }
+        if comment {
+            continue;
+        }
+        match quote {
+            Some((_, '"')) if c == '\\' => {
+                chars.next();
+            }
+            Some((_, '\'')) if c == '\'' => {
+                if chars.peek().is_some_and(|&(_, n)| n == '\'') {
+                    chars.next();
+                } else {
+                    quote = None;
+                }
+            }
+            Some((_, q)) if c == q => quote = None,
+            Some(_) => {}
+            None => match c {
+                '#' if prev.is_whitespace() => comment = true,
+                '"' | '\'' if matches!(last_mark, '\n' | ':' | '-' | '[' | '{' | ',') => {
+                    quote = Some((i, c));
+                }
+                '{' | '[' => stack.push((i, c)),
+                '}' | ']' => {
+                    stack.pop();
+                }
+                _ => {}
+            },
+        }
+        if !c.is_whitespace() && quote.is_none() {
+            last_mark = c;
+        }
+        prev = c;
+    }
+    quote.or_else(|| stack.pop())
 }
 
 fn line_col_offset(text: &str, line: usize, column: usize) -> usize {

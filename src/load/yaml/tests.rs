@@ -152,3 +152,39 @@ fn large_mappings_still_catch_duplicates() {
     assert_eq!(p.diagnostics[0].code, Code::YamlDuplicateKey);
     assert_eq!(p.diagnostics[0].message, "duplicate mapping key `k42`");
 }
+
+#[test]
+fn an_unclosed_bracket_or_quote_is_named_where_it_opens() {
+    let open_at = |text: &str| {
+        let p = parse(text, FileId(0));
+        let d = p
+            .diagnostics
+            .iter()
+            .find(|d| d.code == Code::YamlSyntax)
+            .unwrap_or_else(|| panic!("{text:?}: {:?}", p.diagnostics))
+            .clone();
+        (d.message.clone(), d.related.first().map(|l| l.span.start))
+    };
+    let text = "a: 1\nwindow: {start: 2026-06-01, end: 2027-06-01\nb: 2\n";
+    let (m, at) = open_at(text);
+    assert!(
+        m.starts_with("the `{` at line 2, column 9 is not closed"),
+        "{m}"
+    );
+    assert_eq!(at, Some(13));
+    let text = "list: [a, b\nc: d\n";
+    let (m, at) = open_at(text);
+    assert!(
+        m.starts_with("the `[` at line 1, column 7 is not closed"),
+        "{m}"
+    );
+    assert_eq!(at, Some(6));
+    // An apostrophe inside a plain value opens nothing; the quote does.
+    let text = "note: don't stop\nname: 'abc\nx: y\n";
+    let (m, at) = open_at(text);
+    assert!(
+        m.starts_with("the quoted value that starts with `'` at line 2, column 7 is not closed"),
+        "{m}"
+    );
+    assert_eq!(at, Some(23));
+}
