@@ -557,4 +557,6 @@ mod tests_mix;
 #[cfg(test)]
 mod tests_plan;
 #[cfg(test)]
+mod tests_prehistory;
+#[cfg(test)]
 mod tests_release;

@@ -326,6 +326,16 @@ pub fn analyze(
         out.basis == Basis::History && term_hours(&s.term).1 <= out.supported_until;
     // Demand left for this reservation at each known hour (P50), after the others' share.
     let mut left: Vec<f64> = Vec::new();
+    // How many of `left`'s first entries were measured (they come first).
+    let mut left_measured = 0usize;
+    // The GPUs reserved at hour `h`: this reservation's and the others' in force.
+    let reserved_at = |h: i64| -> f64 {
+        gpus + others
+            .iter()
+            .filter(|(a, b, _)| *a <= h && h < *b)
+            .map(|o| o.2)
+            .sum::<f64>()
+    };
     // Where the hours from `at` on start in `left`.
     let mut ahead_from = 0;
     let mut demand_sum = 0.0;
@@ -344,12 +354,7 @@ pub fn analyze(
             out.hours_forecast += 1;
         }
         demand_sum += q.p50;
-        let reserved_here = gpus
-            + others
-                .iter()
-                .filter(|(a, b, _)| *a <= h && h < *b)
-                .map(|o| o.2)
-                .sum::<f64>();
+        let reserved_here = reserved_at(h);
         let share = if reserved_here > 0.0 {
             gpus / reserved_here
         } else {
@@ -365,6 +370,9 @@ pub fn analyze(
             ahead_from = left.len() + 1;
         }
         left.push(p50 * share);
+        if q.measured {
+            left_measured += 1;
+        }
         served10 += p10.min(reserved_here) * share;
         if q.measured {
             served50_measured += p50.min(reserved_here) * share;
@@ -395,7 +403,37 @@ pub fn analyze(
         out.utilization_p50 = fill(served50, served50_measured);
         out.utilization_p10 = fill(served10, served10_measured);
         out.mean_demand_p50 = demand_sum / known as f64;
+    } else if known == 0 && unknown_past > 0 && gpus > 0.0 && serves {
+        // A term wholly before the usage history (a reservation already
+        // over, kept in the repository): no hour of it was measured, so the
+        // first week measured stands for it, as the hours before the first
+        // measurement of a term that reaches into the history count at its
+        // measured hours'. Without any, 0% used would call it all stranded.
+        if let Some(first) = outlook.first_measured() {
+            let (mut proxy, mut s50, mut s10, mut sum) = (0usize, 0.0, 0.0, 0.0);
+            for h in first..first + (end - start).clamp(1, PROXY_HOURS) {
+                let Some(q) = outlook.at(h).filter(|q| q.measured) else {
+                    break;
+                };
+                let reserved_here = reserved_at(h);
+                let share = gpus / reserved_here;
+                s50 += q.p50.min(reserved_here) * share;
+                s10 += q.p10.min(reserved_here) * share;
+                sum += q.p50;
+                left.push(q.p50 * share);
+                proxy += 1;
+            }
+            if proxy > 0 {
+                out.utilization_p50 = s50 / (gpus * proxy as f64);
+                out.utilization_p10 = s10 / (gpus * proxy as f64);
+                out.mean_demand_p50 = sum / proxy as f64;
+                left_measured = left.len();
+            }
+        }
     }
+    // The hours before the first measurement weigh in the suggestion as in
+    // the utilization: at the measured hours' demand.
+    let past_weight = if known > 0 { unknown_past } else { 0 };
     let idle_cost = |utilization: f64| -> Decimal {
         (cost.total * prices::decimal(1.0 - utilization)).round_dp(2)
     };
@@ -404,10 +442,17 @@ pub fn analyze(
     // A size that keeps within the threshold over the whole term and over
     // the hours ahead alike (the gate weighs a new commitment on both).
     let per = gpus / f64::from(s.count.value.0.max(1));
-    let whole = suggest(&left, per, s.count.value.0, threshold);
+    let whole = suggest(
+        &left,
+        left_measured.min(left.len()),
+        past_weight,
+        per,
+        s.count.value.0,
+        threshold,
+    );
     out.suggested_count = match &left[ahead_from.min(left.len())..] {
         [] => whole,
-        ahead => whole.min(suggest(ahead, per, s.count.value.0, threshold)),
+        ahead => whole.min(suggest(ahead, 0, 0, per, s.count.value.0, threshold)),
     };
     // Shares of the reserved GPU-hours, whatever they cost: a reservation
     // stated at a price of 0 strands as much capacity as one at list price.
@@ -436,17 +481,37 @@ pub fn analyze(
     Some(out)
 }
 
+/// How many measured hours stand for a term wholly before the history.
+const PROXY_HOURS: i64 = 7 * 24;
+
 /// The most instances (up to `count`) of `per` GPUs whose idle share, over
-/// the demand `left` for them, stays within `threshold`. Idle share grows with
-/// the count, so a binary search finds it.
-fn suggest(left: &[f64], per: f64, count: u32, threshold: f64) -> u32 {
+/// the demand `left` for them, stays within `threshold`: with `past` hours
+/// more before the first measurement, each at the mean of the first
+/// `measured` entries (the measured hours; all of `left` when none), as the
+/// utilization counts them. Idle share grows with the count, so a binary
+/// search finds it.
+pub(crate) fn suggest(
+    left: &[f64],
+    measured: usize,
+    past: usize,
+    per: f64,
+    count: u32,
+    threshold: f64,
+) -> u32 {
     if left.is_empty() || per <= 0.0 {
         return count;
     }
+    let stand_in = if measured > 0 {
+        &left[..measured]
+    } else {
+        left
+    };
     let idle_share = |k: u32| -> f64 {
         let cap = k as f64 * per;
         let served: f64 = left.iter().map(|d| d.min(cap)).sum();
-        1.0 - served / (cap * left.len() as f64)
+        let before: f64 = stand_in.iter().map(|d| d.min(cap)).sum::<f64>()
+            * (past as f64 / stand_in.len() as f64);
+        1.0 - (served + before) / (cap * (left.len() + past) as f64)
     };
     let (mut lo, mut hi) = (0u32, count);
     while lo < hi {

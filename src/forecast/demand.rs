@@ -251,6 +251,11 @@ impl Outlook {
         }
     }
 
+    /// The first measured hour (gaps within the history filled), if any.
+    pub fn first_measured(&self) -> Option<i64> {
+        (self.basis == Basis::History && !self.filled.is_empty()).then_some(self.filled_start)
+    }
+
     /// Hours of measured history, from the first value to the last (all
     /// of it, whatever part the forecast read).
     pub fn history_hours(&self) -> i64 {
