@@ -572,9 +572,11 @@ pub(crate) fn team_base(env: &Env<'_>, team: Option<&Document<TeamSpec>>, name: 
             cost_30d: usage.map(|u| f(u.cost)).unwrap_or(0.0),
             chargeback_30d: usage.map(|u| f(u.chargeback)).unwrap_or(0.0),
             projected_spend: now.map(|mo| f(mo.spend)).unwrap_or(0.0),
-            budget_share: round(now.and_then(|mo| mo.share).unwrap_or(0.0)),
+            budget_share: values::round_down(now.and_then(|mo| mo.share).unwrap_or(0.0)),
             budget_alert: now.and_then(|mo| mo.alert).map(f).unwrap_or(0.0),
-            max_budget_share: round(months.iter().filter_map(|mo| mo.share).fold(0.0, f64::max)),
+            max_budget_share: values::round_down(
+                months.iter().filter_map(|mo| mo.share).fold(0.0, f64::max),
+            ),
         },
     }
 }

@@ -11,6 +11,13 @@ pub fn round(x: f64) -> f64 {
     (x * 1e4).round() / 1e4
 }
 
+/// A share rounded down to four places: never above what it rounds, so a
+/// rule's `>= 0.8` fires exactly where the budget's alert at 80% does
+/// (79.9998% is not 80%).
+pub fn round_down(x: f64) -> f64 {
+    (x * 1e4).floor() / 1e4
+}
+
 /// An hour index as an RFC 3339 time.
 pub fn hour_text(hour: i64) -> String {
     Timestamp::from_second(hour * 3600)
@@ -88,4 +95,17 @@ pub fn show(v: &Value) -> String {
 /// fields become static-keyed maps).
 pub fn value_of<T: serde::Serialize + ?Sized>(facts: &T) -> Value {
     Value::from(minijinja::value::Serde(facts))
+}
+
+#[cfg(test)]
+mod round_tests {
+    #[test]
+    fn a_share_is_never_rounded_up_past_a_threshold() {
+        // 79.9998% of a budget is below the 80% alert, and reads so.
+        assert_eq!(super::round_down(0.799_998), 0.7999);
+        assert!(super::round_down(0.799_998) < 0.8);
+        assert_eq!(super::round_down(0.8), 0.8);
+        assert_eq!(super::round_down(1.234_56), 1.2345);
+        assert_eq!(super::round(0.799_998), 0.8);
+    }
 }
