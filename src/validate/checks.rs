@@ -121,23 +121,8 @@ fn check_window(window: &Window, what: &str, diags: &mut Vec<Diagnostic>) {
             .related(window.start.span, "start")
             .help("the end is exclusive and must come after the start; check the order of the two dates"),
         );
-    } else if window.end.value.as_second() - window.start.value.as_second() < 3600 {
-        // Capacity is held and counted by the hour, and rendered to the
-        // second: a term of half a second renders as one that ends as it
-        // starts.
-        diags.push(
-            Diagnostic::new(
-                Code::WindowTooShort,
-                format!(
-                    "{what} runs from {} to {}, less than an hour",
-                    window.start.value, window.end.value
-                ),
-            )
-            .at(window.end.span, "less than an hour after the start")
-            .related(window.start.span, "start")
-            .help("capacity is held, counted and billed by the hour: make it at least an hour long (a date alone is midnight UTC)"),
-        );
     }
+    // A window under an hour is judged from `at` on: short_windows.rs.
 }
 
 /// Checks a resource name; returns the parsed name when it is one capops governs.

@@ -5,6 +5,8 @@
 //! leaves must keep them: `capops check` (with or without a base, on the
 //! proposed state) and `capops render` refuse a state that breaks them, so
 //! two pull requests that each fit cannot merge into one that does not.
+//! No window or term still to end is shorter than an hour
+//! ([`super::short_windows`]).
 
 use crate::capacity::{self, Hours, Ledger};
 use crate::diag::{Code, Diagnostic};
@@ -76,7 +78,7 @@ fn in_force(
 
 /// Every break of the invariants from `at` on.
 pub fn check(repo: &Repo, ledger: &Ledger, at: Timestamp) -> Vec<Diagnostic> {
-    let mut diags = Vec::new();
+    let mut diags = super::short_windows::check(repo, at);
     let range = from(at);
     for team in repo.teams.values() {
         for (cluster, presence) in &team.spec.clusters {
