@@ -33,9 +33,9 @@ pub fn read_text(file: &std::path::Path) -> Result<String, String> {
     std::fs::read_to_string(file).map_err(|e| e.to_string())
 }
 
-/// Whether `plan --out` may replace `file`: a file not there yet, or a
-/// capops plan. Anything else (a kubeconfig, a document, a folder) is kept,
-/// and the reason given.
+/// Whether `plan --out` may replace `file`: a file not there yet, an empty
+/// (or blank) plain file (what `mktemp` makes), or a capops plan. Anything
+/// else (a kubeconfig, a document, a folder) is kept, and the reason given.
 pub fn replaceable(file: &std::path::Path) -> Result<(), String> {
     #[allow(clippy::disallowed_methods)]
     match std::fs::symlink_metadata(file) {
@@ -44,6 +44,9 @@ pub fn replaceable(file: &std::path::Path) -> Result<(), String> {
         Ok(_) => {}
     }
     let text = read_text(file)?;
+    if text.trim().is_empty() {
+        return Ok(());
+    }
     serde_json::from_str::<Plan>(&text)
         .map(|_| ())
         .map_err(|_| {
