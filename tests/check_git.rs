@@ -425,6 +425,62 @@ fn committed_output_is_judged_only_when_it_differs_from_what_renders() {
     assert_eq!(edited.len(), 1, "{edited:?}");
 }
 
+/// The same refusal, told apart: a merge commit made against an older tip
+/// of the base branch (GitHub's merge ref before it is rebuilt), and a
+/// shallow clone whose history may only lack what joins head and base.
+#[test]
+fn a_base_missing_from_a_stale_merge_or_a_shallow_clone_is_named_as_such() {
+    let r = repo_at("");
+    let cut = r.git.head().unwrap().peel_to_commit().unwrap();
+    std::fs::write(r.root.join("merged.yaml"), request("merged", 60)).unwrap();
+    let base = commit_all(&r.git, "merged since");
+    r.git
+        .reset(cut.as_object(), git2::ResetType::Hard, None)
+        .unwrap();
+    std::fs::write(r.root.join("mine.yaml"), request("mine", 60)).unwrap();
+    let mine = commit_all(&r.git, "mine");
+    // The merge of the branch with the base as it was at the cut.
+    let sig = git2::Signature::now("t", "t@capops.invalid").unwrap();
+    let old_tip = r.git.find_commit(cut.id()).unwrap();
+    let branch = r
+        .git
+        .find_commit(git2::Oid::from_str(&mine).unwrap())
+        .unwrap();
+    let tree = branch.tree().unwrap();
+    r.git
+        .commit(
+            Some("HEAD"),
+            &sig,
+            &sig,
+            "merge",
+            &tree,
+            &[&branch, &old_tip],
+        )
+        .unwrap();
+    let out = check(&r.root, &["--base", &base, "--format", "json"]);
+    assert_eq!(out.code, 2, "{}", out.stdout);
+    assert!(out.stdout.is_empty(), "nothing judged: {}", out.stdout);
+    assert!(
+        out.stderr
+            .contains("is not in the history of the checked-out merge commit: the merge was made against an older tip"),
+        "{}",
+        out.stderr
+    );
+    // A shallow clone (git marks one with `.git/shallow`, the commits whose
+    // parents were not fetched): the history cannot say.
+    std::fs::write(r.root.join(".git/shallow"), format!("{}\n", cut.id())).unwrap();
+    let out = check(&r.root, &["--base", &base, "--format", "json"]);
+    assert_eq!(out.code, 2, "{}", out.stdout);
+    assert!(out.stdout.is_empty(), "nothing judged: {}", out.stdout);
+    assert!(out.stderr.contains("shallow clone"), "{}", out.stderr);
+    assert!(out.stderr.contains("fetch-depth: 0"), "{}", out.stderr);
+    assert!(
+        !out.stderr.contains("branch was cut before"),
+        "{}",
+        out.stderr
+    );
+}
+
 /// A branch cut before the base: compared with the base's tree, the
 /// requests merged since would read as released by the change (offsetting
 /// its own growth), though a merge keeps them. Nothing is judged until the

@@ -1645,6 +1645,21 @@ fn the_base_is_the_branch_as_it_stands_and_an_outdated_branch_is_refused() {
         "{}",
         run.stderr
     );
+
+    // In a shallow clone (git's `.git/shallow` names the commits whose
+    // parents were not fetched) the tip may only be history not fetched:
+    // the workflow's to fix (exit 2), with a failing verdict all the same.
+    std::fs::write(co.git.path().join("shallow"), format!("{}\n", co.base)).unwrap();
+    let run = gate(&co, &f, TOKEN, &[], &[]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("error[github-shallow-checkout]"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("fetch-depth: 0"), "{}", run.stderr);
+    let status = f.with(|w| w.status_of(&co.head)).unwrap();
+    assert_eq!(status.state, "failure");
 }
 
 #[test]

@@ -1248,7 +1248,11 @@ fn a_plan_file_replaces_only_a_plan_and_only_a_whole_one() {
     std::fs::write(&plan, "").unwrap();
     let out = w.run(&["plan", &r, "--out", &p]);
     assert_eq!(out.code, 0, "{}", out.stderr);
-    assert!(std::fs::read_to_string(&plan).unwrap().contains("\"clusters\""));
+    assert!(
+        std::fs::read_to_string(&plan)
+            .unwrap()
+            .contains("\"clusters\"")
+    );
     assert_eq!(w.run(&["plan", &r, "--out", &p]).code, 0);
     let whole = std::fs::read_to_string(&plan).unwrap();
     // A cluster that cannot be planned: the old plan is kept.

@@ -15,6 +15,38 @@ use crate::pipeline::Validated;
 use crate::policy::{self, CheckInput, CheckResult, Outcome as Decided};
 use std::path::{Path, PathBuf};
 
+/// Why the checked-out commit does not contain the base commit, and what to
+/// do: a shallow clone may only lack the history that joins them; a merge
+/// commit was made against an older tip of the base branch; otherwise the
+/// branch was cut before the base.
+fn not_contained(path: &Path, rev: &str, commit: &str) -> (String, String) {
+    let short = commit.get(..12).unwrap_or(commit);
+    if crate::load::git::is_shallow(path) {
+        return (
+            format!("the base revision `{rev}` ({short}) is not in the history of the checked-out commit as far as this shallow clone has it: whether the branch contains it cannot be told, so nothing is judged"),
+            "fetch the whole history (`actions/checkout` with `fetch-depth: 0`, or `git fetch --unshallow`) and run again".into(),
+        );
+    }
+    if crate::load::git::head_parents(path) > 1 {
+        return (
+            format!(
+                "the base revision `{rev}` ({short}) is not in the history of the checked-out merge commit: the merge was made against an older tip of the base branch (it moved since), so this comparison would read every change merged since as undone by this one; nothing is judged"
+            ),
+            format!(
+                "run again on a merge with the base as it stands (GitHub rebuilds a pull request's merge commit when the base branch moves: re-run the job), or merge `{rev}` into the branch"
+            ),
+        );
+    }
+    (
+        format!(
+            "the base revision `{rev}` ({short}) is not in the history of the checked-out commit: the branch was cut before it, so this comparison would read every change merged since as undone by this one; nothing is judged"
+        ),
+        format!(
+            "bring the branch up to date (`git merge {rev}` or `git rebase {rev}`) and run again; a pull request's merge commit (what `actions/checkout` checks out) contains its base"
+        ),
+    )
+}
+
 /// When `check` fails.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum FailOn {
@@ -142,18 +174,8 @@ pub(super) fn load(
     if let Some(b) = &base
         && matches!(crate::load::git::head_contains(path, &b.commit), Ok(false))
     {
-        return Err(invalid(
-            io,
-            &format!(
-                "the base revision `{}` ({}) is not in the history of the checked-out commit: the branch was cut before it, so this comparison would read every change merged since as undone by this one; nothing is judged",
-                b.rev,
-                b.commit.get(..12).unwrap_or(&b.commit)
-            ),
-            Some(&format!(
-                "bring the branch up to date (`git merge {}` or `git rebase {}`) and run again; a pull request's merge commit (what `actions/checkout` checks out) contains its base",
-                b.rev, b.rev
-            )),
-        ));
+        let (why, help) = not_contained(path, &b.rev, &b.commit);
+        return Err(invalid(io, &why, Some(&help)));
     }
     if let Some(b) = base.as_ref().filter(|b| !b.problems.is_empty()) {
         let paths = crate::output::Paths::new(path);

@@ -184,7 +184,14 @@ fn pull_request(
         (None, Ok(tip)) => match current_base(path, &pr, &tip) {
             Ok(b) => b,
             Err(e) => {
-                return refuse_here(&e, Exit::Gate, io);
+                // A shallow checkout is the workflow's to fix (2); a branch
+                // behind its base is the pull request's (1).
+                let code = if e.is_usage() {
+                    Exit::Invalid
+                } else {
+                    Exit::Gate
+                };
+                return refuse_here(&e, code, io);
             }
         },
         (None, Err(e)) => {
@@ -498,6 +505,13 @@ fn governed(pr: &rest::PullRequest, listed: &[String]) -> Result<(), GithubError
 fn current_base(path: &Path, pr: &rest::PullRequest, tip: &str) -> Result<String, GithubError> {
     if crate::load::git::head_contains(path, tip).unwrap_or(false) {
         return Ok(tip.to_string());
+    }
+    if crate::load::git::is_shallow(path) {
+        return Err(GithubError::ShallowCheckout {
+            number: pr.number,
+            branch: pr.base.name.clone(),
+            tip: short(tip).to_string(),
+        });
     }
     Err(GithubError::BaseOutOfDate {
         number: pr.number,

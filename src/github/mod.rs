@@ -91,6 +91,14 @@ pub enum GithubError {
         tip: String,
     },
     #[error(
+        "the head of pull request #{number} does not contain `{branch}` as it stands ({tip}) as far as this shallow clone has its history: whether it does cannot be told, so nothing is judged"
+    )]
+    ShallowCheckout {
+        number: u64,
+        branch: String,
+        tip: String,
+    },
+    #[error(
         "pull request #{number} has {commits} commits; GitHub lists {max} at most, so who pushed the others cannot be read and their approvals cannot be checked",
         max = rest::MAX_PULL_COMMITS
     )]
@@ -121,6 +129,7 @@ impl GithubError {
             GithubError::Closed { .. } => "github-pull-request-closed",
             GithubError::BaseOutOfDate { .. } => "github-base-out-of-date",
             GithubError::TooManyCommits { .. } => "github-too-many-commits",
+            GithubError::ShallowCheckout { .. } => "github-shallow-checkout",
             GithubError::QueueShape { .. } => "github-queue-entry-unknown",
         }
     }
@@ -138,6 +147,7 @@ impl GithubError {
                 | GithubError::BaseNotJudged { .. }
                 | GithubError::Closed { .. }
                 | GithubError::TooManyCommits { .. }
+                | GithubError::ShallowCheckout { .. }
         )
     }
 
@@ -161,6 +171,7 @@ impl GithubError {
             GithubError::Closed { .. } => "nothing to do: a closed pull request keeps the verdict it had; reopen it to have it judged again (its head commit's verdict may be another pull request's)".into(),
             GithubError::BaseNotJudged { .. } => "retarget the pull request to the branch capops governs; a branch of its own would let the pull request choose what judges it. To govern more branches, list each with --base-branch in the workflow (each then requires its own `capops/<branch>` check)".into(),
             GithubError::BaseOutOfDate { branch, .. } => format!("merge `{branch}` into the pull request's branch (or rebase it); the push runs capops again against the branch as it stands. Branch protection's \"require branches to be up to date\" or a merge queue does this for you"),
+            GithubError::ShallowCheckout { .. } => "check out the whole history (`actions/checkout` with `fetch-depth: 0`), so the base branch's tip and the head can be joined".into(),
             GithubError::TooManyCommits { .. } => "squash the pull request's commits (or split it) so GitHub lists all of them".into(),
             GithubError::QueueShape { .. } => "check out the merge group's commit with `fetch-depth: 0` (so its parent commit is there); the entry is judged again when the queue rebuilds it".into(),
         }

@@ -346,6 +346,27 @@ pub fn head_contains(root: &Path, commit: &str) -> Result<bool, GitError> {
     Ok(head == other || repo.graph_descendant_of(head, other)?)
 }
 
+/// Whether the git repository holding `root` is a shallow clone (its
+/// history cut at a depth: `actions/checkout` with a `fetch-depth`), where
+/// "not in the history" may only mean "not fetched".
+pub fn is_shallow(root: &Path) -> bool {
+    Repository::discover(root).is_ok_and(|r| r.is_shallow())
+}
+
+/// How many parents the checked-out commit has (2 for a merge commit).
+pub fn head_parents(root: &Path) -> usize {
+    Repository::discover(root)
+        .ok()
+        .and_then(|r| {
+            r.head()
+                .ok()?
+                .peel_to_commit()
+                .ok()
+                .map(|c| c.parent_count())
+        })
+        .unwrap_or(0)
+}
+
 /// The capacity repository's folder at `rev`: the git repository, the commit
 /// and the tree of the folder (`None` when it did not exist then).
 fn capacity_tree<'r>(
