@@ -7,10 +7,13 @@
 //! A run is the spans joined where they overlap, touch, or leave less than
 //! [`MAX_GAP`] between them, less each held span that covers the piece
 //! whole (`super::runs`). Where no held span covers the piece, its run is
-//! the joined group it falls in, found by binary search; where one does,
-//! the sorted spans are swept once without it.
+//! the joined group it falls in, found by binary search. Where some do, the
+//! spans are joined again without them, once for each set of covering
+//! spans: the pieces under one long held window (a pull request of 100,000
+//! pieces inside a window the base holds) share one sweep, not one each.
 
 use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 
 /// Pieces less than this far apart (seconds: 30 days) are one run: a gap
 /// of an hour between two halves of one ask does not make two asks.
@@ -21,33 +24,56 @@ pub const MAX_GAP: i64 = 30 * 86_400;
 pub struct Index {
     /// The moved pieces by name.
     moved: HashMap<String, (i64, i64)>,
-    /// Every span, moved and held, sorted; `true` for a held one.
-    all: Vec<(i64, i64, bool)>,
+    /// Every span, moved and held, sorted; a held one carries its place in
+    /// `held`.
+    all: Vec<(i64, i64, Option<usize>)>,
     /// The held spans sorted by start, and the latest end up to each.
     held: Vec<(i64, i64)>,
     held_latest_end: Vec<i64>,
     /// The joined groups of every span, in order.
     groups: Vec<(i64, i64)>,
+    /// The joined groups without a set of held spans (their places in
+    /// `held`, ascending), built on first use.
+    without: Mutex<HashMap<Vec<usize>, Arc<Vec<(i64, i64)>>>>,
+}
+
+/// The spans of `all` joined into groups, in order, leaving out the held
+/// spans whose places `skip` (ascending) holds.
+fn join(all: &[(i64, i64, Option<usize>)], skip: &[usize]) -> Vec<(i64, i64)> {
+    let mut groups: Vec<(i64, i64)> = Vec::new();
+    for &(s, e, held) in all {
+        if held.is_some_and(|h| skip.binary_search(&h).is_ok()) {
+            continue;
+        }
+        match groups.last_mut() {
+            Some(g) if s < g.1.saturating_add(MAX_GAP) => g.1 = g.1.max(e),
+            _ => groups.push((s, e)),
+        }
+    }
+    groups
+}
+
+/// Seconds of the group holding the span `own`, which is one of those
+/// joined (groups are apart, so the last starting at or before it).
+fn group_of(groups: &[(i64, i64)], own: (i64, i64)) -> i64 {
+    let g = groups.partition_point(|&(s, _)| s <= own.0);
+    groups
+        .get(g.wrapping_sub(1))
+        .map_or(own.1 - own.0, |&(s, e)| e - s)
 }
 
 impl Index {
     /// Indexes the moved pieces (name, start, end) and the held spans.
     pub fn new(moved: &[(String, i64, i64)], held: &[(String, i64, i64)]) -> Index {
-        let mut all: Vec<(i64, i64, bool)> = moved
-            .iter()
-            .map(|&(_, s, e)| (s, e, false))
-            .chain(held.iter().map(|&(_, s, e)| (s, e, true)))
-            .collect();
-        all.sort_unstable();
-        let mut groups: Vec<(i64, i64)> = Vec::new();
-        for &(s, e, _) in &all {
-            match groups.last_mut() {
-                Some(g) if s < g.1.saturating_add(MAX_GAP) => g.1 = g.1.max(e),
-                _ => groups.push((s, e)),
-            }
-        }
         let mut held: Vec<(i64, i64)> = held.iter().map(|&(_, s, e)| (s, e)).collect();
         held.sort_unstable();
+        let mut all: Vec<(i64, i64, Option<usize>)> = moved
+            .iter()
+            .map(|&(_, s, e)| (s, e, None))
+            .chain(held.iter().enumerate().map(|(i, &(s, e))| (s, e, Some(i))))
+            .collect();
+        all.sort_unstable();
+        let groups = join(&all, &[]);
         let held_latest_end = held
             .iter()
             .scan(i64::MIN, |latest, &(_, e)| {
@@ -64,6 +90,7 @@ impl Index {
             held,
             held_latest_end,
             groups,
+            without: Mutex::default(),
         }
     }
 
@@ -73,32 +100,27 @@ impl Index {
         let Some(&own) = self.moved.get(name) else {
             return 0;
         };
-        let covers = |s: i64, e: i64| s <= own.0 && own.1 <= e;
         // A held span starting no later than the piece and ending no
         // earlier covers it.
         let k = self.held.partition_point(|&(s, _)| s <= own.0);
         let covered = k > 0 && self.held_latest_end[k - 1] >= own.1;
         if !covered {
-            // The piece is one of the spans, so some group starts at or
-            // before it; the last such holds it (groups are apart).
-            let g = self.groups.partition_point(|&(s, _)| s <= own.0);
-            return self
-                .groups
-                .get(g.wrapping_sub(1))
-                .map_or(own.1 - own.0, |&(s, e)| e - s);
+            return group_of(&self.groups, own);
         }
-        let mut run: Option<(i64, i64)> = None;
-        for &(start, end, held) in &self.all {
-            if held && covers(start, end) {
-                continue;
-            }
-            match run {
-                Some((s, e)) if start < e.saturating_add(MAX_GAP) => run = Some((s, e.max(end))),
-                Some((s, e)) if covers(s, e) => return e - s,
-                _ => run = Some((start, end)),
-            }
-        }
-        run.map_or(own.1 - own.0, |(s, e)| e - s)
+        let skip: Vec<usize> = (0..k).filter(|&i| self.held[i].1 >= own.1).collect();
+        // A poisoned lock (a thread that panicked while joining) is
+        // rebuilt from scratch rather than trusted.
+        let groups = {
+            let mut map = self.without.lock().unwrap_or_else(|p| {
+                let mut m = p.into_inner();
+                m.clear();
+                m
+            });
+            map.entry(skip)
+                .or_insert_with_key(|skip| Arc::new(join(&self.all, skip)))
+                .clone()
+        };
+        group_of(&groups, own)
     }
 }
 
