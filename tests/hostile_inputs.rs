@@ -604,6 +604,73 @@ fn a_backtest_never_writes_its_forecasts_over_its_input() {
 }
 
 #[test]
+fn a_backtest_replaces_only_its_own_forecasts() {
+    let tmp = tempfile::tempdir().unwrap();
+    let csv = tmp.path().join("bt.csv");
+    let mut text = String::from("timestamp,series,v\n");
+    for h in 0..24 * 40 {
+        let t = jiff::Timestamp::from_second(1_767_225_600 + h * 3600).unwrap();
+        text.push_str(&format!(
+            "{},a,{}\n",
+            t.strftime("%Y-%m-%dT%H:%M:%SZ"),
+            h % 24
+        ));
+    }
+    std::fs::write(&csv, &text).unwrap();
+    let backtest = |out: &std::path::Path| {
+        run(
+            &[
+                "forecast",
+                "backtest",
+                "--csv",
+                &csv.display().to_string(),
+                "--value",
+                "v",
+                "--out",
+                &out.display().to_string(),
+            ],
+            &[],
+        )
+    };
+    // A Config (or usage history, or anything else), directly or through a
+    // link: refused before anything is measured, the file kept.
+    let config = tmp.path().join("capops.yaml");
+    let config_text = "apiVersion: capops.dev/v1alpha1\nkind: Config\n";
+    std::fs::write(&config, config_text).unwrap();
+    let link = tmp.path().join("forecasts.csv");
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(&config, &link).unwrap();
+    #[cfg(not(unix))]
+    std::fs::copy(&config, &link).unwrap();
+    for target in [&config, &link] {
+        let out = backtest(target);
+        assert_eq!(out.code, 2, "{}", out.stderr);
+        assert!(
+            out.stderr.contains("is not a backtest's forecasts"),
+            "{}",
+            out.stderr
+        );
+        assert!(out.stdout.is_empty(), "nothing measured: {}", out.stdout);
+    }
+    assert_eq!(std::fs::read_to_string(&config).unwrap(), config_text);
+    // A new file, then the same file again (its own forecasts), then an
+    // empty one: written.
+    let fresh = tmp.path().join("fresh.csv");
+    for _ in 0..2 {
+        let out = backtest(&fresh);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        assert!(
+            std::fs::read_to_string(&fresh)
+                .unwrap()
+                .starts_with("series,cutoff,timestamp,p10,p50,p90\n")
+        );
+    }
+    let empty = tmp.path().join("empty.csv");
+    std::fs::write(&empty, "").unwrap();
+    assert_eq!(backtest(&empty).code, 0);
+}
+
+#[test]
 fn a_series_over_its_pool_is_shown_at_the_row_with_the_most_gpus() {
     // One bad row at the end of a long file: the error points at it, not at
     // the series' first row (which is fine), in a file kept as rows only.

@@ -29,7 +29,8 @@ pub struct BacktestArgs {
     /// Hours between cutoffs (default: the horizon).
     #[arg(long)]
     pub step: Option<usize>,
-    /// Where to write the forecasts (series,cutoff,timestamp,p10,p50,p90); not the input CSV.
+    /// Where to write the forecasts (series,cutoff,timestamp,p10,p50,p90): a new file, or one that
+    /// holds an earlier backtest's forecasts (anything else is refused, exit 2).
     #[arg(long)]
     pub out: Option<std::path::PathBuf>,
     /// Name of the timestamp column.
@@ -38,6 +39,39 @@ pub struct BacktestArgs {
     /// Name of the series column (without it, the file is one series).
     #[arg(long, default_value = "series")]
     pub series_column: String,
+}
+
+/// Whether `backtest --out` may replace `file`: one not there yet, an empty
+/// plain file, an earlier backtest's forecasts (its first line is
+/// [`BACKTEST_HEADER`](crate::output::forecast::BACKTEST_HEADER)), or
+/// something not a plain file (`/dev/stdout`, a FIFO: written through, never
+/// replaced). Links are followed, so a link to a Config is a Config.
+fn replaceable(file: &std::path::Path) -> Result<(), String> {
+    use std::io::Read as _;
+    #[allow(clippy::disallowed_methods)]
+    let meta = match std::fs::metadata(file) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(e.to_string()),
+        Ok(m) => m,
+    };
+    if meta.is_dir() {
+        return Err("it is a folder".into());
+    }
+    if !meta.is_file() || meta.len() == 0 {
+        return Ok(());
+    }
+    let header = crate::output::forecast::BACKTEST_HEADER;
+    let mut first = vec![0; header.len() + 2];
+    #[allow(clippy::disallowed_methods)]
+    let n = std::fs::File::open(file)
+        .and_then(|f| f.take(first.len() as u64).read(&mut first))
+        .map_err(|e| e.to_string())?;
+    let first = &first[..n];
+    let line = first.split(|b| *b == b'\n').next().unwrap_or_default();
+    if line.strip_suffix(b"\r").unwrap_or(line) == header.as_bytes() {
+        return Ok(());
+    }
+    Err("it is there and is not a backtest's forecasts (they start with the line `series,cutoff,timestamp,p10,p50,p90`), which is all --out replaces".into())
 }
 
 pub fn backtest(a: &BacktestArgs, io: &mut Io<'_>) -> Outcome {
@@ -61,6 +95,17 @@ pub fn backtest(a: &BacktestArgs, io: &mut Io<'_>) -> Outcome {
                 out.display()
             ),
             None,
+        ));
+    }
+    if let Some(out) = &a.out
+        && let Err(why) = replaceable(out)
+    {
+        return Err(invalid(
+            io,
+            &format!("--out {}: {why}; nothing was written", out.display()),
+            Some(
+                "name a new file (or an earlier backtest's forecasts): --out never replaces documents, usage history or anything else",
+            ),
         ));
     }
     let text = read_limited(&a.csv)

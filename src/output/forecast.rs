@@ -121,6 +121,10 @@ pub fn text(f: &Forecasts, repo: &str, svg: Option<&str>) -> String {
     out
 }
 
+/// The first line of the CSV `forecast backtest --out` writes (and the
+/// only kind of file it replaces).
+pub const BACKTEST_HEADER: &str = "series,cutoff,timestamp,p10,p50,p90";
+
 /// `capops forecast backtest` for people: the table, the forecasts as CSV,
 /// and the series that could not be evaluated.
 pub struct Backtest {
@@ -146,7 +150,7 @@ pub fn backtest(
             .unwrap_or_default()
     };
     let mut table = String::new();
-    let mut csv = String::from("series,cutoff,timestamp,p10,p50,p90\n");
+    let mut csv = format!("{BACKTEST_HEADER}\n");
     let mut errors = Vec::new();
     let _ = writeln!(
         table,
