@@ -17,6 +17,7 @@ pub mod reservation;
 pub mod run_index;
 pub mod runs;
 pub mod seek;
+pub mod supply;
 pub mod team;
 pub mod values;
 

@@ -38,6 +38,9 @@ pub struct TeamChange {
     pub leads_removed: Vec<String>,
     /// GPU-equivalents the team may newly borrow from its cohorts: raised
     /// borrowing limits, and removed ones counted up to the cluster's capacity.
+    /// Units are worth what they can hold, filling the pools where a unit is
+    /// worth most first (a time-sliced pool listed first does not make whole
+    /// GPUs cheap).
     pub borrowing_unlocked_gpus: f64,
     /// Whether some borrowing limit was removed, or a new presence has none (borrowing is then unbounded).
     pub borrowing_unbounded: bool,
@@ -90,20 +93,7 @@ fn leads(team: &Document<TeamSpec>) -> BTreeSet<String> {
         .collect()
 }
 
-/// Units of each resource a cluster's pools provide, with their GPU-equivalent.
-fn cluster_capacity(repo: &Repo, cluster: &str) -> BTreeMap<String, (f64, f64)> {
-    let mut out: BTreeMap<String, (f64, f64)> = BTreeMap::new();
-    if let Some(c) = repo.clusters.get(cluster) {
-        for p in &c.spec.node_pools {
-            let gpus = crate::capacity::pool_gpus(p) as f64;
-            for r in crate::gpu::resources::provided(p, c.spec.mig_strategy.value) {
-                let e = out.entry(r.resource).or_insert((0.0, r.gpu_equivalent));
-                e.0 += gpus * r.per_gpu as f64;
-            }
-        }
-    }
-    out
-}
+use super::supply::{self, Supply};
 
 /// The value a team's quota, borrowing or lending map gives a resource the
 /// cluster's pools provide: the first key (in the map's order) that names it
@@ -140,20 +130,21 @@ pub fn holding_ceiling(repo: &Repo, team: &str, cluster: &str) -> f64 {
         |m: &BTreeMap<Spanned<String>, Spanned<Quantity>>, resource: &str| limit_of(m, resource);
     // A presence without any quota is bounded by the cluster alone.
     let unbounded = presence.quota.is_empty();
-    cluster_capacity(repo, cluster)
+    supply::of_named(repo, cluster)
         .iter()
-        .map(|(resource, (units, eq))| {
+        .map(|(resource, supply)| {
+            let units = supply.units();
             let quota = if unbounded {
-                *units
+                units
             } else {
                 units_of(&presence.quota, resource).unwrap_or(0.0)
             };
             let borrow = if kueue {
-                units_of(&presence.borrowing_limit, resource).unwrap_or(*units)
+                units_of(&presence.borrowing_limit, resource).unwrap_or(units)
             } else {
                 0.0
             };
-            (quota + borrow).min(*units) * eq
+            supply.worth(quota + borrow)
         })
         .sum()
 }
@@ -167,18 +158,13 @@ pub(crate) fn kueue_borrowing(repo: &Repo, cluster: &Document<ClusterSpec>) -> f
     if !cluster.spec.kueue.as_ref().is_some_and(|k| k.enabled) {
         return 0.0;
     }
-    let mut capacity: BTreeMap<String, (f64, f64)> = BTreeMap::new();
-    let mut whole = 0.0;
-    for p in &cluster.spec.node_pools {
-        let gpus = crate::capacity::pool_gpus(p) as f64;
-        whole += gpus;
-        for r in crate::gpu::resources::provided(p, cluster.spec.mig_strategy.value) {
-            let e = capacity
-                .entry(r.resource)
-                .or_insert((0.0, r.gpu_equivalent));
-            e.0 += gpus * r.per_gpu as f64;
-        }
-    }
+    let capacity = supply::of(&cluster.spec);
+    let whole: f64 = cluster
+        .spec
+        .node_pools
+        .iter()
+        .map(|p| crate::capacity::pool_gpus(p) as f64)
+        .sum();
     let mut sum = 0.0;
     for team in repo.teams.values() {
         let Some((_, presence)) = team
@@ -189,14 +175,9 @@ pub(crate) fn kueue_borrowing(repo: &Repo, cluster: &Document<ClusterSpec>) -> f
         else {
             continue;
         };
-        for (resource, (units, eq)) in &capacity {
-            let limit = presence
-                .borrowing_limit
-                .iter()
-                .find(|(k, _)| crate::gpu::resources::names_resource(&k.value, resource))
-                .map(|(_, v)| v.value.0 as f64)
-                .unwrap_or(*units);
-            sum += limit.min(*units) * eq;
+        for (resource, supply) in &capacity {
+            let limit = limit_of(&presence.borrowing_limit, resource).unwrap_or(supply.units());
+            sum += supply.worth(limit);
         }
     }
     sum.min(whole)
@@ -222,15 +203,24 @@ fn borrowing(
         if kueue_only && !kueue {
             continue;
         }
-        for (resource, (units, _)) in cluster_capacity(repo, &cluster.value) {
+        for (resource, supply) in supply::of_named(repo, &cluster.value) {
             let limit = limit_of(&presence.borrowing_limit, &resource);
             out.insert(
                 (cluster.value.clone(), resource),
-                (limit.unwrap_or(units), limit.is_none()),
+                (limit.unwrap_or(supply.units()), limit.is_none()),
             );
         }
     }
     out
+}
+
+/// What `units` of a (cluster, resource) can hold at most, in
+/// GPU-equivalents ([`Supply::worth`]); a unit is a GPU where no pool of the
+/// cluster provides the resource (as a Team change weighs a quota).
+fn worth(repo: &Repo, key: &(String, String), units: f64) -> f64 {
+    supply::of_named(repo, &key.0)
+        .get(&key.1)
+        .map_or(units, |s: &Supply| s.worth(units))
 }
 
 /// What a team may borrow where it can (GPU-equivalents): on the clusters
@@ -238,12 +228,7 @@ fn borrowing(
 pub(crate) fn kueue_borrowing_of(repo: &Repo, team: &Document<TeamSpec>) -> f64 {
     borrowing(repo, Some(team), true)
         .iter()
-        .map(|(key, (units, _))| {
-            units
-                * cluster_capacity(repo, &key.0)
-                    .get(&key.1)
-                    .map_or(1.0, |(_, e)| *e)
-        })
+        .map(|(key, (units, _))| worth(repo, key, *units))
         .sum()
 }
 
@@ -259,22 +244,17 @@ pub(crate) fn borrowing_change(
     let now_borrow = borrowing(repo, now, false);
     let before_borrow = borrowing(repo, before, false);
     let (mut unlocked, mut cut, mut unbounded) = (0.0, 0.0, false);
-    let equivalent = |key: &(String, String)| {
-        cluster_capacity(repo, &key.0)
-            .get(&key.1)
-            .map_or(1.0, |(_, e)| *e)
-    };
     for (key, (units, open)) in &now_borrow {
         let (old, old_open) = before_borrow.get(key).copied().unwrap_or((0.0, false));
         if units > &old {
-            unlocked += (units - old) * equivalent(key);
+            unlocked += worth(repo, key, *units) - worth(repo, key, old);
         }
         unbounded |= *open && !old_open;
     }
     for (key, (old, _)) in &before_borrow {
         let units = now_borrow.get(key).map_or(0.0, |(u, _)| *u);
         if units < *old {
-            cut += (old - units) * equivalent(key);
+            cut += worth(repo, key, *old) - worth(repo, key, units);
         }
     }
     (unlocked, cut, unbounded)

@@ -1,0 +1,17 @@
+//! A supply's worth: units fill the most valuable pools first.
+
+use super::*;
+
+#[test]
+fn units_fill_the_most_valuable_pools_first_whatever_their_order() {
+    // 8 GPUs time-sliced 8 ways (64 units of 1/8), then 560 whole GPUs.
+    let a = Supply(vec![(560.0, 1.0), (64.0, 0.125)]);
+    assert_eq!(a.units(), 624.0);
+    assert_eq!(a.worth(32.0), 32.0);
+    assert_eq!(a.worth(560.0), 560.0);
+    // Past the whole GPUs, the slices: 64 units are 8 GPUs.
+    assert_eq!(a.worth(1632.0), 568.0);
+    assert_eq!(a.worth(600.0), 565.0);
+    assert_eq!(a.worth(-3.0), 0.0);
+    assert_eq!(Supply::default().worth(10.0), 0.0);
+}
