@@ -80,6 +80,18 @@ pub fn measure(a: &Analysis<'_>) -> BTreeMap<String, TeamUsage> {
     let low = a.config.thresholds.low_utilization.as_f64();
     let target = a.config.thresholds.target_utilization.as_f64();
     let mut out = BTreeMap::new();
+    // Each team's part of each priced pool, found by key (a search of the
+    // pool's teams for every team was quadratic in the teams).
+    let parts: std::collections::HashMap<(&str, &str, &str), &super::waste::TeamPart> = a
+        .waste()
+        .iter()
+        .filter(|w| w.costs.is_some())
+        .flat_map(|w| {
+            w.teams
+                .iter()
+                .map(move |x| ((w.cluster.as_str(), w.pool.as_str(), x.team.as_str()), x))
+        })
+        .collect();
     for (team, series) in &a.team_series {
         let mut t = TeamUsage {
             team: team.clone(),
@@ -109,12 +121,9 @@ pub fn measure(a: &Analysis<'_>) -> BTreeMap<String, TeamUsage> {
             if p.hours == 0 {
                 continue;
             }
-            let part = a
-                .waste()
-                .iter()
-                .find(|w| w.cluster == s.cluster && w.pool == s.pool)
-                .filter(|w| w.costs.is_some())
-                .and_then(|w| w.teams.iter().find(|x| x.team == *team));
+            let part = parts
+                .get(&(s.cluster.as_str(), s.pool.as_str(), team.as_str()))
+                .copied();
             match part {
                 Some(x) => {
                     t.cost += x.allocated_cost;
