@@ -270,6 +270,23 @@ pub fn check(input: &CheckInput<'_>) -> CheckResult {
         })
         .map(|(n, _)| n.clone())
         .collect();
+    let edited = |kind: Kind| {
+        changes
+            .iter()
+            .filter(move |c| c.kind == kind)
+            .filter(|c| !matches!(c.change.kind, ChangeKind::Unchanged | ChangeKind::Removed))
+    };
+    aggregates.head_clusters = edited(Kind::Cluster)
+        .filter_map(|c| {
+            Some((
+                c.name.clone(),
+                input.head.clusters.get(&c.name)?.spec.clone(),
+            ))
+        })
+        .collect();
+    aggregates.head_teams = edited(Kind::Team)
+        .filter_map(|c| Some((c.name.clone(), input.head.teams.get(&c.name)?.clone())))
+        .collect();
     aggregates.recent_growth_cost = judge::recent_growth_cost(analysis, input.platform_growth);
     aggregates.monthly_growth_with_recent = judge::monthly_growth_with_recent(
         analysis,

@@ -421,6 +421,12 @@ pub struct Aggregates {
     /// (`request::team_priorities`), so many requests of one team and pool
     /// cost one pass, not one each.
     pub team_priorities_before: std::sync::OnceLock<TeamPriorities>,
+    /// The clusters and teams the change adds or edits, as the head has
+    /// them: a quota raised with the pool change that makes its units worth
+    /// more is weighed with the other half as it will stand (`team::team`,
+    /// `team::teams_as_changed`).
+    pub head_clusters: std::collections::BTreeMap<String, ClusterSpec>,
+    pub head_teams: std::collections::BTreeMap<String, Document<TeamSpec>>,
 }
 
 /// (team, cluster, pool) -> (highest priority, highest preempting priority).

@@ -120,7 +120,8 @@ pub struct ClusterChange {
     /// single-strategy MIG layout, a pool added whose units are worth more):
     /// a quota is worth what a unit is worth in the pool where it is worth most,
     /// granted at the base's worth and held at the head's; per resource at most the
-    /// GPUs of the pools where a unit is now worth more. The base's teams.
+    /// GPUs of the pools where a unit is now worth more. The base's teams, and
+    /// those the same change adds or edits as the head has them.
     pub quotas_regrown_gpus: f64,
     /// What the cluster's pool changes merged in the 30 days before the base
     /// revision added to the quotas then granted (its git history; 0 without).
@@ -316,9 +317,7 @@ pub fn cluster(env: &Env<'_>, doc: &Document<ClusterSpec>, change: &Change) -> C
         .unwrap_or((0.0, 0.0));
     let moved = crate::policy::measure::moved_gpus((!removed).then_some(doc), previous);
     let quotas_regrown = match (previous, removed) {
-        (Some(p), false) => {
-            super::team::quotas_regrown(env.world.teams.values(), doc.name(), &doc.spec, &p.spec)
-        }
+        (Some(p), false) => super::team::regrown_as_changed(env, doc, &p.spec),
         _ => 0.0,
     };
     let growth = &env.aggregates.platform_growth;

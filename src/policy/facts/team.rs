@@ -28,6 +28,8 @@ pub struct TeamChange {
     #[serde(flatten)]
     pub base: ChangeFacts,
     /// GPUs now minus GPUs before (requests, reservations) or quota GPUs now minus before (teams); the whole size when added.
+    /// A team's quota now is weighed at the most a unit is worth in the base's cluster or in the
+    /// cluster as the same change leaves it.
     pub delta_gpus: f64,
     /// Quota the change takes away, cluster by cluster and resource by resource (GPU-equivalents;
     /// a raise elsewhere does not offset it).
@@ -274,7 +276,7 @@ pub fn team(env: &Env<'_>, team: &Document<TeamSpec>, change: &Change) -> TeamSu
     let now_quota = if removed {
         BTreeMap::new()
     } else {
-        team_quota_by(env.world, team)
+        team_quota_by_as_changed(env, team)
     };
     let before_quota = previous
         .map(|t| team_quota_by(env.base.unwrap_or(env.world), t))
@@ -389,6 +391,55 @@ pub fn team_quota_by(repo: &Repo, team: &Document<TeamSpec>) -> BTreeMap<(String
         }
     }
     out
+}
+
+/// [`team_quota_by`] in the world, each unit worth the most it is worth in
+/// the world's cluster or in the cluster as the same change leaves it: a
+/// quota raised with the pool change that makes its units whole GPUs is not
+/// weighed at the slices the base had.
+fn team_quota_by_as_changed(
+    env: &Env<'_>,
+    team: &Document<TeamSpec>,
+) -> BTreeMap<(String, String), f64> {
+    let mut out = team_quota_by(env.world, team);
+    for ((cluster, resource), gpus) in out.iter_mut() {
+        let Some(head) = env.aggregates.head_clusters.get(cluster) else {
+            continue;
+        };
+        let Some((_, presence)) = team.spec.clusters.iter().find(|(c, _)| c.value == *cluster)
+        else {
+            continue;
+        };
+        let units: f64 = presence
+            .quota
+            .iter()
+            .filter(|(k, _)| k.value == *resource)
+            .map(|(_, v)| v.value.0 as f64)
+            .sum();
+        if let Some(eq) = unit_worth(head, resource) {
+            *gpus = gpus.max(units * eq);
+        }
+    }
+    out
+}
+
+/// [`quotas_regrown`] on `cluster` going from `then` to as the change has
+/// it, over the teams as the change leaves them: the world's (the base's),
+/// each one the change adds or edits as the head has it (a quota raised
+/// with the pool change that makes it worth more regrows at its new size).
+pub(crate) fn regrown_as_changed(
+    env: &Env<'_>,
+    cluster: &Document<ClusterSpec>,
+    then: &ClusterSpec,
+) -> f64 {
+    let heads = &env.aggregates.head_teams;
+    let teams = env
+        .world
+        .teams
+        .values()
+        .filter(|t| !heads.contains_key(t.name()))
+        .chain(heads.values());
+    quotas_regrown(teams, cluster.name(), &cluster.spec, then)
 }
 
 /// What one unit of `resource` in a namespace quota is worth on `cluster`, in
