@@ -136,7 +136,19 @@ pub fn run(cli: &Cli, a: &RenderArgs, io: &mut Io<'_>) -> Outcome {
                 io,
                 Exit::External,
                 &e.to_string(),
-                Some("the output folder was left as it was: no file was replaced or removed"),
+                Some(
+                    "no rendered file was replaced or removed (the manifest may already list the files to come: the next render completes the folder)",
+                ),
+            ));
+        }
+        Err(e @ super::render_out::Refused::Unfinished { .. }) => {
+            return Err(stop(
+                io,
+                Exit::External,
+                &e.to_string(),
+                Some(
+                    "fix the cause and render again: the manifest lists every file it wrote, so the next render prunes what it no longer renders",
+                ),
             ));
         }
         Err(e @ super::render_out::Refused::Partly { .. }) => {

@@ -51,6 +51,15 @@ pub enum Refused {
         total: usize,
     },
     #[error(
+        "{step} {path} failed ({error}) after every changed file was put in place: the folder holds the new files{left}"
+    )]
+    Unfinished {
+        step: &'static str,
+        path: String,
+        error: std::io::Error,
+        left: &'static str,
+    },
+    #[error(
         "the manifest {0} does not read ({1}): capops cannot tell which files of the output folder it wrote, so it would not remove those it no longer renders (a deleted reservation's Terraform would stay)"
     )]
     BadManifest(String, String),
@@ -407,14 +416,25 @@ pub fn write(out: &Path, r: &Rendered, cluster: Option<&str>) -> Result<WriteOut
         }
         let path = out.join(old);
         if std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file()) {
-            std::fs::remove_file(&path).map_err(|e| io(&path, e))?;
+            std::fs::remove_file(&path).map_err(|error| Refused::Unfinished {
+                step: "removing",
+                path: path.display().to_string(),
+                error,
+                left: ", and some it no longer renders",
+            })?;
             removed.push(old.clone());
         }
     }
     let mut files = kept;
     files.extend(wanted.iter().map(|p| p.to_string()));
-    super::common::write_atomically(&manifest, manifest_text(&files).as_bytes())
-        .map_err(|e| io(&manifest, e))?;
+    super::common::write_atomically(&manifest, manifest_text(&files).as_bytes()).map_err(
+        |error| Refused::Unfinished {
+            step: "recording the manifest",
+            path: manifest.display().to_string(),
+            error,
+            left: ", and the manifest still lists the files from before too",
+        },
+    )?;
     Ok(WriteOutcome { written, removed })
 }
 
