@@ -534,6 +534,95 @@ fn a_head_cut_before_its_base_is_not_judged() {
     assert_eq!(judged(&out), vec!["mine"], "{}", out.stdout);
 }
 
+/// Adds a gitlink (mode 160000: a submodule's commit) at `path` to the
+/// index, as `git submodule add` leaves it, with an empty folder for it.
+fn add_gitlink(git: &Repository, path: &str) {
+    std::fs::create_dir_all(git.workdir().unwrap().join(path)).unwrap();
+    let mut index = git.index().unwrap();
+    index
+        .add(&git2::IndexEntry {
+            ctime: git2::IndexTime::new(0, 0),
+            mtime: git2::IndexTime::new(0, 0),
+            dev: 0,
+            ino: 0,
+            mode: 0o160000,
+            uid: 0,
+            gid: 0,
+            file_size: 0,
+            id: git2::Oid::from_str("1234567890123456789012345678901234567890").unwrap(),
+            flags: 0,
+            flags_extended: 0,
+            path: path.as_bytes().to_vec(),
+        })
+        .unwrap();
+    index.write().unwrap();
+}
+
+/// Each of git's records on its own: a gitlink committed and then dropped
+/// from the index (found walking `HEAD`), a `.gitmodules` entry with no
+/// gitlink anywhere (its path with a trailing slash), and a submodule where
+/// the whole output folder goes.
+#[test]
+fn a_submodule_in_the_output_is_found_in_each_of_gits_records_alone() {
+    let judged_as_edit = |r: &Repo, what: &str, name: &str| {
+        let out = check(&r.root, &["--base", "HEAD", "--format", "json"]);
+        let t = decision(&out, "templates");
+        assert_eq!(t["tier"], "vp", "{what}: {t}");
+        let edited = t["facts"]["change"]["output_edited"].to_string();
+        assert!(edited.contains(name), "{what}: {edited}");
+    };
+    // Committed, then `git rm --cached`: only HEAD has it.
+    let r = repo_at("");
+    render(&r.root);
+    add_gitlink(&r.git, "rendered/vendored");
+    let sig = git2::Signature::now("t", "t@capops.invalid").unwrap();
+    let tree = r
+        .git
+        .find_tree(r.git.index().unwrap().write_tree().unwrap())
+        .unwrap();
+    let parent = r.git.head().unwrap().peel_to_commit().unwrap();
+    r.git
+        .commit(
+            Some("HEAD"),
+            &sig,
+            &sig,
+            "rendered, with a submodule",
+            &tree,
+            &[&parent],
+        )
+        .unwrap();
+    let mut index = r.git.index().unwrap();
+    index
+        .remove_path(std::path::Path::new("rendered/vendored"))
+        .unwrap();
+    index.write().unwrap();
+    assert!(
+        r.git.index().unwrap().iter().all(|e| e.mode != 0o160000),
+        "the index holds no gitlink"
+    );
+    judged_as_edit(&r, "HEAD only", "vendored");
+    // Only `.gitmodules` names it (a clone that has not fetched it).
+    let r = repo_at("");
+    render(&r.root);
+    commit_all(&r.git, "rendered");
+    std::fs::write(
+        r.root.join(".gitmodules"),
+        "[submodule \"y\"]\n\tpath = rendered/pulled/\n\turl = https://example.invalid/y\n",
+    )
+    .unwrap();
+    judged_as_edit(&r, ".gitmodules only", "pulled");
+    // The output folder itself a submodule.
+    let r = repo_at("");
+    render(&r.root);
+    commit_all(&r.git, "rendered");
+    std::fs::write(
+        r.root.join(".gitmodules"),
+        "[submodule \"z\"]\n\tpath = rendered\n\turl = https://example.invalid/z\n",
+    )
+    .unwrap();
+    judged_as_edit(&r, "the folder itself (.gitmodules)", "rendered/.");
+}
+
 /// A submodule in the output folder is another repository's files, which
 /// a consumer that clones submodules (Argo CD does by default) applies:
 /// never what render writes. It is found from git's own records (the index
@@ -554,25 +643,7 @@ fn a_submodule_in_the_output_is_judged_however_gitmodules_spells_it() {
         // no `.gitmodules` at all: an empty folder in a clone that does not
         // fetch submodules.
         let path = format!("{prefix}rendered/extra");
-        std::fs::create_dir_all(r.git.workdir().unwrap().join(&path)).unwrap();
-        let mut index = r.git.index().unwrap();
-        index
-            .add(&git2::IndexEntry {
-                ctime: git2::IndexTime::new(0, 0),
-                mtime: git2::IndexTime::new(0, 0),
-                dev: 0,
-                ino: 0,
-                mode: 0o160000,
-                uid: 0,
-                gid: 0,
-                file_size: 0,
-                id: git2::Oid::from_str("1234567890123456789012345678901234567890").unwrap(),
-                flags: 0,
-                flags_extended: 0,
-                path: path.clone().into_bytes(),
-            })
-            .unwrap();
-        index.write().unwrap();
+        add_gitlink(&r.git, &path);
         let out = check(&r.root, &["--base", "HEAD", "--format", "json"]);
         let t = decision(&out, "templates");
         assert_eq!(t["decision"], "needs-approval", "{sub}: {t}");

@@ -221,8 +221,8 @@ pub fn gitlinks_under(root: &Path, folder: &str) -> Vec<String> {
         .collect::<String>();
     let mut out = std::collections::BTreeSet::new();
     let mut keep = |path: &str| {
-        if let Some(rest) = path.strip_prefix(&under) {
-            out.insert(rest.to_string());
+        if let Some(rest) = in_folder(path, &under) {
+            out.insert(rest);
         }
     };
     if let Ok(index) = repo.index() {
@@ -241,6 +241,17 @@ pub fn gitlinks_under(root: &Path, folder: &str) -> Vec<String> {
         });
     }
     out.into_iter().collect()
+}
+
+/// `path` (from the top of the git repository) relative to the folder
+/// `under` (ending in `/`): `.` for the folder itself (a submodule where the
+/// whole output goes), `None` outside it.
+pub fn in_folder(path: &str, under: &str) -> Option<String> {
+    let path = path.trim_start_matches("./").trim_end_matches('/');
+    if under.strip_suffix('/') == Some(path) {
+        return Some(".".into());
+    }
+    path.strip_prefix(under).map(str::to_string)
 }
 
 /// Where `root` lies under `workdir` (`a/b`; empty when they are one).

@@ -66,8 +66,8 @@ pub fn read_worktree(root: &Path, folder: &str) -> BTreeMap<String, Option<Vec<u
             .map(|p| format!("{p}/"))
             .collect::<String>();
         for path in submodule_paths(&modules) {
-            if let Some(rest) = path.trim_start_matches("./").strip_prefix(&under) {
-                out.insert(rest.to_string(), None);
+            if let Some(rest) = git::in_folder(&path, &under) {
+                out.insert(rest, None);
             }
         }
     }
