@@ -328,6 +328,23 @@ fn a_time_limit_that_is_not_a_number_of_seconds_is_refused() {
         );
         assert!(out.stdout.is_empty(), "no decision for {bad}");
     }
+    // Where no policy runs, the variable is nobody's business.
+    for args in [
+        vec!["--version".to_string()],
+        vec!["validate".into(), root.display().to_string()],
+    ] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_capops"))
+            .args(&args)
+            .env("CAPOPS_POLICY_SECONDS", "ten")
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
 }
 
 #[test]
