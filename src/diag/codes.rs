@@ -53,14 +53,28 @@ macro_rules! codes {
             /// [`Code::overridable`]'s, nor a reference to a team, cluster,
             /// pool or priority class that does not exist (a request there
             /// would be judged, and its namespace's quota rendered, as if it
-            /// were real).
+            /// were real), nor an invariant `check` and `render` keep
+            /// ([`Code::invariant`]).
             pub fn lowerable(self) -> bool {
                 self.overridable()
+                    && !self.invariant()
                     && !matches!(
                         self,
                         Code::UnknownTeam | Code::UnknownCluster | Code::UnknownPool
                             | Code::UnknownPriorityClass
                     )
+            }
+
+            /// A state `check` and `render` refuse whatever the Config says:
+            /// a team over its quota, a pool committed past what it has, a
+            /// window still to run shorter than the hour capacity is counted
+            /// in, two teams rendered into one namespace.
+            pub fn invariant(self) -> bool {
+                matches!(
+                    self,
+                    Code::TeamOverQuota | Code::PoolOvercommitted | Code::WindowTooShort
+                        | Code::DuplicateNamespace
+                )
             }
 
             pub fn parse(name: &str) -> Option<Code> {

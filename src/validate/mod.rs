@@ -168,10 +168,12 @@ pub fn apply_overrides(repo: &Repo, diags: &mut Vec<Diagnostic>) {
                     format!(
                         "`{code}` cannot be lowered: {why}",
                         code = code.as_str(),
-                        why = if code.overridable() {
-                            "it names something that does not exist, which nothing can judge or render"
-                        } else {
+                        why = if !code.overridable() {
                             "it stops capops from reading the repository"
+                        } else if code.invariant() {
+                            "it is a state check and render refuse, whatever the Config says (quotas and pools kept, capacity counted by the hour, one team a namespace)"
+                        } else {
+                            "it names something that does not exist, which nothing can judge or render"
                         }
                     ),
                 )
