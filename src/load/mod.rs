@@ -103,6 +103,12 @@ pub fn load_with(
         }
         if text_ok {
             yaml_files.push(id);
+        } else if let Some(text) = loaded.sources.get(id).full_text() {
+            // Refused as binary or not UTF-8: what can be read of it (up to
+            // the first NUL, bad bytes replaced) names its documents, so a
+            // reference to one is not another error.
+            let names = names_in_text(text);
+            loaded.invalid.extend(names);
         }
     }
 
@@ -472,6 +478,8 @@ fn names_in_text(text: &str) -> Vec<(Kind, String)> {
         }
     };
     for line in text.lines().take(1_000_000) {
+        // A byte-order mark inside the text (a file pasted into another).
+        let line = line.trim_start_matches('\u{feff}');
         if line.starts_with("---") {
             flush(&mut kind, &mut name);
             in_metadata = false;
@@ -521,6 +529,9 @@ mod names_tests {
                 (Kind::Team, "ops".to_string())
             ]
         );
+        // A stray byte-order mark before a top-level key.
+        let text = "\u{feff}kind: Team\nmetadata:\n  name: devex\n";
+        assert_eq!(names_in_text(text), vec![(Kind::Team, "devex".to_string())]);
         // A spec's own `name:` keys are not the document's.
         let text = "kind: Cluster\nspec:\n  nodePools:\n    - name: a100\n";
         assert!(names_in_text(text).is_empty());
