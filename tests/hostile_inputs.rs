@@ -671,6 +671,69 @@ fn a_backtest_replaces_only_its_own_forecasts() {
 }
 
 #[test]
+fn a_series_spread_over_decades_is_shown_at_its_mistyped_row() {
+    // A year mistyped at the end of a long file: the error points at that
+    // row and names its hour, not the series' first row.
+    let row = "2099-11-21T23:00:00Z,infer-l4,t4-batch,devex,1,0.5\n";
+    let (_tmp, repo) = example_with(|repo| {
+        let path = repo.join("usage/infer-l4.csv");
+        let mut text = std::fs::read_to_string(&path).unwrap();
+        text.push_str(row);
+        std::fs::write(&path, text).unwrap();
+    });
+    let lines = std::fs::read_to_string(repo.join("usage/infer-l4.csv"))
+        .unwrap()
+        .lines()
+        .count();
+    let out = run(
+        &["validate", "--format", "json", &repo.display().to_string()],
+        &[],
+    );
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    let d = out.json["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["code"] == "usage-bad-row")
+        .expect("the series spans too long")
+        .clone();
+    assert_eq!(d["line"], lines as u64, "{d}");
+    assert!(
+        d["message"]
+            .as_str()
+            .unwrap()
+            .contains("farthest from the rest is for 2099-11-21T23:00:00Z)"),
+        "{d}"
+    );
+    // The same row in a file read before: named as such.
+    let (_tmp, repo) = example_with(|repo| {
+        std::fs::write(
+            repo.join("usage/extra.csv"),
+            format!("timestamp,cluster,pool,team,allocated_gpus,used_gpus\n{row}"),
+        )
+        .unwrap();
+    });
+    let out = run(
+        &["validate", "--format", "json", &repo.display().to_string()],
+        &[],
+    );
+    let d = out.json["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["code"] == "usage-bad-row")
+        .expect("the series spans too long")
+        .clone();
+    assert!(
+        d["message"]
+            .as_str()
+            .unwrap()
+            .contains("2099-11-21T23:00:00Z, in a usage file read before this one"),
+        "{d}"
+    );
+}
+
+#[test]
 fn a_series_over_its_pool_is_shown_at_the_row_with_the_most_gpus() {
     // One bad row at the end of a long file: the error points at it, not at
     // the series' first row (which is fine), in a file kept as rows only.

@@ -381,25 +381,41 @@ pub fn join(
     }
     for r in usage.add_rows(&samples, &part.rows) {
         let key = &usage.series[r.series as usize];
-        let span = first_here
+        let first = first_here
             .get(&r.series)
             .copied()
             .unwrap_or(usage.series_spans[r.series as usize]);
-        diags.push(
-            Diagnostic::new(
-                Code::UsageBadRow,
-                format!(
-                    "usage of {}/{}/{} would span {} days with {} rows: capops holds usage hour by hour, and a series may span at most a day per row (31 days at least); this file's rows of the series were not read",
-                    key.cluster,
-                    key.pool,
-                    key.team,
-                    (r.hours + 23) / 24,
-                    r.rows
-                ),
-            )
-            .at(span, "series in this file")
-            .help("check the series' timestamps (a mistyped year puts a row decades away from the rest)"),
-        );
+        // The row farthest from the rest: here, or in a file read before.
+        let far = r.farthest.and_then(|i| part.rows.get(i).copied());
+        let when = crate::model::Timestamp::from_second(r.farthest_hour * 3600)
+            .map(|t| {
+                let file = if r.farthest.is_some() {
+                    ""
+                } else {
+                    ", in a usage file read before this one"
+                };
+                format!(" (the row farthest from the rest is for {t}{file})")
+            })
+            .unwrap_or_default();
+        let mut d = Diagnostic::new(
+            Code::UsageBadRow,
+            format!(
+                "usage of {}/{}/{} would span {} days with {} rows{when}: capops holds usage hour by hour, and a series may span at most a day per row (31 days at least); this file's rows of the series were not read",
+                key.cluster,
+                key.pool,
+                key.team,
+                (r.hours + 23) / 24,
+                r.rows
+            ),
+        )
+        .help("check the series' timestamps (a mistyped year puts a row decades away from the rest)");
+        d = match far {
+            Some(row) => d
+                .at(row, "farthest from the rest")
+                .related(first, "the series' first row in this file"),
+            None => d.at(first, "series in this file"),
+        };
+        diags.push(d);
     }
 }
 

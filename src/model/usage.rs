@@ -207,6 +207,12 @@ pub struct Refused {
     pub hours: i64,
     /// Rows it would have had.
     pub rows: usize,
+    /// The hour of the row farthest from the median hour of all its rows
+    /// (those held before and those added): most likely the mistyped one.
+    pub farthest_hour: i64,
+    /// Its index among the samples added; `None` when it is a row held
+    /// before (read from an earlier file).
+    pub farthest: Option<usize>,
 }
 
 /// The rows of one usage file, as read (series numbered within the file).
@@ -295,20 +301,73 @@ impl Usage {
                     series,
                     hours: to - from,
                     rows,
+                    farthest_hour: 0,
+                    farthest: None,
                 });
                 continue;
             }
             g.cover(from, to);
         }
         refused.sort_by_key(|r| r.series);
+        let out: std::collections::HashMap<u32, usize, IntHash> = refused
+            .iter()
+            .enumerate()
+            .map(|(k, r)| (r.series, k))
+            .collect();
+        self.farthest(samples, &out, &mut refused);
         for (i, s) in samples.iter().enumerate() {
-            if refused.iter().any(|r| r.series == s.series) {
+            if out.contains_key(&s.series) {
                 continue;
             }
             let row = rows.get(i).copied();
             self.grids[s.series as usize].put(s.hour(), s.allocated(), s.used(), row);
         }
         refused
+    }
+
+    /// Sets each refused series' farthest row ([`Refused::farthest`]): the
+    /// one farthest from the median hour of all its rows, those it held
+    /// before and those added.
+    fn farthest(
+        &self,
+        samples: &[UsageSample],
+        out: &std::collections::HashMap<u32, usize, IntHash>,
+        refused: &mut [Refused],
+    ) {
+        let mut hours: Vec<Vec<i64>> = vec![Vec::new(); refused.len()];
+        for s in samples {
+            if let Some(&k) = out.get(&s.series) {
+                hours[k].push(s.hour());
+            }
+        }
+        for (r, h) in refused.iter_mut().zip(&mut hours) {
+            let g = &self.grids[r.series as usize];
+            let before: Vec<i64> = (0..g.allocated.hours())
+                .filter(|&i| g.has_row(i))
+                .map(|i| g.allocated.start + i as i64)
+                .collect();
+            let mut all: Vec<i64> = before.iter().chain(h.iter()).copied().collect();
+            all.sort_unstable();
+            let middle = all.get(all.len() / 2).copied().unwrap_or(0);
+            let far = |x: &i64| (x - middle).abs();
+            // Rows held before first: a tie goes to the earlier file.
+            if let Some(&hour) = before.iter().max_by_key(|x| far(x)) {
+                r.farthest_hour = hour;
+                r.farthest = None;
+            }
+            let mut best = if r.farthest.is_none() && !before.is_empty() {
+                far(&r.farthest_hour)
+            } else {
+                -1
+            };
+            for (i, s) in samples.iter().enumerate() {
+                if s.series == r.series && far(&s.hour()) > best {
+                    best = far(&s.hour());
+                    r.farthest_hour = s.hour();
+                    r.farthest = Some(i);
+                }
+            }
+        }
     }
 
     /// Every hour that had a row, as the row that stands (series by
@@ -442,7 +501,10 @@ mod tests {
             vec![Refused {
                 series: far,
                 hours: 99 * 8766 + 1,
-                rows: 2
+                rows: 2,
+                // Of two rows, the median is the later one: the first is the farthest from it.
+                farthest_hour: 0,
+                farthest: Some(0)
             }]
         );
         assert_eq!(u.grids[far as usize].allocated.hours(), 0);
