@@ -1101,3 +1101,29 @@ fn policy_test_case_links_are_refused_by_name_not_followed_or_skipped() {
         );
     }
 }
+
+#[test]
+fn render_into_a_folder_under_a_file_names_the_file_not_the_manifest() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("afile");
+    std::fs::write(&file, "hi\n").unwrap();
+    let out = run(
+        &[
+            "render",
+            &root().join("examples/acme").display().to_string(),
+            "--at",
+            "2026-11-22",
+            "--out",
+            &file.join("sub").display().to_string(),
+        ],
+        &[],
+    );
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("is a file, not a folder"),
+        "{}",
+        out.stderr
+    );
+    assert!(!out.stderr.contains("manifest"), "{}", out.stderr);
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "hi\n");
+}

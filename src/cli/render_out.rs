@@ -301,8 +301,14 @@ pub fn write(out: &Path, r: &Rendered, cluster: Option<&str>) -> Result<WriteOut
     // One render at a time per output folder (an advisory lock on the
     // folder, held until this returns): two at once would mix their files
     // and manifests. A folder not there yet has nothing to mix.
-    if std::fs::metadata(out).is_ok_and(|m| !m.is_dir()) {
-        return Err(Refused::NotAFolder(out.display().to_string()));
+    // The folder, or one above it, a file: nothing can be written under it
+    // (and its manifest would read as broken).
+    if let Some(file) = out
+        .ancestors()
+        .filter(|a| !a.as_os_str().is_empty())
+        .find(|a| std::fs::metadata(a).is_ok_and(|m| !m.is_dir()))
+    {
+        return Err(Refused::NotAFolder(file.display().to_string()));
     }
     let _lock = match std::fs::File::open(out) {
         Ok(dir) => {

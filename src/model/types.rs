@@ -188,6 +188,17 @@ impl FromStr for Timestamp {
                 .map_err(|e| describe_time_error(s, e))?;
             return Ok(Timestamp(ts));
         }
+        let b = s.as_bytes();
+        if b.len() >= 19
+            && matches!(b[10], b'T' | b't' | b' ')
+            && b[13] == b':'
+            && b[16] == b':'
+            && &b[17..19] == b"60"
+        {
+            return Err(format!(
+                "`{s}` has the second 60, a leap second: capops counts UTC hours and cannot place one; write :59 or the next minute"
+            ));
+        }
         if let Some(offset) = bad_offset(s) {
             return Err(format!(
                 "`{s}` has the offset `{offset}`, beyond ±23:59 (RFC 3339): write Z or an offset such as +02:00"
@@ -333,6 +344,13 @@ mod tests {
         }
         let t: Timestamp = "2026-11-01T00:00:00-23:59".parse().unwrap();
         assert_eq!(t.to_string(), "2026-11-01T23:59:00Z");
+        // A leap second is refused, not read as :59 (the parser's choice).
+        for bad in ["2026-11-16T23:59:60Z", "2026-11-16 23:59:60.5+01:00"] {
+            let err = bad.parse::<Timestamp>().unwrap_err();
+            assert!(err.contains("a leap second"), "{bad}: {err}");
+        }
+        // Multibyte text where the seconds would be does not panic.
+        assert!("2026-11-16Tééé:60Z".parse::<Timestamp>().is_err());
         // A year the clock cannot hold is out of range, not unreal.
         let err = "9999-12-31".parse::<Timestamp>().unwrap_err();
         assert!(err.contains("outside the years capops works in"), "{err}");
