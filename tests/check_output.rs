@@ -518,6 +518,57 @@ fn explain_shows_every_tier_and_rule_with_the_facts_read() {
 }
 
 #[test]
+fn explain_takes_kind_slash_name_where_documents_of_two_kinds_share_a_name() {
+    // A request named like the team it belongs to.
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("acme");
+    common::copy_dir(Path::new(&example()), &repo);
+    let text = std::fs::read_to_string(repo.join("requests/training.yaml")).unwrap();
+    std::fs::write(
+        repo.join("requests/training.yaml"),
+        text.replacen("name: training-finetune-baseline", "name: training", 1),
+    )
+    .unwrap();
+    let r = repo.display().to_string();
+    let explain = |name: &str| run(&["explain", name, &r, "--at", "2026-11-22"], &[]);
+    let both = explain("training");
+    assert_eq!(both.code, 2, "{}", both.stderr);
+    assert!(
+        both.stderr.contains("`training` names 2 documents"),
+        "{}",
+        both.stderr
+    );
+    assert!(
+        both.stderr
+            .contains("`CapacityRequest/training` or `Team/training`"),
+        "{}",
+        both.stderr
+    );
+    let team = explain("Team/training");
+    assert_eq!(team.code, 0, "{}", team.stderr);
+    assert!(
+        team.stdout.starts_with("Team training ("),
+        "{}",
+        team.stdout
+    );
+    let request = explain("capacityrequest/training");
+    assert_eq!(request.code, 0, "{}", request.stderr);
+    assert!(
+        request.stdout.starts_with("CapacityRequest training ("),
+        "{}",
+        request.stdout
+    );
+    // A misspelt team's name is matched against every kind's names.
+    let typo = explain("inferenc");
+    assert_eq!(typo.code, 2);
+    assert!(
+        typo.stderr.contains("did you mean `inference`?"),
+        "{}",
+        typo.stderr
+    );
+}
+
+#[test]
 fn the_default_pack_passes_its_own_tests() {
     let out = run(
         &["test", &root().join("policies/tests").display().to_string()],

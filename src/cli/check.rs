@@ -99,7 +99,8 @@ fn author_arg(s: &str) -> Result<String, String> {
 
 #[derive(Debug, clap::Args)]
 pub struct ExplainArgs {
-    /// The request (or reservation, or team) to explain.
+    /// The document to explain: its name, or `Kind/name` where documents of
+    /// several kinds share it (`Team/devex`).
     pub name: String,
     /// The repository root (the folder holding capops.yaml).
     #[arg(default_value = ".")]
@@ -517,17 +518,47 @@ pub fn explain(cli: &Cli, args: &ExplainArgs, io: &mut Io<'_>) -> Outcome {
     let result = evaluate(&loaded, at, true, &analysis, None, &[]);
     let paths = Paths::new(path);
     let sources = &loaded.head.sources;
-    let Some(e) = result.evaluated.iter().find(|e| e.name == name) else {
+    // `Kind/name` picks one of documents of several kinds sharing a name.
+    let (kind, name) = match name.split_once('/') {
+        Some((k, n)) => (Some(k), n),
+        None => (None, name),
+    };
+    let found: Vec<&policy::Evaluated> = result
+        .evaluated
+        .iter()
+        .filter(|e| e.name == name)
+        .filter(|e| kind.is_none_or(|k| e.subject.as_str().eq_ignore_ascii_case(k)))
+        .collect();
+    if found.len() > 1 {
+        let kinds: Vec<String> = found
+            .iter()
+            .map(|e| format!("`{}/{name}`", e.subject.as_str()))
+            .collect();
+        return Err(invalid(
+            io,
+            &format!("`{name}` names {} documents judged here", found.len()),
+            Some(&format!("say which: {}", kinds.join(" or "))),
+        ));
+    }
+    let Some(e) = found.first().copied() else {
         let repo = &loaded.head.repo;
-        let why = if repo.requests.contains_key(name) {
+        let held = repo.documents().any(|d| {
+            d.metadata().name.value.as_str() == name
+                && kind.is_none_or(|k| d.kind().as_str().eq_ignore_ascii_case(k))
+        });
+        let why = if held {
             "did not change since the base revision, so it is not judged".to_string()
         } else {
+            let mut known: Vec<&str> = result.evaluated.iter().map(|e| e.name.as_str()).collect();
+            known.extend(repo.documents().map(|d| d.metadata().name.value.as_str()));
+            known.sort_unstable();
+            known.dedup();
             format!(
-                "is not a request, reservation or team of the repository; {}",
-                crate::diag::suggest(name, repo.requests.keys().map(String::as_str), "requests")
+                "is not a document of the repository; {}",
+                crate::diag::suggest(name, known.iter().copied(), "documents")
             )
         };
-        return Err(invalid(io, &format!("`{name}` {why}"), None));
+        return Err(invalid(io, &format!("`{}` {why}", args.name), None));
     };
     write_diagnostics(cli, &result.diagnostics, sources, &paths, io)?;
     let ctx = context(&loaded, &result, at, None);
