@@ -1274,3 +1274,39 @@ fn a_plan_file_replaces_only_a_plan_and_only_a_whole_one() {
         assert!(out.stderr.contains("not a plain file"), "{}", out.stderr);
     }
 }
+
+#[test]
+fn a_kubeconfig_that_does_not_read_says_what_and_where_but_never_its_text() {
+    let tmp = tempfile::tempdir().unwrap();
+    let secret = "s3cr3t-t0ken-value";
+    let cases = [
+        (
+            "tab.yaml",
+            format!("apiVersion: v1\nkind: Config\nusers:\n\t- name: {secret}\n"),
+            "yaml-syntax at line 4, column 1",
+        ),
+        ("empty.yaml", String::new(), "it is empty"),
+        (
+            "nul.yaml",
+            format!("apiVersion: v1\ntoken: {secret}\0\n"),
+            "a NUL byte at line 2",
+        ),
+    ];
+    for (name, text, said) in cases {
+        let path = tmp.path().join(name);
+        std::fs::write(&path, &text).unwrap();
+        let out = run(
+            &["plan", &ex(), "--kubeconfig", &path.display().to_string()],
+            &[],
+        );
+        assert_eq!(out.code, 2, "{name}: {}", out.stderr);
+        assert!(
+            out.stderr.contains("error[kubeconfig-invalid]"),
+            "{name}: {}",
+            out.stderr
+        );
+        assert!(out.stderr.contains(said), "{name}: {}", out.stderr);
+        assert!(!out.stderr.contains(secret), "{name}: {}", out.stderr);
+        assert!(!out.stdout.contains(secret), "{name}: {}", out.stdout);
+    }
+}

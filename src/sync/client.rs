@@ -68,6 +68,7 @@ impl ConnectError {
     pub fn help(&self) -> String {
         match self {
             ConnectError::NoContext { .. } => "set the Cluster's `kubeContext` to a context of the kubeconfig (`kubectl config get-contexts`), or pass --kubeconfig".into(),
+            ConnectError::Kubeconfig { .. } => "fix the file where the message says (`kubectl config view` reads the same), or pass --kubeconfig FILE / set KUBECONFIG to another".into(),
             _ => "pass --kubeconfig FILE or set KUBECONFIG".into(),
         }
     }
@@ -102,12 +103,23 @@ pub fn load(source: &Source) -> Result<Option<Kubeconfig>, ConnectError> {
                 reason: "it is not a regular file (a folder, FIFO, socket or device)".into(),
             });
         }
+        // What is wrong and where, never the text (it may hold a token).
+        // An empty file among several is merged as nothing, as kubectl does.
+        match super::kubeconfig_check::precheck(p) {
+            Ok(()) => {}
+            Err(reason) if reason == super::kubeconfig_check::EMPTY && paths.len() > 1 => continue,
+            Err(reason) => {
+                return Err(ConnectError::Kubeconfig {
+                    path: p.display().to_string(),
+                    reason,
+                });
+            }
+        }
         let kc = Kubeconfig::read_from(p).map_err(|e| ConnectError::Kubeconfig {
             path: p.display().to_string(),
-            // Parse errors may quote the file (and a token in it): say what, not the text.
             reason: match e {
                 kube::config::KubeconfigError::ReadConfig(io, _) => io.to_string(),
-                _ => "it is not a valid kubeconfig".into(),
+                other => super::kubeconfig_check::kube_refusal(&other.to_string()),
             },
         })?;
         merged = Some(match merged {
@@ -118,7 +130,18 @@ pub fn load(source: &Source) -> Result<Option<Kubeconfig>, ConnectError> {
             })?,
         });
     }
-    Ok(merged)
+    match merged {
+        // Every file of the list empty.
+        None => Err(ConnectError::Kubeconfig {
+            path: paths
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(":"),
+            reason: super::kubeconfig_check::EMPTY.into(),
+        }),
+        some => Ok(some),
+    }
 }
 
 /// The API server a context reaches: its cluster's `server`, without a

@@ -23,6 +23,7 @@ pub mod desired;
 pub mod diff;
 pub mod fields;
 pub mod kinds;
+pub mod kubeconfig_check;
 pub mod nodes;
 pub mod plan;
 pub mod quantity;

@@ -1,0 +1,102 @@
+//! A kubeconfig file read before kube reads it, to say what is wrong with
+//! one that does not read, and where, without quoting it (a kubeconfig
+//! holds credentials): its size, binary data, an encoding other than UTF-8,
+//! YAML that does not parse (by capops' own reader: a position and what
+//! kind of problem, never the text), or nothing in it at all. What kube
+//! then refuses (a field of the wrong type) is placed by the line and
+//! column its message gives, with the message itself left out.
+
+use std::path::Path;
+
+/// The most a kubeconfig may hold: far more than any has (a few KiB).
+pub const MAX_KUBECONFIG_BYTES: u64 = 16 * 1024 * 1024;
+
+/// What an empty kubeconfig is said to be (kubectl merges one as nothing).
+pub const EMPTY: &str = "it is empty: it names no cluster, user or context";
+
+/// Why the kubeconfig at `path` cannot be read, if it cannot; [`EMPTY`]
+/// when it holds nothing.
+pub fn precheck(path: &Path) -> Result<(), String> {
+    #[allow(clippy::disallowed_methods)]
+    let meta = std::fs::metadata(path).map_err(|e| e.to_string())?;
+    if meta.len() > MAX_KUBECONFIG_BYTES {
+        return Err(format!(
+            "it is {} bytes, more than a kubeconfig holds (at most {MAX_KUBECONFIG_BYTES})",
+            meta.len()
+        ));
+    }
+    #[allow(clippy::disallowed_methods)]
+    let bytes = std::fs::read(path).map_err(|e| e.to_string())?;
+    judge(&bytes)
+}
+
+/// [`precheck`] on a file's bytes.
+pub fn judge(bytes: &[u8]) -> Result<(), String> {
+    if let Some(nul) = bytes.iter().position(|b| *b == 0) {
+        return Err(format!(
+            "it holds binary data (a NUL byte at {}), not YAML",
+            position(bytes, nul)
+        ));
+    }
+    let text = std::str::from_utf8(bytes).map_err(|e| {
+        format!(
+            "it is not UTF-8 text (an invalid byte at {})",
+            position(bytes, e.valid_up_to())
+        )
+    })?;
+    let parsed = crate::load::yaml::parse(text, crate::diag::FileId(0));
+    if let Some(d) = parsed.diagnostics.iter().find(|d| d.is_error()) {
+        let at = d
+            .primary
+            .as_ref()
+            .map(|l| format!(" at {}", position(bytes, l.span.start as usize)))
+            .unwrap_or_default();
+        return Err(format!(
+            "it does not read as YAML: {}{at} ({})",
+            d.code.as_str(),
+            d.code.title()
+        ));
+    }
+    if parsed
+        .documents
+        .iter()
+        .all(|d| matches!(d.value, crate::load::yaml::Value::Null))
+    {
+        return Err(EMPTY.into());
+    }
+    Ok(())
+}
+
+/// Where kube's refusal of a kubeconfig points (`at line L column C` in
+/// its message), said without the rest of the message, which may quote
+/// the file.
+pub fn kube_refusal(message: &str) -> String {
+    let place = message.rfind("at line ").and_then(|i| {
+        let mut words = message[i + 8..].split([' ', ',']);
+        let line: usize = words.next()?.parse().ok()?;
+        let column: usize = (words.next() == Some("column"))
+            .then(|| words.next()?.parse().ok())
+            .flatten()?;
+        Some(format!(" (at line {line}, column {column})"))
+    });
+    format!(
+        "its fields are not those of a kubeconfig, or not of their types{}",
+        place.unwrap_or_default()
+    )
+}
+
+/// `line L, column C` of a byte offset.
+fn position(bytes: &[u8], offset: usize) -> String {
+    let before = &bytes[..offset.min(bytes.len())];
+    let line = before.iter().filter(|b| **b == b'\n').count() + 1;
+    let start = before
+        .iter()
+        .rposition(|b| *b == b'\n')
+        .map_or(0, |i| i + 1);
+    let column = String::from_utf8_lossy(&before[start..]).chars().count() + 1;
+    format!("line {line}, column {column}")
+}
+
+#[cfg(test)]
+#[path = "kubeconfig_check_tests.rs"]
+mod tests;

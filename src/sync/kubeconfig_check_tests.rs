@@ -1,0 +1,59 @@
+//! Kubeconfigs that do not read: what and where, never the text.
+
+use super::*;
+
+const SECRET: &str = "s3cr3t-t0ken";
+
+#[test]
+fn a_kubeconfig_that_does_not_read_is_placed_without_quoting_it() {
+    let tab = format!("apiVersion: v1\nkind: Config\nusers:\n\t- name: {SECRET}\n");
+    let err = judge(tab.as_bytes()).unwrap_err();
+    assert!(
+        err.starts_with("it does not read as YAML: yaml-syntax at line 4"),
+        "{err}"
+    );
+    assert!(!err.contains(SECRET), "{err}");
+    let nul = format!("apiVersion: v1\ntoken: {SECRET}\0\n");
+    let err = judge(nul.as_bytes()).unwrap_err();
+    assert_eq!(
+        err,
+        "it holds binary data (a NUL byte at line 2, column 20), not YAML"
+    );
+    let err = judge(b"apiVersion: v1\nname: D\xe9v\n").unwrap_err();
+    assert_eq!(
+        err,
+        "it is not UTF-8 text (an invalid byte at line 2, column 8)"
+    );
+    let bomb = "a0: &a0 [x,x,x,x,x,x,x,x,x,x]\n".to_string()
+        + &(1..9)
+            .map(|i| {
+                format!(
+                    "a{i}: &a{i} [{}]\n",
+                    vec![format!("*a{}", i - 1); 10].join(",")
+                )
+            })
+            .collect::<String>();
+    let err = judge(bomb.as_bytes()).unwrap_err();
+    assert!(err.contains("yaml-alias-limit"), "{err}");
+    for empty in ["", "\n\n", "---\n", "# nothing\n"] {
+        let err = judge(empty.as_bytes()).unwrap_err();
+        assert!(err.starts_with("it is empty"), "{empty:?}: {err}");
+    }
+    assert!(judge(b"apiVersion: v1\nkind: Config\nclusters: []\n").is_ok());
+}
+
+#[test]
+fn kubes_refusal_keeps_the_place_and_drops_the_text() {
+    let m = format!(
+        "failed to parse kubeconfig YAML: invalid type: string \"{SECRET}\", expected a sequence at line 3 column 11"
+    );
+    let said = kube_refusal(&m);
+    assert_eq!(
+        said,
+        "its fields are not those of a kubeconfig, or not of their types (at line 3, column 11)"
+    );
+    assert_eq!(
+        kube_refusal("no place"),
+        "its fields are not those of a kubeconfig, or not of their types"
+    );
+}
