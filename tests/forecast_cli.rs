@@ -170,9 +170,11 @@ fn backtest_rejects_bad_input_with_a_reason() {
     ]);
     assert_eq!(o.code, 2, "{}", o.stderr);
     assert!(o.stderr.contains("fewer than needed"), "{}", o.stderr);
-    // A run with errors leaves an existing --out file as it was.
+    // A run with errors leaves an existing --out file (an earlier
+    // backtest's forecasts, the only kind it replaces) as it was.
     let kept = dir.join("kept.csv");
-    std::fs::write(&kept, "precious\n").unwrap();
+    let precious = "series,cutoff,timestamp,p10,p50,p90\nprecious\n";
+    std::fs::write(&kept, precious).unwrap();
     let o = run(&[
         "forecast",
         "backtest",
@@ -187,7 +189,7 @@ fn backtest_rejects_bad_input_with_a_reason() {
     ]);
     assert_eq!(o.code, 2, "{}", o.stderr);
     assert!(o.stderr.contains("not written"), "{}", o.stderr);
-    assert_eq!(std::fs::read_to_string(&kept).unwrap(), "precious\n");
+    assert_eq!(std::fs::read_to_string(&kept).unwrap(), precious);
     let o = run(&[
         "forecast",
         "backtest",

@@ -235,7 +235,12 @@ fn a_write_that_fails_partway_leaves_the_output_folder_as_it_was() {
     std::fs::write(out.join("train-a100"), "not a folder\n").unwrap();
     let r = render(&repo, None);
     assert_eq!(r.code, 3, "{}", r.stderr);
-    assert!(r.stderr.contains("left as it was"), "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("no rendered file was replaced or removed"),
+        "{}",
+        r.stderr
+    );
     // infer-l4's class, which could be written, was not: no cluster is half new.
     assert_eq!(std::fs::read_to_string(&class).unwrap(), before);
     assert_eq!(
@@ -681,7 +686,12 @@ fn a_folder_where_a_rendered_file_goes_stops_the_render_before_any_file_is_repla
         "{}",
         r.stderr
     );
-    assert!(r.stderr.contains("left as it was"), "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("no rendered file was replaced or removed"),
+        "{}",
+        r.stderr
+    );
     // No cluster's file was replaced, the one sorted before it included.
     assert_eq!(std::fs::read_to_string(&class).unwrap(), before);
     let leftovers: Vec<String> = files_under(&out)

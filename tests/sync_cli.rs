@@ -492,7 +492,7 @@ fn missing_namespace_kueue_and_context_are_clear_diagnostics() {
     let g = garbage.display().to_string();
     let out = run(&["plan", &ex(), "--kubeconfig", &g, "--at", AT], &[]);
     assert_eq!(out.code, 2, "{}{}", out.stdout, out.stderr);
-    assert!(out.stderr.contains(&format!("error[kubeconfig-invalid]: cannot read the kubeconfig {g}: it is not a valid kubeconfig")), "{}", out.stderr);
+    assert!(out.stderr.contains(&format!("error[kubeconfig-invalid]: cannot read the kubeconfig {g}: it does not read as YAML: yaml-syntax at line 1")), "{}", out.stderr);
     assert!(!out.stderr.contains("s3cr3t"));
     // A FIFO would block the read forever: refused before it is opened.
     let fifo = w.dir.path().join("fifo");

@@ -183,7 +183,8 @@ fn rows_a_century_apart_are_an_error_not_a_gigabyte() {
         loaded
             .sources
             .describe(errors[0].primary.as_ref().unwrap().span),
-        "usage/u.csv:2:22"
+        // Of two rows, the median is the later: the first is the farthest.
+        "usage/u.csv:2:1"
     );
     let far = loaded
         .usage
