@@ -247,6 +247,20 @@ pub struct Inputs<'a> {
     pub bursts: &'a Timeline,
     /// Whether the history supports a 3-year term.
     pub three_years_supported: bool,
+    /// Whole GPUs the pool's MIG layout must dedicate to the units its
+    /// requests hold at each hour (see [`layout_floor`]): the demand is never
+    /// below it, however few GPU-equivalents the slices add up to.
+    pub floor: &'a [(Timeline, f64)],
+}
+
+/// The GPUs the units in `floor` (a timeline of units of one resource, and
+/// the units a GPU holds) need at hour `h`: the most any one resource needs
+/// (a lower bound where a mixed layout puts several on one GPU).
+pub fn layout_floor(floor: &[(Timeline, f64)], h: i64) -> f64 {
+    floor
+        .iter()
+        .map(|(t, per_gpu)| (t.at(h).max(0.0) / per_gpu - 1e-9).ceil().max(0.0))
+        .fold(0.0, f64::max)
 }
 
 /// Recommends a mix; `None` without forecast hours or instances. Where
@@ -309,8 +323,9 @@ fn split(i: &Inputs<'_>, use_spot: bool, commit: bool) -> Option<Mix> {
     for h in i.from..i.from + i.hours as i64 {
         let Some(q) = i.demand.at(h) else { continue };
         let (off, pre_left) = cut.at(i, h);
-        let d50 = (q.p50 - off).max(0.0);
-        let d10 = (q.p10 - off).max(0.0);
+        let least = layout_floor(i.floor, h);
+        let d50 = (q.p50 - off).max(0.0).max(least);
+        let d10 = (q.p10 - off).max(0.0).max(least);
         let p = match (spot, i.preemptible) {
             (Some(_), Some(_)) => pre_left.min(d50),
             _ => 0.0,

@@ -284,6 +284,47 @@ impl Analysis<'_> {
         best
     }
 
+    /// The units of each MIG resource the pool's requests hold, hour by
+    /// hour, with the units a GPU of its layout holds: only resources whose
+    /// layout leaves part of each GPU unused (two 1g.10gb on an H100 are 2/7
+    /// of its compute but take the whole GPU), where GPU-equivalents would
+    /// size the pool below what its requests need ([`mix::layout_floor`]).
+    fn layout_units(&self, p: &super::PoolEntry<'_>) -> Vec<(crate::capacity::Timeline, f64)> {
+        let provided = crate::gpu::resources::provided(p.pool, p.cluster.spec.mig_strategy.value);
+        let mut by: std::collections::BTreeMap<String, (Vec<(crate::capacity::Hours, f64)>, f64)> =
+            provided
+                .iter()
+                .filter(|r| {
+                    r.profile.is_some() && f64::from(r.per_gpu) * r.gpu_equivalent < 1.0 - 1e-9
+                })
+                .map(|r| {
+                    (
+                        r.resource.clone(),
+                        (Vec::new(), f64::from(r.per_gpu.max(1))),
+                    )
+                })
+                .collect();
+        if by.is_empty() {
+            return Vec::new();
+        }
+        let (cluster, pool) = (p.cluster.name(), p.pool.name.value.as_str());
+        for r in self.repo.requests.values() {
+            let s = &r.spec;
+            if s.cluster.value != cluster || s.pool.value != pool {
+                continue;
+            }
+            let hours = crate::capacity::Hours::of_request(s);
+            for u in crate::capacity::units(s, Some((p.pool, &p.cluster.spec))) {
+                if let Some((spans, _)) = by.get_mut(&u.key) {
+                    spans.push((hours, f64::from(u.count)));
+                }
+            }
+        }
+        by.into_values()
+            .map(|(spans, per_gpu)| (crate::capacity::Timeline::build(spans), per_gpu))
+            .collect()
+    }
+
     /// The whole instances the pool's demand needs over the window (forecast
     /// P50, less `release`): in its quietest hour, its median hour and its
     /// busiest, each at least 1 (the counts a set of reservations is also
@@ -447,6 +488,7 @@ impl Analysis<'_> {
             .map(|r| (r.hours.end, r.gpus))
             .collect();
         ending.sort_by_key(|e| e.0);
+        let floor = self.layout_units(p);
         let mut m = mix::recommend(&mix::Inputs {
             demand: outlook,
             preemptible: self.preemptible_outlook(cluster, pool),
@@ -463,6 +505,7 @@ impl Analysis<'_> {
             bursts,
             three_years_supported: outlook.basis == crate::forecast::demand::Basis::History
                 && outlook.supported_until(self.history_multiple()) >= three_years,
+            floor: &floor,
         })?;
         m.kept = keep
             .iter()

@@ -122,6 +122,7 @@ fn the_research_lab_mix_commits_its_floor_long_its_day_for_a_year_and_spots_rese
         locked_monthly: Decimal::ZERO,
         bursts,
         three_years_supported: true,
+        floor: &[],
     };
     let m = mix::recommend(&inputs(&none)).unwrap();
     // Steady demand is 82 for 2/3 of hours, 43 (30 + 13) for 1/3. Baseline: its
@@ -230,6 +231,7 @@ fn spot_and_capacity_blocks_are_bought_in_whole_instances() {
         locked_monthly: Decimal::ZERO,
         bursts: &burst,
         three_years_supported: true,
+        floor: &[],
     })
     .unwrap();
     // Spot: 3 GPUs need one instance, 8 GPUs every hour. Blocks: 12 GPUs need
@@ -454,6 +456,7 @@ fn preemptible_demand_that_runs_all_the_time_is_committed_when_that_is_cheaper_t
         locked_monthly: Decimal::ZERO,
         bursts: &none,
         three_years_supported: true,
+        floor: &[],
     };
     let m = mix::recommend(&inputs(0.5)).unwrap();
     assert_eq!(m.monthly_mix, d(2_102_400), "{m:?}");
@@ -501,6 +504,7 @@ fn capacity_blocks_stop_at_the_256_instances_aws_sells_an_account() {
         locked_monthly: Decimal::ZERO,
         bursts: &burst,
         three_years_supported: true,
+        floor: &[],
     })
     .unwrap();
     assert!((m.block_gpus - 2048.0 / 3.0).abs() < 1e-6, "{m:?}");
@@ -569,4 +573,59 @@ fn no_term_is_committed_to_demand_the_approved_timeline_ends() {
     );
     let m = Analysis::new(&renewed, now).mix("c", "p", 0.0).unwrap();
     assert_eq!(committed(&m.baseline) + committed(&m.flexible), 20, "{m:?}");
+}
+
+#[test]
+fn a_mig_layout_that_leaves_slices_unused_floors_the_demand_at_the_gpus_its_units_take() {
+    // 18 units of a profile two to a GPU (2/7 of each GPU's compute) are
+    // 18/7 = 2.6 GPU-equivalents of use, but take 9 whole GPUs: two 8-GPU
+    // nodes. The usage says 2.6; the mix buys what the units need.
+    let price = prices::GpuHour {
+        on_demand: d(10),
+        spot: None,
+        reserved1y: None,
+        reserved3y: None,
+        capacity_block: None,
+        source: "test".into(),
+    };
+    let hours = 90 * 24;
+    let demand = Outlook::requests_only(0, hours, |_| 18.0 / 7.0);
+    let none = crate::capacity::Timeline::default();
+    let units = crate::capacity::Timeline::build([(
+        crate::capacity::Hours {
+            start: 0,
+            end: hours,
+        },
+        18.0,
+    )]);
+    let floor = [(units, 2.0)];
+    assert_eq!(mix::layout_floor(&floor, 5), 9.0);
+    assert_eq!(
+        mix::layout_floor(&floor, hours),
+        0.0,
+        "after the request ends"
+    );
+    let inputs = |floor| mix::Inputs {
+        demand: &demand,
+        preemptible: None,
+        steady: None,
+        from: 0,
+        hours: hours as usize,
+        gpus_per_node: 8,
+        price: &price,
+        spot_allowance: 0.0,
+        release: mix::Release::default(),
+        ending: &[],
+        locked: &none,
+        locked_monthly: Decimal::ZERO,
+        bursts: &none,
+        three_years_supported: false,
+        floor,
+    };
+    let without = mix::recommend(&inputs(&[])).unwrap();
+    let with = mix::recommend(&inputs(&floor)).unwrap();
+    // All on demand either way, in whole 8-GPU instances: one, then two.
+    assert_eq!(without.on_demand_gpus, 8.0, "{without:?}");
+    assert_eq!(with.on_demand_gpus, 16.0, "{with:?}");
+    assert!((with.mean_demand - 9.0).abs() < 1e-9, "{with:?}");
 }
