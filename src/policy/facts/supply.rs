@@ -4,12 +4,19 @@
 //! (`nvidia.com/gpu`, a MIG profile) wherever the cluster provides it, and a
 //! unit is worth different GPU-equivalents in different pools: a whole GPU
 //! in one, an eighth of one in a pool time-sliced eight ways. Valued at the
-//! first pool that provides the resource, a limit reads cheap when a
-//! time-sliced pool is listed first. Here `n` units are worth what they can
-//! hold at most: filled into the pools where a unit is worth most first, up
-//! to each pool's units. The value never depends on the pools' order, never
-//! exceeds the GPUs that provide the resource, and is exact for a cluster
-//! with one kind of pool.
+//! first pool that provides the resource, a limit read cheap when a
+//! time-sliced pool was listed first. Two values, neither depending on the
+//! pools' order:
+//!
+//! - [`Supply::bound`]: a change of `n` units at the most a unit is worth
+//!   anywhere in the cluster, uncapped. What a raised or cut limit is judged
+//!   by: it is never less than what the render can grant (it splits a limit
+//!   over the flavours in proportion to their units), and a limit raised
+//!   past the cluster's size still counts (a later pool added to the cohort
+//!   is borrowed from too).
+//! - [`Supply::worth`]: the most `n` units can hold today, filled into the
+//!   pools where a unit is worth most first, up to each pool's units: a
+//!   team's ceiling, never above the GPUs that provide the resource.
 
 use crate::model::*;
 use std::collections::BTreeMap;
@@ -23,6 +30,17 @@ impl Supply {
     /// Units the cluster provides in all.
     pub fn units(&self) -> f64 {
         self.0.iter().map(|(u, _)| u).sum()
+    }
+
+    /// The most a unit is worth in any pool (1 where none provides it).
+    pub fn max_worth(&self) -> f64 {
+        self.0.first().map_or(1.0, |(_, eq)| *eq)
+    }
+
+    /// `n` units at the most a unit is worth, uncapped: what a change of a
+    /// limit by `n` units is judged by.
+    pub fn bound(&self, n: f64) -> f64 {
+        n.max(0.0) * self.max_worth()
     }
 
     /// The most GPU-equivalents `n` units can hold.

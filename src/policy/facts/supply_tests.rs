@@ -14,4 +14,9 @@ fn units_fill_the_most_valuable_pools_first_whatever_their_order() {
     assert_eq!(a.worth(600.0), 565.0);
     assert_eq!(a.worth(-3.0), 0.0);
     assert_eq!(Supply::default().worth(10.0), 0.0);
+    // A change is judged at the most a unit is worth, uncapped.
+    assert_eq!(a.max_worth(), 1.0);
+    assert_eq!(a.bound(1600.0), 1600.0);
+    assert_eq!(Supply(vec![(64.0, 0.125)]).bound(80.0), 10.0);
+    assert_eq!(Supply::default().bound(3.0), 3.0);
 }

@@ -40,9 +40,9 @@ pub struct TeamChange {
     pub leads_removed: Vec<String>,
     /// GPU-equivalents the team may newly borrow from its cohorts: raised
     /// borrowing limits, and removed ones counted up to the cluster's capacity.
-    /// Units are worth what they can hold, filling the pools where a unit is
-    /// worth most first (a time-sliced pool listed first does not make whole
-    /// GPUs cheap).
+    /// Each unit is counted at the most a unit is worth in the cluster (a
+    /// time-sliced pool listed first does not make whole GPUs cheap), a raise
+    /// past the cluster's size included.
     pub borrowing_unlocked_gpus: f64,
     /// Whether some borrowing limit was removed, or a new presence has none (borrowing is then unbounded).
     pub borrowing_unbounded: bool,
@@ -179,7 +179,7 @@ pub(crate) fn kueue_borrowing(repo: &Repo, cluster: &Document<ClusterSpec>) -> f
         };
         for (resource, supply) in &capacity {
             let limit = limit_of(&presence.borrowing_limit, resource).unwrap_or(supply.units());
-            sum += supply.worth(limit);
+            sum += supply.bound(limit.min(supply.units()));
         }
     }
     sum.min(whole)
@@ -216,13 +216,13 @@ fn borrowing(
     out
 }
 
-/// What `units` of a (cluster, resource) can hold at most, in
-/// GPU-equivalents ([`Supply::worth`]); a unit is a GPU where no pool of the
-/// cluster provides the resource (as a Team change weighs a quota).
-fn worth(repo: &Repo, key: &(String, String), units: f64) -> f64 {
+/// `units` of a (cluster, resource) at the most a unit is worth there, in
+/// GPU-equivalents ([`Supply::bound`]); a unit is a GPU where no pool of
+/// the cluster provides the resource (as a Team change weighs a quota).
+fn bound(repo: &Repo, key: &(String, String), units: f64) -> f64 {
     supply::of_named(repo, &key.0)
         .get(&key.1)
-        .map_or(units, |s: &Supply| s.worth(units))
+        .map_or(units, |s: &Supply| s.bound(units))
 }
 
 /// What a team may borrow where it can (GPU-equivalents): on the clusters
@@ -230,7 +230,7 @@ fn worth(repo: &Repo, key: &(String, String), units: f64) -> f64 {
 pub(crate) fn kueue_borrowing_of(repo: &Repo, team: &Document<TeamSpec>) -> f64 {
     borrowing(repo, Some(team), true)
         .iter()
-        .map(|(key, (units, _))| worth(repo, key, *units))
+        .map(|(key, (units, _))| bound(repo, key, *units))
         .sum()
 }
 
@@ -249,14 +249,14 @@ pub(crate) fn borrowing_change(
     for (key, (units, open)) in &now_borrow {
         let (old, old_open) = before_borrow.get(key).copied().unwrap_or((0.0, false));
         if units > &old {
-            unlocked += worth(repo, key, *units) - worth(repo, key, old);
+            unlocked += bound(repo, key, units - old);
         }
         unbounded |= *open && !old_open;
     }
     for (key, (old, _)) in &before_borrow {
         let units = now_borrow.get(key).map_or(0.0, |(u, _)| *u);
         if units < *old {
-            cut += worth(repo, key, *old) - worth(repo, key, units);
+            cut += bound(repo, key, old - units);
         }
     }
     (unlocked, cut, unbounded)
