@@ -466,6 +466,35 @@ fn a_base_missing_from_a_stale_merge_or_a_shallow_clone_is_named_as_such() {
         "{}",
         out.stderr
     );
+    // A merge of two branches both cut before the base (neither parent an
+    // older tip of it): the branch was cut before it, not a stale merge.
+    let feature = {
+        let tree = branch.tree().unwrap();
+        r.git
+            .commit(None, &sig, &sig, "feature", &tree, &[&old_tip])
+            .unwrap()
+    };
+    let feature = r.git.find_commit(feature).unwrap();
+    let head = r.git.head().unwrap().peel_to_commit().unwrap();
+    r.git
+        .commit(
+            Some("HEAD"),
+            &sig,
+            &sig,
+            "merge feature",
+            &branch.tree().unwrap(),
+            &[&head, &feature],
+        )
+        .unwrap();
+    // HEAD's first parent is the stale merge, whose parent is an older tip:
+    // not a parent of HEAD itself.
+    let out = check(&r.root, &["--base", &base, "--format", "json"]);
+    assert_eq!(out.code, 2, "{}", out.stdout);
+    assert!(
+        out.stderr.contains("the branch was cut before it"),
+        "{}",
+        out.stderr
+    );
     // A shallow clone (git marks one with `.git/shallow`, the commits whose
     // parents were not fetched): the history cannot say.
     std::fs::write(r.root.join(".git/shallow"), format!("{}\n", cut.id())).unwrap();
@@ -479,6 +508,14 @@ fn a_base_missing_from_a_stale_merge_or_a_shallow_clone_is_named_as_such() {
         "{}",
         out.stderr
     );
+    // A linked worktree of the shallow clone: git keeps `shallow` in the
+    // common folder.
+    let wt_dir = tempfile::tempdir().unwrap();
+    let wt_path = wt_dir.path().join("wt");
+    r.git.worktree("wt", &wt_path, None).unwrap();
+    let out = check(&wt_path, &["--base", &base, "--format", "json"]);
+    assert_eq!(out.code, 2, "{}", out.stdout);
+    assert!(out.stderr.contains("shallow clone"), "{}", out.stderr);
 }
 
 /// A branch cut before the base: compared with the base's tree, the

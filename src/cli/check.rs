@@ -27,7 +27,7 @@ fn not_contained(path: &Path, rev: &str, commit: &str) -> (String, String) {
             "fetch the whole history (`actions/checkout` with `fetch-depth: 0`, or `git fetch --unshallow`) and run again".into(),
         );
     }
-    if crate::load::git::head_parents(path) > 1 {
+    if crate::load::git::head_merges_an_older_tip(path, commit) {
         return (
             format!(
                 "the base revision `{rev}` ({short}) is not in the history of the checked-out merge commit: the merge was made against an older tip of the base branch (it moved since), so this comparison would read every change merged since as undone by this one; nothing is judged"

@@ -43,9 +43,10 @@ pub struct BacktestArgs {
 
 /// Whether `backtest --out` may replace `file`: one not there yet, an empty
 /// plain file, an earlier backtest's forecasts (its first line is
-/// [`BACKTEST_HEADER`](crate::output::forecast::BACKTEST_HEADER)), or
-/// something not a plain file (`/dev/stdout`, a FIFO: written through, never
-/// replaced). Links are followed, so a link to a Config is a Config.
+/// [`BACKTEST_HEADER`](crate::output::forecast::BACKTEST_HEADER)), or a
+/// stream (`/dev/stdout`, a FIFO: written through, never replaced; a FIFO
+/// with no reader waits for one). Links are followed, so a link to a Config
+/// is a Config.
 fn replaceable(file: &std::path::Path) -> Result<(), String> {
     use std::io::Read as _;
     #[allow(clippy::disallowed_methods)]
@@ -57,7 +58,20 @@ fn replaceable(file: &std::path::Path) -> Result<(), String> {
     if meta.is_dir() {
         return Err("it is a folder".into());
     }
-    if !meta.is_file() || meta.len() == 0 {
+    if !meta.is_file() {
+        // A stream (`/dev/stdout`, a FIFO a reader waits on) is written
+        // through; a disk or a socket is nothing to write forecasts to.
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::FileTypeExt;
+            let t = meta.file_type();
+            if !(t.is_fifo() || t.is_char_device()) {
+                return Err("it is a block device or a socket, not a file".into());
+            }
+        }
+        return Ok(());
+    }
+    if meta.len() == 0 {
         return Ok(());
     }
     let header = crate::output::forecast::BACKTEST_HEADER;

@@ -74,7 +74,7 @@ pub fn read_revision(
         .to_path_buf();
     let prefix = prefix_in(&workdir, root)?;
     let object = repo.revparse_single(rev).map_err(|_| {
-        if repo.is_shallow() {
+        if shallow(&repo) {
             GitError::ShallowWithoutBase {
                 rev: rev.to_string(),
                 repo: workdir.clone(),
@@ -361,21 +361,34 @@ pub fn head_contains(root: &Path, commit: &str) -> Result<bool, GitError> {
 /// history cut at a depth: `actions/checkout` with a `fetch-depth`), where
 /// "not in the history" may only mean "not fetched".
 pub fn is_shallow(root: &Path) -> bool {
-    Repository::discover(root).is_ok_and(|r| r.is_shallow())
+    Repository::discover(root).is_ok_and(|r| shallow(&r))
 }
 
-/// How many parents the checked-out commit has (2 for a merge commit).
-pub fn head_parents(root: &Path) -> usize {
-    Repository::discover(root)
-        .ok()
-        .and_then(|r| {
-            r.head()
-                .ok()?
-                .peel_to_commit()
-                .ok()
-                .map(|c| c.parent_count())
-        })
-        .unwrap_or(0)
+/// [`is_shallow`] of an open repository. A linked worktree of a shallow
+/// clone too: git keeps `shallow` in the common folder, where libgit2 1.9
+/// does not look.
+fn shallow(repo: &Repository) -> bool {
+    repo.is_shallow()
+        || std::fs::metadata(repo.commondir().join("shallow")).is_ok_and(|m| m.len() > 0)
+}
+
+/// Whether the checked-out commit is a merge one of whose parents is an
+/// ancestor of `base` (an older tip of the base branch: a pull request's
+/// merge commit made before the branch moved).
+pub fn head_merges_an_older_tip(root: &Path, base: &str) -> bool {
+    let Ok(repo) = Repository::discover(root) else {
+        return false;
+    };
+    let (Ok(head), Ok(base)) = (
+        repo.head().and_then(|h| h.peel_to_commit()),
+        Oid::from_str(base),
+    ) else {
+        return false;
+    };
+    head.parent_count() > 1
+        && head
+            .parent_ids()
+            .any(|p| p != base && repo.graph_descendant_of(base, p).unwrap_or(false))
 }
 
 /// The capacity repository's folder at `rev`: the git repository, the commit
@@ -504,7 +517,7 @@ pub fn commit_before(root: &Path, rev: &str, cutoff: i64) -> Result<Past, GitErr
         }
         if current.parent_count() == 0 {
             // The root: or where a shallow clone was cut.
-            if repo.is_shallow() {
+            if shallow(&repo) {
                 return Err(GitError::ShallowHistory {
                     repo: root.to_path_buf(),
                 });
