@@ -614,7 +614,8 @@ fn a_failing_policy_test_is_reported_with_its_differences() {
         out.stdout
     );
     // Growth credited to a team the base does not hold tests nothing: the
-    // case fails, naming it.
+    // case does not read (a mistake in the case, not in the policy), exit 2,
+    // naming it.
     let text = std::fs::read_to_string(root().join("policies/tests/tier-auto-under-10.yaml"))
         .unwrap()
         .replace("fixture", "unused");
@@ -627,10 +628,37 @@ fn a_failing_policy_test_is_reported_with_its_differences() {
     )
     .unwrap();
     let out = run(&["test", &tmp.path().display().to_string()], &[]);
-    assert_eq!(out.code, 1, "{}", out.stdout);
+    assert_eq!(out.code, 2, "{}", out.stdout);
+    assert!(
+        out.stdout.contains(
+            "cannot read the case wrong: recentGrowth: the base holds no team `reserach`"
+        ),
+        "{}",
+        out.stdout
+    );
+    // So does a change that removes a document the base does not hold.
+    let text =
+        std::fs::read_to_string(root().join("policies/tests/change-modify-crosses-a-tier.yaml"))
+            .unwrap()
+            .replace(
+                "\nexpect:",
+                "\n  remove: [CapacityRequest/no-such-request]\nexpect:",
+            );
+    assert!(text.contains("no-such-request"), "{text}");
+    std::fs::write(
+        &case,
+        format!(
+            "fixture: {}\n{}",
+            root().join("policies/tests/fixture").display(),
+            text.replace("fixture:", "unused:")
+        ),
+    )
+    .unwrap();
+    let out = run(&["test", &tmp.path().display().to_string()], &[]);
+    assert_eq!(out.code, 2, "{}", out.stdout);
     assert!(
         out.stdout
-            .contains("recentGrowth: the base holds no team `reserach`"),
+            .contains("change.remove: the base holds no CapacityRequest/no-such-request"),
         "{}",
         out.stdout
     );

@@ -75,8 +75,7 @@ pub fn run(cli: &Cli, path: &Path, io: &mut Io<'_>) -> Outcome {
     })
 }
 
-/// How the failure of a case file that does not read begins.
-const BROKEN: &str = "cannot read the case ";
+use crate::policy::testing::BROKEN;
 
 /// The case files of a folder: `*.yaml` directly in it. A capacity
 /// repository's cases are in its `tests/` folder.

@@ -65,10 +65,17 @@ pub fn run_case(name: &str, case: &Case, fixture: Vec<Input>) -> CaseResult {
     };
     match evaluate_case(case, fixture) {
         Ok(judged) => compare(&case.expect, &judged, &mut result.failures),
-        Err(e) => result.failures.push(e),
+        // A case that does not make a base and a head (a bad `at`, a
+        // `change.remove` of a document the base lacks) is a mistake in the
+        // case, not a failure of the policy.
+        Err(e) => result.failures.push(format!("{BROKEN}{name}: {e}")),
     }
     result
 }
+
+/// How the failure of a case that does not read begins (`capops test`
+/// exits 2 on one, not 1).
+pub const BROKEN: &str = "cannot read the case ";
 
 /// Builds the base and head of a case and evaluates them.
 fn evaluate_case(case: &Case, mut inputs: Vec<Input>) -> Result<Judged, String> {
