@@ -6,6 +6,7 @@
 //! Codes are listed once, in [`codes`], and documented in `docs/codes.md`.
 
 pub mod codes;
+pub mod lookalike;
 pub mod source;
 
 pub use codes::Code;

@@ -259,10 +259,14 @@ fn load_yaml_file(
                 i += 1;
             }
         }
+        // The name as written and, with look-alike letters in it, as it
+        // reads (a reference to `devex` is to the Team named `dеvex`).
         let name = || {
-            instance["metadata"]["name"]
-                .as_str()
-                .map(|n| (kind, n.to_string()))
+            let n = instance["metadata"]["name"].as_str();
+            n.map(|n| (kind, n.to_string())).into_iter().chain(
+                n.and_then(crate::diag::lookalike::skeleton)
+                    .map(|s| (kind, s)),
+            )
         };
         if !shape_ok || !overflows.is_empty() {
             invalid.extend(name());

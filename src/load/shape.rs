@@ -277,8 +277,15 @@ fn describe(
             } else {
                 Code::InvalidValue
             };
+            // A look-alike letter is invisible in the value as shown: name it.
+            let odd = at
+                .value
+                .as_str()
+                .and_then(crate::diag::lookalike::first_non_ascii)
+                .map(|s| format!(": {s}"))
+                .unwrap_or_default();
             vec![
-                Diagnostic::new(code, format!("{path} must be {what}, found {found}"))
+                Diagnostic::new(code, format!("{path} must be {what}, found {found}{odd}"))
                     .at(value_span, "not in the allowed form")
                     .help(help),
             ]
