@@ -122,6 +122,15 @@ pub(super) fn scan_error(err: &ScanError, text: &str, file: FileId) -> Diagnosti
             "YAML does not allow tabs for indentation: indent with spaces",
             message,
         )
+    } else if lower.contains("mapping values") && long_key(text, offset) {
+        (
+            Code::YamlSyntax,
+            "after a key of more than 1024 characters",
+            "shorten the key (capops' keys are short names), or write a long key explicitly after `? `",
+            format!(
+                "a key on this line is longer than the 1024 characters YAML allows a plain key ({message})"
+            ),
+        )
     } else if let Some((open, c)) = unclosed(&text[..offset]) {
         // Say which bracket or quote is left open, and point at it too.
         let close = match c {
@@ -161,6 +170,15 @@ pub(super) fn scan_error(err: &ScanError, text: &str, file: FileId) -> Diagnosti
 }
 
 /// The bracket or quote left open at the end of `text`, and where it
+/// Whether the text of the line before `offset` (a `:` the parser would
+/// not take) holds more than the 1024 characters YAML allows a plain key.
+fn long_key(text: &str, offset: usize) -> bool {
+    let offset = offset.min(text.len());
+    let line_start = text[..offset].rfind('\n').map_or(0, |i| i + 1);
+    text.get(line_start..offset)
+        .is_some_and(|key| key.trim_start().chars().count() > 1024)
+}
+
 /// opened: brackets outside quotes and comments, and quotes that start a
 /// value (after `: `, `- `, a bracket or a comma, or first on a line), so
 /// the apostrophe of `don't` opens nothing.

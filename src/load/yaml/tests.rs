@@ -188,3 +188,24 @@ fn an_unclosed_bracket_or_quote_is_named_where_it_opens() {
     );
     assert_eq!(at, Some(23));
 }
+
+#[test]
+fn a_plain_key_past_1024_characters_is_named_as_such() {
+    let text = format!("spec:\n  {}: 1\n  b: 2\n", "x".repeat(1100));
+    let parsed = parse(&text, FileId(0));
+    let d = parsed
+        .diagnostics
+        .iter()
+        .find(|d| d.code == Code::YamlSyntax)
+        .expect("a syntax error");
+    assert!(
+        d.message
+            .starts_with("a key on this line is longer than the 1024 characters"),
+        "{}",
+        d.message
+    );
+    // A short key with the same parser message keeps the general help.
+    let parsed = parse("a: b: c\n", FileId(0));
+    let d = &parsed.diagnostics[0];
+    assert!(!d.message.contains("1024"), "{}", d.message);
+}
