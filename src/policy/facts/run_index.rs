@@ -19,6 +19,9 @@ use std::sync::{Arc, Mutex};
 /// of an hour between two halves of one ask does not make two asks.
 pub const MAX_GAP: i64 = 30 * 86_400;
 
+/// Joined groups of spans (start, end), in order, shared between threads.
+type Groups = Arc<Vec<(i64, i64)>>;
+
 /// One team's (or capacity's) spans, sorted.
 #[derive(Debug, Default)]
 pub struct Index {
@@ -34,7 +37,7 @@ pub struct Index {
     groups: Vec<(i64, i64)>,
     /// The joined groups without a set of held spans (their places in
     /// `held`, ascending), built on first use.
-    without: Mutex<HashMap<Vec<usize>, Arc<Vec<(i64, i64)>>>>,
+    without: Mutex<HashMap<Vec<usize>, Groups>>,
 }
 
 /// The spans of `all` joined into groups, in order, leaving out the held
