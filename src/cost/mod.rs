@@ -551,6 +551,8 @@ mod tests_kept;
 #[cfg(test)]
 mod tests_lab;
 #[cfg(test)]
+mod tests_layout;
+#[cfg(test)]
 mod tests_lookback;
 #[cfg(test)]
 mod tests_mix;

@@ -320,7 +320,7 @@ pub fn platform_growth(
         // renders a cohort to borrow from, and turning Kueue on counts the
         // teams' borrowing then).
         let unlocked = match past.teams.get(name) {
-            Some(then) => borrowing_change(base, Some(team), Some(then)).0,
+            Some(then) => borrowing_change(base, &BTreeMap::new(), Some(team), Some(then)).0,
             None => crate::policy::facts::team::kueue_borrowing_of(base, team),
         };
         if unlocked > 1e-9 {

@@ -115,7 +115,8 @@ pub struct ClusterChange {
     /// GPU-equivalents the requests then in force gained from the cluster's pool changes
     /// merged in the 30 days before the base revision (its git history; 0 without).
     pub recent_regrown_gpus: f64,
-    /// GPU-equivalents the teams' standing quotas on this cluster gain because a
+    /// GPU-equivalents the teams' standing quotas (and, on a cluster that runs Kueue, their
+    /// borrowing limits) on this cluster gain because a
     /// pool's units are worth more (fewer time-slicing replicas, a coarser
     /// single-strategy MIG layout, a pool added whose units are worth more):
     /// a quota is worth what a unit is worth in the pool where it is worth most,

@@ -185,15 +185,40 @@ pub(crate) fn kueue_borrowing(repo: &Repo, cluster: &Document<ClusterSpec>) -> f
     sum.min(whole)
 }
 
+/// The supply of each resource on cluster `name`, where the same change
+/// edits the cluster (`heads`) at whichever revision a unit is worth more:
+/// a limit raised with the pool change that makes its units whole GPUs is
+/// not valued at the slices the base had.
+fn supply_as_changed(
+    repo: &Repo,
+    heads: &BTreeMap<String, ClusterSpec>,
+    name: &str,
+) -> BTreeMap<String, Supply> {
+    let mut out = supply::of_named(repo, name);
+    if let Some(head) = heads.get(name) {
+        for (resource, s) in supply::of(head) {
+            match out.get(&resource) {
+                Some(base) if base.max_worth() >= s.max_worth() => {}
+                _ => {
+                    out.insert(resource, s);
+                }
+            }
+        }
+    }
+    out
+}
+
 /// Borrowing the team may do in each cluster and resource: its limit, or the
-/// cluster's whole capacity when it sets none; absent clusters borrow
-/// nothing, and with `kueue_only` neither do clusters that do not run Kueue
-/// (nothing renders a cohort to borrow from).
+/// cluster's whole capacity when it sets none, whether it set none, and the
+/// most a unit is worth there; absent clusters borrow nothing, and with
+/// `kueue_only` neither do clusters that do not run Kueue (nothing renders a
+/// cohort to borrow from).
 fn borrowing(
     repo: &Repo,
+    heads: &BTreeMap<String, ClusterSpec>,
     team: Option<&Document<TeamSpec>>,
     kueue_only: bool,
-) -> BTreeMap<(String, String), (f64, bool)> {
+) -> BTreeMap<(String, String), (f64, bool, f64)> {
     let mut out = BTreeMap::new();
     let Some(team) = team else { return out };
     for (cluster, presence) in &team.spec.clusters {
@@ -205,58 +230,57 @@ fn borrowing(
         if kueue_only && !kueue {
             continue;
         }
-        for (resource, supply) in supply::of_named(repo, &cluster.value) {
+        for (resource, supply) in supply_as_changed(repo, heads, &cluster.value) {
             let limit = limit_of(&presence.borrowing_limit, &resource);
             out.insert(
                 (cluster.value.clone(), resource),
-                (limit.unwrap_or(supply.units()), limit.is_none()),
+                (
+                    limit.unwrap_or(supply.units()),
+                    limit.is_none(),
+                    supply.max_worth(),
+                ),
             );
         }
     }
     out
 }
 
-/// `units` of a (cluster, resource) at the most a unit is worth there, in
-/// GPU-equivalents ([`Supply::bound`]); a unit is a GPU where no pool of
-/// the cluster provides the resource (as a Team change weighs a quota).
-fn bound(repo: &Repo, key: &(String, String), units: f64) -> f64 {
-    supply::of_named(repo, &key.0)
-        .get(&key.1)
-        .map_or(units, |s: &Supply| s.bound(units))
-}
-
 /// What a team may borrow where it can (GPU-equivalents): on the clusters
-/// that run Kueue, its limits, or their whole capacity where it sets none.
+/// that run Kueue, its limits, or their whole capacity where it sets none,
+/// each unit at the most a unit is worth there ([`Supply::bound`]).
 pub(crate) fn kueue_borrowing_of(repo: &Repo, team: &Document<TeamSpec>) -> f64 {
-    borrowing(repo, Some(team), true)
-        .iter()
-        .map(|(key, (units, _))| bound(repo, key, *units))
+    borrowing(repo, &BTreeMap::new(), Some(team), true)
+        .values()
+        .map(|(units, _, worth)| units * worth)
         .sum()
 }
 
 /// What a team may newly borrow from its cohorts going from `before` to
 /// `now` (raised limits, and removed ones counted up to the cluster's
-/// capacity), what it may no longer borrow, both in GPU-equivalents, and
-/// whether some borrowing became unbounded.
+/// capacity), what it may no longer borrow, both in GPU-equivalents (each
+/// unit at the most a unit is worth in the cluster, as it stands or as the
+/// same change leaves it: `heads`), and whether some borrowing became
+/// unbounded.
 pub(crate) fn borrowing_change(
     repo: &Repo,
+    heads: &BTreeMap<String, ClusterSpec>,
     now: Option<&Document<TeamSpec>>,
     before: Option<&Document<TeamSpec>>,
 ) -> (f64, f64, bool) {
-    let now_borrow = borrowing(repo, now, false);
-    let before_borrow = borrowing(repo, before, false);
+    let now_borrow = borrowing(repo, heads, now, false);
+    let before_borrow = borrowing(repo, heads, before, false);
     let (mut unlocked, mut cut, mut unbounded) = (0.0, 0.0, false);
-    for (key, (units, open)) in &now_borrow {
-        let (old, old_open) = before_borrow.get(key).copied().unwrap_or((0.0, false));
-        if units > &old {
-            unlocked += bound(repo, key, units - old);
+    for (key, &(units, open, worth)) in &now_borrow {
+        let (old, old_open, _) = before_borrow.get(key).copied().unwrap_or((0.0, false, 1.0));
+        if units > old {
+            unlocked += (units - old) * worth;
         }
-        unbounded |= *open && !old_open;
+        unbounded |= open && !old_open;
     }
-    for (key, (old, _)) in &before_borrow {
-        let units = now_borrow.get(key).map_or(0.0, |(u, _)| *u);
-        if units < *old {
-            cut += bound(repo, key, old - units);
+    for (key, &(old, _, worth)) in &before_borrow {
+        let units = now_borrow.get(key).map_or(0.0, |(u, _, _)| *u);
+        if units < old {
+            cut += (old - units) * worth;
         }
     }
     (unlocked, cut, unbounded)
@@ -288,8 +312,12 @@ pub fn team(env: &Env<'_>, team: &Document<TeamSpec>, change: &Change) -> TeamSu
         leads(team)
     };
     let before_leads = previous.map(leads).unwrap_or_default();
-    let (unlocked, cut, unbounded) =
-        borrowing_change(env.world, (!removed).then_some(team), previous);
+    let (unlocked, cut, unbounded) = borrowing_change(
+        env.world,
+        &env.aggregates.head_clusters,
+        (!removed).then_some(team),
+        previous,
+    );
     let lending = |t: Option<&Document<TeamSpec>>| -> Vec<(String, String, u32)> {
         t.iter()
             .flat_map(|t| {
@@ -457,7 +485,8 @@ pub(crate) fn unit_worth(cluster: &ClusterSpec, resource: &str) -> Option<f64> {
         .fold(None, |m: Option<f64>, e| Some(m.map_or(e, |m| m.max(e))))
 }
 
-/// GPU-equivalents the teams' standing quotas on cluster `name` gain when the
+/// GPU-equivalents the teams' standing quotas (and, where `now` runs Kueue,
+/// borrowing limits) on cluster `name` gain when the
 /// cluster goes from `then` to `now` (fewer time-slicing replicas, a coarser
 /// single-strategy MIG layout, a pool whose units are worth more): the quota
 /// was granted at `then`'s worth (1 GPU a unit where no pool provided the
@@ -479,7 +508,14 @@ pub(crate) fn quotas_regrown<'t>(
             if cluster.value != name {
                 continue;
             }
-            for (resource, n) in &presence.quota {
+            // Borrowing limits count in units too: on a cluster that runs
+            // Kueue, a limit regrows with its units' worth as a quota does.
+            let kueue = now.kueue.as_ref().is_some_and(|k| k.enabled);
+            let limits = presence
+                .quota
+                .iter()
+                .chain(presence.borrowing_limit.iter().filter(|_| kueue));
+            for (resource, n) in limits {
                 let after = unit_worth(now, &resource.value).unwrap_or(0.0);
                 let before = unit_worth(then, &resource.value).unwrap_or(1.0);
                 if after > before {
