@@ -32,6 +32,18 @@ impl Supply {
         self.0.iter().map(|(u, _)| u).sum()
     }
 
+    /// `base` and `head` (one resource in a cluster before and after a
+    /// change) as one: the more units of the two, each worth the most a unit
+    /// is worth in either. What a limit moved with a pool change is judged
+    /// by: fewer units in the head (time-slicing taken off) neither hides a
+    /// limit removed nor lowers the worth of a raise.
+    pub fn merged(base: &Supply, head: &Supply) -> Supply {
+        Supply(vec![(
+            base.units().max(head.units()),
+            base.max_worth().max(head.max_worth()),
+        )])
+    }
+
     /// The most a unit is worth in any pool (1 where none provides it).
     pub fn max_worth(&self) -> f64 {
         self.0.first().map_or(1.0, |(_, eq)| *eq)

@@ -19,4 +19,10 @@ fn units_fill_the_most_valuable_pools_first_whatever_their_order() {
     assert_eq!(a.bound(1600.0), 1600.0);
     assert_eq!(Supply(vec![(64.0, 0.125)]).bound(80.0), 10.0);
     assert_eq!(Supply::default().bound(3.0), 3.0);
+    // Merged with a head of fewer, dearer units (time-slicing taken off):
+    // the more units, at the dearer worth.
+    let sliced = Supply(vec![(6400.0, 0.125)]);
+    let whole = Supply(vec![(800.0, 1.0)]);
+    let m = Supply::merged(&sliced, &whole);
+    assert_eq!((m.units(), m.max_worth()), (6400.0, 1.0));
 }

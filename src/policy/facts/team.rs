@@ -185,10 +185,11 @@ pub(crate) fn kueue_borrowing(repo: &Repo, cluster: &Document<ClusterSpec>) -> f
     sum.min(whole)
 }
 
-/// The supply of each resource on cluster `name`, where the same change
-/// edits the cluster (`heads`) at whichever revision a unit is worth more:
-/// a limit raised with the pool change that makes its units whole GPUs is
-/// not valued at the slices the base had.
+/// The supply of each resource on cluster `name`; where the same change
+/// edits the cluster (`heads`), the two revisions merged
+/// ([`Supply::merged`]): a limit raised with the pool change that makes its
+/// units whole GPUs is not valued at the slices the base had, and one
+/// removed with it is not read as a cut to the head's fewer units.
 fn supply_as_changed(
     repo: &Repo,
     heads: &BTreeMap<String, ClusterSpec>,
@@ -197,12 +198,11 @@ fn supply_as_changed(
     let mut out = supply::of_named(repo, name);
     if let Some(head) = heads.get(name) {
         for (resource, s) in supply::of(head) {
-            match out.get(&resource) {
-                Some(base) if base.max_worth() >= s.max_worth() => {}
-                _ => {
-                    out.insert(resource, s);
-                }
-            }
+            let merged = match out.get(&resource) {
+                Some(base) => Supply::merged(base, &s),
+                None => s,
+            };
+            out.insert(resource, merged);
         }
     }
     out
