@@ -225,7 +225,13 @@ fn judge(
                 .span()
                 .map(|span| place(&head.sources, span, &case.embedded))
                 .unwrap_or_default();
-            format!("{}{place}: {}", d.code.as_str(), d.message)
+            // A position the message itself gives (an unclosed bracket's)
+            // is in the embedded text's lines too: said in the case's.
+            let message = d
+                .span()
+                .and_then(|span| case.embedded.get(head.sources.path(span.file)))
+                .map_or_else(|| d.message.clone(), |e| in_case(&d.message, e));
+            format!("{}{place}: {message}", d.code.as_str())
         })
         .collect();
     Judged {
@@ -276,6 +282,42 @@ fn place(
             None => format!(" at {path}:{}:{}", lc.line, lc.column),
         },
     }
+}
+
+/// `message` with each `line L, column C` it gives (in the lines of an
+/// embedded literal block) moved to the case file's lines and columns.
+fn in_case(message: &str, e: &Embedded) -> String {
+    let mut out = String::new();
+    let mut rest = message;
+    while let Some(i) = rest.find("line ") {
+        out.push_str(&rest[..i]);
+        let after = &rest[i + 5..];
+        let digits = |t: &str| t.bytes().take_while(u8::is_ascii_digit).count();
+        let n = digits(after);
+        let tail = &after[n..];
+        let m = tail
+            .strip_prefix(", column ")
+            .map(digits)
+            .filter(|&m| n > 0 && m > 0);
+        match (after[..n].parse::<usize>(), m) {
+            (Ok(line), Some(m)) => {
+                let col_text = &tail[", column ".len()..];
+                let column: usize = col_text[..m].parse().unwrap_or(0);
+                out.push_str(&format!(
+                    "line {}, column {}",
+                    e.line + line - 1,
+                    e.indent + column
+                ));
+                rest = &col_text[m..];
+            }
+            _ => {
+                out.push_str("line ");
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 fn sorted(v: impl IntoIterator<Item = String>) -> Vec<String> {
@@ -388,3 +430,7 @@ fn compare(expect: &Expect, judged: &Judged, failures: &mut Vec<String>) {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "testing_tests.rs"]
+mod tests;
