@@ -132,7 +132,7 @@ fn a_local_queue_name_longer_than_a_label_value_is_refused() {
 #[test]
 fn node_labels_no_node_can_carry_are_refused_without_kueue_too() {
     // infer-l4 runs no Kueue: its labels select the time-sliced pool's nodes
-    // in the node-label plan.
+    // in the node-label plan. The key and the value are each wrong: two.
     refused(
         |repo| {
             edit(repo, "clusters/infer-l4.yaml", |t| {
@@ -143,7 +143,61 @@ fn node_labels_no_node_can_carry_are_refused_without_kueue_too() {
             })
         },
         "name-invalid",
-        1,
+        2,
+    );
+}
+
+#[test]
+fn node_labels_and_taints_no_node_can_carry_are_shown_at_the_key_or_value_with_kueue() {
+    // prod-h100 runs Kueue: each bad key or value is its own `name-invalid`
+    // at its own place (line and column), not one message at the pool.
+    let (_d, repo) = fresh();
+    edit(&repo, "clusters/prod-h100.yaml", |t| {
+        t.replacen(
+            "acme.ai/gpu-pool: h100-serve",
+            "acme.ai/gpu-pool: \"-serve\"",
+            1,
+        )
+        .replacen(
+            "- {key: nvidia.com/gpu, value: present, effect: NoSchedule}",
+            "- {key: Bad_Key/x, value: present, effect: NoSchedule}",
+            1,
+        )
+    });
+    let v = run(
+        &["validate", "--format", "json", repo.to_str().unwrap()],
+        &[],
+    );
+    assert_eq!(v.code, 2, "{}", v.stdout);
+    let bad: Vec<(String, u64, u64)> = v.json["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["code"] == "name-invalid")
+        .map(|d| {
+            (
+                d["message"].as_str().unwrap().to_string(),
+                d["line"].as_u64().unwrap(),
+                d["column"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(bad.len(), 2, "{bad:?}");
+    let text = std::fs::read_to_string(repo.join("clusters/prod-h100.yaml")).unwrap();
+    let place = |needle: &str| {
+        let at = text.find(needle).unwrap();
+        let line = text[..at].matches('\n').count() as u64 + 1;
+        let col = (at - text[..at].rfind('\n').map_or(0, |n| n + 1)) as u64 + 1;
+        (line, col)
+    };
+    assert!(bad[0].0.contains("node label value `-serve`"), "{bad:?}");
+    assert_eq!((bad[0].1, bad[0].2), place("\"-serve\""));
+    assert!(bad[1].0.contains("taint key `Bad_Key/x`"), "{bad:?}");
+    assert_eq!((bad[1].1, bad[1].2), place("Bad_Key/x"));
+    assert!(
+        !common::codes(&v.json)
+            .iter()
+            .any(|c| c == "kueue-limit-exceeded")
     );
 }
 

@@ -251,7 +251,7 @@ pub fn verify(cli: &Cli, c: &Common, io: &mut Io<'_>) -> Outcome {
                     .spec
                     .node_pools
                     .iter()
-                    .map(|p| (p.name.value.as_str().to_string(), p.node_labels.clone()))
+                    .map(|p| (p.name.value.as_str().to_string(), p.plain_labels()))
                     .collect();
                 (t, run::pool_nodes(&conn, &pools).await)
             }

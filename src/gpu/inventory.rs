@@ -302,7 +302,7 @@ pub fn pools_with_labels(
             if !p.node_labels.is_empty()
                 && p.node_labels
                     .iter()
-                    .all(|(k, v)| labels.get(k).is_some_and(|x| x == v))
+                    .all(|(k, v)| labels.get(k.as_str()).is_some_and(|x| *x == v.value))
             {
                 out.push((name.clone(), p.name.value.to_string()));
             }

@@ -132,7 +132,7 @@ pub struct NodePool {
     pub zone: Option<Spanned<String>>,
     /// Node labels that select this pool's nodes (used by Kueue ResourceFlavors).
     #[serde(default)]
-    pub node_labels: BTreeMap<String, String>,
+    pub node_labels: Labels,
     /// Taints on the pool's nodes; workloads need matching tolerations.
     #[serde(default)]
     pub taints: Vec<Taint>,
@@ -163,9 +163,9 @@ pub struct PurchaseMix {
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct Taint {
-    pub key: String,
+    pub key: Spanned<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub value: Option<String>,
+    pub value: Option<Spanned<String>>,
     pub effect: TaintEffect,
 }
 
@@ -195,11 +195,21 @@ pub struct TimeSlicing {
 
 /// Whether one node could match both selectors (`nodeLabels`): no label is
 /// asked for with two different values. An empty selector matches every node.
-pub fn selectors_may_overlap(
-    a: &std::collections::BTreeMap<String, String>,
-    b: &std::collections::BTreeMap<String, String>,
-) -> bool {
+pub fn selectors_may_overlap(a: &Labels, b: &Labels) -> bool {
     a.iter().all(|(k, v)| b.get(k).is_none_or(|w| w == v))
+}
+
+/// Node labels as written, each key and value with its place in the file.
+pub type Labels = BTreeMap<Spanned<String>, Spanned<String>>;
+
+impl NodePool {
+    /// The pool's node labels without their places, for the APIs that select nodes.
+    pub fn plain_labels(&self) -> BTreeMap<String, String> {
+        self.node_labels
+            .iter()
+            .map(|(k, v)| (k.value.clone(), v.value.clone()))
+            .collect()
+    }
 }
 
 /// Whether a node label (or taint) marks spot (preemptible) capacity: its
@@ -224,11 +234,12 @@ pub fn spot_marker(pool: &NodePool) -> Option<String> {
     pool.node_labels
         .iter()
         .map(|(k, v)| (k.as_str(), v.as_str()))
-        .chain(
-            pool.taints
-                .iter()
-                .map(|t| (t.key.as_str(), t.value.as_deref().unwrap_or("true"))),
-        )
+        .chain(pool.taints.iter().map(|t| {
+            (
+                t.key.as_str(),
+                t.value.as_ref().map_or("true", |v| v.as_str()),
+            )
+        }))
         .find(|(k, v)| marks_spot(k, v))
         .map(|(k, v)| format!("{k}: {v}"))
 }

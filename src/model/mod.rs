@@ -29,8 +29,9 @@ pub mod usage_settings;
 
 pub use catalog::{CatalogSpec, PriceEntry};
 pub use cluster::{
-    ClusterSpec, Environment, KueueSpec, MigSpec, MigStrategy, NodePool, Provider, PurchaseMix,
-    Taint, TaintEffect, TimeSlicing, purchase_nodes, selectors_may_overlap, spot_marker,
+    ClusterSpec, Environment, KueueSpec, Labels, MigSpec, MigStrategy, NodePool, Provider,
+    PurchaseMix, Taint, TaintEffect, TimeSlicing, purchase_nodes, selectors_may_overlap,
+    spot_marker,
 };
 pub use config::{Chargeback, ConfigSpec, CostSettings, Role, Thresholds};
 pub use kinds::{DocRef, Kind, KindVisitor, Spec, TypedDoc};

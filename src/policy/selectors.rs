@@ -67,14 +67,19 @@ pub fn retargeted(head: &ClusterSpec, base: &ClusterSpec) -> Retargeted {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::collections::BTreeMap;
 
-    type Labels = BTreeMap<String, String>;
+    use crate::model::Labels;
 
     fn labels(pairs: &[(&str, &str)]) -> Labels {
+        let at = crate::diag::Span::default();
         pairs
             .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .map(|(k, v)| {
+                (
+                    Spanned::new(k.to_string(), at),
+                    Spanned::new(v.to_string(), at),
+                )
+            })
             .collect()
     }
 

@@ -59,41 +59,73 @@ pub fn label_value(s: &str) -> bool {
 }
 
 /// Node label keys and values and taints of a pool that are not what
-/// Kubernetes accepts on a node (and so cannot select its nodes).
-fn label_problems(pool: &NodePool) -> Vec<String> {
+/// Kubernetes accepts on a node (and so cannot select its nodes), each at
+/// the key or value it is about.
+fn label_problems(pool: &NodePool) -> Vec<(Span, String)> {
     let mut problems = Vec::new();
     for (k, v) in &pool.node_labels {
         if !label_key(k) {
-            problems.push(format!(
-                "node label key `{}` is not a valid label key",
-                k.escape_debug()
+            problems.push((
+                k.span,
+                format!(
+                    "node label key `{}` is not a valid label key",
+                    k.escape_debug()
+                ),
             ));
         }
         if !label_value(v) {
-            problems.push(format!(
-                "node label value `{}` (of `{}`) is not a valid label value",
-                v.escape_debug(),
-                k.escape_debug()
+            problems.push((
+                v.span,
+                format!(
+                    "node label value `{}` (of `{}`) is not a valid label value",
+                    v.escape_debug(),
+                    k.escape_debug()
+                ),
             ));
         }
     }
     for t in &pool.taints {
         if !label_key(&t.key) {
-            problems.push(format!(
-                "taint key `{}` is not a valid label key",
-                t.key.escape_debug()
+            problems.push((
+                t.key.span,
+                format!(
+                    "taint key `{}` is not a valid label key",
+                    t.key.escape_debug()
+                ),
             ));
         }
         if let Some(v) = &t.value
             && !label_value(v)
         {
-            problems.push(format!(
-                "taint value `{}` is not a valid label value",
-                v.escape_debug()
+            problems.push((
+                v.span,
+                format!(
+                    "taint value `{}` is not a valid label value",
+                    v.escape_debug()
+                ),
             ));
         }
     }
     problems
+}
+
+/// Node labels and taints no node can carry: one `name-invalid` each, at
+/// the key or value, whether or not the cluster runs Kueue (with Kueue they
+/// would be its ResourceFlavor's; without, the node-label plan's selector).
+fn invalid_labels(pool: &NodePool, cluster: &str, diags: &mut Vec<Diagnostic>) {
+    for (at, problem) in label_problems(pool) {
+        diags.push(
+            Diagnostic::new(
+                Code::NameInvalid,
+                format!(
+                    "pool `{}` of `{cluster}` cannot select its nodes: {problem}",
+                    pool.name.value
+                ),
+            )
+            .at(at, "not a Kubernetes label")
+            .help("label keys are `prefix/name` with a DNS prefix; names and values are at most 63 letters, digits, `-`, `_` or `.`, starting and ending with a letter or digit"),
+        );
+    }
 }
 
 /// Node labels and taints of a pool that Kueue would reject on its ResourceFlavor.
@@ -114,7 +146,6 @@ fn flavor(pool: &NodePool, at: Span, diags: &mut Vec<Diagnostic>) {
             kueue::MAX_FLAVOR_LIST
         ));
     }
-    problems.extend(label_problems(pool));
     if !problems.is_empty() {
         diags.push(
             Diagnostic::new(
@@ -126,7 +157,7 @@ fn flavor(pool: &NodePool, at: Span, diags: &mut Vec<Diagnostic>) {
                 ),
             )
             .at(at, "pool")
-            .help("label keys are `prefix/name` with a DNS prefix; names and values are at most 63 letters, digits, `-`, `_` or `.`"),
+            .help("select the pool's nodes with fewer labels, or move taints the workloads need not tolerate off these nodes"),
         );
     }
 }
@@ -170,6 +201,7 @@ pub fn kueue_cluster(cluster: &Document<ClusterSpec>) -> Vec<Diagnostic> {
     }
     for pool in &spec.node_pools {
         flavor(pool, pool.name.span, &mut diags);
+        invalid_labels(pool, name, &mut diags);
         if pool.node_labels.is_empty() {
             diags.push(unlabelled(
                 pool,
@@ -211,22 +243,7 @@ pub fn lint(repo: &Repo, diags: &mut Vec<Diagnostic>) {
         // Without Kueue the node labels still select the pool's nodes (the
         // node-label plan, `capops apply`).
         for pool in &cluster.spec.node_pools {
-            let problems = label_problems(pool);
-            if !problems.is_empty() {
-                diags.push(
-                    Diagnostic::new(
-                        Code::NameInvalid,
-                        format!(
-                            "pool `{}` of `{}` cannot select its nodes: {}",
-                            pool.name.value,
-                            cluster.name(),
-                            problems.join("; ")
-                        ),
-                    )
-                    .at(pool.name.span, "pool")
-                    .help("label keys are `prefix/name` with a DNS prefix; names and values are at most 63 letters, digits, `-`, `_` or `.`"),
-                );
-            }
+            invalid_labels(pool, cluster.name(), diags);
         }
     }
 }

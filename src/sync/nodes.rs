@@ -222,7 +222,7 @@ pub fn verify(
                 format!(
                     "{} nodes match {}",
                     found.len(),
-                    selector_text(&pool.node_labels)
+                    selector_text(&pool.plain_labels())
                 ),
             );
         }
