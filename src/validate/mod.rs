@@ -11,6 +11,7 @@ pub mod cloud;
 pub mod invariants;
 pub mod names;
 pub mod pools;
+mod regions;
 mod short_windows;
 mod team_limits;
 mod usage_rows;

@@ -79,7 +79,7 @@ fn bad_approver(name: &Spanned<String>, what: &str, teams_allowed: bool) -> Diag
     })
 }
 
-fn bad(name: &Spanned<String>, what: &str, form: &str) -> Diagnostic {
+pub(super) fn bad(name: &Spanned<String>, what: &str, form: &str) -> Diagnostic {
     Diagnostic::new(
         Code::NameInvalid,
         format!("`{}` is not a valid {what}", name.value),
@@ -269,82 +269,7 @@ pub fn check_names(repo: &Repo, diags: &mut Vec<Diagnostic>) {
             );
         }
     }
-    let region_form = "a region or zone as the cloud writes it: lowercase letters, digits and `-` (`us-east-1`, `us-central1-a`)";
-    for c in repo.clusters.values() {
-        if let Some(region) = &c.spec.region
-            && !is_region(&region.value)
-        {
-            diags.push(bad(region, "region", region_form));
-        }
-        for pool in &c.spec.node_pools {
-            if let Some(zone) = &pool.zone {
-                check_zone(
-                    c.spec.provider.value,
-                    c.spec.region.as_ref(),
-                    zone,
-                    "cluster",
-                    diags,
-                );
-            }
-        }
-    }
-    for r in repo.reservations.values() {
-        if !is_region(&r.spec.region.value) {
-            diags.push(bad(&r.spec.region, "region", region_form));
-        }
-        // A type of another provider's is its own error (`check_reservations`):
-        // which of the two is wrong is not known, so neither judges the zone.
-        if let Some(zone) = r
-            .spec
-            .zone
-            .as_ref()
-            .filter(|_| r.spec.kind.value.provider() == r.spec.provider.value)
-        {
-            check_zone(
-                r.spec.provider.value,
-                Some(&r.spec.region),
-                zone,
-                "reservation",
-                diags,
-            );
-        }
-    }
-}
-
-/// A zone's form, and that it is one of `region`'s (where the region is known
-/// and valid) as `provider` names zones.
-fn check_zone(
-    provider: Provider,
-    region: Option<&Spanned<String>>,
-    zone: &Spanned<String>,
-    whose: &str,
-    diags: &mut Vec<Diagnostic>,
-) {
-    if !is_region(&zone.value) {
-        diags.push(bad(
-            zone,
-            "zone",
-            "a zone as the cloud writes it: lowercase letters, digits and `-` (`us-east-1a`, `us-central1-a`)",
-        ));
-        return;
-    }
-    let Some(region) = region.filter(|r| is_region(&r.value)) else {
-        return;
-    };
-    if let Some(form) = zone_outside(provider, &region.value, &zone.value) {
-        diags.push(
-            Diagnostic::new(
-                Code::NameInvalid,
-                format!(
-                    "zone `{}` is not a zone of region `{}`",
-                    zone.value, region.value
-                ),
-            )
-            .at(zone.span, format!("not in the {whose}'s region"))
-            .related(region.span, "the region")
-            .help(form),
-        );
-    }
+    super::regions::check(repo, diags);
 }
 
 /// Name of the ResourceQuota capops renders in each team namespace
@@ -407,30 +332,6 @@ pub const RESERVED_FOLDERS: [&str; 1] = ["node-labels"];
 /// Files of each Terraform module that belong to no reservation
 /// (`<name>.tf.json`).
 pub const RESERVED_TERRAFORM_FILES: [&str; 2] = ["providers", "variables"];
-
-/// Why a zone is not one of the region's, as the provider names zones: AWS
-/// `us-east-1a` (and Local Zones `us-west-2-lax-1a`), Google Cloud
-/// `us-central1-a`, Azure `1`, `2` or `3`.
-fn zone_outside(provider: Provider, region: &str, zone: &str) -> Option<&'static str> {
-    match provider {
-        Provider::Aws if !(zone.len() > region.len() && zone.starts_with(region)) => {
-            Some("an AWS zone is its region followed by a letter: `us-east-1a` in `us-east-1`")
-        }
-        Provider::Gcp
-            if !zone
-                .strip_prefix(region)
-                .is_some_and(|z| z.len() > 1 && z.starts_with('-')) =>
-        {
-            Some(
-                "a Google Cloud zone is its region, `-` and a letter: `us-central1-a` in `us-central1`",
-            )
-        }
-        Provider::Azure if !matches!(zone, "1" | "2" | "3") => {
-            Some("an Azure availability zone is `1`, `2` or `3`")
-        }
-        _ => None,
-    }
-}
 
 fn config_ignore(repo: &Repo) -> Vec<String> {
     repo.config
