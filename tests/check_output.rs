@@ -630,12 +630,15 @@ fn a_failing_policy_test_is_reported_with_its_differences() {
     let out = run(&["test", &tmp.path().display().to_string()], &[]);
     assert_eq!(out.code, 2, "{}", out.stdout);
     assert!(
-        out.stdout.contains(
-            "cannot read the case wrong: recentGrowth: the base holds no team `reserach`"
-        ),
+        out.stdout.contains(&format!(
+            "cannot read the case {}: recentGrowth.reserach: the base holds no team `reserach`",
+            case.display()
+        )),
         "{}",
         out.stdout
     );
+    // At the team's key: line 2, column 16.
+    assert!(out.stdout.contains("small) at 2:16"), "{}", out.stdout);
     // So does a change that removes a document the base does not hold.
     let text =
         std::fs::read_to_string(root().join("policies/tests/change-modify-crosses-a-tier.yaml"))
@@ -657,8 +660,29 @@ fn a_failing_policy_test_is_reported_with_its_differences() {
     let out = run(&["test", &tmp.path().display().to_string()], &[]);
     assert_eq!(out.code, 2, "{}", out.stdout);
     assert!(
+        out.stdout.contains(
+            "change.remove: the base holds no CapacityRequest/no-such-request to remove at "
+        ),
+        "{}",
         out.stdout
-            .contains("change.remove: the base holds no CapacityRequest/no-such-request"),
+    );
+    // A case judged as it stands cannot also be a change: `documents` would
+    // be dropped without a word.
+    std::fs::write(
+        &case,
+        format!(
+            "fixture: {}\ndocuments: |\n  a: 1\n{}",
+            root().join("policies/tests/fixture").display(),
+            text.replace("fixture:", "unused:")
+        ),
+    )
+    .unwrap();
+    let out = run(&["test", &tmp.path().display().to_string()], &[]);
+    assert_eq!(out.code, 2, "{}", out.stdout);
+    assert!(
+        out.stdout
+            .contains("documents and change: a case is judged as it stands")
+            && out.stdout.contains(" at 2:1"),
         "{}",
         out.stdout
     );

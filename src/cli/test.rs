@@ -141,7 +141,7 @@ fn run_cases(cases: &[PathBuf]) -> Vec<CaseResult> {
         .par_iter()
         .map(|(name, case)| match case {
             Ok((case, fixture, path)) => match &fixtures[fixture] {
-                Ok(inputs) => testing::run_case(name, case, inputs.clone()),
+                Ok(inputs) => testing::run_case(name, path, case, inputs.clone()),
                 // A fixture that does not read is the case file's fault.
                 Err(e) => failed(name, &case.description, format!("{BROKEN}{path}: {e}")),
             },

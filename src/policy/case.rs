@@ -38,6 +38,11 @@ pub struct Case {
     /// `case-documents.yaml`): errors in it are shown at the case's lines.
     #[serde(skip)]
     pub embedded: BTreeMap<String, Embedded>,
+    /// ` at line:column` of each `recentGrowth` team and `change.remove`
+    /// entry (`recentGrowth.research`, `change.remove.0`), for the errors
+    /// only the base can tell (a team or document it lacks).
+    #[serde(skip)]
+    pub places: BTreeMap<String, String>,
 }
 
 /// Where a literal block (`add: |`) starts in a case file: the case line of
@@ -172,6 +177,35 @@ pub fn read_case(text: &str) -> Result<Case, String> {
     for (file, found, key) in streams {
         if let Some(place) = found.and_then(|(_, v)| embedded_place(text, v, key)) {
             case.embedded.insert(file.to_string(), place);
+        }
+    }
+    if let (Some((k, _)), Some(_)) = (node.get("documents"), node.get("change")) {
+        return Err(format!(
+            "documents and change: a case is judged as it stands (`documents`) or as a change to its base (`base` and `change`), not both; move the documents into `base` or `change.add`{}",
+            at(Some(k.span(crate::diag::FileId(0))))
+        ));
+    }
+    if let Some((_, growth)) = node.get("recentGrowth")
+        && let yaml::Value::Map(entries) = &growth.value
+    {
+        for (k, _) in entries {
+            if let yaml::Value::Str(team) = &k.value {
+                let place = at(Some(k.span(crate::diag::FileId(0))));
+                case.places.insert(format!("recentGrowth.{team}"), place);
+            }
+        }
+    }
+    if let Some((
+        _,
+        yaml::Node {
+            value: yaml::Value::Seq(items),
+            ..
+        },
+    )) = node.get("change").and_then(|(_, c)| c.get("remove"))
+    {
+        for (i, item) in items.iter().enumerate() {
+            let place = at(Some(item.span(crate::diag::FileId(0))));
+            case.places.insert(format!("change.remove.{i}"), place);
         }
     }
     // What the case states must read too: a bad `at` or removal is the

@@ -56,8 +56,9 @@ fn identity(doc: &TypedDoc) -> (Kind, String) {
     (doc.kind(), doc.metadata().name.value.to_string())
 }
 
-/// Runs one case against its fixture's files.
-pub fn run_case(name: &str, case: &Case, fixture: Vec<Input>) -> CaseResult {
+/// Runs one case against its fixture's files; `file` names the case file
+/// in the failure of a case that does not read.
+pub fn run_case(name: &str, file: &str, case: &Case, fixture: Vec<Input>) -> CaseResult {
     let mut result = CaseResult {
         name: name.to_string(),
         description: case.description.clone(),
@@ -68,9 +69,14 @@ pub fn run_case(name: &str, case: &Case, fixture: Vec<Input>) -> CaseResult {
         // A case that does not make a base and a head (a bad `at`, a
         // `change.remove` of a document the base lacks) is a mistake in the
         // case, not a failure of the policy.
-        Err(e) => result.failures.push(format!("{BROKEN}{name}: {e}")),
+        Err(e) => result.failures.push(format!("{BROKEN}{file}: {e}")),
     }
     result
+}
+
+/// ` at line:column` of a field of the case (empty when not known).
+fn field_at(case: &Case, field: &str) -> String {
+    case.places.get(field).cloned().unwrap_or_default()
 }
 
 /// How the failure of a case that does not read begins (`capops test`
@@ -95,8 +101,9 @@ fn evaluate_case(case: &Case, mut inputs: Vec<Input>) -> Result<Judged, String> 
         .collect();
     if let Some(team) = case.recent_growth.keys().find(|t| !teams.contains(*t)) {
         return Err(format!(
-            "recentGrowth: the base holds no team `{team}` (its teams: {})",
-            teams.iter().cloned().collect::<Vec<_>>().join(", ")
+            "recentGrowth.{team}: the base holds no team `{team}` (its teams: {}){}",
+            teams.iter().cloned().collect::<Vec<_>>().join(", "),
+            field_at(case, &format!("recentGrowth.{team}"))
         ));
     }
     let Some(change) = &case.change else {
@@ -112,24 +119,30 @@ fn evaluate_case(case: &Case, mut inputs: Vec<Input>) -> Result<Judged, String> 
     // The base, judged as merged; the head is the base with the change applied.
     let mut base_repo = crate::load::base::assemble(base_loaded.docs.clone());
     base_repo.usage = std::sync::Arc::new(base_loaded.usage.clone());
-    let removed: BTreeSet<(Kind, String)> = change
-        .remove
-        .iter()
-        .filter_map(|r| {
-            let (k, n) = r.split_once('/')?;
-            Some((Kind::parse(k)?, n.to_string()))
-        })
-        .collect();
-    if removed.len() != change.remove.len() {
-        return Err("change.remove entries are `Kind/name`".into());
-    }
-    let held: BTreeSet<(Kind, String)> = base_loaded.docs.iter().map(identity).collect();
-    if let Some((k, n)) = removed.iter().find(|id| !held.contains(*id)) {
+    let parse = |r: &str| {
+        let (k, n) = r.split_once('/')?;
+        Some((Kind::parse(k)?, n.to_string()))
+    };
+    if let Some(i) = change.remove.iter().position(|r| parse(r).is_none()) {
         return Err(format!(
-            "change.remove: the base holds no {}/{n} to remove",
-            k.as_str()
+            "change.remove: `{}` is not `Kind/name` (`CapacityRequest/train-llm`){}",
+            change.remove[i],
+            field_at(case, &format!("change.remove.{i}"))
         ));
     }
+    let held: BTreeSet<(Kind, String)> = base_loaded.docs.iter().map(identity).collect();
+    if let Some(i) = change
+        .remove
+        .iter()
+        .position(|r| parse(r).is_some_and(|id| !held.contains(&id)))
+    {
+        return Err(format!(
+            "change.remove: the base holds no {} to remove{}",
+            change.remove[i],
+            field_at(case, &format!("change.remove.{i}"))
+        ));
+    }
+    let removed: BTreeSet<(Kind, String)> = change.remove.iter().filter_map(|r| parse(r)).collect();
     let head = overlay(base_loaded, "case-change.yaml", &change.add, &removed);
     Ok(judge(&head, Some(&base_repo), at, &pack, case))
 }

@@ -78,7 +78,10 @@ fn region_ok(
             names.dedup();
             let more = if names.len() > 3 { ", ..." } else { "" };
             names.truncate(3);
-            format!("; its zones (`{}`{more}) are in `{first}`", names.join("`, `"))
+            format!(
+                "; its zones (`{}`{more}) are in `{first}`",
+                names.join("`, `")
+            )
         }
         _ => String::new(),
     };
