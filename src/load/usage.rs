@@ -139,23 +139,39 @@ fn read(text: &str, file: FileId, usage: &mut UsageRows, diags: &mut Vec<Diagnos
             + text
                 .get(from..)
                 .map_or(0, |t| t.len() - t.trim_start_matches(['\r', '\n']).len());
-        // Usage cells are plain values: a line break inside one is a quote
-        // that was opened and not closed, which swallowed the lines after it.
+        // Usage cells are plain values: a line break inside one is a quoted
+        // cell over several lines, or a quote that was opened and not
+        // closed, which swallowed the lines after it.
         if record.iter().any(|c| c.contains('\n')) {
             let lines = record
                 .iter()
                 .map(|c| c.matches('\n').count())
                 .sum::<usize>();
-            rows.diags.push(
-                Diagnostic::new(
-                    Code::UsageBadRow,
+            let end = (reader.position().byte() as usize).clamp(row_start, text.len());
+            let raw = text.get(row_start..end).unwrap_or("");
+            let quote = row_start + raw.find('"').unwrap_or(0);
+            let closed = raw.matches('"').count() % 2 == 0;
+            let (message, help) = if closed {
+                (
+                    format!(
+                        "a quoted cell holds a line break: it spans {} lines of the file",
+                        lines + 1
+                    ),
+                    "write each row on one line: usage cells are plain values",
+                )
+            } else {
+                (
                     format!(
                         "a quote in this row is not closed: the {lines} line{} after it were read as one cell",
                         if lines == 1 { "" } else { "s" }
                     ),
+                    "close the quote, or remove it: usage cells are plain values",
                 )
-                .at(Span::new(file, row_start, row_start), "this row")
-                .help("close the quote, or remove it: usage cells are plain values"),
+            };
+            rows.diags.push(
+                Diagnostic::new(Code::UsageBadRow, message)
+                    .at(Span::new(file, quote, quote + 1), "this quote")
+                    .help(help),
             );
             continue;
         }
@@ -251,14 +267,19 @@ impl RowReader<'_> {
                 {
                     values[slot] = Some(v)
                 }
-                _ => {
+                parsed => {
+                    let max = crate::model::types::MAX_COUNT;
+                    let message = match parsed {
+                        Ok(v) if v.is_finite() => format!(
+                            "`{cell}` in {} is outside the GPUs a row can hold (0 to {max})",
+                            USAGE_COLUMNS[col]
+                        ),
+                        _ => format!("`{cell}` in {} is not a number of GPUs", USAGE_COLUMNS[col]),
+                    };
                     self.diags.push(
-                        Diagnostic::new(
-                            Code::UsageBadRow,
-                            format!("`{cell}` in {} is not a number of GPUs", USAGE_COLUMNS[col]),
-                        )
-                        .at(span(col), "expected a number from 0 to 1000000")
-                        .help("leave the cell empty to mark a gap in the data"),
+                        Diagnostic::new(Code::UsageBadRow, message)
+                            .at(span(col), format!("expected a number from 0 to {max}"))
+                            .help("write the GPUs held in that hour (a number from 0 up), or leave the cell empty to mark a gap in the data"),
                     );
                     bad = true;
                 }

@@ -290,5 +290,47 @@ fn an_unclosed_quote_is_said_so_not_counted_as_a_short_row() {
         "{}",
         diags[0].message
     );
-    assert_eq!(diags[0].primary.as_ref().unwrap().span.start, 53);
+    // At the quote: the row starts at 53, the quote is its 22nd byte.
+    assert_eq!(diags[0].primary.as_ref().unwrap().span.start, 53 + 21);
+}
+
+#[test]
+fn a_quoted_cell_over_two_lines_is_said_so_at_its_quote() {
+    let text = "timestamp,cluster,pool,team,allocated_gpus,used_gpus\n\
+                2026-11-01T00:00:00Z,c,\"p\nq\",t,1,1\n\
+                2026-11-01T01:00:00Z,c,p,t,1,1\n";
+    let mut usage = UsageRows::default();
+    let mut diags = Vec::new();
+    read_csv(text, crate::diag::FileId(0), &mut usage, &mut diags);
+    assert_eq!(diags.len(), 1, "{diags:#?}");
+    assert!(
+        diags[0]
+            .message
+            .contains("a quoted cell holds a line break: it spans 2 lines of the file"),
+        "{}",
+        diags[0].message
+    );
+    assert_eq!(diags[0].primary.as_ref().unwrap().span.start, 53 + 23);
+    // The row after it is read.
+    assert_eq!(usage.series.len(), 1);
+}
+
+#[test]
+fn a_count_out_of_range_is_said_so_not_called_a_non_number() {
+    let text = "timestamp,cluster,pool,team,allocated_gpus,used_gpus\n\
+                2026-11-01T00:00:00Z,c,p,t,1000001,1\n\
+                2026-11-01T01:00:00Z,c,p,t,-1,0\n\
+                2026-11-01T02:00:00Z,c,p,t,many,0\n";
+    let mut usage = UsageRows::default();
+    let mut diags = Vec::new();
+    read_csv(text, crate::diag::FileId(0), &mut usage, &mut diags);
+    let messages: Vec<&str> = diags.iter().map(|d| d.message.as_str()).collect();
+    assert_eq!(
+        messages,
+        [
+            "`1000001` in allocated_gpus is outside the GPUs a row can hold (0 to 1000000)",
+            "`-1` in allocated_gpus is outside the GPUs a row can hold (0 to 1000000)",
+            "`many` in allocated_gpus is not a number of GPUs",
+        ]
+    );
 }
