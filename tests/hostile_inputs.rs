@@ -402,6 +402,33 @@ fn an_invalid_document_is_reported_once_not_again_by_every_reference_to_it() {
             out.stderr
         );
     }
+    // A file of which nothing can be read (too large; binary from its first
+    // byte) names nothing known: its error, and no "does not exist" for the
+    // requests and usage naming the team it holds.
+    for (what, bytes) in [
+        ("file-too-large", {
+            let mut b = std::fs::read(root().join("examples/acme/teams/devex.yaml")).unwrap();
+            b.extend(format!("#{}\n", "x".repeat(17 << 20)).into_bytes());
+            b
+        }),
+        ("file-binary", b"\0kind: Team\n".to_vec()),
+    ] {
+        let (_t, repo) =
+            example_with(|r| std::fs::write(r.join("teams/devex.yaml"), bytes).unwrap());
+        let out = run(&["validate", &repo.display().to_string()], &[]);
+        assert_eq!(out.code, 2, "{}", out.stderr);
+        assert_eq!(out.stderr.matches("× error[").count(), 1, "{}", out.stderr);
+        assert!(
+            out.stderr.contains(&format!("error[{what}]")),
+            "{}",
+            out.stderr
+        );
+        assert!(
+            !out.stderr.contains("usage-unknown-reference"),
+            "{}",
+            out.stderr
+        );
+    }
     // A MIG profile spelled otherwise is one error with one fix: the team
     // quota keyed by the device plugin's name is not told to follow the typo.
     let (_t, repo) = example_with(|r| {

@@ -46,6 +46,11 @@ pub struct Loaded {
     /// The kind and name of each document whose shape did not check: a
     /// reference to one is not reported again as naming nothing.
     pub invalid: std::collections::BTreeSet<(Kind, String)>,
+    /// A YAML file could not be read at all (too large, unreadable, binary
+    /// from its first byte): the names it holds are not known, so a
+    /// reference that names nothing is not reported (the file's own error
+    /// is the one to fix first).
+    pub unread: bool,
 }
 
 /// Reads and parses a set of inputs from the working tree.
@@ -103,11 +108,18 @@ pub fn load_with(
         }
         if text_ok {
             yaml_files.push(id);
-        } else if let Some(text) = loaded.sources.get(id).full_text() {
+        } else {
             // Refused as binary or not UTF-8: what can be read of it (up to
             // the first NUL, bad bytes replaced) names its documents, so a
-            // reference to one is not another error.
-            let names = names_in_text(text);
+            // reference to one is not another error. A file of which
+            // nothing could be read names nothing that is known.
+            let names = loaded
+                .sources
+                .get(id)
+                .full_text()
+                .map(|t| names_in_text(t))
+                .unwrap_or_default();
+            loaded.unread |= names.is_empty();
             loaded.invalid.extend(names);
         }
     }

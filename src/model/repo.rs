@@ -28,6 +28,9 @@ pub struct Repo {
     /// Documents the repository holds that did not check (kind, name): a
     /// reference to one names something, only something invalid.
     pub invalid: std::collections::BTreeSet<(super::Kind, String)>,
+    /// A YAML file could not be read at all ([`crate::load::Loaded::unread`]):
+    /// a reference that names nothing may name what it holds.
+    pub unread: bool,
 }
 
 impl Repo {

@@ -188,6 +188,7 @@ fn overlay(
         config_file,
         document_count: base.document_count + added.document_count,
         invalid: base.invalid.into_iter().chain(added.invalid).collect(),
+        unread: base.unread || added.unread,
     })
 }
 

@@ -52,6 +52,7 @@ pub fn judging(
             base, head, same_files,
         ))),
         invalid: head.invalid.clone(),
+        unread: head.unread,
     }
 }
 

@@ -46,7 +46,7 @@ fn unknown(
 /// Whether the repository holds a `kind` named `name` that did not check
 /// (its own error says why; a reference to it is not another).
 fn invalid(repo: &Repo, kind: Kind, name: &str) -> bool {
-    repo.invalid.contains(&(kind, name.to_string()))
+    repo.unread || repo.invalid.contains(&(kind, name.to_string()))
 }
 
 /// A cluster reference; returns the cluster when it resolves.

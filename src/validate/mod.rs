@@ -52,10 +52,12 @@ pub fn validate(loaded: Loaded) -> Outcome {
         config_file,
         document_count,
         invalid,
+        unread,
     } = loaded;
     let mut repo = Repo {
         usage: std::sync::Arc::new(usage),
         invalid,
+        unread,
         ..Repo::default()
     };
     insert_documents(&mut repo, docs, &sources, config_file, &mut diagnostics);

@@ -133,5 +133,5 @@ pub(super) fn check_usage(repo: &Repo, diags: &mut Vec<Diagnostic>) {
 /// Whether the repository holds a `kind` named `name` that did not check
 /// (its own error says why; a reference to it is not another).
 fn invalid(repo: &Repo, kind: Kind, name: &str) -> bool {
-    repo.invalid.contains(&(kind, name.to_string()))
+    repo.unread || repo.invalid.contains(&(kind, name.to_string()))
 }
