@@ -205,7 +205,7 @@ pub fn recommendations(a: &Analysis<'_>) -> Vec<Recommendation> {
                 )
             });
         }
-        let mut planned = false;
+        let (mut planned, mut commits) = (false, false);
         if let (Some(m0), Some(m1)) = (&mix0, &mix1) {
             // The plan buys mix1: with whole instances it can cost more than
             // mix0, and the pool's savings never exceed today - mix1. It is
@@ -216,12 +216,19 @@ pub fn recommendations(a: &Analysis<'_>) -> Vec<Recommendation> {
             let enough = !today.is_zero() && prices::float(saving / today) >= MIN_PLAN_SAVING;
             if enough || (rightsizing > Decimal::ZERO && m1.monthly_plan() < today) {
                 planned = true;
+                // Only commitments the plan buys serve the demand a later
+                // reservation was sized on (a plan all on demand and spot
+                // leaves it to be resized on its own).
+                commits = m1.baseline.as_ref().is_some_and(|t| t.nodes > 0)
+                    || m1.flexible.as_ref().is_some_and(|t| t.nodes > 0);
                 out.push(commitment(a, cluster, pool, entry, m1, today, saving, &cur));
             }
         }
         // With a plan, the reservations it leaves alone (those starting
         // after its 90 days) are still resized on their own.
-        out.extend(super::resize::resizes(a, cluster, pool, &cur, planned));
+        out.extend(super::resize::resizes(
+            a, cluster, pool, &cur, planned, commits,
+        ));
     }
     for (
         team,

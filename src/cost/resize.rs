@@ -5,7 +5,9 @@
 //! (which the plan neither keeps nor replaces) runs beside the commitments
 //! the plan buys: released whole where no instance of it would be used, and
 //! otherwise named for review with the plan, with no saving of its own,
-//! since a count sized alone would reserve their demand twice.
+//! since a count sized alone would reserve their demand twice (a plan that
+//! buys no commitments leaves it to be resized on its own). A reservation
+//! whose term is over is never resized.
 
 use super::recommendation::{Recommendation, RecommendationKind};
 use super::{Analysis, prices};
@@ -15,13 +17,14 @@ use rust_decimal::Decimal;
 /// Oversized reservations that can still be changed, in a pool without a
 /// commitment plan; with one (`planned`), those starting after its 90 days:
 /// released whole where that is their size, else named for review with the
-/// plan.
+/// plan where it buys commitments (`commits`), else resized on their own.
 pub(super) fn resizes(
     a: &Analysis<'_>,
     cluster: &str,
     pool: &str,
     cur: &str,
     planned: bool,
+    commits: bool,
 ) -> Vec<Recommendation> {
     let plan_end = a.at.hour_index() + super::OUTLOOK_HOURS;
     let month = Decimal::from(prices::HOURS_PER_MONTH);
@@ -36,7 +39,8 @@ pub(super) fn resizes(
         let Some(r) = a.reservation(name) else {
             continue;
         };
-        if r.locked {
+        // Paid whatever is done, or over: nothing to resize.
+        if r.locked || super::reservation::term_hours(&s.term).1 <= a.at.hour_index() {
             continue;
         }
         if planned {
@@ -49,7 +53,7 @@ pub(super) fn resizes(
             // would reserve that demand twice, so it is left to be reviewed
             // with the plan, with no saving of its own counted. Released
             // whole, it is consistent with any plan.
-            if r.suggested_count > 0 {
+            if r.suggested_count > 0 && commits {
                 out.push(review_with_plan(name, s, r.suggested_count));
                 continue;
             }

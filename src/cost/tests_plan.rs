@@ -418,3 +418,72 @@ fn a_locked_block_starting_at_half_past_costs_its_billed_hours_a_month() {
     let mix = a.mix("c", "p", 0.0).expect("a mix");
     assert_eq!(mix.monthly_locked, Decimal::new(908_444, 2));
 }
+
+#[test]
+fn a_reservation_whose_term_is_over_is_never_resized() {
+    // A capacity reservation of 6 p5.48xlarge (48 GPUs) that ended a month
+    // before `--at`, over a pool of 32 GPUs its team fills: a third of it
+    // was stranded. The pool has no commitment plan (no committed price in
+    // the catalog, nothing to rightsize). Nothing is billed any more, so it
+    // is not resized and no saving is counted.
+    let now = at("2026-11-01T00:00:00Z");
+    let pool = "{name: p, gpuModel: h100-80gb-sxm, instanceType: p5.48xlarge, gpusPerNode: 8, nodes: 4, zone: us-east-2a}";
+    let reservation = "apiVersion: capops.dev/v1alpha1\nkind: Reservation\nmetadata: {name: old}\nspec:\n  provider: aws\n  type: aws-capacity-reservation\n  region: us-east-2\n  zone: us-east-2a\n  instanceType: p5.48xlarge\n  count: 6\n  term: {start: \"2025-10-01T00:00:00Z\", end: \"2026-10-01T00:00:00Z\"}\n  hourlyPrice: 56\n  covers: {cluster: c, pool: p}\n";
+    let repo = repo_of(&[
+        ("capops.yaml", CONFIG.into()),
+        (
+            "prices.yaml",
+            catalog(
+                "    - {provider: aws, region: us-east-2, instanceType: p5.48xlarge, gpusPerInstance: 8, onDemand: 80, source: test}\n",
+            ),
+        ),
+        ("cluster.yaml", cluster("single", pool)),
+        ("team.yaml", team("a", None)),
+        ("reservations.yaml", reservation.into()),
+        (
+            "usage/c.csv",
+            usage(now, 1000, "p", "a", |_| 32.0, |_| 31.0),
+        ),
+    ]);
+    let a = Analysis::new(&repo, now);
+    let recs = plan::recommendations(&a);
+    assert!(
+        recs.iter().all(|r| r.subject != "old"),
+        "an ended reservation is left alone: {recs:#?}"
+    );
+}
+
+#[test]
+fn a_later_reservation_beside_a_plan_that_buys_no_commitments_is_resized_on_its_own() {
+    // As in the review case, but the catalog sells no commitment: the plan
+    // (rightsizing team a, allocated 20 and using 6) buys only on demand,
+    // so nothing it buys serves the demand `cb` was sized on and `cb` is
+    // resized with its own saving, not left for review.
+    let now = at("2026-11-01T00:00:00Z");
+    let pool = "{name: p, gpuModel: h100-80gb-sxm, instanceType: p5.48xlarge, gpusPerNode: 8, nodes: 4, zone: us-east-2a}";
+    let reservation = "apiVersion: capops.dev/v1alpha1\nkind: Reservation\nmetadata: {name: cb}\nspec:\n  provider: aws\n  type: aws-capacity-reservation\n  region: us-east-2\n  zone: us-east-2a\n  instanceType: p5.48xlarge\n  count: 4\n  term: {start: \"2027-03-01T00:00:00Z\", end: \"2028-03-01T00:00:00Z\"}\n  hourlyPrice: 56\n  covers: {cluster: c, pool: p}\n";
+    let repo = repo_of(&[
+        ("capops.yaml", CONFIG.into()),
+        (
+            "prices.yaml",
+            catalog(
+                "    - {provider: aws, region: us-east-2, instanceType: p5.48xlarge, gpusPerInstance: 8, onDemand: 80, source: test}\n",
+            ),
+        ),
+        ("cluster.yaml", cluster("single", pool)),
+        ("team.yaml", team("a", None)),
+        ("reservations.yaml", reservation.into()),
+        ("usage/c.csv", usage(now, 200, "p", "a", |_| 20.0, |_| 6.0)),
+    ]);
+    let a = Analysis::new(&repo, now);
+    let recs = plan::recommendations(&a);
+    let cb = recs
+        .iter()
+        .find(|r| r.kind == plan::RecommendationKind::ResizeReservation && r.subject == "cb")
+        .unwrap_or_else(|| panic!("cb is resized: {recs:#?}"));
+    assert!(
+        cb.monthly_savings.is_some_and(|s| s > Decimal::ZERO),
+        "{cb:#?}"
+    );
+    assert!(!cb.changes[0].contains("review"), "{cb:#?}");
+}
