@@ -183,7 +183,7 @@ fn team_pools(a: &Analysis<'_>, team: &str) -> Vec<(String, String)> {
 
 /// How long the pool is measured without a team's rows before the team
 /// counts as having left it: a week (a weekend without rows is not leaving).
-const LEFT_AFTER_HOURS: i64 = 7 * 24;
+pub(super) const LEFT_AFTER_HOURS: i64 = 7 * 24;
 
 /// A team's hours in one pool: the allocation (measured, then forecast),
 /// plus the requests' adjustment after the measurements end, never below

@@ -76,14 +76,20 @@ fn releases(a: &Analysis<'_>, cluster: &str, pool: &str) -> Vec<Release> {
             .filter(|p| p.cluster == cluster && p.pool == pool)
         {
             let rightsized = rightsize(p.mean_used(), target);
-            let gpus = p.mean_allocated() - rightsized as f64;
-            if gpus <= 0.0 {
-                continue;
-            }
             let series = a
                 .team_series
                 .get(&t.team)
                 .and_then(|v| v.iter().find(|s| s.cluster == cluster && s.pool == pool));
+            // Never more than it still holds: a team that has shrunk or left
+            // the pool since has released the difference already.
+            let pool_end = a.outlook(cluster, pool).map(|o| o.forecast_start);
+            let held = series.map_or(p.mean_allocated(), |s| {
+                held_at_end(a.series.allocated(s.id), pool_end)
+            });
+            let gpus = p.mean_allocated().min(held) - rightsized as f64;
+            if gpus <= 0.0 {
+                continue;
+            }
             let mut used: Vec<f64> = series
                 .map(|s| {
                     let u = a.series.used(s.id);
@@ -118,6 +124,22 @@ fn releases(a: &Analysis<'_>, cluster: &str, pool: &str) -> Vec<Release> {
         }
     }
     out
+}
+
+/// What a team holds in a pool when the measurements end: nothing once it
+/// has left it (its rows stop a week or more before the pool's, as budgets
+/// read it), else its mean allocation over its last measured day.
+fn held_at_end(allocated: &crate::model::hourly::Hourly, pool_end: Option<i64>) -> f64 {
+    let Some(last) = allocated.last_observed() else {
+        return 0.0;
+    };
+    if pool_end.is_some_and(|e| e - (last + 1) >= super::budget::LEFT_AFTER_HOURS) {
+        return 0.0;
+    }
+    let day: Vec<f64> = (last - 23..=last)
+        .filter_map(|h| allocated.get(h))
+        .collect();
+    day.iter().sum::<f64>() / day.len().max(1) as f64
 }
 
 /// The recommendations of every pool, and the budget alerts, largest saving first.

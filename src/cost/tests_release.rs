@@ -192,3 +192,49 @@ fn three_years_are_not_committed_past_what_the_outlook_shows_ending() {
         .collect();
     assert_eq!(tiers, vec![("1-year reserved", 32)], "{m:?}");
 }
+
+#[test]
+fn a_team_releases_no_more_than_it_still_holds() {
+    // `b` holds 20 and uses 15 throughout. `a` held 10 and used 1 until 12
+    // days ago, then left the pool (no rows since, as budgets read it): over
+    // 30 days its mean is 18/30 × 10 = 6 held, 0.6 used, so on its own it
+    // would "release" 6 − 1 = 5. It holds nothing now: it releases nothing,
+    // and the plan commits `b`'s 20, not 15.
+    let now = at("2026-11-22T00:00:00Z");
+    let left = at("2026-11-10T00:00:00Z");
+    let repo = repo_of(&[
+        ("capops.yaml", CONFIG.into()),
+        ("prices.yaml", prices()),
+        (
+            "cluster.yaml",
+            cluster(
+                "    - {name: p, gpuModel: l4, instanceType: gpu1, gpusPerNode: 1, nodes: 32}\n",
+            ),
+        ),
+        (
+            "teams.yaml",
+            format!("{}---\n{}", team("a", None), team("b", None)),
+        ),
+        (
+            "usage/c.csv",
+            join(
+                usage(left, 78, "p", "a", |_| 10.0, |_| 1.0),
+                usage(now, 90, "p", "b", |_| 20.0, |_| 15.0),
+            ),
+        ),
+    ]);
+    let a = Analysis::new(&repo, now);
+    let recs = plan::recommendations(&a);
+    assert!(
+        recs.iter()
+            .all(|r| r.kind != plan::RecommendationKind::RightsizeTeam),
+        "{recs:#?}"
+    );
+    let text = recs
+        .iter()
+        .find(|r| r.kind == plan::RecommendationKind::CommitmentMix)
+        .map(|r| r.text.clone())
+        .unwrap_or_default();
+    assert!(text.contains("20 GPUs 1-year reserved"), "{text}");
+    assert!(!text.contains("rightsizing releases"), "{text}");
+}
