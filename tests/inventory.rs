@@ -318,12 +318,23 @@ fn without_the_driver_it_says_nvml_is_not_available_and_exits_3() {
     );
     assert_eq!(out.code, 3);
     assert!(
-        out.stderr
-            .starts_with("error: NVML not available: /nonexistent/libnvidia-ml.so.1 not found\n"),
+        out.stderr.starts_with(
+            "error: NVML not available: /nonexistent/libnvidia-ml.so.1 could not be loaded\n"
+        ),
         "{}",
         out.stderr
     );
     assert!(out.stdout.is_empty());
+    // A file that is there but is no library: not "not found"; the cause
+    // line says what the loader said.
+    let out = run(&["inventory"], &[("CAPOPS_NVML_LIB", "/etc/passwd")]);
+    assert_eq!(out.code, 3);
+    assert!(
+        out.stderr
+            .starts_with("error: NVML not available: /etc/passwd could not be loaded\n  cause: "),
+        "{}",
+        out.stderr
+    );
     // The default library: this machine (and CI) has no NVIDIA driver.
     let default = run(&["inventory", "--json"], &[]);
     if default.code == 0 {
@@ -334,7 +345,7 @@ fn without_the_driver_it_says_nvml_is_not_available_and_exits_3() {
     assert!(
         default
             .stderr
-            .starts_with("error: NVML not available: libnvidia-ml.so.1 not found\n"),
+            .starts_with("error: NVML not available: libnvidia-ml.so.1 could not be loaded\n"),
         "{}",
         default.stderr
     );

@@ -494,9 +494,15 @@ fn forecast_rejects_unknown_pools_and_bad_horizons() {
             "did you mean `prod-h100/h100-serve`",
         ),
         (vec!["--pool", "h100-serve"], "CLUSTER/POOL"),
-        (vec!["--horizon", "0"], "--horizon"),
+        (
+            vec!["--horizon", "0"],
+            "`0` is not between 1 hour and three years",
+        ),
         (vec!["--horizon", "5y"], "unknown unit"),
-        (vec!["--horizon", "200w"], "--horizon"),
+        (
+            vec!["--horizon", "200w"],
+            "`200w` is not between 1 hour and three years",
+        ),
     ] {
         let mut all = vec!["forecast", example().leak() as &str, "--at", AT];
         all.extend(args.iter().copied());

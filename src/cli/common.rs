@@ -103,7 +103,9 @@ pub fn horizon_arg(text: &str) -> Result<i64, String> {
         _ => return Err(format!("unknown unit `{unit}`; use h, d or w")),
     };
     if !(1..=crate::cost::MAX_OUTLOOK_HOURS).contains(&hours) {
-        return Err("the horizon must be between 1 hour and three years".into());
+        return Err(format!(
+            "`{t}` is not between 1 hour and three years (72h, 14d, 8w)"
+        ));
     }
     Ok(hours)
 }

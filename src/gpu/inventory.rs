@@ -61,7 +61,7 @@ pub struct MigDevice {
 /// Why a node's GPUs could not be read.
 #[derive(Debug, Error, PartialEq, Eq)]
 pub enum ReadError {
-    #[error("NVML not available: {library} not found")]
+    #[error("NVML not available: {library} could not be loaded")]
     LibraryNotFound { library: String, detail: String },
     #[error("NVML not available: {0}")]
     Unavailable(String),
