@@ -171,7 +171,13 @@ pub fn recommendations(a: &Analysis<'_>) -> Vec<Recommendation> {
                 .map(|r| r.until)
                 .max()
                 .unwrap_or(i64::MIN);
-            a.mix(
+            // In a MIG pool the floor counts the slices the teams keep.
+            let keep: Vec<(&str, u32)> = rel
+                .iter()
+                .map(|r| (r.team.as_str(), r.rightsized))
+                .collect();
+            let cuts = super::plan_changes::cuts(a, &keep, (cluster, pool));
+            a.mix_cut(
                 cluster,
                 pool,
                 super::mix::Release {
@@ -179,6 +185,7 @@ pub fn recommendations(a: &Analysis<'_>) -> Vec<Recommendation> {
                     preemptible,
                     steady_until,
                 },
+                &cuts,
             )
         } else {
             mix0.clone()

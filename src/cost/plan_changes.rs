@@ -5,21 +5,29 @@
 use super::Analysis;
 use crate::model::*;
 
-/// The request changes that leave a team's requests in a pool asking for
-/// `rightsized` (a team that holds less than it asks for releases nothing
-/// until its requests come down to what it needs), and what of the `gpus`
-/// (GPU-equivalents) it releases no request asks for (held beyond its
-/// requests, borrowed): its requests in force
-/// at `--at`, largest first, in the units each asks for (a time-sliced
-/// replica is 1 / replicas of a GPU, a MIG instance its share), whole units
-/// only. A request that would keep nothing is ended, not cut to zero.
-pub(super) fn request_changes(
+/// Requests as rightsizing leaves them: by (request, resource key) the
+/// count it keeps, `None` for a request ended whole (all its resources).
+pub type Cuts = std::collections::BTreeMap<(String, String), Option<u32>>;
+
+/// One request's change.
+struct Cut {
+    request: String,
+    /// `None`: ended, releasing this many GPU-equivalents.
+    unit: Option<(String, String, u32, u32)>,
+    released: f64,
+}
+
+/// How a team's requests in a pool come down to `rightsized`: its requests
+/// in force at `--at`, largest first, in the units each asks for (a
+/// time-sliced replica is 1 / replicas of a GPU, a MIG instance its share),
+/// whole units only; a request that would keep nothing is ended, not cut to
+/// zero. Returns the cuts and the GPU-equivalents they release.
+fn cuts_of(
     a: &Analysis<'_>,
     team: &str,
     (cluster, pool): (&str, &str),
-    gpus: f64,
     rightsized: u32,
-) -> Vec<String> {
+) -> (Vec<Cut>, f64) {
     const EPS: f64 = 1e-9;
     let at = a.at.hour_index();
     let mut reqs: Vec<(&Document<RequestSpec>, Vec<crate::capacity::Units>, f64)> = a
@@ -55,11 +63,11 @@ pub(super) fn request_changes(
         }
         if total <= left + EPS {
             left -= total;
-            out.push(format!(
-                "CapacityRequest `{}`: end it (releases {} GPUs)",
-                r.name(),
-                gpu_text(total)
-            ));
+            out.push(Cut {
+                request: r.name().to_string(),
+                unit: None,
+                released: total,
+            });
             continue;
         }
         units.sort_by(|x, y| y.gpu_equivalent.total_cmp(&x.gpu_equivalent));
@@ -72,16 +80,65 @@ pub(super) fn request_changes(
                 continue;
             }
             left -= cut as f64 * u.gpu_equivalent;
-            out.push(format!(
-                "CapacityRequest `{}`: {} {} → {}",
-                r.name(),
-                u.written,
-                u.count,
-                u.count - cut
-            ));
+            out.push(Cut {
+                request: r.name().to_string(),
+                unit: Some((u.written, u.key, u.count, u.count - cut)),
+                released: cut as f64 * u.gpu_equivalent,
+            });
         }
     }
-    let rest = gpus - (from_requests - left);
+    (out, from_requests - left)
+}
+
+/// The requests of the releasing teams in a pool as rightsizing leaves
+/// them (each team with its rightsized GPUs), for the commitment plan's
+/// MIG floor ([`crate::cost::mix::layout_floor`]): slices the plan tells a
+/// team to give up are not bought for.
+pub(super) fn cuts(a: &Analysis<'_>, teams: &[(&str, u32)], at: (&str, &str)) -> Cuts {
+    let mut out = Cuts::new();
+    for &(team, rightsized) in teams {
+        for c in cuts_of(a, team, at, rightsized).0 {
+            match c.unit {
+                None => {
+                    out.insert((c.request, String::new()), None);
+                }
+                Some((_, key, _, to)) => {
+                    out.insert((c.request, key), Some(to));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The request changes that leave a team's requests in a pool asking for
+/// `rightsized` (a team that holds less than it asks for releases nothing
+/// until its requests come down to what it needs), and what of the `gpus`
+/// (GPU-equivalents) it releases no request asks for (held beyond its
+/// requests, borrowed), as the recommendation states them ([`cuts_of`]).
+pub(super) fn request_changes(
+    a: &Analysis<'_>,
+    team: &str,
+    (cluster, pool): (&str, &str),
+    gpus: f64,
+    rightsized: u32,
+) -> Vec<String> {
+    const EPS: f64 = 1e-9;
+    let (cuts, from_requests) = cuts_of(a, team, (cluster, pool), rightsized);
+    let mut out: Vec<String> = cuts
+        .into_iter()
+        .map(|c| match c.unit {
+            None => format!(
+                "CapacityRequest `{}`: end it (releases {} GPUs)",
+                c.request,
+                gpu_text(c.released)
+            ),
+            Some((written, _, from, to)) => {
+                format!("CapacityRequest `{}`: {written} {from} → {to}", c.request)
+            }
+        })
+        .collect();
+    let rest = gpus - from_requests;
     if rest >= 1.0 - EPS {
         out.push(format!(
             "Team `{team}`: hold {} fewer GPUs in {cluster}/{pool} (no request in force asks for them)",

@@ -5,7 +5,16 @@
 //! splitting). Only reservations of the pool's own instances serve its
 //! demand.
 
+use super::plan_changes::Cuts;
 use super::{Analysis, OUTLOOK_HOURS, mix, prices, reservation};
+
+/// What every mix tried for one pool shares: its known, bounded bursts, and
+/// the whole GPUs its MIG layout must dedicate to the units its requests
+/// hold (as rightsizing leaves them, see [`Analysis::mix_cut`]).
+struct Given {
+    bursts: crate::capacity::Timeline,
+    floor: Vec<(crate::capacity::Timeline, f64)>,
+}
 
 /// At most this many counts of one reservation are tried in one pass; a
 /// pass narrows the range around the cheapest until it is tried count by
@@ -74,13 +83,37 @@ impl Analysis<'_> {
             let p = self.pool(cluster, pool)?;
             return p
                 .mix
-                .get_or_init(|| self.mix_worked_out(cluster, pool, mix::Release::default()))
+                .get_or_init(|| {
+                    self.mix_worked_out(cluster, pool, mix::Release::default(), &Cuts::new())
+                })
                 .clone();
         }
-        self.mix_worked_out(cluster, pool, release)
+        self.mix_worked_out(cluster, pool, release, &Cuts::new())
     }
 
-    fn mix_worked_out(&self, cluster: &str, pool: &str, release: mix::Release) -> Option<mix::Mix> {
+    /// [`Analysis::mix`] after rightsizing, with the releasing teams'
+    /// requests as it leaves them (`cuts`): a MIG pool's floor counts the
+    /// slices they keep, not those they give up.
+    pub fn mix_cut(
+        &self,
+        cluster: &str,
+        pool: &str,
+        release: mix::Release,
+        cuts: &Cuts,
+    ) -> Option<mix::Mix> {
+        if release.gpus == 0.0 && cuts.is_empty() {
+            return self.mix(cluster, pool, release);
+        }
+        self.mix_worked_out(cluster, pool, release, cuts)
+    }
+
+    fn mix_worked_out(
+        &self,
+        cluster: &str,
+        pool: &str,
+        release: mix::Release,
+        cuts: &Cuts,
+    ) -> Option<mix::Mix> {
         let p = self.pool(cluster, pool)?;
         let price = p.price.catalog.as_ref()?;
         let at = self.at.hour_index();
@@ -97,7 +130,11 @@ impl Analysis<'_> {
                 })
                 .map(|r| (r.hours, r.gpus)),
         );
-        let replaced = self.mix_keeping(cluster, pool, release, &[], &bursts)?;
+        let given = Given {
+            bursts,
+            floor: self.layout_units(p, cuts),
+        };
+        let replaced = self.mix_keeping(cluster, pool, release, &[], &given)?;
         // Unlocked reservations of the pool's own instances cheaper per
         // GPU-hour than what the mix would commit at (the dearest of its
         // tiers, else on demand) are tried one by one, cheapest first: each
@@ -131,14 +168,14 @@ impl Analysis<'_> {
             .filter(|&&(rate, _, _)| rate < dearest)
             .map(|&(_, n, c)| (n, c))
             .collect();
-        let mut best = self.search_kept(cluster, pool, release, &bursts, &cheaper, &replaced);
+        let mut best = self.search_kept(cluster, pool, release, &given, &cheaper, &replaced);
         // Reservations dearer than the mix's dearest tier but cheaper than on
         // demand can still pay where they would otherwise be bursts on demand:
         // the search runs again with them among the candidates, and the
         // cheaper plan wins (never dearer than without them).
         if held.len() > cheaper.len() {
             let all: Vec<(&str, u32)> = held.iter().map(|&(_, n, c)| (n, c)).collect();
-            let other = self.search_kept(cluster, pool, release, &bursts, &all, &replaced);
+            let other = self.search_kept(cluster, pool, release, &given, &all, &replaced);
             if other.monthly_plan() < best.monthly_plan() {
                 best = other;
             }
@@ -154,7 +191,7 @@ impl Analysis<'_> {
         cluster: &str,
         pool: &str,
         release: mix::Release,
-        bursts: &crate::capacity::Timeline,
+        given: &Given,
         candidates: &[(&str, u32)],
         replaced: &mix::Mix,
     ) -> mix::Mix {
@@ -163,14 +200,14 @@ impl Analysis<'_> {
             .try_fold(1u64, |n, &(_, c)| n.checked_mul(u64::from(c) + 1))
             .filter(|&n| n <= MAX_COMBINATIONS);
         if let Some(n) = combinations {
-            return self.every_combination(cluster, pool, release, bursts, candidates, n, replaced);
+            return self.every_combination(cluster, pool, release, given, candidates, n, replaced);
         }
         let none = vec![0; candidates.len()];
         let mut best = self.descend(
             cluster,
             pool,
             release,
-            bursts,
+            given,
             candidates,
             none,
             replaced.clone(),
@@ -190,7 +227,7 @@ impl Analysis<'_> {
                     cluster,
                     pool,
                     release,
-                    bursts,
+                    given,
                     &rest,
                     vec![0; rest.len()],
                     replaced.clone(),
@@ -230,7 +267,7 @@ impl Analysis<'_> {
                         .filter(|&(_, &n)| n > 0)
                         .map(|(&(name, _), &n)| (name, n))
                         .collect();
-                    if let Some(m) = self.mix_keeping(cluster, pool, release, &keep, bursts)
+                    if let Some(m) = self.mix_keeping(cluster, pool, release, &keep, given)
                         && cheapest
                             .as_ref()
                             .is_none_or(|(_, c)| m.monthly_plan() < c.monthly_plan())
@@ -240,7 +277,7 @@ impl Analysis<'_> {
                 }
             }
             if let Some((counts, start)) = cheapest {
-                let other = self.descend(cluster, pool, release, bursts, candidates, counts, start);
+                let other = self.descend(cluster, pool, release, given, candidates, counts, start);
                 if other.monthly_plan() < best.monthly_plan() {
                     best = other;
                 }
@@ -257,7 +294,7 @@ impl Analysis<'_> {
         cluster: &str,
         pool: &str,
         release: mix::Release,
-        bursts: &crate::capacity::Timeline,
+        given: &Given,
         candidates: &[(&str, u32)],
         n: u64,
         replaced: &mix::Mix,
@@ -275,7 +312,7 @@ impl Analysis<'_> {
                     keep.push((name, k));
                 }
             }
-            if let Some(m) = self.mix_keeping(cluster, pool, release, &keep, bursts)
+            if let Some(m) = self.mix_keeping(cluster, pool, release, &keep, given)
                 && m.monthly_plan() < best.monthly_plan()
             {
                 best = m;
@@ -289,7 +326,11 @@ impl Analysis<'_> {
     /// layout leaves part of each GPU unused (two 1g.10gb on an H100 are 2/7
     /// of its compute but take the whole GPU), where GPU-equivalents would
     /// size the pool below what its requests need ([`mix::layout_floor`]).
-    fn layout_units(&self, p: &super::PoolEntry<'_>) -> Vec<(crate::capacity::Timeline, f64)> {
+    fn layout_units(
+        &self,
+        p: &super::PoolEntry<'_>,
+        cuts: &Cuts,
+    ) -> Vec<(crate::capacity::Timeline, f64)> {
         let provided = crate::gpu::resources::provided(p.pool, p.cluster.spec.mig_strategy.value);
         let mut by: std::collections::BTreeMap<String, (Vec<(crate::capacity::Hours, f64)>, f64)> =
             provided
@@ -313,10 +354,18 @@ impl Analysis<'_> {
             if s.cluster.value != cluster || s.pool.value != pool {
                 continue;
             }
+            let name = r.name().to_string();
+            if cuts.get(&(name.clone(), String::new())) == Some(&None) {
+                continue; // ended by rightsizing
+            }
             let hours = crate::capacity::Hours::of_request(s);
             for u in crate::capacity::units(s, Some((p.pool, &p.cluster.spec))) {
+                let count = match cuts.get(&(name.clone(), u.key.clone())) {
+                    Some(Some(kept)) => *kept,
+                    _ => u.count,
+                };
                 if let Some((spans, _)) = by.get_mut(&u.key) {
-                    spans.push((hours, f64::from(u.count)));
+                    spans.push((hours, f64::from(count)));
                 }
             }
         }
@@ -368,7 +417,7 @@ impl Analysis<'_> {
         cluster: &str,
         pool: &str,
         release: mix::Release,
-        bursts: &crate::capacity::Timeline,
+        given: &Given,
         candidates: &[(&str, u32)],
         mut counts: Vec<u32>,
         start: mix::Mix,
@@ -385,7 +434,7 @@ impl Analysis<'_> {
                         .map(|(j, (&(name, _), &n))| (name, if j == i { k } else { n }))
                         .filter(|&(_, n)| n > 0)
                         .collect();
-                    self.mix_keeping(cluster, pool, release, &keep, bursts)
+                    self.mix_keeping(cluster, pool, release, &keep, given)
                 };
                 let mut choice: Option<(u32, mix::Mix)> = None;
                 if counts[i] > 0
@@ -424,7 +473,7 @@ impl Analysis<'_> {
         pool: &str,
         release: mix::Release,
         keep: &[(&str, u32)],
-        bursts: &crate::capacity::Timeline,
+        given: &Given,
     ) -> Option<mix::Mix> {
         let p = self.pool(cluster, pool)?;
         let price = p.price.catalog.as_ref()?;
@@ -488,7 +537,6 @@ impl Analysis<'_> {
             .map(|r| (r.hours.end, r.gpus))
             .collect();
         ending.sort_by_key(|e| e.0);
-        let floor = self.layout_units(p);
         let mut m = mix::recommend(&mix::Inputs {
             demand: outlook,
             preemptible: self.preemptible_outlook(cluster, pool),
@@ -502,10 +550,10 @@ impl Analysis<'_> {
             ending: &ending,
             locked: &locked,
             locked_monthly: locked_cost,
-            bursts,
+            bursts: &given.bursts,
             three_years_supported: outlook.basis == crate::forecast::demand::Basis::History
                 && outlook.supported_until(self.history_multiple()) >= three_years,
-            floor: &floor,
+            floor: &given.floor,
         })?;
         m.kept = keep
             .iter()

@@ -60,3 +60,54 @@ fn a_mig_layout_that_leaves_slices_unused_floors_the_demand_at_the_gpus_its_unit
     assert_eq!(with.on_demand_gpus, 16.0, "{with:?}");
     assert!((with.mean_demand - 9.0).abs() < 1e-9, "{with:?}");
 }
+
+#[test]
+fn rightsizing_a_mig_team_lowers_the_floor_to_the_slices_it_keeps() {
+    // Four p5.48xlarge (32 H100s at 55.04 an instance-hour on demand), each
+    // GPU cut 3g.40gb + 2g.20gb + 2 × 1g.10gb. `t` asks for 56 × 1g.10gb
+    // (28 GPUs' worth of slots) and 16 × 2g.20gb, holds 12.57 GPU-equivalents
+    // and uses 2: at 70% it needs 3, so its requests come down to 21 ×
+    // 1g.10gb (the 2g.20gb first, largest). Those 21 take 11 GPUs: two
+    // instances, 2 × 55.04 × 730 = 80,358.40 a month against 160,716.80
+    // today. Floored at the uncut requests' 28 GPUs, the plan kept all four
+    // and rightsizing saved nothing.
+    let now = crate::cost::tests::at("2026-11-22T00:00:00Z");
+    let repo = crate::cost::tests::repo_of(&[
+        ("capops.yaml", crate::cost::tests::CONFIG.into()),
+        ("prices.yaml", crate::cost::tests::prices()),
+        (
+            "cluster.yaml",
+            crate::cost::tests::cluster(
+                "    - {name: m, gpuModel: h100-80gb-sxm, instanceType: p5.48xlarge, gpusPerNode: 8, nodes: 4, mig: {layout: {3g.40gb: 1, 2g.20gb: 1, 1g.10gb: 2}}}\n",
+            ),
+        ),
+        ("team.yaml", crate::cost::tests::team("t", None)),
+        (
+            "requests.yaml",
+            "apiVersion: capops.dev/v1alpha1\nkind: CapacityRequest\nmetadata: {name: slices}\nspec:\n  team: t\n  cluster: c\n  pool: m\n  resources: {nvidia.com/mig-1g.10gb: 56, nvidia.com/mig-2g.20gb: 16}\n  workloadClass: inference\n".into(),
+        ),
+        (
+            "usage/c.csv",
+            crate::cost::tests::usage(now, 90, "m", "t", |_| 12.57, |_| 2.0),
+        ),
+    ]);
+    let a = Analysis::new(&repo, now);
+    let recs = plan::recommendations(&a);
+    let team = recs
+        .iter()
+        .find(|r| r.kind == plan::RecommendationKind::RightsizeTeam)
+        .unwrap_or_else(|| panic!("{recs:#?}"));
+    assert_eq!(
+        team.changes,
+        [
+            "CapacityRequest `slices`: nvidia.com/mig-2g.20gb 16 → 0",
+            "CapacityRequest `slices`: nvidia.com/mig-1g.10gb 56 → 21",
+        ]
+    );
+    assert_eq!(team.monthly_savings, Some(Decimal::new(8_035_840, 2)));
+    let plan = recs
+        .iter()
+        .find(|r| r.kind == plan::RecommendationKind::CommitmentMix)
+        .unwrap_or_else(|| panic!("{recs:#?}"));
+    assert!(plan.text.contains("buy 16 GPUs on demand"), "{}", plan.text);
+}

@@ -24,6 +24,7 @@ pub fn run(repo: &Repo, diags: &mut Vec<Diagnostic>) {
     check_catalogs(repo, diags);
     super::usage_rows::check_usage(repo, diags);
     super::names::check_names(repo, diags);
+    super::regions::check(repo, diags);
     super::usage_source::check(repo, diags);
     super::names::check_rendered_files(repo, diags);
 }

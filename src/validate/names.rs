@@ -4,8 +4,9 @@
 //!
 //! Document names, pool names and namespaces are DNS labels by their schema
 //! and checks; this module covers the rest: the Config's render settings,
-//! the regions and zones that name Terraform folders, and the GitHub logins
-//! and teams that leads and approvers are matched by.
+//! the form of a region or zone (which name Terraform folders; how each
+//! provider writes them is `regions.rs`'s), and the GitHub logins and teams
+//! that leads and approvers are matched by.
 
 use crate::diag::{Code, Diagnostic};
 use crate::model::types::is_dns_label;
@@ -269,7 +270,6 @@ pub fn check_names(repo: &Repo, diags: &mut Vec<Diagnostic>) {
             );
         }
     }
-    super::regions::check(repo, diags);
 }
 
 /// Name of the ResourceQuota capops renders in each team namespace
