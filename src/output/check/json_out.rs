@@ -7,13 +7,33 @@ use crate::output::json::{self, JsonDiagnostic};
 
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct JsonCheck {
+pub struct JsonCheck<'a> {
     #[serde(flatten)]
     pub context: Context,
     pub summary: JsonSummary,
     pub changes: Vec<JsonChange>,
-    pub decisions: Vec<JsonDecision>,
+    pub decisions: Decisions<'a>,
     pub diagnostics: Vec<JsonDiagnostic>,
+}
+
+/// The decisions, each made into JSON as it is written: a hundred thousand
+/// decisions with their facts are gigabytes held at once, one at a time a
+/// few kilobytes.
+pub struct Decisions<'a> {
+    result: &'a CheckResult,
+    sources: &'a SourceMap,
+    paths: &'a Paths,
+}
+
+impl Serialize for Decisions<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeSeq;
+        let mut seq = s.serialize_seq(Some(self.result.evaluated.len()))?;
+        for e in &self.result.evaluated {
+            seq.serialize_element(&decision_json(e, self.sources, self.paths, false))?;
+        }
+        seq.end()
+    }
 }
 
 #[derive(Serialize)]
@@ -160,14 +180,14 @@ pub fn decision_json(
     }
 }
 
-pub fn json(
-    result: &CheckResult,
+pub fn json<'a>(
+    result: &'a CheckResult,
     ctx: &Context,
     diagnostics: &[Diagnostic],
     exit_code: i32,
-    sources: &SourceMap,
-    paths: &Paths,
-) -> JsonCheck {
+    sources: &'a SourceMap,
+    paths: &'a Paths,
+) -> JsonCheck<'a> {
     JsonCheck {
         context: ctx.clone(),
         summary: JsonSummary {
@@ -186,11 +206,11 @@ pub fn json(
                 fields: c.change.fields.clone(),
             })
             .collect(),
-        decisions: result
-            .evaluated
-            .iter()
-            .map(|e| decision_json(e, sources, paths, false))
-            .collect(),
+        decisions: Decisions {
+            result,
+            sources,
+            paths,
+        },
         diagnostics: json::diagnostics(diagnostics, sources, paths),
     }
 }

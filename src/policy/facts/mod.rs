@@ -421,6 +421,9 @@ pub struct Aggregates {
     /// (`request::team_priorities`), so many requests of one team and pool
     /// cost one pass, not one each.
     pub team_priorities_before: std::sync::OnceLock<TeamPriorities>,
+    /// team -> the workload classes of what the change takes from it
+    /// (`request::classes_released`), built once for every team.
+    pub team_classes_released: std::sync::OnceLock<std::collections::HashMap<String, Vec<String>>>,
     /// The clusters and teams the change adds or edits, as the head has
     /// them: a quota raised with the pool change that makes its units worth
     /// more is weighed with the other half as it will stand (`team::team`,

@@ -73,6 +73,40 @@ fn priority_of(env: &Env<'_>, spec: &RequestSpec) -> i64 {
 /// to the team. Priority is power over the others in the same capacity: a
 /// pod preempts only where it can be scheduled, so what the team holds in
 /// another pool or cluster lends it nothing there.
+/// By team, the workload classes of the base requests the change removes,
+/// hands to another team or shrinks: gathered once for every team (each of
+/// a hundred thousand requests looking through every changed request was
+/// quadratic).
+fn classes_released<'e>(env: &'e Env<'_>) -> &'e std::collections::HashMap<String, Vec<String>> {
+    env.aggregates.team_classes_released.get_or_init(|| {
+        let Some(b) = env.base else {
+            return Default::default();
+        };
+        let gpus = |s: &RequestSpec| capacity::size(s, capacity::pool_of(env.world, s)).gpus;
+        let mut by: std::collections::HashMap<String, std::collections::BTreeSet<String>> =
+            Default::default();
+        for r in env
+            .aggregates
+            .changed_requests
+            .iter()
+            .filter_map(|n| b.requests.get(n.as_str()))
+            .filter(|r| match env.world.requests.get(r.name()) {
+                None => true,
+                Some(h) => {
+                    h.spec.team.value != r.spec.team.value || gpus(&h.spec) < gpus(&r.spec) - 1e-9
+                }
+            })
+        {
+            by.entry(r.spec.team.value.clone())
+                .or_default()
+                .insert(r.spec.workload_class.value.as_str().to_string());
+        }
+        by.into_iter()
+            .map(|(team, classes)| (team, classes.into_iter().collect()))
+            .collect()
+    })
+}
+
 fn team_priorities<'e>(env: &'e Env<'_>) -> &'e super::TeamPriorities {
     env.aggregates.team_priorities_before.get_or_init(|| {
         let changed = &env.aggregates.changed_requests;
@@ -254,27 +288,13 @@ pub fn request(env: &Env<'_>, req: &Document<RequestSpec>, change: &Change) -> R
     };
     // The classes of what the same change takes from the team: its base
     // requests the change removes, hands over or shrinks.
-    let team_classes_released: Vec<String> = match env.base {
-        Some(b) if asks => {
-            let gpus = |s: &RequestSpec| capacity::size(s, capacity::pool_of(env.world, s)).gpus;
-            env.aggregates
-                .changed_requests
-                .iter()
-                .filter_map(|n| b.requests.get(n.as_str()))
-                .filter(|r| r.spec.team.value == spec.team.value)
-                .filter(|r| match env.world.requests.get(r.name()) {
-                    None => true,
-                    Some(h) => {
-                        h.spec.team.value != r.spec.team.value
-                            || gpus(&h.spec) < gpus(&r.spec) - 1e-9
-                    }
-                })
-                .map(|r| r.spec.workload_class.value.as_str().to_string())
-                .collect::<std::collections::BTreeSet<_>>()
-                .into_iter()
-                .collect()
-        }
-        _ => Vec::new(),
+    let team_classes_released: Vec<String> = if asks {
+        classes_released(env)
+            .get(&spec.team.value)
+            .cloned()
+            .unwrap_or_default()
+    } else {
+        Vec::new()
     };
     let team_priority_before = if asks {
         before
