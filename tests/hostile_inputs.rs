@@ -445,16 +445,24 @@ fn an_invalid_document_is_reported_once_not_again_by_every_reference_to_it() {
         "{}",
         out.stderr
     );
-    // A reference to a name nothing holds still is one.
+    // A reference to a name nothing holds still is one, beside a link not
+    // followed (a warning, which names nothing unknown: it must not hide
+    // dangling references from the gate).
     let (_t, repo) = example_with(|r| {
         replace(
             &r.join("requests/research.yaml"),
             "team: research",
             "team: reserch",
         );
+        std::os::unix::fs::symlink("/nonexistent", r.join("teams/ghost.yaml")).unwrap();
     });
     let out = run(&["validate", &repo.display().to_string()], &[]);
     assert!(out.stderr.contains("error[unknown-team]"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("symlink-not-followed"),
+        "{}",
+        out.stderr
+    );
 }
 
 #[test]

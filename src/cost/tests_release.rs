@@ -197,9 +197,9 @@ fn three_years_are_not_committed_past_what_the_outlook_shows_ending() {
 fn a_team_releases_no_more_than_it_still_holds() {
     // `b` holds 20 and uses 15 throughout. `a` held 10 and used 1 until 12
     // days ago, then left the pool (no rows since, as budgets read it): over
-    // 30 days its mean is 18/30 × 10 = 6 held, 0.6 used, so on its own it
-    // would "release" 6 − 1 = 5. It holds nothing now: it releases nothing,
-    // and the plan commits `b`'s 20, not 15.
+    // its measured hours it held 10 and used 1, so on its own it would
+    // "release" 10 − 2 = 8. It holds nothing now: it releases nothing, and
+    // the plan commits `b`'s 20, not 12.
     let now = at("2026-11-22T00:00:00Z");
     let left = at("2026-11-10T00:00:00Z");
     let repo = repo_of(&[
@@ -237,4 +237,50 @@ fn a_team_releases_no_more_than_it_still_holds() {
         .unwrap_or_default();
     assert!(text.contains("20 GPUs 1-year reserved"), "{text}");
     assert!(!text.contains("rightsizing releases"), "{text}");
+}
+
+#[test]
+fn a_quiet_last_day_is_not_a_release() {
+    // `a` holds 10 and uses 1 every day but the last, when it holds 0 (a
+    // holiday, its rows still there): it still holds 10 for rightsizing's
+    // purpose (the most it held on a day of its last week), so it releases
+    // 10 − 2 = 8, as it would without the quiet day.
+    let now = at("2026-11-22T00:00:00Z");
+    let last_day = now.hour_index() - 24;
+    let repo = repo_of(&[
+        ("capops.yaml", CONFIG.into()),
+        ("prices.yaml", prices()),
+        (
+            "cluster.yaml",
+            cluster(
+                "    - {name: p, gpuModel: l4, instanceType: gpu1, gpusPerNode: 1, nodes: 32}\n",
+            ),
+        ),
+        (
+            "teams.yaml",
+            format!("{}---\n{}", team("a", None), team("b", None)),
+        ),
+        (
+            "usage/c.csv",
+            join(
+                usage(
+                    now,
+                    90,
+                    "p",
+                    "a",
+                    move |h| if h >= last_day { 0.0 } else { 10.0 },
+                    move |h| if h >= last_day { 0.0 } else { 1.0 },
+                ),
+                usage(now, 90, "p", "b", |_| 20.0, |_| 15.0),
+            ),
+        ),
+    ]);
+    let a = Analysis::new(&repo, now);
+    let recs = plan::recommendations(&a);
+    let team = recs
+        .iter()
+        .find(|r| r.kind == plan::RecommendationKind::RightsizeTeam)
+        .unwrap_or_else(|| panic!("a is rightsized: {recs:#?}"));
+    assert_eq!(team.subject, "a");
+    assert!(team.text.contains("→ 2 GPUs"), "{}", team.text);
 }

@@ -215,7 +215,8 @@ pub fn read_csv(
     let series_i = match series_column {
         Some(c) => match index(c) {
             Ok(i) => Some(i),
-            Err(_) if c == "series" => None,
+            // The default column may be absent (one series), never twice.
+            Err(_) if c == "series" && !headers.iter().any(|h| h == c) => None,
             Err(e) => return Err(e),
         },
         None => None,

@@ -150,6 +150,16 @@ fn a_column_the_header_names_twice_is_refused() {
         e.contains("names column `v` twice (columns 2 and 3)"),
         "{e}"
     );
+    // Nor the default `series` column (absent, it means one series).
+    let text = "timestamp,series,v,series\n2026-01-01T00:00:00Z,a,1,b\n";
+    let e = read_csv(
+        text,
+        "timestamp",
+        Some("series"),
+        &Expr::parse("v").unwrap(),
+    )
+    .unwrap_err();
+    assert!(e.contains("names column `series` twice"), "{e}");
     // A duplicated column nobody reads is no matter.
     let text = "timestamp,v,x,x\n2026-01-01T00:00:00Z,1,2,3\n";
     assert!(read_csv(text, "timestamp", None, &Expr::parse("v").unwrap()).is_ok());

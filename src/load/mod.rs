@@ -102,7 +102,14 @@ pub fn load_with(
             csv_files.push((id, input));
             continue;
         }
+        let before = loaded.diagnostics.len();
         let (id, text_ok) = add_source(&mut loaded, &input, &source_kind);
+        // A file refused with an error no Config can lower (too large,
+        // unreadable, binary, another encoding); a link or submodule not
+        // followed is a warning, and names nothing unknown.
+        let refused = loaded.diagnostics[before..]
+            .iter()
+            .any(|d| d.is_error() && !d.code.overridable());
         if input.path == CONFIG_FILE {
             loaded.config_file = Some(id);
         }
@@ -119,7 +126,7 @@ pub fn load_with(
                 .full_text()
                 .map(|t| names_in_text(t))
                 .unwrap_or_default();
-            loaded.unread |= names.is_empty();
+            loaded.unread |= refused && names.is_empty();
             loaded.invalid.extend(names);
         }
     }

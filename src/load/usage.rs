@@ -149,8 +149,8 @@ fn read(text: &str, file: FileId, usage: &mut UsageRows, diags: &mut Vec<Diagnos
                 .sum::<usize>();
             let end = (reader.position().byte() as usize).clamp(row_start, text.len());
             let raw = text.get(row_start..end).unwrap_or("");
-            let quote = row_start + raw.find('"').unwrap_or(0);
-            let closed = raw.matches('"').count() % 2 == 0;
+            let (open, closed) = open_quote(raw);
+            let quote = row_start + open;
             let (message, help) = if closed {
                 (
                     format!(
@@ -185,6 +185,39 @@ fn read(text: &str, file: FileId, usage: &mut UsageRows, diags: &mut Vec<Diagnos
             None => Span::new(file, row_start, row_start),
         });
     }
+}
+
+/// In a record's raw text, where the quoted cell that holds the first line
+/// break opens, and whether every quoted cell closes: a `"` opens a quoted
+/// cell only at the start of a cell (elsewhere it is a character of the
+/// cell), and `""` inside one is a quote.
+fn open_quote(raw: &str) -> (usize, bool) {
+    let (mut quoted, mut cell_start, mut opened, mut first) = (false, true, 0, None);
+    let mut bytes = raw.bytes().enumerate().peekable();
+    while let Some((i, b)) = bytes.next() {
+        if quoted {
+            match b {
+                b'"' if bytes.peek().is_some_and(|(_, n)| *n == b'"') => {
+                    bytes.next();
+                }
+                b'"' => quoted = false,
+                b'\n' => {
+                    first.get_or_insert(opened);
+                }
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' if cell_start => {
+                quoted = true;
+                opened = i;
+            }
+            b',' => cell_start = true,
+            _ => cell_start = false,
+        }
+    }
+    (first.unwrap_or(opened), !quoted)
 }
 
 /// What reading rows keeps from one row to the next.

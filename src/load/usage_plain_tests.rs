@@ -334,3 +334,34 @@ fn a_count_out_of_range_is_said_so_not_called_a_non_number() {
         ]
     );
 }
+
+#[test]
+fn the_quote_that_opens_the_broken_cell_is_the_one_shown() {
+    // The row's first quote (`"c"`) closes; the one that opens the cell
+    // over two lines is the fourth cell's. A `"` inside an unquoted cell is
+    // a character, not a quote left open.
+    for (row, at, says) in [
+        (
+            "2026-11-01T00:00:00Z,\"c\",p,\"t\nu\",1,1\n",
+            27,
+            "a quoted cell holds a line break",
+        ),
+        (
+            "2026-11-01T00:00:00Z,c,p\"q,\"t\nu\",1,1\n",
+            27,
+            "a quoted cell holds a line break",
+        ),
+    ] {
+        let text = format!("timestamp,cluster,pool,team,allocated_gpus,used_gpus\n{row}");
+        let mut usage = UsageRows::default();
+        let mut diags = Vec::new();
+        read_csv(&text, crate::diag::FileId(0), &mut usage, &mut diags);
+        assert_eq!(diags.len(), 1, "{diags:#?}");
+        assert!(diags[0].message.contains(says), "{}", diags[0].message);
+        assert_eq!(
+            diags[0].primary.as_ref().unwrap().span.start,
+            53 + at,
+            "{row:?}"
+        );
+    }
+}

@@ -75,6 +75,7 @@ fn region_ok(
     let hint = match implied.first() {
         Some(first) if implied.len() == zones.len() && implied.iter().all(|r| r == first) => {
             let mut names: Vec<&str> = zones.iter().map(|z| z.value.as_str()).collect();
+            names.sort_unstable();
             names.dedup();
             let more = if names.len() > 3 { ", ..." } else { "" };
             names.truncate(3);
@@ -109,11 +110,14 @@ fn provider_name(p: Provider) -> &'static str {
     }
 }
 
-/// Why `region` is not of its provider's shape: AWS `area(-word)+-N`
-/// (`us-east-1`, `us-gov-west-1`, `ap-southeast-3`), Google Cloud
-/// `area-directionN` (`us-central1`, `northamerica-northeast2`), Azure one
-/// word of letters and digits (`eastus`, `westeurope`, `eastus2euap`).
-/// On-premises regions are free.
+/// Why `region` is not of its provider's shape: AWS words and a number
+/// joined by `-` (`us-east-1`, `us-gov-west-1`, `eusc-de-east-1`), Google
+/// Cloud words ending in a number (`us-central1`, `northamerica-northeast2`,
+/// `u-france-east1`), Azure one word of letters and digits (`eastus`,
+/// `westeurope`, `eastus2euap`). Loose on purpose: a new region of any
+/// provider's naming passes; what fails is a region missing the number or
+/// the `-` before it (`us-east2`, `us-central`, `useast1`). On-premises
+/// regions are free.
 fn region_shape(provider: Provider, region: &str) -> Option<&'static str> {
     let parts: Vec<&str> = region.split('-').collect();
     let word = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_lowercase());
@@ -121,7 +125,6 @@ fn region_shape(provider: Provider, region: &str) -> Option<&'static str> {
     match provider {
         Provider::Aws => {
             let ok = parts.len() >= 3
-                && parts[0].len() == 2
                 && parts[..parts.len() - 1].iter().all(|p| word(p))
                 && number(parts[parts.len() - 1]);
             (!ok).then_some(
@@ -129,11 +132,12 @@ fn region_shape(provider: Provider, region: &str) -> Option<&'static str> {
             )
         }
         Provider::Gcp => {
-            let ok = parts.len() == 2 && word(parts[0]) && {
-                let p = parts[1];
-                let digits = p.trim_start_matches(|c: char| c.is_ascii_lowercase());
-                digits.len() < p.len() && number(digits)
-            };
+            let last = parts[parts.len() - 1];
+            let digits = last.trim_start_matches(|c: char| c.is_ascii_lowercase());
+            let ok = parts.len() >= 2
+                && parts[..parts.len() - 1].iter().all(|p| word(p))
+                && digits.len() < last.len()
+                && number(digits);
             (!ok).then_some(
                 "Google Cloud writes it: area, `-`, direction and number (`us-central1`, `europe-west4`)",
             )

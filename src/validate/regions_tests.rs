@@ -11,6 +11,8 @@ fn regions_follow_their_providers_shapes() {
         "ap-southeast-3",
         "cn-northwest-1",
         "us-isob-east-1",
+        "eusc-de-east-1",
+        "il-central-1",
     ] {
         assert_eq!(region_shape(Provider::Aws, r), None, "{r}");
     }
@@ -29,6 +31,8 @@ fn regions_follow_their_providers_shapes() {
         "europe-west4",
         "northamerica-northeast2",
         "me-central2",
+        "africa-south1",
+        "u-france-east1",
     ] {
         assert_eq!(region_shape(Provider::Gcp, r), None, "{r}");
     }
@@ -41,7 +45,14 @@ fn regions_follow_their_providers_shapes() {
     ] {
         assert!(region_shape(Provider::Gcp, r).is_some(), "{r}");
     }
-    for r in ["eastus", "westeurope", "eastus2", "eastus2euap"] {
+    for r in [
+        "eastus",
+        "westeurope",
+        "eastus2",
+        "eastus2euap",
+        "usgovvirginia",
+        "southafricanorth",
+    ] {
         assert_eq!(region_shape(Provider::Azure, r), None, "{r}");
     }
     for r in ["east-us", "2eastus"] {
