@@ -159,6 +159,7 @@ codes! {
     ReservationPoolMismatch = "reservation-pool-mismatch", Warning, "a reservation's provider, region, zone or instance type differs from the pool it covers";
     PriceGpusMismatch = "price-gpus-mismatch", Error, "a price entry's GPUs per instance differ from the GPUs per node of a pool of that instance type";
     DuplicatePrice = "duplicate-price", Error, "two price entries are for the same provider, region and instance type";
+    SpotPriceMissing = "spot-price-missing", Warning, "a pool has spot nodes but its price entry has no spot price: they are costed at on demand";
     // Usage history
     UsageBadHeader = "usage-bad-header", Error, "a usage CSV file does not have the expected columns";
     UsageBadRow = "usage-bad-row", Error, "a usage CSV row has a malformed timestamp or number";

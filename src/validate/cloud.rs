@@ -231,6 +231,24 @@ pub fn pools_match_their_prices(repo: &Repo, diags: &mut Vec<Diagnostic>) {
                         && c.region.as_ref().is_none_or(|r| e.region.value == r.value)
                 });
             let Some(e) = entry else { continue };
+            let spot = crate::model::purchase_nodes(pool).2;
+            if spot > 0 && e.spot.is_none() {
+                diags.push(
+                    Diagnostic::new(
+                        Code::SpotPriceMissing,
+                        format!(
+                            "pool `{}` of cluster `{}` has {spot} spot node{}, but the price of {} has no `spot`: they are costed at its on-demand price, the most they can cost",
+                            pool.name.value,
+                            cluster.name(),
+                            if spot == 1 { "" } else { "s" },
+                            itype.value,
+                        ),
+                    )
+                    .at(pool.name.span, "spot nodes")
+                    .related(e.instance_type.span, "price without `spot`")
+                    .help("add the spot price per instance-hour to the price entry (`spot: 0.22`)"),
+                );
+            }
             let (per_instance, per_node) =
                 (e.gpus_per_instance.value.0, pool.gpus_per_node.value.0);
             if per_instance == per_node {
