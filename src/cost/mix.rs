@@ -548,7 +548,12 @@ fn split(i: &Inputs<'_>, use_spot: bool, commit: bool) -> Option<Mix> {
     } else {
         prices::float((monthly_on_demand - monthly_mix) / monthly_on_demand)
     };
-    let share = |x: f64| if total > 0.0 { x / total } else { 0.0 };
+    // Shares of a whole: float dust from the hour-by-hour sums (4e-19 of a
+    // pool with nothing locked) is no share.
+    let share = |x: f64| {
+        let s = if total > 0.0 { x / total } else { 0.0 };
+        if s.abs() < 1e-12 { 0.0 } else { s }
+    };
     Some(Mix {
         hours: n,
         gpus_per_node: i.gpus_per_node,
