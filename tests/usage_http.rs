@@ -224,6 +224,68 @@ fn the_bearer_token_reaches_the_server_and_no_output() {
 }
 
 #[test]
+fn a_server_that_quotes_the_token_back_never_gets_it_shown() {
+    // In an error, in a warning, and at the start of an answer that is not
+    // JSON: the token the server saw is replaced wherever it is quoted.
+    let echo = |seen: &Seen| {
+        seen.authorization
+            .as_deref()
+            .unwrap_or("")
+            .trim_start_matches("Bearer ")
+            .to_string()
+    };
+    for mode in ["error", "warning", "html", "unauthorized"] {
+        let server = serve(Arc::new(move |_, seen: &Seen| {
+            let tok = echo(seen);
+            match mode {
+                "error" => (
+                    500,
+                    format!(
+                        r#"{{"status":"error","errorType":"internal","error":"bad token {tok}"}}"#
+                    ),
+                    Duration::ZERO,
+                ),
+                "warning" => (
+                    200,
+                    answer(seen).replacen(
+                        r#""status":"success","#,
+                        &format!(r#""status":"success","warnings":["token {tok} expires soon"],"#),
+                        1,
+                    ),
+                    Duration::ZERO,
+                ),
+                "html" => (
+                    200,
+                    format!("<html>session for {tok}</html>"),
+                    Duration::ZERO,
+                ),
+                _ => (401, format!("unauthorized: {tok}"), Duration::ZERO),
+            }
+        }));
+        for json in [false, true] {
+            let dir = repo("");
+            let out = pull(&dir, &server.url, &[("PROM_TOKEN", TOKEN)], json);
+            assert!(
+                !out.stdout.contains(TOKEN) && !out.stderr.contains(TOKEN),
+                "{mode}: {}{}",
+                out.stdout,
+                out.stderr
+            );
+            if mode == "warning" {
+                assert!(
+                    (out.stdout.clone() + &out.stderr).contains("<redacted> expires soon"),
+                    "{mode}: {}{}",
+                    out.stdout,
+                    out.stderr
+                );
+            } else {
+                assert_eq!(out.code, 3, "{mode}: {}", out.stderr);
+            }
+        }
+    }
+}
+
+#[test]
 fn unavailable_answers_are_retried_a_bounded_number_of_times() {
     let server = serve(Arc::new(|n, seen: &Seen| {
         if n < 2 {

@@ -203,8 +203,60 @@ impl Client {
         })
     }
 
-    /// One range query, with retries.
+    /// One range query, with retries; what the server says (its errors,
+    /// warnings, the start of an answer that does not read) never shows the
+    /// token, which a server or proxy may quote back.
     async fn query_range(&self, q: &Query) -> Result<Answered, FetchError> {
+        let secrets: Vec<String> = self.token.iter().cloned().collect();
+        let hide = |t: String| crate::sync::secrets::scrub_text(&secrets, &t);
+        match self.query_range_as_said(q).await {
+            Ok(mut a) => {
+                a.warnings = a.warnings.into_iter().map(hide).collect();
+                Ok(a)
+            }
+            Err(FetchError::Unreachable {
+                url,
+                reason,
+                attempts,
+            }) => Err(FetchError::Unreachable {
+                url,
+                reason: hide(reason),
+                attempts,
+            }),
+            Err(FetchError::Status {
+                url,
+                metric,
+                status,
+                message,
+            }) => Err(FetchError::Status {
+                url,
+                metric,
+                status,
+                message: hide(message),
+            }),
+            Err(FetchError::BadQuery {
+                url,
+                metric,
+                message,
+            }) => Err(FetchError::BadQuery {
+                url,
+                metric,
+                message: hide(message),
+            }),
+            Err(FetchError::BadAnswer {
+                url,
+                metric,
+                detail,
+            }) => Err(FetchError::BadAnswer {
+                url,
+                metric,
+                detail: hide(detail),
+            }),
+            Err(other) => Err(other),
+        }
+    }
+
+    async fn query_range_as_said(&self, q: &Query) -> Result<Answered, FetchError> {
         let url = redact(&q.url);
         let endpoint = format!("{}/api/v1/query_range", q.url);
         let body = form(&[
