@@ -35,6 +35,29 @@ fn failed(call: &'static str) -> impl Fn(NvmlError) -> ReadError {
 impl NvmlReader {
     fn init(&self) -> Result<Nvml, ReadError> {
         let library = self.library.as_deref().unwrap_or(DEFAULT_LIBRARY);
+        // A path that is there but is no file (a FIFO would hold the loader
+        // forever, a folder or device cannot be a library) is refused
+        // before it is opened. A bare name is the loader's to search.
+        if let Some(path) = self.library.as_deref().filter(|p| p.contains('/'))
+            && let Ok(meta) = std::fs::metadata(path)
+            && !meta.is_file()
+        {
+            use std::os::unix::fs::FileTypeExt;
+            let t = meta.file_type();
+            let what = if t.is_dir() {
+                "a folder"
+            } else if t.is_fifo() {
+                "a named pipe"
+            } else if t.is_socket() {
+                "a socket"
+            } else {
+                "a device"
+            };
+            return Err(ReadError::LibraryNotFound {
+                library: library.to_string(),
+                detail: format!("{path} is {what}, not a library file"),
+            });
+        }
         let result = match &self.library {
             Some(path) => Nvml::builder().lib_path(OsStr::new(path)).init(),
             None => Nvml::init(),
