@@ -339,9 +339,15 @@ fn without_the_driver_it_says_nvml_is_not_available_and_exits_3() {
     // opened, at once.
     let dir = tempfile::tempdir().unwrap();
     let fifo = dir.path().join("libnvidia-ml.so.1");
-    let made = std::process::Command::new("mkfifo").arg(&fifo).status().unwrap();
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
     assert!(made.success());
-    let out = run(&["inventory"], &[("CAPOPS_NVML_LIB", fifo.to_str().unwrap())]);
+    let out = run(
+        &["inventory"],
+        &[("CAPOPS_NVML_LIB", fifo.to_str().unwrap())],
+    );
     assert_eq!(out.code, 3, "{}", out.stderr);
     assert!(
         out.stderr.contains("is a named pipe, not a library file"),

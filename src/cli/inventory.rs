@@ -42,8 +42,29 @@ pub struct InventoryArgs {
 }
 
 pub fn run(cli: &Cli, args: &InventoryArgs, io: &mut Io<'_>) -> Outcome {
+    let library = (io.env)(LIBRARY_ENV).filter(|s| !s.is_empty());
+    // A bare name is the loader's to search; a path is looked at first.
+    let not_a_file = library
+        .as_deref()
+        .filter(|p| p.contains('/'))
+        .and_then(|p| std::fs::metadata(p).ok())
+        .filter(|m| !m.is_file())
+        .map(|m| {
+            use std::os::unix::fs::FileTypeExt;
+            let t = m.file_type();
+            if t.is_dir() {
+                "a folder"
+            } else if t.is_fifo() {
+                "a named pipe"
+            } else if t.is_socket() {
+                "a socket"
+            } else {
+                "a device"
+            }
+        });
     let reader = NvmlReader {
-        library: (io.env)(LIBRARY_ENV).filter(|s| !s.is_empty()),
+        library,
+        not_a_file,
     };
     run_with(cli, args, &reader, io)
 }

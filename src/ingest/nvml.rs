@@ -23,6 +23,9 @@ pub const DEFAULT_LIBRARY: &str = "libnvidia-ml.so.1";
 /// Reads GPUs through NVML, from the default library or the one at `library`.
 pub struct NvmlReader {
     pub library: Option<String>,
+    /// What `library` is when it is there and is not a file (`a named
+    /// pipe`): never handed to the loader.
+    pub not_a_file: Option<&'static str>,
 }
 
 fn failed(call: &'static str) -> impl Fn(NvmlError) -> ReadError {
@@ -37,22 +40,8 @@ impl NvmlReader {
         let library = self.library.as_deref().unwrap_or(DEFAULT_LIBRARY);
         // A path that is there but is no file (a FIFO would hold the loader
         // forever, a folder or device cannot be a library) is refused
-        // before it is opened. A bare name is the loader's to search.
-        if let Some(path) = self.library.as_deref().filter(|p| p.contains('/'))
-            && let Ok(meta) = std::fs::metadata(path)
-            && !meta.is_file()
-        {
-            use std::os::unix::fs::FileTypeExt;
-            let t = meta.file_type();
-            let what = if t.is_dir() {
-                "a folder"
-            } else if t.is_fifo() {
-                "a named pipe"
-            } else if t.is_socket() {
-                "a socket"
-            } else {
-                "a device"
-            };
+        // before it is opened (the command line looked: `not_a_file`).
+        if let (Some(path), Some(what)) = (self.library.as_deref(), self.not_a_file) {
             return Err(ReadError::LibraryNotFound {
                 library: library.to_string(),
                 detail: format!("{path} is {what}, not a library file"),
