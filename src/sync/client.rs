@@ -28,6 +28,12 @@ pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 pub const READ_TIMEOUT: Duration = Duration::from_secs(30);
 /// Page size of lists.
 pub const PAGE: u32 = 500;
+/// Pages of one list at most (five million objects): past it, or at a
+/// continue token the server gave before, the server is paging forever.
+pub const MAX_PAGES: usize = 10_000;
+/// The largest answer read: a page of 500 objects is a few megabytes; a
+/// server that sends more is not read to the end (memory stays bounded).
+pub const MAX_ANSWER_BYTES: usize = 256 << 20;
 
 /// Where kubeconfigs come from: `--kubeconfig`, `KUBECONFIG` (a list
 /// separated by `:`), `$HOME/.kube/config`, else the in-cluster service account.
@@ -408,11 +414,19 @@ impl Conn {
             .await
             .map_err(|e| CallError::Transport(self.scrub(&chain(&e))))?;
         let code = res.status().as_u16();
-        let bytes = res
-            .into_body()
+        let bytes = http_body_util::Limited::new(res.into_body(), MAX_ANSWER_BYTES)
             .collect()
             .await
-            .map_err(|e| CallError::Transport(self.scrub(&chain(&e))))?
+            .map_err(|e| {
+                if e.is::<http_body_util::LengthLimitError>() {
+                    CallError::Transport(format!(
+                        "the answer is larger than {} MiB: not read",
+                        MAX_ANSWER_BYTES >> 20
+                    ))
+                } else {
+                    CallError::Transport(self.scrub(&chain(&*e)))
+                }
+            })?
             .to_bytes();
         if (200..300).contains(&code) {
             return serde_json::from_slice(&bytes)
@@ -456,7 +470,13 @@ impl Conn {
     pub async fn list(&self, path: &str, selector: &str) -> Result<Vec<Value>, CallError> {
         let mut items = Vec::new();
         let mut token: Option<String> = None;
+        let mut seen = std::collections::HashSet::new();
         loop {
+            if seen.len() >= MAX_PAGES {
+                return Err(CallError::Transport(format!(
+                    "listing {path} did not end after {MAX_PAGES} pages of {PAGE}"
+                )));
+            }
             let mut lp = kube::api::ListParams::default()
                 .labels(selector)
                 .limit(PAGE);
@@ -485,8 +505,15 @@ impl Conn {
                 .as_str()
                 .filter(|t| !t.is_empty())
                 .map(str::to_string);
-            if token.is_none() {
-                return Ok(items);
+            match &token {
+                None => return Ok(items),
+                // The same page again: the list would never end.
+                Some(t) if !seen.insert(t.clone()) => {
+                    return Err(CallError::Transport(format!(
+                        "listing {path} came back to a page it had sent (its continue token repeats): the server pages forever"
+                    )));
+                }
+                Some(_) => {}
             }
         }
     }
