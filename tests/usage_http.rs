@@ -224,6 +224,36 @@ fn the_bearer_token_reaches_the_server_and_no_output() {
 }
 
 #[test]
+fn a_usage_file_or_folder_that_is_a_link_is_refused_and_what_it_names_untouched() {
+    let server = serve(Arc::new(|_, seen: &Seen| {
+        (200, answer(seen), Duration::ZERO)
+    }));
+    let outside = tempfile::tempdir().unwrap();
+    let victim = outside.path().join("kubeconfig");
+    std::fs::write(&victim, "apiVersion: v1\nkind: Config\n").unwrap();
+    // The month's file is a link to a file outside; then the folder is.
+    let file = repo("");
+    std::fs::create_dir(file.path().join("usage")).unwrap();
+    std::os::unix::fs::symlink(&victim, file.path().join("usage/c.2026-01.csv")).unwrap();
+    let folder = repo("");
+    std::os::unix::fs::symlink(outside.path(), folder.path().join("usage")).unwrap();
+    for (dir, link) in [(&file, "usage/c.2026-01.csv"), (&folder, "usage")] {
+        let out = pull(dir, &server.url, &[("PROM_TOKEN", TOKEN)], false);
+        assert_eq!(out.code, 2, "{}", out.stderr);
+        assert!(
+            out.stderr.contains(&format!("{link} is a link")),
+            "{}",
+            out.stderr
+        );
+    }
+    assert_eq!(
+        std::fs::read_to_string(&victim).unwrap(),
+        "apiVersion: v1\nkind: Config\n"
+    );
+    assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 1);
+}
+
+#[test]
 fn a_server_that_quotes_the_token_back_never_gets_it_shown() {
     // In an error, in a warning, and at the start of an answer that is not
     // JSON: the token the server saw is replaced wherever it is quoted.

@@ -298,6 +298,16 @@ fn pull(cli: &Cli, args: &PullArgs, io: &mut Io<'_>) -> Outcome {
                     history::targets(&files, &p.target.cluster, &rows, range.rewrite_from);
                 for (file, month_rows) in targets {
                     let disk = root.join(&file);
+                    if let Some(link) = link_on_the_way(root, &file) {
+                        return Err(stop(
+                            io,
+                            Exit::Invalid,
+                            &format!(
+                                "{link} is a link: capops writes the usage history only to plain files in the repository (it reads no link either)"
+                            ),
+                            Some("replace the link with the file itself, or remove it"),
+                        ));
+                    }
                     let existing = match std::fs::read_to_string(&disk) {
                         Ok(t) => Some(t),
                         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
@@ -348,6 +358,21 @@ fn pull(cli: &Cli, args: &PullArgs, io: &mut Io<'_>) -> Outcome {
         _ => write_summary(&summary, io)?,
     }
     Ok(Exit::Ok)
+}
+
+/// The first part of `file` (relative to `root`) that is a symbolic link:
+/// writing through it would change a file outside the repository.
+fn link_on_the_way(root: &std::path::Path, file: &str) -> Option<String> {
+    let mut at = root.to_path_buf();
+    let mut shown = Vec::new();
+    for part in std::path::Path::new(file).components() {
+        at.push(part);
+        shown.push(part.as_os_str().to_string_lossy().into_owned());
+        if std::fs::symlink_metadata(&at).is_ok_and(|m| m.file_type().is_symlink()) {
+            return Some(shown.join("/"));
+        }
+    }
+    None
 }
 
 fn fetch_error(e: &FetchError, io: &mut Io<'_>) -> Stop {
