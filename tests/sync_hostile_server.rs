@@ -2,7 +2,8 @@
 //! list forever (the same continue token again and again), and one whose
 //! answer is larger than capops reads. Each is a cluster that could not be
 //! planned (exit 3), said at once, with memory bounded; the token in the
-//! kubeconfig is never shown.
+//! kubeconfig is never shown. And a kubeconfig naming a CA or token file
+//! that is a named pipe: refused (exit 2) before kube would wait on it.
 
 mod common;
 
@@ -112,4 +113,55 @@ fn an_answer_larger_than_capops_reads_is_not_read_to_the_end() {
     assert_eq!(out.code, 3, "{}", out.stderr);
     let all = out.stdout.clone() + &out.stderr;
     assert!(all.contains("the answer is larger than 256 MiB"), "{all}");
+}
+
+#[test]
+fn a_file_the_kubeconfig_names_that_is_a_pipe_is_refused_before_kube_reads_it() {
+    // A CA or token file that is a named pipe would hold the read forever.
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    copy_dir(Path::new(&example()), &repo);
+    let fifo = dir.path().join("ca.pem");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let kc = dir.path().join("kubeconfig");
+    for (cluster, user) in [
+        (
+            format!(
+                "{{server: \"https://127.0.0.1:1\", certificate-authority: \"{}\"}}",
+                fifo.display()
+            ),
+            "{token: \"kube-secret-token-9f2c\"}".to_string(),
+        ),
+        (
+            "{server: \"https://127.0.0.1:1\"}".to_string(),
+            format!("{{tokenFile: \"{}\"}}", fifo.display()),
+        ),
+    ] {
+        std::fs::write(
+            &kc,
+            format!(
+                "apiVersion: v1\nkind: Config\ncurrent-context: prod-h100-use1\nclusters:\n- {{name: c1, cluster: {cluster}}}\nusers:\n- {{name: u, user: {user}}}\ncontexts:\n- {{name: prod-h100-use1, context: {{cluster: c1, user: u}}}}\n"
+            ),
+        )
+        .unwrap();
+        let out = run(
+            &[
+                "plan",
+                repo.to_str().unwrap(),
+                "--kubeconfig",
+                kc.to_str().unwrap(),
+                "--cluster",
+                "prod-h100",
+            ],
+            &[],
+        );
+        let all = out.stdout.clone() + &out.stderr;
+        assert_eq!(out.code, 2, "{all}");
+        assert!(all.contains("is not a regular file"), "{all}");
+        assert!(!all.contains("kube-secret-token-9f2c"), "{all}");
+    }
 }

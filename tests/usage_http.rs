@@ -254,6 +254,19 @@ fn a_usage_file_or_folder_that_is_a_link_is_refused_and_what_it_names_untouched(
 }
 
 #[test]
+fn a_ca_file_that_is_a_pipe_is_refused_before_it_is_read() {
+    let dir = repo("      caFile: ca.pem\n");
+    let made = std::process::Command::new("mkfifo")
+        .arg(dir.path().join("ca.pem"))
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let out = pull(&dir, "http://127.0.0.1:1", &[], false);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(out.stderr.contains("is not a regular file"), "{}", out.stderr);
+}
+
+#[test]
 fn a_server_that_quotes_the_token_back_never_gets_it_shown() {
     // In an error, in a warning, and at the start of an answer that is not
     // JSON: the token the server saw is replaced wherever it is quoted.

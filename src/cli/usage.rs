@@ -221,6 +221,26 @@ fn pull(cli: &Cli, args: &PullArgs, io: &mut Io<'_>) -> Outcome {
         None => None,
         Some(p) => {
             let file = root.join(&p.value);
+            // A FIFO would hold the read forever, a device never end it.
+            let plain = match std::fs::metadata(&file) {
+                Ok(m) if !m.is_file() => {
+                    Err("it is not a regular file (a folder, FIFO, socket or device)".to_string())
+                }
+                Ok(m) if m.len() > 16 << 20 => Err(format!(
+                    "it is {} bytes, more than a CA file holds (at most 16 MiB)",
+                    m.len()
+                )),
+                _ => Ok(()),
+            };
+            if let Err(why) = plain {
+                return Err(invalid(
+                    io,
+                    &format!("cannot read the CA file {}: {why}", file.display()),
+                    Some(
+                        "`usage.prometheus.caFile` is a PEM file, relative to the repository root",
+                    ),
+                ));
+            }
             match std::fs::read(&file) {
                 Ok(bytes) => Some((file.display().to_string(), bytes)),
                 Err(e) => {
