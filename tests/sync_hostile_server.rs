@@ -165,3 +165,17 @@ fn a_file_the_kubeconfig_names_that_is_a_pipe_is_refused_before_kube_reads_it() 
         assert!(!all.contains("kube-secret-token-9f2c"), "{all}");
     }
 }
+
+#[test]
+fn a_server_that_answers_null_is_not_read_as_an_empty_cluster() {
+    // `null` with HTTP 200 to every call: not a list with nothing in it.
+    let out = plan(|s| {
+        let _ = write!(
+            s,
+            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 4\r\n\r\nnull"
+        );
+    });
+    let all = out.stdout.clone() + &out.stderr;
+    assert_eq!(out.code, 3, "{all}");
+    assert!(all.contains("not a Kubernetes object"), "{all}");
+}

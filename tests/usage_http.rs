@@ -263,7 +263,11 @@ fn a_ca_file_that_is_a_pipe_is_refused_before_it_is_read() {
     assert!(made.success());
     let out = pull(&dir, "http://127.0.0.1:1", &[], false);
     assert_eq!(out.code, 2, "{}", out.stderr);
-    assert!(out.stderr.contains("is not a regular file"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("is not a regular file"),
+        "{}",
+        out.stderr
+    );
 }
 
 #[test]

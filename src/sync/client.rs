@@ -486,8 +486,21 @@ impl Conn {
             })?
             .to_bytes();
         if (200..300).contains(&code) {
-            return serde_json::from_slice(&bytes)
-                .map_err(|e| CallError::Transport(format!("the answer is not JSON: {e}")));
+            let v: Value = serde_json::from_slice(&bytes)
+                .map_err(|e| CallError::Transport(format!("the answer is not JSON: {e}")))?;
+            // Every answer capops asks for is an object (a `null` taken as
+            // one would read as nothing there, or a write done).
+            if !v.is_object() {
+                return Err(CallError::Transport(format!(
+                    "the answer is JSON {}, not a Kubernetes object",
+                    match v {
+                        Value::Null => "null",
+                        Value::Array(_) => "an array",
+                        _ => "a single value",
+                    }
+                )));
+            }
+            return Ok(v);
         }
         let body: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
         let failure = if body["kind"] == "Status" {
@@ -551,7 +564,13 @@ impl Conn {
                 .and_then(|k| k.strip_suffix("List"))
                 .unwrap_or_default()
                 .to_string();
-            for mut item in page["items"].as_array().cloned().unwrap_or_default() {
+            // A list always has its items, an empty list `[]`.
+            let Some(page_items) = page["items"].as_array().cloned() else {
+                return Err(CallError::Transport(format!(
+                    "listing {path} answered without `items`: not a Kubernetes list"
+                )));
+            };
+            for mut item in page_items {
                 if let Some(m) = item.as_object_mut() {
                     m.entry("apiVersion").or_insert_with(|| api.clone().into());
                     m.entry("kind").or_insert_with(|| kind.clone().into());
