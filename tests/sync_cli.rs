@@ -631,7 +631,7 @@ fn a_saved_plan_applies_only_while_the_clusters_are_unchanged() {
 
 #[test]
 fn drift_is_exit_1_with_json_and_an_issue_body() {
-    let w = World::new(None);
+    let mut w = World::new(None);
     assert_eq!(w.run(&["apply", &ex(), "--yes"]).code, 0);
     let out = w.run(&["drift", &ex()]);
     assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
@@ -668,6 +668,22 @@ fn drift_is_exit_1_with_json_and_an_issue_body() {
     );
     assert!(out.stdout.contains("| ! | ClusterQueue `training` | fields owned by another manager: .spec.cohortName (owned by kubectl) |"), "{}", out.stdout);
     assert!(!out.stdout.contains("### `infer-l4`"));
+    assert!(
+        out.stdout
+            .contains("Checked 3 clusters against revision `test-rev`")
+            && out.stdout.contains(": 1 differs.\n"),
+        "{}",
+        out.stdout
+    );
+    // A cluster that cannot be reached is not counted as one that differs.
+    w.write_kubeconfig(Some("infer-l4"));
+    let out = w.run(&["drift", &ex(), "--format", "markdown"]);
+    assert!(
+        out.stdout
+            .contains(": 1 differs, 1 could not be checked.\n"),
+        "{}",
+        out.stdout
+    );
 }
 
 #[test]

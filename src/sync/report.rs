@@ -237,15 +237,22 @@ pub fn drift_markdown(p: &Plan) -> String {
         .filter(|c| c.summary.drifted() || c.error.is_some() || c.summary.error > 0)
         .collect();
     let _ = writeln!(out, "## capops drift: `{}`\n", md_escape(&p.repository));
+    // A cluster that could not be checked is not one that differs.
+    let unchecked = drifted.iter().filter(|c| c.error.is_some()).count();
+    let differ = drifted.len() - unchecked;
     let _ = writeln!(
         out,
-        "Checked {} cluster{} against revision `{}` at {}: {} differ{}.\n",
+        "Checked {} cluster{} against revision `{}` at {}: {differ} differ{}{}.\n",
         p.clusters.len(),
         if p.clusters.len() == 1 { "" } else { "s" },
         md_escape(&p.revision),
         p.at,
-        drifted.len(),
-        if drifted.len() == 1 { "s" } else { "" }
+        if differ == 1 { "s" } else { "" },
+        if unchecked > 0 {
+            format!(", {unchecked} could not be checked")
+        } else {
+            String::new()
+        }
     );
     for c in drifted {
         let _ = writeln!(out, "### `{}`\n", md_escape(&c.cluster));
