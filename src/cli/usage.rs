@@ -308,6 +308,30 @@ fn pull(cli: &Cli, args: &PullArgs, io: &mut Io<'_>) -> Outcome {
                 &p.committed.active,
                 p.committed.last_hour.is_some(),
             );
+            let capacity = |pool: &str| {
+                repo.clusters
+                    .get(&p.target.cluster)
+                    .and_then(|c| {
+                        c.spec
+                            .node_pools
+                            .iter()
+                            .find(|x| x.name.value.as_str() == pool)
+                    })
+                    .map(|x| crate::capacity::pool_gpus(x) as f64)
+            };
+            if let Some(why) = rows::impossible(&rows, capacity) {
+                return Err(stop(
+                    io,
+                    Exit::External,
+                    &format!(
+                        "Prometheus' answer for cluster `{}` cannot be its usage: {why}; nothing was written",
+                        p.target.cluster
+                    ),
+                    Some(
+                        "check the queries in `usage.prometheus.queries` and the exporters behind them (docs/usage.md says what each must return)",
+                    ),
+                ));
+            }
             s.first = rows.first().map(|r| stamp(r.hour));
             s.last = rows.last().map(|r| stamp(r.hour));
             s.stats = stats;

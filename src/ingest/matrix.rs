@@ -146,7 +146,7 @@ pub fn parse(body: &[u8]) -> Result<Answer, String> {
             data.result_type
         ));
     }
-    let series = data
+    let series: Vec<Series> = data
         .result
         .into_iter()
         .map(|raw| Series {
@@ -154,6 +154,15 @@ pub fn parse(body: &[u8]) -> Result<Answer, String> {
             points: raw.values.into_iter().filter_map(|p| p.0).collect(),
         })
         .collect();
+    // A matrix holds each label set once: twice, its points would be
+    // added up twice.
+    let mut seen = std::collections::HashSet::new();
+    if let Some(twice) = series.iter().find(|s| !seen.insert(&s.labels)) {
+        return Err(format!(
+            "the matrix holds the series {:?} twice",
+            twice.labels
+        ));
+    }
     Ok(Answer::Matrix {
         series,
         warnings: env.warnings,

@@ -371,8 +371,39 @@ pub fn build(
     (rows, stats)
 }
 
-/// Rounds to 0.01, never to a negative zero.
+/// Rounds to 0.01, never to a negative zero (a negative count stays
+/// negative, for [`impossible`] to refuse, never read as 0).
 fn round(v: f64) -> f64 {
     let r = (v * 100.0).round() / 100.0;
-    if r <= 0.0 { 0.0 } else { r }
+    if r == 0.0 { 0.0 } else { r }
+}
+
+/// Why the rows made of a cluster's answers cannot be its usage, if they
+/// cannot: a row whose GPUs are negative, not finite, or more than its pool
+/// has (`capacity`, GPU-equivalents by pool). Such a pull writes nothing: a
+/// file that `validate` then refuses, or numbers made up, would be worse
+/// than none. (A series sent twice in one answer is refused as it is read,
+/// [`super::matrix::parse`].)
+pub fn impossible(rows: &[Row], capacity: impl Fn(&str) -> Option<f64>) -> Option<String> {
+    for r in rows {
+        let most = capacity(&r.pool).unwrap_or(f64::INFINITY);
+        for (what, v) in [("allocated", r.allocated), ("used", r.used)] {
+            let Some(v) = v else { continue };
+            if !v.is_finite() || v < 0.0 || v > most + 0.005 {
+                return Some(format!(
+                    "team `{}` in pool `{}` at {} would have {v} GPUs {what}, {}",
+                    r.team,
+                    r.pool,
+                    jiff::Timestamp::from_second(r.hour * 3600)
+                        .map_or_else(|_| r.hour.to_string(), |t| t.to_string()),
+                    if v.is_finite() && v >= 0.0 {
+                        format!("more than the pool's {most}")
+                    } else {
+                        "not a count".to_string()
+                    }
+                ));
+            }
+        }
+    }
+    None
 }

@@ -281,3 +281,37 @@ fn nothing_measured_writes_nothing() {
     assert!(rows.is_empty());
     assert_eq!(stats.trailing_unmeasured_hours, 5);
 }
+
+#[test]
+fn a_matrix_with_a_series_twice_and_rows_no_pool_can_hold_are_refused() {
+    let twice = br#"{"status":"success","data":{"resultType":"matrix","result":[
+        {"metric":{"namespace":"ml"},"values":[[3600,"8"]]},
+        {"metric":{"namespace":"ml"},"values":[[3600,"8"]]}]}}"#;
+    let e = super::matrix::parse(twice).err().unwrap();
+    assert!(
+        e.contains("holds the series {\"namespace\": \"ml\"} twice"),
+        "{e}"
+    );
+    let row = |allocated: f64| Row {
+        hour: 1,
+        pool: "p".into(),
+        team: "ml".into(),
+        allocated: Some(allocated),
+        used: None,
+    };
+    let cap = |_: &str| Some(48.0);
+    assert_eq!(rows::impossible(&[row(48.0)], cap), None);
+    for (bad, says) in [
+        (48.5, "more than the pool's 48"),
+        (-1.0, "not a count"),
+        (f64::NAN, "not a count"),
+        (1e300, "more than the pool's 48"),
+    ] {
+        let e = rows::impossible(&[row(bad)], cap).unwrap();
+        assert!(e.contains(says), "{bad}: {e}");
+        assert!(
+            e.contains("team `ml` in pool `p` at 1970-01-01T01:00:00Z"),
+            "{e}"
+        );
+    }
+}
