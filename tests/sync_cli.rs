@@ -618,6 +618,24 @@ fn a_saved_plan_applies_only_while_the_clusters_are_unchanged() {
             .unwrap()["spec"]["hard"]["requests.nvidia.com/gpu"],
         "48"
     );
+    // A plan edited by hand: a cluster listed twice, a time that is not one.
+    let out = w.run(&["plan", &ex(), "--out", &p]);
+    assert!(out.code <= 1, "{}", out.stderr);
+    w.reset();
+    let mut v: Value = serde_json::from_str(&std::fs::read_to_string(&plan).unwrap()).unwrap();
+    let first = v["clusters"][0].clone();
+    v["clusters"].as_array_mut().unwrap().push(first);
+    std::fs::write(&plan, v.to_string()).unwrap();
+    let out = w.run(&["apply", &ex(), "--plan", &p, "--yes"]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(out.stderr.contains("twice"), "{}", out.stderr);
+    v["clusters"].as_array_mut().unwrap().pop();
+    v["at"] = "hello".into();
+    std::fs::write(&plan, v.to_string()).unwrap();
+    let out = w.run(&["apply", &ex(), "--plan", &p, "--yes"]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(out.stderr.contains("is not a time"), "{}", out.stderr);
+    assert_eq!(w.writes(), 0, "nothing applied from either");
     // Not a plan file.
     std::fs::write(&plan, "{}").unwrap();
     let out = w.run(&["apply", &ex(), "--plan", &p, "--yes"]);

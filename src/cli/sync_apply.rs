@@ -338,7 +338,30 @@ fn read_plan(file: &std::path::Path, io: &mut Io<'_>) -> Result<Plan, Stop> {
         }
     };
     match serde_json::from_str::<Plan>(&text) {
-        Ok(p) if p.version == PLAN_VERSION => Ok(p),
+        Ok(p) if p.version == PLAN_VERSION => {
+            // What `plan --out` writes: each cluster once, a time that reads.
+            let mut seen = std::collections::BTreeSet::new();
+            let twice = p.clusters.iter().find(|c| !seen.insert(c.cluster.as_str()));
+            let why = if let Some(c) = twice {
+                Some(format!("it lists cluster `{}` twice", c.cluster))
+            } else if p.at.parse::<crate::model::Timestamp>().is_err() {
+                Some(format!(
+                    "its `at` (`{}`) is not a time",
+                    p.at.escape_debug()
+                ))
+            } else {
+                None
+            };
+            if let Some(why) = why {
+                writeln!(
+                    io.stderr,
+                    "error: {} is not a plan capops wrote: {why}\n  help: write one with `capops plan --out FILE`",
+                    file.display()
+                )?;
+                return Err(Stop::Exit(Exit::Invalid));
+            }
+            Ok(p)
+        }
         Ok(p) => {
             writeln!(
                 io.stderr,
