@@ -179,3 +179,25 @@ fn a_server_that_answers_null_is_not_read_as_an_empty_cluster() {
     assert_eq!(out.code, 3, "{all}");
     assert!(all.contains("not a Kubernetes object"), "{all}");
 }
+
+static TOO_MANY: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+#[test]
+fn a_server_that_says_slow_down_is_tried_three_times_a_call_and_said_so() {
+    // 429 to everything: capops' three tries a call, not kube's fifteen
+    // more under each (minutes), and the server's own words, not a timeout.
+    let out = plan(|s| {
+        TOO_MANY.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let b = r#"{"kind":"Status","apiVersion":"v1","status":"Failure","message":"slow down","reason":"TooManyRequests","code":429}"#;
+        let _ = write!(
+            s,
+            "HTTP/1.1 429 Too Many Requests\r\nretry-after: 1\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{b}",
+            b.len()
+        );
+    });
+    let all = out.stdout.clone() + &out.stderr;
+    assert_eq!(out.code, 3, "{all}");
+    assert!(all.contains("slow down (429 TooManyRequests)"), "{all}");
+    let calls = TOO_MANY.load(std::sync::atomic::Ordering::SeqCst);
+    assert!(calls.is_multiple_of(3) && calls <= 3 * 16, "{calls} requests");
+}

@@ -359,6 +359,10 @@ impl Conn {
         config.connect_timeout = Some(CONNECT_TIMEOUT);
         config.read_timeout = Some(READ_TIMEOUT);
         config.write_timeout = Some(READ_TIMEOUT);
+        // capops retries a call itself (`ATTEMPTS`, in `send`); kube's own
+        // layer would retry a 429 or 503 fifteen times more under each of
+        // those, for minutes, and the failure would read as a timeout.
+        config.default_retry = false;
         let mut secrets = Vec::new();
         {
             use secrecy::ExposeSecret;
