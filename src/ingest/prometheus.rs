@@ -24,6 +24,8 @@ pub const ATTEMPTS: u32 = 3;
 pub const CONCURRENCY: usize = 4;
 /// The largest answer read (a larger one asks for smaller chunks).
 pub const MAX_BODY_BYTES: usize = 512 << 20;
+/// What an answer over [`MAX_BODY_BYTES`] is said to be.
+const TOO_LARGE: &str = "the answer is larger than capops reads";
 
 /// Why a pull could not read Prometheus.
 #[derive(Debug, Error)]
@@ -100,6 +102,9 @@ impl FetchError {
             }
             FetchError::Status { status: 422, .. } => {
                 "the query failed while running; lower `usage.prometheus.chunkHours` if it loads too many samples"
+            }
+            FetchError::BadAnswer { detail, .. } if detail.starts_with(TOO_LARGE) => {
+                "lower `usage.prometheus.chunkHours` (docs/usage.md): each query then asks for fewer hours"
             }
             FetchError::Status { .. } | FetchError::BadAnswer { .. } => {
                 "check that the URL points at the Prometheus HTTP API (the part before /api/v1)"
@@ -287,7 +292,13 @@ impl Client {
                 let bytes = Limited::new(resp.into_body(), MAX_BODY_BYTES)
                     .collect()
                     .await
-                    .map_err(|e| format!("reading the answer failed: {e}"))?
+                    .map_err(|e| {
+                        if e.is::<http_body_util::LengthLimitError>() {
+                            TOO_LARGE.to_string()
+                        } else {
+                            format!("reading the answer failed: {e}")
+                        }
+                    })?
                     .to_bytes();
                 Ok::<_, String>((status, bytes))
             })
@@ -296,6 +307,17 @@ impl Client {
                 Err(_) => {
                     timed_out = true;
                     continue;
+                }
+                // Too large: asked again it would be as large.
+                Ok(Err(reason)) if reason == TOO_LARGE => {
+                    return Err(FetchError::BadAnswer {
+                        url,
+                        metric: q.metric.as_str(),
+                        detail: format!(
+                            "{TOO_LARGE} ({} MiB): lower `usage.prometheus.chunkHours` so each query asks for fewer hours",
+                            MAX_BODY_BYTES >> 20
+                        ),
+                    });
                 }
                 Ok(Err(reason)) => {
                     timed_out = false;
