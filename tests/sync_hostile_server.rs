@@ -199,5 +199,8 @@ fn a_server_that_says_slow_down_is_tried_three_times_a_call_and_said_so() {
     assert_eq!(out.code, 3, "{all}");
     assert!(all.contains("slow down (429 TooManyRequests)"), "{all}");
     let calls = TOO_MANY.load(std::sync::atomic::Ordering::SeqCst);
-    assert!(calls.is_multiple_of(3) && calls <= 3 * 16, "{calls} requests");
+    assert!(
+        calls.is_multiple_of(3) && calls <= 3 * 16,
+        "{calls} requests"
+    );
 }

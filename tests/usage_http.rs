@@ -366,7 +366,7 @@ fn a_slow_server_times_out() {
     assert_eq!(out.code, 3);
     assert!(
         out.stderr.contains(&format!(
-            "error: Prometheus at {} did not answer within 1 s (3 attempts)",
+            "error[prometheus-timeout]: Prometheus at {} did not answer within 1 s (3 attempts)",
             server.url
         )),
         "{}",
@@ -397,6 +397,25 @@ fn a_rejected_query_is_invalid_input_and_garbage_is_an_outside_failure() {
     assert_eq!(out.code, 3);
     assert!(out.stderr.contains("capops cannot read"), "{}", out.stderr);
     assert!(out.stderr.contains("<html>login"), "{}", out.stderr);
+    // Each failure has its stable code: on stderr, and as JSON on stdout
+    // with --format json.
+    assert!(
+        out.stderr.starts_with("error[prometheus-bad-answer]: "),
+        "{}",
+        out.stderr
+    );
+    let out = pull(&repo(""), &server.url, &[], true);
+    assert_eq!(out.code, 2);
+    let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(v["command"], "usage pull");
+    assert_eq!(v["error"]["code"], "prometheus-bad-query");
+    assert_eq!(v["error"]["exit"], 2);
+    assert!(
+        v["error"]["help"]
+            .as_str()
+            .unwrap()
+            .contains("usage.prometheus.queries")
+    );
 }
 
 #[test]

@@ -641,7 +641,7 @@ fn a_stopped_server_is_exit_3_with_the_url_and_without_the_token() {
     assert_eq!(out.code, 3, "{}", out.stderr);
     assert!(
         out.stderr.starts_with(&format!(
-            "error: Prometheus at {} did not answer: ",
+            "error[prometheus-unreachable]: Prometheus at {} did not answer: ",
             prom.url
         )),
         "{}",

@@ -101,8 +101,32 @@ fn stamp(hour: i64) -> String {
         .unwrap_or_default()
 }
 
-fn plan_error(e: &PlanError, io: &mut Io<'_>) -> Stop {
-    invalid(io, &e.to_string(), Some(&e.help()))
+fn plan_error(e: &PlanError, json: bool, io: &mut Io<'_>) -> Stop {
+    coded(io, json, Exit::Invalid, e.code(), &e.to_string(), &e.help())
+}
+
+/// A failure with its stable code (docs/usage.md): `error[code]: ...` on
+/// stderr, and with `--format json` also `{"error": {code, message, help}}`
+/// on stdout, so a script reads what went wrong from the output it parses.
+fn coded(io: &mut Io<'_>, json: bool, exit: Exit, code: &str, message: &str, help: &str) -> Stop {
+    if json {
+        let body = serde_json::json!({
+            "error": {"code": code, "message": message, "help": help, "exit": exit.code()}
+        });
+        if let Err(e) = super::common::write_json(io, "usage pull", &body) {
+            return Stop::Io(e);
+        }
+    }
+    use crate::output::escape::terminal;
+    match writeln!(
+        io.stderr,
+        "error[{code}]: {}\n  help: {}",
+        terminal(message),
+        terminal(help)
+    ) {
+        Ok(()) => Stop::Exit(exit),
+        Err(e) => Stop::Io(e),
+    }
 }
 
 fn pull(cli: &Cli, args: &PullArgs, io: &mut Io<'_>) -> Outcome {
@@ -132,7 +156,7 @@ fn pull(cli: &Cli, args: &PullArgs, io: &mut Io<'_>) -> Outcome {
             from: stamp(r),
             to: stamp(range.to),
         };
-        return Err(plan_error(&e, io));
+        return Err(plan_error(&e, cli.format == Format::Json, io));
     }
 
     let head = load_valid(cli, &args.path, "usage can be pulled", io)?;
@@ -145,7 +169,7 @@ fn pull(cli: &Cli, args: &PullArgs, io: &mut Io<'_>) -> Outcome {
         args.cluster.as_deref(),
     ) {
         Ok(t) => t,
-        Err(e) => return Err(plan_error(&e, io)),
+        Err(e) => return Err(plan_error(&e, cli.format == Format::Json, io)),
     };
     // A usage file that read cleanly keeps a few rows in memory: its whole
     // text is read again here, and a file that changed meanwhile stops the
@@ -206,7 +230,7 @@ fn pull(cli: &Cli, args: &PullArgs, io: &mut Io<'_>) -> Outcome {
         if let Some(h) = hours {
             match plan::queries(&target, h, &settings) {
                 Ok(q) => queries.extend(q),
-                Err(e) => return Err(plan_error(&e, io)),
+                Err(e) => return Err(plan_error(&e, cli.format == Format::Json, io)),
             }
         }
         planned.push(Planned {
@@ -263,7 +287,7 @@ fn pull(cli: &Cli, args: &PullArgs, io: &mut Io<'_>) -> Outcome {
     } else {
         match prometheus::fetch_all(&queries, &options) {
             Ok(x) => x,
-            Err(e) => return Err(fetch_error(&e, io)),
+            Err(e) => return Err(fetch_error(&e, cli.format == Format::Json, io)),
         }
     };
 
@@ -419,13 +443,13 @@ fn link_on_the_way(root: &std::path::Path, file: &str) -> Option<String> {
     None
 }
 
-fn fetch_error(e: &FetchError, io: &mut Io<'_>) -> Stop {
+fn fetch_error(e: &FetchError, json: bool, io: &mut Io<'_>) -> Stop {
     let exit = if e.is_input_error() {
         Exit::Invalid
     } else {
         Exit::External
     };
-    stop(io, exit, &e.to_string(), Some(e.help()))
+    coded(io, json, exit, e.code(), &e.to_string(), e.help())
 }
 
 fn write_summary(s: &Summary, io: &mut Io<'_>) -> std::io::Result<()> {
