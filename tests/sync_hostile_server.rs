@@ -204,3 +204,46 @@ fn a_server_that_says_slow_down_is_tried_three_times_a_call_and_said_so() {
         "{calls} requests"
     );
 }
+
+#[test]
+fn a_context_that_cannot_be_used_gets_the_fix_for_its_own_fault() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    copy_dir(Path::new(&example()), &repo);
+    let kc = dir.path().join("kubeconfig");
+    for (cluster_entry, context_cluster, help) in [
+        (
+            "{name: c1, cluster: {server: \"https://127.0.0.1:1\"}}",
+            "nope",
+            "make the context's `cluster` name a cluster entry of the kubeconfig",
+        ),
+        (
+            "{name: c1, cluster: {server: \"https://127.0.0.1:1\", proxy-url: \"http://127.0.0.1:9\"}}",
+            "c1",
+            "capops does not connect through a kubeconfig's `proxy-url`",
+        ),
+    ] {
+        std::fs::write(
+            &kc,
+            format!(
+                "apiVersion: v1\nkind: Config\ncurrent-context: prod-h100-use1\nclusters:\n- {cluster_entry}\nusers:\n- {{name: u, user: {{token: \"kube-secret-token-9f2c\"}}}}\ncontexts:\n- {{name: prod-h100-use1, context: {{cluster: {context_cluster}, user: u}}}}\n"
+            ),
+        )
+        .unwrap();
+        let out = run(
+            &[
+                "plan",
+                repo.to_str().unwrap(),
+                "--kubeconfig",
+                kc.to_str().unwrap(),
+                "--cluster",
+                "prod-h100",
+            ],
+            &[],
+        );
+        let all = out.stdout.clone() + &out.stderr;
+        assert!(all.contains("error[kube-context-missing]"), "{all}");
+        assert!(all.contains(help), "{all}");
+        assert!(!all.contains("kube-secret-token-9f2c"), "{all}");
+    }
+}

@@ -74,8 +74,10 @@ pub fn differences(plan: &Plan, loaded: &Loaded) -> Vec<String> {
         };
         if c.context != t.context {
             out.push(format!(
-                "{}: the plan's context {:?} is not the Cluster's kubeContext {:?}",
-                c.cluster, c.context, t.context
+                "{}: the plan's context {} is not the Cluster's kubeContext {}",
+                c.cluster,
+                shown(c.context.as_deref()),
+                shown(t.context.as_deref())
             ));
         }
         let desired: BTreeMap<String, &Value> = t
@@ -117,4 +119,12 @@ pub fn differences(plan: &Plan, loaded: &Loaded) -> Vec<String> {
         }
     }
     out
+}
+
+/// A context as the messages name it: `name`, or the current context.
+fn shown(context: Option<&str>) -> String {
+    context.map_or_else(
+        || "(the kubeconfig's current context)".to_string(),
+        |c| format!("`{}`", c.escape_debug()),
+    )
 }

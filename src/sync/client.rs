@@ -75,7 +75,19 @@ impl ConnectError {
         match self {
             ConnectError::NoContext { .. } => "set the Cluster's `kubeContext` to a context of the kubeconfig (`kubectl config get-contexts`), or pass --kubeconfig".into(),
             ConnectError::Kubeconfig { .. } => "fix the file where the message says (`kubectl config view` reads the same), or pass --kubeconfig FILE / set KUBECONFIG to another".into(),
-            _ => "pass --kubeconfig FILE or set KUBECONFIG".into(),
+            ConnectError::BadContext { reason, .. } => {
+                let r = reason.to_ascii_lowercase();
+                if r.contains("credential plugin") || r.contains("exec") {
+                    "run the user's credential plugin (its `exec` command in the kubeconfig) by hand to see why it fails; capops does not show its output, which may hold credentials".into()
+                } else if r.contains("proxy") {
+                    "capops does not connect through a kubeconfig's `proxy-url`: reach the API server directly (a VPN or an SSH tunnel), or remove `proxy-url` from the cluster entry".into()
+                } else if r.contains("cluster") {
+                    "make the context's `cluster` name a cluster entry of the kubeconfig (`kubectl config view`)".into()
+                } else {
+                    "fix the context in the kubeconfig (`kubectl config view`), or pass --kubeconfig FILE / set KUBECONFIG to another".into()
+                }
+            }
+            ConnectError::NoKubeconfig => "pass --kubeconfig FILE or set KUBECONFIG".into(),
         }
     }
 }
