@@ -119,46 +119,26 @@ fn an_answer_larger_than_capops_reads_is_not_read_to_the_end() {
 fn a_file_the_kubeconfig_names_that_is_a_pipe_is_refused_before_kube_reads_it() {
     // A CA or token file that is a named pipe would hold the read forever.
     let dir = tempfile::tempdir().unwrap();
-    let repo = dir.path().join("repo");
-    copy_dir(Path::new(&example()), &repo);
     let fifo = dir.path().join("ca.pem");
     let made = std::process::Command::new("mkfifo")
         .arg(&fifo)
         .status()
         .unwrap();
     assert!(made.success());
-    let kc = dir.path().join("kubeconfig");
     for (cluster, user) in [
         (
             format!(
-                "{{server: \"https://127.0.0.1:1\", certificate-authority: \"{}\"}}",
+                "{{name: c1, cluster: {{server: \"https://127.0.0.1:1\", certificate-authority: \"{}\"}}}}",
                 fifo.display()
             ),
             "{token: \"kube-secret-token-9f2c\"}".to_string(),
         ),
         (
-            "{server: \"https://127.0.0.1:1\"}".to_string(),
+            "{name: c1, cluster: {server: \"https://127.0.0.1:1\"}}".to_string(),
             format!("{{tokenFile: \"{}\"}}", fifo.display()),
         ),
     ] {
-        std::fs::write(
-            &kc,
-            format!(
-                "apiVersion: v1\nkind: Config\ncurrent-context: prod-h100-use1\nclusters:\n- {{name: c1, cluster: {cluster}}}\nusers:\n- {{name: u, user: {user}}}\ncontexts:\n- {{name: prod-h100-use1, context: {{cluster: c1, user: u}}}}\n"
-            ),
-        )
-        .unwrap();
-        let out = run(
-            &[
-                "plan",
-                repo.to_str().unwrap(),
-                "--kubeconfig",
-                kc.to_str().unwrap(),
-                "--cluster",
-                "prod-h100",
-            ],
-            &[],
-        );
+        let out = plan_with(dir.path(), &cluster, "c1", &user);
         let all = out.stdout.clone() + &out.stderr;
         assert_eq!(out.code, 2, "{all}");
         assert!(all.contains("is not a regular file"), "{all}");
@@ -208,9 +188,6 @@ fn a_server_that_says_slow_down_is_tried_three_times_a_call_and_said_so() {
 #[test]
 fn a_context_that_cannot_be_used_gets_the_fix_for_its_own_fault() {
     let dir = tempfile::tempdir().unwrap();
-    let repo = dir.path().join("repo");
-    copy_dir(Path::new(&example()), &repo);
-    let kc = dir.path().join("kubeconfig");
     for (cluster_entry, context_cluster, help) in [
         (
             "{name: c1, cluster: {server: \"https://127.0.0.1:1\"}}",
@@ -223,27 +200,43 @@ fn a_context_that_cannot_be_used_gets_the_fix_for_its_own_fault() {
             "capops does not connect through a kubeconfig's `proxy-url`",
         ),
     ] {
-        std::fs::write(
-            &kc,
-            format!(
-                "apiVersion: v1\nkind: Config\ncurrent-context: prod-h100-use1\nclusters:\n- {cluster_entry}\nusers:\n- {{name: u, user: {{token: \"kube-secret-token-9f2c\"}}}}\ncontexts:\n- {{name: prod-h100-use1, context: {{cluster: {context_cluster}, user: u}}}}\n"
-            ),
-        )
-        .unwrap();
-        let out = run(
-            &[
-                "plan",
-                repo.to_str().unwrap(),
-                "--kubeconfig",
-                kc.to_str().unwrap(),
-                "--cluster",
-                "prod-h100",
-            ],
-            &[],
+        let out = plan_with(
+            dir.path(),
+            cluster_entry,
+            context_cluster,
+            "{token: \"kube-secret-token-9f2c\"}",
         );
         let all = out.stdout.clone() + &out.stderr;
         assert!(all.contains("error[kube-context-missing]"), "{all}");
         assert!(all.contains(help), "{all}");
         assert!(!all.contains("kube-secret-token-9f2c"), "{all}");
     }
+}
+
+/// `capops plan` of the example's prod-h100 with a kubeconfig of one
+/// (one context, `prod-h100-use1`, of `cluster` and user `u` as given).
+fn plan_with(dir: &Path, cluster: &str, context_cluster: &str, user: &str) -> common::Out {
+    let repo = dir.join("repo");
+    if !repo.exists() {
+        copy_dir(Path::new(&example()), &repo);
+    }
+    let kc = dir.join("kubeconfig");
+    std::fs::write(
+        &kc,
+        format!(
+            "apiVersion: v1\nkind: Config\ncurrent-context: prod-h100-use1\nclusters:\n- {cluster}\nusers:\n- {{name: u, user: {user}}}\ncontexts:\n- {{name: prod-h100-use1, context: {{cluster: {context_cluster}, user: u}}}}\n"
+        ),
+    )
+    .unwrap();
+    run(
+        &[
+            "plan",
+            repo.to_str().unwrap(),
+            "--kubeconfig",
+            kc.to_str().unwrap(),
+            "--cluster",
+            "prod-h100",
+        ],
+        &[],
+    )
 }
