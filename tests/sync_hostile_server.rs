@@ -214,7 +214,7 @@ fn a_context_that_cannot_be_used_gets_the_fix_for_its_own_fault() {
 }
 
 /// `capops plan` of the example's prod-h100 with a kubeconfig of one
-/// (one context, `prod-h100-use1`, of `cluster` and user `u` as given).
+/// context, `prod-h100-use1`: the cluster entry and user as given.
 fn plan_with(dir: &Path, cluster: &str, context_cluster: &str, user: &str) -> common::Out {
     let repo = dir.join("repo");
     if !repo.exists() {
