@@ -213,7 +213,7 @@ impl Client {
     /// token, which a server or proxy may quote back.
     async fn query_range(&self, q: &Query) -> Result<Answered, FetchError> {
         let secrets: Vec<String> = self.token.iter().cloned().collect();
-        let hide = |t: String| crate::sync::secrets::scrub_text(&secrets, &t);
+        let hide = |t: String| crate::output::redact::scrub_text(&secrets, &t);
         match self.query_range_as_said(q).await {
             Ok(mut a) => {
                 a.warnings = a.warnings.into_iter().map(hide).collect();

@@ -14,6 +14,7 @@ pub mod github;
 pub mod human;
 pub mod json;
 pub mod markdown;
+pub mod redact;
 pub mod report;
 pub mod sarif;
 pub mod table;

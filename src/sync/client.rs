@@ -149,7 +149,7 @@ pub fn load(source: &Source) -> Result<Option<Kubeconfig>, ConnectError> {
         });
     }
     if let Some(kc) = &merged
-        && let Some(reason) = referenced_file_problem(kc)
+        && let Some(reason) = super::kubeconfig_check::referenced_file_problem(kc)
     {
         return Err(ConnectError::Kubeconfig {
             path: paths
@@ -174,112 +174,7 @@ pub fn load(source: &Source) -> Result<Option<Kubeconfig>, ConnectError> {
     }
 }
 
-/// A file a kubeconfig names (a CA, a client certificate or key, a token
-/// file) that kube would read forever or without end: a FIFO, socket or
-/// device, or one over 16 MiB (a certificate is a few KiB). Said by the
-/// entry and field, never the file's text.
-fn referenced_file_problem(kc: &Kubeconfig) -> Option<String> {
-    let mut named: Vec<(String, &'static str, &str)> = Vec::new();
-    for c in &kc.clusters {
-        if let Some(p) = c
-            .cluster
-            .as_ref()
-            .and_then(|c| c.certificate_authority.as_deref())
-        {
-            named.push((format!("cluster `{}`", c.name), "certificate-authority", p));
-        }
-    }
-    for u in &kc.auth_infos {
-        let Some(a) = &u.auth_info else { continue };
-        for (field, p) in [
-            ("client-certificate", a.client_certificate.as_deref()),
-            ("client-key", a.client_key.as_deref()),
-            ("tokenFile", a.token_file.as_deref()),
-        ] {
-            if let Some(p) = p {
-                named.push((format!("user `{}`", u.name), field, p));
-            }
-        }
-    }
-    named.into_iter().find_map(|(entry, field, path)| {
-        let meta = std::fs::metadata(path).ok()?;
-        if !meta.is_file() {
-            Some(format!(
-                "the {field} of {entry} ({path}) is not a regular file (a folder, FIFO, socket or device)"
-            ))
-        } else if meta.len() > super::kubeconfig_check::MAX_KUBECONFIG_BYTES {
-            Some(format!(
-                "the {field} of {entry} ({path}) is {} bytes, more than such a file holds (at most {})",
-                meta.len(),
-                super::kubeconfig_check::MAX_KUBECONFIG_BYTES
-            ))
-        } else {
-            None
-        }
-    })
-}
-
-/// The API server a context reaches: its cluster's `server`, without a
-/// trailing slash and lower-cased; `in-cluster` without a kubeconfig.
-/// `None` when the kubeconfig does not say (connecting says why).
-pub fn server_of(kubeconfig: Option<&Kubeconfig>, context: Option<&str>) -> Option<String> {
-    let Some(kc) = kubeconfig else {
-        return Some("in-cluster".into());
-    };
-    let name = context.or(kc.current_context.as_deref())?;
-    let cluster = kc
-        .contexts
-        .iter()
-        .find(|c| c.name == name)?
-        .context
-        .as_ref()?
-        .cluster
-        .clone();
-    let server = kc
-        .clusters
-        .iter()
-        .find(|c| c.name == cluster)?
-        .cluster
-        .as_ref()?
-        .server
-        .clone()?;
-    Some(normal_server(&super::secrets::without_userinfo(&server)))
-}
-
-/// A server URL in one spelling: scheme and host in lower case, an IP
-/// address in its canonical form (an IPv4-mapped IPv6 address as IPv4,
-/// `localhost` as 127.0.0.1), the port written out (443 for https, 80 for
-/// http, leading zeros dropped), no trailing slash.
-pub fn normal_server(url: &str) -> String {
-    let lower = url.trim().trim_end_matches('/').to_ascii_lowercase();
-    let Some((scheme, rest)) = lower.split_once("://") else {
-        return lower;
-    };
-    let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
-    let (host, port) = match authority.strip_prefix('[') {
-        Some(v6) => match v6.split_once(']') {
-            Some((h, p)) => (h.to_string(), p.strip_prefix(':').map(str::to_string)),
-            None => (v6.to_string(), None),
-        },
-        None => match authority.rsplit_once(':') {
-            Some((h, p)) => (h.to_string(), Some(p.to_string())),
-            None => (authority.to_string(), None),
-        },
-    };
-    let port = port
-        .and_then(|p| p.parse::<u16>().ok())
-        .unwrap_or(if scheme == "http" { 80 } else { 443 });
-    let host = match host.parse::<std::net::IpAddr>() {
-        Ok(std::net::IpAddr::V6(v6)) => match v6.to_ipv4_mapped() {
-            Some(v4) => v4.to_string(),
-            None => format!("[{v6}]"),
-        },
-        Ok(ip) => ip.to_string(),
-        Err(_) if host == "localhost" => "127.0.0.1".into(),
-        Err(_) => host,
-    };
-    format!("{scheme}://{host}:{port}{path}")
-}
+pub use super::servers::{normal_server, server_of};
 
 /// A connection to one cluster.
 #[derive(Clone)]

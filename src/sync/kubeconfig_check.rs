@@ -30,6 +30,52 @@ pub fn precheck(path: &Path) -> Result<(), String> {
     judge(&bytes)
 }
 
+/// A file a kubeconfig names (a CA, a client certificate or key, a token
+/// file) that kube would read forever or without end: a FIFO, socket or
+/// device, or one over 16 MiB (a certificate is a few KiB). Said by the
+/// entry and field, never the file's text.
+pub fn referenced_file_problem(kc: &kube::config::Kubeconfig) -> Option<String> {
+    let mut named: Vec<(String, &'static str, &str)> = Vec::new();
+    for c in &kc.clusters {
+        if let Some(p) = c
+            .cluster
+            .as_ref()
+            .and_then(|c| c.certificate_authority.as_deref())
+        {
+            named.push((format!("cluster `{}`", c.name), "certificate-authority", p));
+        }
+    }
+    for u in &kc.auth_infos {
+        let Some(a) = &u.auth_info else { continue };
+        for (field, p) in [
+            ("client-certificate", a.client_certificate.as_deref()),
+            ("client-key", a.client_key.as_deref()),
+            ("tokenFile", a.token_file.as_deref()),
+        ] {
+            if let Some(p) = p {
+                named.push((format!("user `{}`", u.name), field, p));
+            }
+        }
+    }
+    named.into_iter().find_map(|(entry, field, path)| {
+        #[allow(clippy::disallowed_methods)]
+        let meta = std::fs::metadata(path).ok()?;
+        if !meta.is_file() {
+            Some(format!(
+                "the {field} of {entry} ({path}) is not a regular file (a folder, FIFO, socket or device)"
+            ))
+        } else if meta.len() > MAX_KUBECONFIG_BYTES {
+            Some(format!(
+                "the {field} of {entry} ({path}) is {} bytes, more than such a file holds (at most {})",
+                meta.len(),
+                MAX_KUBECONFIG_BYTES
+            ))
+        } else {
+            None
+        }
+    })
+}
+
 /// [`precheck`] on a file's bytes.
 pub fn judge(bytes: &[u8]) -> Result<(), String> {
     if let Some(nul) = bytes.iter().position(|b| *b == 0) {

@@ -30,6 +30,7 @@ pub mod quantity;
 pub mod report;
 pub mod run;
 pub mod secrets;
+pub mod servers;
 
 #[cfg(test)]
 mod tests;
