@@ -293,13 +293,20 @@ pub fn read_case(text: &str) -> Result<Case, String> {
                 _ => None,
             })
             .unwrap_or_default();
+        let mut seen = std::collections::BTreeSet::new();
         for (i, r) in change.remove.iter().enumerate() {
             let span = items.get(i).map(|n| n.span(crate::diag::FileId(0)));
             match r.split_once('/') {
                 Some((k, n)) if !n.is_empty() => {
-                    if Kind::parse(k).is_none() {
+                    let Some(kind) = Kind::parse(k) else {
                         return Err(format!(
                             "change.remove: `{k}` in `{r}` is not a document kind{}",
+                            at(span)
+                        ));
+                    };
+                    if !seen.insert((kind, n)) {
+                        return Err(format!(
+                            "change.remove: `{r}` is listed twice; list each document once{}",
                             at(span)
                         ));
                     }
@@ -376,5 +383,17 @@ mod tests {
                 "{bad}: {e}"
             );
         }
+    }
+
+    #[test]
+    fn a_document_is_removed_once() {
+        let text = "description: d\nat: 2026-11-22\nchange:\n  remove:\n    - CapacityRequest/a\n    - CapacityRequest/b\n    - CapacityRequest/a\nexpect: {exit: 0}\n";
+        let e = read_case(text).unwrap_err();
+        assert_eq!(
+            e,
+            "change.remove: `CapacityRequest/a` is listed twice; list each document once at 7:7"
+        );
+        let text = text.replace("    - CapacityRequest/a\nexpect", "expect");
+        assert_eq!(read_case(&text).unwrap().change.unwrap().remove.len(), 2);
     }
 }
