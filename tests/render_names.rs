@@ -239,3 +239,70 @@ fn two_namespaces_whose_class_quotas_share_a_file_are_refused() {
         1,
     );
 }
+
+#[test]
+fn a_lowered_label_problem_still_stops_render_rather_than_dropping_the_queues() {
+    // The Config may lower `name-invalid` for validate and check, but a
+    // Kueue cluster whose flavor cannot be written gets no Kueue objects,
+    // and a render (or plan, or apply) without them would prune the live
+    // queues: render refuses instead, and the folder keeps what it had.
+    let (dir, repo) = fresh();
+    let out = dir.path().join("out");
+    let render = |out: &Path| {
+        run(
+            &[
+                "render",
+                repo.to_str().unwrap(),
+                "--at",
+                "2026-11-22",
+                "--revision",
+                "test",
+                "--out",
+                out.to_str().unwrap(),
+            ],
+            &[],
+        )
+    };
+    let first = render(&out);
+    assert_eq!(first.code, 0, "{}", first.stderr);
+    let before = std::fs::read_dir(out.join("prod-h100")).unwrap().count();
+    assert!(std::fs::read_dir(out.join("prod-h100")).unwrap().any(|e| {
+        e.unwrap()
+            .file_name()
+            .to_string_lossy()
+            .starts_with("clusterqueue-")
+    }));
+    edit(&repo, "clusters/prod-h100.yaml", |t| {
+        t.replacen(
+            "acme.ai/gpu-pool: h100-serve",
+            "acme.ai/gpu-pool: \"-serve\"",
+            1,
+        )
+    });
+    edit(&repo, "capops.yaml", |t| {
+        t.replacen(
+            "  currency: USD\n",
+            "  currency: USD\n  severities:\n    name-invalid: warning\n",
+            1,
+        )
+    });
+    let (code, codes) = validate(&repo);
+    assert_eq!(code, 0, "{codes:?}");
+    assert!(codes.contains(&"name-invalid".to_string()), "{codes:?}");
+    let second = render(&out);
+    assert_eq!(second.code, 2, "{}", second.stderr);
+    assert!(
+        second.stderr.contains("error[name-invalid]"),
+        "{}",
+        second.stderr
+    );
+    assert!(
+        second.stderr.contains("nothing was written"),
+        "{}",
+        second.stderr
+    );
+    assert_eq!(
+        std::fs::read_dir(out.join("prod-h100")).unwrap().count(),
+        before
+    );
+}

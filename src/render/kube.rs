@@ -270,11 +270,15 @@ fn kueue_objects(
         .as_ref()
         .map(|c| c.value.as_str().to_string())
         .unwrap_or_else(|| name.to_string());
-    // The limits were reported by the lint; a cluster over them gets no Kueue objects.
-    if lint::kueue_cluster(cluster)
-        .iter()
-        .any(Diagnostic::is_error)
-    {
+    // A cluster over Kueue's limits gets no Kueue objects, and render fails
+    // with the lint's errors even where the Config lowered them: rendering
+    // the cluster without its queues would have `apply` prune the live ones.
+    let problems: Vec<Diagnostic> = lint::kueue_cluster(cluster)
+        .into_iter()
+        .filter(Diagnostic::is_error)
+        .collect();
+    if !problems.is_empty() {
+        diags.extend(problems);
         return;
     }
     jobs.push(Job {
