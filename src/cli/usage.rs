@@ -511,6 +511,13 @@ fn write_summary(s: &Summary, io: &mut Io<'_>) -> std::io::Result<()> {
                 "  requests of {r}, which the pool does not declare"
             )?;
         }
+        if c.stats.unknown_values > 0 {
+            writeln!(
+                io.stderr,
+                "  {} points were NaN or infinite; the cells they fall in are left empty (unknown), not read as 0",
+                c.stats.unknown_values
+            )?;
+        }
         if c.stats.clamped > 0 {
             writeln!(
                 io.stderr,

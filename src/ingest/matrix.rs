@@ -3,8 +3,9 @@
 //! A success is `{"status":"success","data":{"resultType":"matrix","result":
 //! [{"metric":{labels},"values":[[unix_seconds,"value"],...]}]}}`; a failure is
 //! `{"status":"error","errorType":"bad_data","error":"..."}`. Values are
-//! strings and may be `NaN` or `±Inf`: those points are dropped, so they read
-//! as missing measurements rather than numbers.
+//! strings and may be `NaN` or `±Inf`: those points are kept as `NaN`, a
+//! value that is not known, so that the hour they fall in reads as unknown
+//! for the series' pool and team rather than as a sum without them.
 
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -96,10 +97,14 @@ impl<'de> serde::de::Visitor<'de> for PointVisitor {
         if seq.next_element::<serde::de::IgnoredAny>()?.is_some() {
             return Err(A::Error::invalid_length(3, &self));
         }
-        Ok(Point(
-            v.filter(|v| v.is_finite() && t.is_finite())
-                .map(|v| (t.round() as i64, v)),
-        ))
+        // A time that is not one drops the point; a value that is not a
+        // finite number is kept as NaN (unknown).
+        Ok(Point(t.is_finite().then(|| {
+            (
+                t.round() as i64,
+                v.filter(|v| v.is_finite()).unwrap_or(f64::NAN),
+            )
+        })))
     }
 }
 
@@ -174,7 +179,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn reads_a_matrix_and_drops_non_finite_points() {
+    fn reads_a_matrix_and_keeps_non_finite_points_as_unknown() {
         let body = br#"{"status":"success","data":{"resultType":"matrix","result":[
             {"metric":{"namespace":"ml","node":"n1"},"values":[[3600,"1.5"],[7200,"NaN"],[10800,"+Inf"],[14400,"2"]]},
             {"metric":{},"values":[[3600.0,"0"]]}]},"warnings":["w"]}"#;
@@ -182,7 +187,11 @@ mod tests {
             panic!("not a matrix")
         };
         assert_eq!(series.len(), 2);
-        assert_eq!(series[0].points, vec![(3600, 1.5), (14400, 2.0)]);
+        let points = &series[0].points;
+        assert_eq!(points.len(), 4);
+        assert_eq!((points[0], points[3]), ((3600, 1.5), (14400, 2.0)));
+        assert!(points[1].0 == 7200 && points[1].1.is_nan());
+        assert!(points[2].0 == 10800 && points[2].1.is_nan());
         assert_eq!(series[0].label("namespace"), "ml");
         assert_eq!(series[1].label("namespace"), "");
         assert_eq!(warnings, vec!["w".to_string()]);

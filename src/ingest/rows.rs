@@ -203,6 +203,9 @@ pub struct Stats {
     pub undeclared_resources: BTreeSet<String>,
     /// Rows whose used GPUs were lowered to the allocated ones.
     pub clamped: usize,
+    /// Points Prometheus answered as `NaN` or `±Inf`: the cells they fall in
+    /// are left empty (unknown), never read as 0 or summed without them.
+    pub unknown_values: usize,
 }
 
 const ABSENT: u16 = u16::MAX;
@@ -245,7 +248,11 @@ pub fn build(
         }
         let p = pools.first().map(|&i| i as u16).unwrap_or(NO_POOL);
         let slots = node_pool.entry(node).or_insert_with(|| vec![ABSENT; n]);
-        for &(t, _) in &s.points {
+        for &(t, v) in &s.points {
+            if v.is_nan() {
+                stats.unknown_values += 1;
+                continue;
+            }
             if let Some(i) = index(t) {
                 alloc_known[i] = true;
                 if slots[i] == ABSENT || slots[i] == NO_POOL || (p != NO_POOL && p < slots[i]) {
@@ -268,6 +275,9 @@ pub fn build(
         let team = attr.namespaces.get(ns).copied();
         for &(t, v) in &s.points {
             let Some(i) = index(t) else { continue };
+            if v.is_nan() {
+                stats.unknown_values += 1;
+            }
             let pool = pool_at(node, i);
             let (eq, declared) = pool
                 .map(|p| attr.allocated_equivalent(p, resource))
@@ -279,8 +289,10 @@ pub fn build(
                             .undeclared_resources
                             .insert(format!("{} on {}", resource, attr.pools[p].name));
                     }
+                    // NaN stays NaN: the cell is unknown.
                     allocated.entry((p, team)).or_insert_with(|| vec![0.0; n])[i] += v * eq;
                 }
+                _ if v.is_nan() => {}
                 (_, None) => {
                     let why = format!("namespace `{ns}` belongs to no Team in this cluster");
                     *stats.unattributed.entry(why).or_default() += v * eq;
@@ -301,6 +313,9 @@ pub fn build(
         for &(t, v) in &s.points {
             let Some(i) = index(t) else { continue };
             used_known[i] = true;
+            if v.is_nan() {
+                stats.unknown_values += 1;
+            }
             if let (Some(p), Some(team)) = (pool_at(node, i), team) {
                 let eq = attr.used_equivalent(p, profile);
                 used.entry((p, team)).or_insert_with(|| vec![0.0; n])[i] += v * eq;
@@ -348,8 +363,14 @@ pub fn build(
         }
         for &(pool, team) in &keys {
             let p = pool_index[pool];
-            let a = alloc_known[i].then(|| round(allocated.get(&(p, team)).map_or(0.0, |v| v[i])));
-            let mut u = used_known[i].then(|| round(used.get(&(p, team)).map_or(0.0, |v| v[i])));
+            // Known for the hour, and for this cell (no NaN point in its sum).
+            let cell = |known: &[bool], acc: &Acc<'_>| {
+                known[i]
+                    .then(|| round(acc.get(&(p, team)).map_or(0.0, |v| v[i])))
+                    .filter(|x| !x.is_nan())
+            };
+            let a = cell(&alloc_known, &allocated);
+            let mut u = cell(&used_known, &used);
             if let (Some(a), Some(x)) = (a, u.as_mut())
                 && *x > a
             {

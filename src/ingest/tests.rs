@@ -246,6 +246,39 @@ fn used_above_allocated_is_lowered_and_counted() {
 }
 
 #[test]
+fn a_value_that_is_not_a_number_leaves_its_cell_unknown_not_zero() {
+    // ml's allocation on n1 is NaN in hour 1: ml's gpu cell is empty there
+    // (not 1.0, the sum without it, nor 0), cv's cell and the used column
+    // stay known, and the point is counted.
+    let repo = repo();
+    let attr = Attribution::new(&repo, "c").unwrap();
+    let mut ml = alloc("ml", "n1", "nvidia_com_gpu", &[0, 1], 2.0);
+    ml.points[1].1 = f64::NAN;
+    let answers = Answers {
+        nodes: vec![node("n1", "gpu", &[0, 1]), node("n2", "gpu", &[0, 1])],
+        allocated: vec![
+            ml,
+            alloc("ml", "n2", "nvidia_com_gpu", &[0, 1], 1.0),
+            alloc("cv-prod", "n2", "nvidia_com_gpu", &[0, 1], 3.0),
+            alloc("unknown-ns", "n2", "nvidia_com_gpu", &[1], f64::NAN),
+        ],
+        used: vec![used("ml", "n1", "", &[0, 1], f64::NAN)],
+    };
+    let (rows, stats) = rows::build(&attr, &answers, (H0, H0 + 2), &BTreeSet::new(), false);
+    assert_eq!(
+        rows,
+        vec![
+            row(0, "gpu", "cv", Some(3.0), Some(0.0)),
+            row(0, "gpu", "ml", Some(3.0), None),
+            row(1, "gpu", "cv", Some(3.0), Some(0.0)),
+            row(1, "gpu", "ml", None, None),
+        ]
+    );
+    assert_eq!(stats.unknown_values, 4);
+    assert!(stats.unattributed.is_empty(), "{:?}", stats.unattributed);
+}
+
+#[test]
 fn history_decides_whether_leading_silence_is_a_gap_and_endings_get_zeros() {
     let repo = repo();
     let attr = Attribution::new(&repo, "c").unwrap();
