@@ -27,7 +27,9 @@ fn repo(docs: &str) -> Rendered {
             clusters: None,
         },
     );
+    // As the commands do: the render's own copy of a lint error is one.
     rendered.diagnostics.splice(0..0, head.diagnostics);
+    crate::diag::normalize(&mut rendered.diagnostics);
     rendered
 }
 
