@@ -598,6 +598,28 @@ fn gpus_without_a_price_are_named_apart_from_what_the_pools_cost() {
     // l4-serve's 40 L4s have no price now: 636 priced GPUs, 40 not.
     assert_eq!(r["totals"]["gpus"], 676);
     assert_eq!(r["totals"]["unpricedGpus"], 40);
+    // The budgets of the teams on l4-serve (devex, inference) leave its
+    // GPUs out, and say so month by month; the others do not.
+    let unpriced: Vec<(String, bool)> = r["budgets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| {
+            let months = b["months"].as_array().unwrap();
+            let flags: Vec<bool> = months.iter().map(|m| m["unpriced"] == true).collect();
+            assert!(flags.iter().all(|f| *f == flags[0]), "{b}");
+            (b["team"].as_str().unwrap().to_string(), flags[0])
+        })
+        .collect();
+    assert_eq!(
+        unpriced,
+        [
+            ("devex".to_string(), true),
+            ("inference".to_string(), true),
+            ("research".to_string(), false),
+            ("training".to_string(), false)
+        ]
+    );
     let human = run(&["report", repo.to_str().unwrap(), "--at", AT], &[]);
     assert!(
         human.stdout.contains("636 GPUs cost")
@@ -605,6 +627,16 @@ fn gpus_without_a_price_are_named_apart_from_what_the_pools_cost() {
         "{}",
         human.stdout
     );
+    let budgets = human.stdout.split("\nBudgets\n").nth(1).unwrap();
+    let line = |team: &str| {
+        budgets
+            .lines()
+            .find(|l| l.trim_start().starts_with(team))
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(line("inference").matches("+unpriced").count(), 12);
+    assert_eq!(line("training").matches("+unpriced").count(), 0);
 }
 
 #[test]

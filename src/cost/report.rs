@@ -294,6 +294,9 @@ pub struct MonthRow {
     pub share: Option<f64>,
     /// The alert level reached (`0.8`, `1.0`, `1.2`): a share, not money.
     pub alert: Option<Decimal>,
+    /// A pool the team uses or asks for that month has no price: its GPUs
+    /// are not in `spend`, which is then less than the month will cost.
+    pub unpriced: bool,
 }
 
 /// Gathers the report.
@@ -499,6 +502,7 @@ pub fn build(a: &Analysis<'_>) -> CostReport {
                     spend: m.spend,
                     share: m.share,
                     alert: m.alert,
+                    unpriced: m.unpriced,
                 })
                 .collect(),
         });

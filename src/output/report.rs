@@ -321,8 +321,9 @@ fn sections(r: &CostReport) -> Vec<(&'static str, String, Table)> {
                 .alert
                 .map(|a| format!(" ⚠{:.0}%", 100.0 * prices::float(a)))
                 .unwrap_or_default();
+            let unpriced = if mo.unpriced { " +unpriced" } else { "" };
             row.push(format!(
-                "{}{alert}",
+                "{}{alert}{unpriced}",
                 crate::model::money::format(mo.spend, "")
             ));
         }
@@ -331,7 +332,7 @@ fn sections(r: &CostReport) -> Vec<(&'static str, String, Table)> {
     out.push((
         "Budgets",
         format!(
-            "Projected spend by calendar month ({}): measured hours, then the allocation forecast, requests starting and requests ending. ⚠ marks the highest alert level a month reaches.",
+            "Projected spend by calendar month ({}): measured hours, then the allocation forecast, requests starting and requests ending. ⚠ marks the highest alert level a month reaches; +unpriced, a month that leaves out GPUs of pools with no price (the month costs more than shown).",
             cur
         ),
         t,
