@@ -207,11 +207,7 @@ pub fn request(env: &Env<'_>, req: &Document<RequestSpec>, change: &Change) -> R
         .unwrap_or(0.0);
     let now_gpus = if removed { 0.0 } else { sized.gpus };
     let now_cost = |pick: fn(&crate::cost::RequestCost) -> rust_decimal::Decimal| {
-        if removed {
-            0.0
-        } else {
-            f(cost.as_ref().map(pick))
-        }
+        f(cost.as_ref().filter(|_| !removed).map(pick))
     };
     let pw = previous.and_then(|p| p.spec.window.as_ref());
     // Without a base (or a change) each request stands alone: its whole size is its ask.
@@ -330,12 +326,15 @@ pub fn request(env: &Env<'_>, req: &Document<RequestSpec>, change: &Change) -> R
         now_priority
     };
     let stranded = stranded_in(env, spec, previous);
+    let delta_cost = |pick: fn(&crate::cost::RequestCost) -> rust_decimal::Decimal| {
+        round(now_cost(pick) - f(prev_cost.as_ref().map(pick)))
+    };
     let change = RequestChange {
         base: super::change_facts(change),
         delta_gpus: round(capacity::signed(swing)),
         released_gpus: round(released),
-        delta_monthly_cost: now_cost(|c| c.monthly) - f(prev_cost.as_ref().map(|c| c.monthly)),
-        delta_total_cost: now_cost(|c| c.total) - f(prev_cost.as_ref().map(|c| c.total)),
+        delta_monthly_cost: delta_cost(|c| c.monthly),
+        delta_total_cost: delta_cost(|c| c.total),
         team_delta_gpus: round(team_totals.gpus),
         team_delta_monthly_cost: round(team_totals.monthly_cost),
         team_delta_total_cost: round(team_totals.total_cost),
