@@ -213,7 +213,7 @@ fn the_markdown_comment_summarises_links_and_folds_details() {
     );
     assert!(
         md.contains(
-            "| 🟡 | `CapacityRequest/training-foundation-q1` | – | 256 | vp | 1 × vp (`erin-vp`)<br>1 × capacity-review (`acme-ai/capacity-review`) | – | 2027-01-04→2027-04-05, within quota, 367,289 USD/month, pool demand P50 407 / P90 550 of 320 GPUs |"
+            "| 🟡 | `CapacityRequest/training-foundation-q1` | – | 256 | vp | 1 × vp (`erin-vp`)<br>1 × capacity-review (`acme-ai/capacity-review`) | – | 2027-01-04→2027-04-05, within quota, 372,631 USD/month, pool demand P50 407 / P90 550 of 320 GPUs |"
         ),
         "{md}"
     );

@@ -25,10 +25,12 @@ mod pool_mix;
 pub mod prices;
 mod recommendation;
 pub mod report;
+mod requests;
 pub mod reservation;
 mod resize;
 mod ser;
 pub mod usage;
+pub use requests::RequestCost;
 pub mod waste;
 
 use crate::forecast::demand::{Hourly, Outlook, SeriesSet};
@@ -504,38 +506,6 @@ impl<'r> Analysis<'r> {
         })
         .as_ref()
     }
-
-    /// What a request costs: per hour, per month and over its window.
-    pub fn request_cost(&self, spec: &RequestSpec) -> Option<RequestCost> {
-        let p = self.pool(&spec.cluster.value, &spec.pool.value)?;
-        let per_gpu_hour = p.price.blended?;
-        let sized = crate::capacity::size(spec, Some((p.pool, &p.cluster.spec)));
-        let gpus = prices::decimal(sized.gpus);
-        let hourly = gpus * per_gpu_hour;
-        let hours = crate::capacity::Hours::of_request(spec)
-            .bounded(self.at.hour_index())
-            .len();
-        Some(RequestCost {
-            per_gpu_hour,
-            hourly: hourly.round_dp(4),
-            monthly: (hourly * rust_decimal::Decimal::from(prices::HOURS_PER_MONTH)).round_dp(2),
-            total: (hourly * rust_decimal::Decimal::from(hours)).round_dp(2),
-            hours,
-        })
-    }
-}
-
-/// The cost of a request.
-#[derive(Clone, Debug, PartialEq)]
-pub struct RequestCost {
-    /// The pool's blended GPU-hour price.
-    pub per_gpu_hour: rust_decimal::Decimal,
-    pub hourly: rust_decimal::Decimal,
-    /// Over an average month (730 hours).
-    pub monthly: rust_decimal::Decimal,
-    /// Over the window (open-ended requests: one year from `--at`).
-    pub total: rust_decimal::Decimal,
-    pub hours: i64,
 }
 
 #[cfg(test)]

@@ -142,7 +142,7 @@ pub struct RequestFacts {
     pub requested_by: String,
     /// Whether the pool's instance type has a price in a PriceCatalog.
     pub has_price: bool,
-    /// The pool's blended GPU-hour price: reserved, on-demand and spot prices weighed by its purchase mix (0 without a price).
+    /// The GPU-hour price the request is costed at: its pool's blended price (reserved, on-demand and spot prices weighed by its purchase mix; 0 without a price), or more where another priced pool of the cluster provides the same resource at a higher price per unit: the namespace quota a request grants (`requests.nvidia.com/gpu: 9`) can be used on any pool that provides the resource, so each unit is priced where it costs most (9 T4s in a cluster that also has H100s cost what 9 H100s do). Every request cost fact follows it.
     pub gpu_hour_price: f64,
     /// GPU-equivalents times the GPU-hour price.
     pub hourly_cost: f64,
