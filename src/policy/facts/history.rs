@@ -223,7 +223,7 @@ pub struct UsageChange {
 pub fn usage(env: &Env<'_>, delta: &UsageDelta) -> UsageSubject {
     UsageSubject {
         now: env.at.to_string(),
-        config: super::config_facts(env.config),
+        config: super::config_facts(env.config, env.world),
         effects: env.effects.clone(),
         change: UsageChange {
             base: ChangeFacts {
@@ -330,7 +330,7 @@ pub struct TemplatesChange {
 pub fn templates(env: &Env<'_>, delta: &TemplateDelta) -> TemplatesSubject {
     TemplatesSubject {
         now: env.at.to_string(),
-        config: super::config_facts(env.config),
+        config: super::config_facts(env.config, env.world),
         effects: env.effects.clone(),
         change: TemplatesChange {
             base: ChangeFacts {

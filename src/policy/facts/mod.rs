@@ -457,7 +457,7 @@ pub struct Shared {
 impl Shared {
     pub fn new(world: &Repo, config: &ConfigSpec) -> Shared {
         Shared {
-            config: std::sync::Arc::new(config_facts(config)),
+            config: std::sync::Arc::new(config_facts(config, world)),
             clusters: world
                 .clusters
                 .iter()
@@ -504,9 +504,10 @@ pub struct Env<'a> {
     pub co_authors: &'a [String],
 }
 
-pub(crate) fn config_facts(config: &ConfigSpec) -> ConfigFacts {
+pub(crate) fn config_facts(config: &ConfigSpec, world: &Repo) -> ConfigFacts {
     let t = &config.thresholds;
     ConfigFacts {
+        priced: world.catalogs.values().any(|c| !c.spec.prices.is_empty()),
         organization: config.organization.clone().unwrap_or_default(),
         currency: config.currency.clone(),
         thresholds: ThresholdFacts {

@@ -20,6 +20,9 @@ pub struct ConfigFacts {
     pub history_multiple: f64,
     /// Config `costs.chargeback`: how unallocated cost is shared (`proportional`, `even`, `not-shared`).
     pub chargeback: String,
+    /// Whether the base's PriceCatalogs price anything: the repository prices its capacity
+    /// (then capacity they cannot price is a gap finance fills, not a choice).
+    pub priced: bool,
 }
 
 #[derive(Debug, Clone, Default, Serialize, JsonSchema)]

@@ -336,7 +336,7 @@ pub fn cluster(env: &Env<'_>, doc: &Document<ClusterSpec>, change: &Change) -> C
     };
     ClusterSubject {
         now: env.at.to_string(),
-        config: super::config_facts(env.config),
+        config: super::config_facts(env.config, env.world),
         effects: env.effects.clone(),
         change: ClusterChange {
             base: super::change_facts(change),
@@ -523,7 +523,7 @@ pub fn priority_class(
         .map(|p| priority_facts(env, p));
     PriorityClassSubject {
         now: env.at.to_string(),
-        config: super::config_facts(env.config),
+        config: super::config_facts(env.config, env.world),
         effects: env.effects.clone(),
         change: PriorityChange {
             base: super::change_facts(change),

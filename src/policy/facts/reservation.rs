@@ -344,7 +344,7 @@ pub fn reservation(
     );
     ReservationSubject {
         now: env.at.to_string(),
-        config: super::config_facts(env.config),
+        config: super::config_facts(env.config, env.world),
         effects: env.effects.clone(),
         change: ReservationChange {
             base: super::change_facts(change),

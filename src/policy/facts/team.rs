@@ -342,7 +342,7 @@ pub fn team(env: &Env<'_>, team: &Document<TeamSpec>, change: &Change) -> TeamSu
     let (ns_now, ns_before) = (namespaces((!removed).then_some(team)), namespaces(previous));
     TeamSubject {
         now: env.at.to_string(),
-        config: super::config_facts(env.config),
+        config: super::config_facts(env.config, env.world),
         effects: env.effects.clone(),
         change: TeamChange {
             base: super::change_facts(change),
@@ -571,7 +571,7 @@ pub(crate) fn quota_delta(
 pub fn document(env: &Env<'_>, kind: Kind, name: &str, change: &Change) -> DocumentSubject {
     DocumentSubject {
         now: env.at.to_string(),
-        config: super::config_facts(env.config),
+        config: super::config_facts(env.config, env.world),
         effects: env.effects.clone(),
         change: super::change_facts(change),
         document: DocumentFacts {

@@ -119,7 +119,7 @@ pub fn catalog(env: &Env<'_>, doc: &Document<CatalogSpec>, change: &Change) -> C
     };
     CatalogSubject {
         now: env.at.to_string(),
-        config: super::super::config_facts(env.config),
+        config: super::super::config_facts(env.config, env.world),
         effects: env.effects.clone(),
         change: CatalogChange {
             base: super::super::change_facts(change),
