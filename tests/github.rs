@@ -790,6 +790,15 @@ fn the_token_never_appears_in_any_output() {
     assert_eq!(run.code, 3);
     assert!(run.stderr.contains("error[github-unauthorized]"));
     assert!(!run.stderr.contains("ghp_CAPOPSTEST_wrong_token_000"));
+    // A token pasted with its line break: refused, not a panic, not shown.
+    let run = gate(&co, &f, "ghp_CAPOPSTEST_newline\n_000", &[], &[]);
+    assert_eq!(run.code, 3, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("HTTP header cannot carry"),
+        "{}",
+        run.stderr
+    );
+    assert!(!run.stderr.contains("CAPOPSTEST_newline"), "{}", run.stderr);
     f.with(|w| {
         w.fail(
             None,
@@ -801,6 +810,34 @@ fn the_token_never_appears_in_any_output() {
     let run = gate(&co, &f, TOKEN, &[], &[]);
     seen.push(run.stdout);
     seen.push(run.stderr);
+    // Servers that quote the credentials back: in a refusal that stops the
+    // run (its verdict's summary quotes the error), in a server error, and
+    // in the pushers' read, whose reason reaches the comment.
+    f.with(|w| w.review(PR, "ml-lead", "APPROVED", &co.head));
+    for (path, status) in [
+        ("/pulls/7/reviews", 403),
+        ("/pulls/7", 502),
+        ("/activity", 403),
+    ] {
+        f.with(|w| w.fail(None, path, 8, FaultKind::EchoCredentials(status)));
+        let run = gate(&co, &f, TOKEN, &[], &[]);
+        let comment = f.with(|w| {
+            w.comments
+                .last()
+                .map(|c| c.body.clone())
+                .unwrap_or_default()
+        });
+        assert!(
+            [&run.stderr, &run.stdout, &comment]
+                .iter()
+                .any(|t| t.contains("<redacted>")),
+            "{path}: {}",
+            run.stderr
+        );
+        seen.push(run.stdout);
+        seen.push(run.stderr);
+        f.with(|w| w.faults.clear());
+    }
     for file in [&out_file, &summary, &json_out] {
         seen.push(std::fs::read_to_string(file).unwrap());
     }
@@ -1956,7 +1993,16 @@ fn a_director_asking_for_changes_blocks_the_director_role() {
         .cloned()
         .unwrap();
     assert_eq!(director["changesRequestedBy"], serde_json::json!(["carol"]));
-    assert_eq!(f.with(|w| w.status_of(&co.head)).unwrap().state, "failure");
+    let status = f.with(|w| w.status_of(&co.head)).unwrap();
+    assert_eq!(status.state, "failure");
+    // The verdict names the blocked role and who blocks it.
+    assert!(
+        status
+            .description
+            .contains("awaiting approval (director: changes requested by carol)"),
+        "{}",
+        status.description
+    );
     let comments = f.with(|w| w.comments_on(PR));
     assert!(
         comments[0].body.contains("changes requested by carol"),

@@ -43,7 +43,15 @@ pub struct Client {
     /// `https://api.github.com`, `https://ghe.example.com/api/v3`, no trailing slash.
     base: String,
     policy: Policy,
+    /// The token, only to scrub it from what a server answers (an error
+    /// body that quotes it would otherwise reach errors, the comment and
+    /// the verdict).
+    secret: Vec<String>,
 }
+
+/// The largest answer read (a page of 100 comments of 65,536 characters
+/// is about 7 MiB): beyond it the answer is refused, not read whole.
+pub const MAX_ANSWER_BYTES: usize = 64 << 20;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Method {
@@ -60,6 +68,14 @@ impl Client {
             what: "setting up the GitHub client".into(),
             why,
         };
+        // An HTTP header carries visible ASCII only: a token with a line
+        // break (a secret pasted with its newline) is refused here, without
+        // showing it, rather than making the client panic.
+        if token.is_empty() || !token.bytes().all(|b| b.is_ascii_graphic()) {
+            return Err(setup(
+                "the token is empty or holds characters an HTTP header cannot carry (a line break or a space?); it is not shown".into(),
+            ));
+        }
         let octo = Octocrab::builder()
             .base_uri(base.as_str())
             .map_err(|_| setup(format!("GITHUB_API_URL `{base}` is not a URL")))?
@@ -73,7 +89,12 @@ impl Client {
             )
             .build()
             .map_err(|e| setup(describe(&e)))?;
-        Ok(Client { octo, base, policy })
+        Ok(Client {
+            octo,
+            base,
+            policy,
+            secret: vec![token.to_string()],
+        })
     }
 
     /// The absolute URL of an API path (`/repos/...`).
@@ -141,11 +162,14 @@ impl Client {
                     continue;
                 }
             };
-            let reply = Reply {
-                status,
-                body: body_text,
-                link,
+            // What a server says about a failure reaches errors, the
+            // comment and the verdict: never with the token in it.
+            let body = if (200..300).contains(&status) {
+                body_text
+            } else {
+                crate::output::redact::scrub_text(&self.secret, &body_text)
             };
+            let reply = Reply { status, body, link };
             let policy = if repeatable || !(500..600).contains(&status) {
                 self.policy
             } else {
@@ -201,12 +225,27 @@ impl Client {
         };
         let link = header("link");
         let status = response.status().as_u16();
-        let text = self
-            .octo
-            .body_to_string(response)
+        use http_body_util::BodyExt;
+        let bytes = http_body_util::Limited::new(response.into_body(), MAX_ANSWER_BYTES)
+            .collect()
             .await
-            .map_err(|e| describe(&e))?;
-        Ok((status, headers, link, text))
+            .map_err(|e| {
+                if e.is::<http_body_util::LengthLimitError>() {
+                    format!(
+                        "the answer is larger than {} MiB, more than any GitHub answer capops asks for",
+                        MAX_ANSWER_BYTES >> 20
+                    )
+                } else {
+                    crate::output::redact::scrub_text(&self.secret, &e.to_string())
+                }
+            })?
+            .to_bytes();
+        Ok((
+            status,
+            headers,
+            link,
+            String::from_utf8_lossy(&bytes).into_owned(),
+        ))
     }
 
     /// Every item of a paginated list, following `Link: <...>; rel="next"`
@@ -267,15 +306,67 @@ pub fn parse<T: serde::de::DeserializeOwned>(reply: &Reply, what: &str) -> Resul
     })
 }
 
-/// The `rel="next"` target of a `Link` header.
+/// The `rel="next"` target of a `Link` header, read as RFC 8288 writes
+/// it: link values separated by commas outside `<...>` and quotes, each a
+/// `<target>` and `;`-separated parameters; `rel` (any case) holds
+/// space-separated relation types (any case), quoted or not.
 pub fn next_link(header: &str) -> Option<String> {
-    header.split(',').find_map(|part| {
-        let (url, params) = part.split_once(';')?;
-        let is_next = params
-            .split(';')
-            .any(|p| p.trim().replace(' ', "") == "rel=\"next\"");
-        let url = url.trim().strip_prefix('<')?.strip_suffix('>')?;
-        is_next.then(|| url.to_string())
+    let mut values = Vec::new();
+    let (mut start, mut in_target, mut in_quote, mut escaped) = (0, false, false, false);
+    for (i, c) in header.char_indices() {
+        match c {
+            _ if escaped => escaped = false,
+            '\\' if in_quote => escaped = true,
+            '"' if !in_target => in_quote = !in_quote,
+            '<' if !in_quote => in_target = true,
+            '>' if !in_quote => in_target = false,
+            ',' if !in_quote && !in_target => {
+                values.push(&header[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    values.push(&header[start..]);
+    values.into_iter().find_map(|value| {
+        let value = value.trim();
+        let target_end = value.find('>')?;
+        let target = value.strip_prefix('<')?.get(..target_end - 1)?;
+        let is_next = params(&value[target_end + 1..]).any(|(name, v)| {
+            name.eq_ignore_ascii_case("rel")
+                && v.split_ascii_whitespace()
+                    .any(|r| r.eq_ignore_ascii_case("next"))
+        });
+        is_next.then(|| target.to_string())
+    })
+}
+
+/// The `name=value` parameters after a link's target (`; rel="next"`), a
+/// quoted value unquoted; `;` inside quotes does not split.
+fn params(text: &str) -> impl Iterator<Item = (String, String)> + '_ {
+    let mut parts = Vec::new();
+    let (mut start, mut in_quote, mut escaped) = (0, false, false);
+    for (i, c) in text.char_indices() {
+        match c {
+            _ if escaped => escaped = false,
+            '\\' if in_quote => escaped = true,
+            '"' => in_quote = !in_quote,
+            ';' if !in_quote => {
+                parts.push(&text[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    parts.push(&text[start..]);
+    parts.into_iter().filter_map(|p| {
+        let (name, value) = p.split_once('=')?;
+        let value = value.trim();
+        let value = value
+            .strip_prefix('"')
+            .and_then(|v| v.strip_suffix('"'))
+            .unwrap_or(value);
+        Some((name.trim().to_string(), value.replace("\\\"", "\"")))
     })
 }
 
@@ -342,6 +433,27 @@ mod tests {
         let last = r#"<https://x/y?page=1>; rel="prev", <https://x/y?page=1>; rel="first""#;
         assert_eq!(next_link(last), None);
         assert_eq!(next_link(""), None);
+    }
+
+    #[test]
+    fn the_next_link_is_read_in_every_spelling_rfc_8288_allows() {
+        let next = Some("https://x/y?page=2&a=b,c".to_string());
+        for h in [
+            r#"<https://x/y?page=2&a=b,c>; rel=next"#,
+            r#"<https://x/y?page=2&a=b,c>; REL="NEXT""#,
+            r#"<https://x/y?page=2&a=b,c>;rel="next last""#,
+            r#"<https://x/y?page=1>; rel="prev"; title="a, b; c", <https://x/y?page=2&a=b,c>; rel="next""#,
+            r#"<https://x/y?page=2&a=b,c>; title="x"; rel = "prev next""#,
+        ] {
+            assert_eq!(next_link(h), next, "{h}");
+        }
+        for h in [
+            r#"<https://x/y?page=2>; rel="nextpage""#,
+            r#"<https://x/y?page=2>; title="rel=next""#,
+            r#"<https://x/y?page=2>"#,
+        ] {
+            assert_eq!(next_link(h), None, "{h}");
+        }
     }
 
     #[test]

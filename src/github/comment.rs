@@ -221,7 +221,7 @@ pub fn approvals_section(
     if needing.is_empty() {
         return String::new();
     }
-    let short = &head_sha[..head_sha.len().min(7)];
+    let short = super::rest::prefix(head_sha, 7);
     let mut out = format!(
         "**Approvals** (counted on the head commit `{short}` only; the author's own review never counts)\n\n| | Decision | Role | Approved by | Missing |\n|---|---|---|---|---|\n"
     );
@@ -247,7 +247,7 @@ pub fn approvals_section(
                         format!(
                             "{} on `{}`",
                             escape(&a.login),
-                            &a.commit[..a.commit.len().min(7)]
+                            super::rest::prefix(&a.commit, 7)
                         )
                     })
                     .collect::<Vec<_>>()
@@ -325,7 +325,7 @@ fn why_text(why: &crate::policy::approvals::NotCounted) -> String {
         N::Bot => "a bot".into(),
         N::StaleCommit { commit } => format!(
             "approved an earlier commit, `{}`",
-            &commit[..commit.len().min(7)]
+            super::rest::prefix(commit, 7)
         ),
         N::Dismissed => "review dismissed".into(),
         N::ChangesRequested => "requested changes".into(),
@@ -367,6 +367,17 @@ pub fn verdict(standings: &[Standing]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_commit_id_is_shortened_by_characters() {
+        // An answer can make a SHA anything: cutting it never panics.
+        assert_eq!(
+            crate::github::rest::prefix("0123456789abcdef", 7),
+            "0123456"
+        );
+        assert_eq!(crate::github::rest::prefix("ééééééééé", 7), "ééééééé");
+        assert_eq!(crate::github::rest::short("abc"), "abc");
+    }
     use crate::github::rest::User;
 
     fn comment(id: u64, login: &str, body: &str) -> Comment {

@@ -162,7 +162,7 @@ impl GithubError {
             GithubError::BadRepository(_) => "pass --repo OWNER/NAME, or run inside GitHub Actions (GITHUB_REPOSITORY)".into(),
             GithubError::HeadMismatch { .. } => "check out the head commit (actions/checkout with `ref: ${{ github.event.pull_request.head.sha }}` and `fetch-depth: 0`); if the pull request moved since the event, the run for the newer push judges it".into(),
             GithubError::NoCheckout { .. } => "run capops inside a git checkout of the pull request's head".into(),
-            GithubError::Unauthorized { .. } => "the token is missing, expired or revoked; pass a valid one".into(),
+            GithubError::Unauthorized { .. } => "the token is missing, expired or revoked; pass a valid one (or GITHUB_API_URL redirects to another address, where the token is not sent: set it to that address)".into(),
             GithubError::Forbidden { .. } => "give the token the permissions docs/github.md lists (contents: read, pull-requests: write, statuses: write or checks: write; read:org or Members: read for team roles); a fork's pull request gets a read-only token".into(),
             GithubError::NotFound { .. } => "check --repo and --pr, and that the token can see the repository".into(),
             GithubError::RateLimited { .. } => "run it again after the reset time, or use a token with a larger rate limit (a GitHub App installation token)".into(),

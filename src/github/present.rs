@@ -38,13 +38,22 @@ pub fn description(
         parts.push(format!("{} denied", count(Standing::Denied)));
     }
     if count(Standing::ApprovalsMissing) > 0 {
-        let mut roles: Vec<&str> = approvals
+        // A role is awaited while approvals are missing, or blocked while
+        // one of its holders requests changes (named, with the role).
+        let mut roles: Vec<String> = approvals
             .iter()
             .flat_map(|a| {
-                a.roles
-                    .iter()
-                    .filter(|r| r.missing > 0)
-                    .map(|r| r.role.as_str())
+                a.roles.iter().filter_map(|r| {
+                    if !r.changes_requested_by.is_empty() {
+                        Some(format!(
+                            "{}: changes requested by {}",
+                            r.role,
+                            r.changes_requested_by.join(", ")
+                        ))
+                    } else {
+                        (r.missing > 0).then(|| r.role.clone())
+                    }
+                })
             })
             .collect();
         roles.sort_unstable();

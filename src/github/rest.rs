@@ -508,5 +508,11 @@ pub async fn membership(
 
 /// The first 12 characters of a SHA.
 pub fn short(sha: &str) -> &str {
-    &sha[..sha.len().min(12)]
+    prefix(sha, 12)
+}
+
+/// The first `n` characters of `s` (a SHA an answer could make anything:
+/// cut at a character, never inside one).
+pub fn prefix(s: &str, n: usize) -> &str {
+    s.char_indices().nth(n).map_or(s, |(i, _)| &s[..i])
 }

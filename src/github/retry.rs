@@ -62,6 +62,9 @@ pub fn classify(status: u16, h: &Headers, body: &str, attempt: u32, now: u64, p:
     if status == 403 || status == 429 {
         let wait = if let Some(secs) = num(&h.retry_after) {
             Some(Duration::from_secs(secs))
+        } else if let Some(at) = http_date(h.retry_after.as_deref()) {
+            // `Retry-After` may also be an HTTP date (RFC 9110, 10.2.3).
+            Some(Duration::from_secs(at.saturating_sub(now).max(1)))
         } else if num(&h.remaining) == Some(0) {
             let reset = num(&h.reset).unwrap_or(now + 60);
             Some(Duration::from_secs(reset.saturating_sub(now).max(1)))
@@ -94,6 +97,12 @@ pub fn classify(status: u16, h: &Headers, body: &str, attempt: u32, now: u64, p:
     Next::Done
 }
 
+/// Unix seconds of an HTTP date (`Sun, 06 Nov 1994 08:49:37 GMT`).
+fn http_date(value: Option<&str>) -> Option<u64> {
+    let t = jiff::fmt::rfc2822::parse(value?.trim()).ok()?;
+    u64::try_from(t.timestamp().as_second()).ok()
+}
+
 /// The backoff before attempt `attempt + 1`: 1 s, 2 s, 4 s, ... (with the default policy).
 pub fn backoff(attempt: u32, p: &Policy) -> Duration {
     p.backoff
@@ -114,6 +123,22 @@ mod tests {
     }
 
     const NOW: u64 = 1_800_000_000;
+
+    #[test]
+    fn retry_after_as_a_date_is_a_time_to_wait_for() {
+        let p = Policy::default();
+        // NOW is 2027-01-15T08:00:00Z: ten seconds later, then an hour.
+        let soon = h(Some("Fri, 15 Jan 2027 08:00:10 GMT"), None, None);
+        assert_eq!(
+            classify(429, &soon, "", 1, NOW, &p),
+            Next::Retry(Duration::from_secs(10))
+        );
+        let later = h(Some("Fri, 15 Jan 2027 09:00:00 GMT"), None, None);
+        assert!(matches!(
+            classify(429, &later, "", 1, NOW, &p),
+            Next::RateLimited(d) if d.contains("3600 s")
+        ));
+    }
 
     #[test]
     fn success_and_client_errors_are_handed_back() {

@@ -274,7 +274,7 @@ pub fn comment_with(
         Some(b) => format!(
             "Policy from base {} ({})",
             code(&b.rev),
-            code(&b.commit[..b.commit.len().min(12)])
+            code(b.commit.get(..12).unwrap_or(&b.commit))
         ),
         None => "Policy from the working tree".into(),
     };

@@ -161,12 +161,10 @@ pub fn reviewers(
 ) -> Reviewers {
     let mut ordered: Vec<&Review> = reviews.iter().collect();
     // GitHub lists reviews chronologically; sort anyway (stable), so a
-    // shuffled page cannot resurrect an old approval.
-    ordered.sort_by(|a, b| {
-        a.submitted_at
-            .cmp(&b.submitted_at)
-            .then_with(|| a.id.cmp(&b.id))
-    });
+    // shuffled page cannot resurrect an old approval. A time that is
+    // missing or not one sorts as the newest: an opinion whose time is
+    // unknown is never overridden by an approval (it fails closed).
+    ordered.sort_by_key(|r| (when(r.submitted_at.as_deref()), r.id));
     let mut latest: BTreeMap<String, &Review> = BTreeMap::new();
     for r in ordered {
         if r.state.opinionated() {
@@ -203,11 +201,7 @@ pub fn reviewers(
             None => approvers.push(r),
         }
     }
-    approvers.sort_by(|a, b| {
-        a.submitted_at
-            .cmp(&b.submitted_at)
-            .then_with(|| a.id.cmp(&b.id))
-    });
+    approvers.sort_by_key(|r| (when(r.submitted_at.as_deref()), r.id));
     out.approvers = approvers
         .into_iter()
         .map(|r| Approver {
@@ -218,6 +212,16 @@ pub fn reviewers(
         })
         .collect();
     out
+}
+
+/// When a review was submitted, for ordering: `(false, time)` for a time
+/// that reads as one, `(true, _)` (after every time) for one that is
+/// missing or does not.
+fn when(submitted_at: Option<&str>) -> (bool, Option<jiff::Timestamp>) {
+    match submitted_at.and_then(|t| t.parse::<jiff::Timestamp>().ok()) {
+        Some(t) => (false, Some(t)),
+        None => (true, None),
+    }
 }
 
 /// The (team, login) pairs whose membership decides something: an approver

@@ -149,6 +149,37 @@ fn pending_reviews_and_out_of_order_pages_do_not_change_the_verdict() {
 }
 
 #[test]
+fn a_request_for_changes_whose_time_is_unknown_is_never_overridden() {
+    // A hostile or broken answer with no `submitted_at` on a request for
+    // changes must not sort it before the approval it follows; a time in
+    // another offset is compared as a time, not as text.
+    let blocked = [
+        review(1, "bob", ReviewState::Approved, HEAD),
+        Review {
+            submitted_at: None,
+            ..review(2, "bob", ReviewState::ChangesRequested, HEAD)
+        },
+    ];
+    let r = reviewers(&blocked, "alice", &[], HEAD);
+    assert!(r.approvers.is_empty());
+    assert_eq!(r.objectors, ["bob".to_string()]);
+    let offsets = [
+        Review {
+            submitted_at: Some("2026-11-23T12:30:00+02:00".into()),
+            ..review(7, "bob", ReviewState::ChangesRequested, HEAD)
+        },
+        Review {
+            submitted_at: Some("2026-11-23T11:00:00Z".into()),
+            ..review(3, "bob", ReviewState::Approved, HEAD)
+        },
+    ];
+    // 12:30+02:00 is 10:30Z: the approval at 11:00Z is the newer opinion.
+    let r = reviewers(&offsets, "alice", &[], HEAD);
+    assert_eq!(r.approvers.len(), 1);
+    assert!(r.objectors.is_empty());
+}
+
+#[test]
 fn logins_compare_without_case() {
     let reviews = [
         review(1, "Bob", ReviewState::Approved, HEAD),

@@ -147,6 +147,10 @@ pub enum FaultKind {
     RetryAfter { secs: u64 },
     /// A server error with this status.
     Status(u16),
+    /// This status, with a message that quotes the request's credentials
+    /// back (as a proxy, a web application firewall or a misconfigured
+    /// server can).
+    EchoCredentials(u16),
 }
 
 /// The fake's whole state.
@@ -742,6 +746,17 @@ fn respond(
                 r
             }
             FaultKind::Status(s) => error(s, "Server Error"),
+            FaultKind::EchoCredentials(s) => {
+                let auth = headers
+                    .get("authorization")
+                    .and_then(|v| v.to_str().ok())
+                    .unwrap_or_default();
+                let token = auth.split_whitespace().last().unwrap_or_default();
+                error(
+                    s,
+                    &format!("Resource not accessible with {token} (Authorization: {auth})"),
+                )
+            }
         };
     }
 
