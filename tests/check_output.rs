@@ -508,7 +508,7 @@ fn explain_shows_every_tier_and_rule_with_the_facts_read() {
     assert_eq!(v["command"], "explain");
     let trace = v["trace"].as_array().unwrap();
     assert_eq!(trace.iter().filter(|t| t["kind"] == "tier").count(), 4);
-    assert_eq!(trace.iter().filter(|t| t["kind"] == "rule").count(), 21);
+    assert_eq!(trace.iter().filter(|t| t["kind"] == "rule").count(), 22);
     let tier = trace.iter().find(|t| t["name"] == "director").unwrap();
     assert_eq!(tier["result"], true);
     assert_eq!(tier["reads"]["change.team_delta_gpus"], 80);

@@ -21,9 +21,12 @@ impl Analysis<'_> {
         let sized = crate::capacity::size(spec, here);
         let gpus = prices::decimal(sized.gpus);
         let mut hourly = gpus * own;
+        let mut reaches_unpriced = false;
         for unit in crate::capacity::units(spec, here) {
             let at_home = own * prices::decimal(unit.gpu_equivalent);
-            let dearest = self.dearest_unit(cluster, &unit.key).unwrap_or(at_home);
+            let (dearest, unpriced) = self.dearest_unit(cluster, &unit.key);
+            reaches_unpriced |= unpriced;
+            let dearest = dearest.unwrap_or(at_home);
             if dearest > at_home {
                 hourly += (dearest - at_home) * rust_decimal::Decimal::from(unit.count);
             }
@@ -42,26 +45,37 @@ impl Analysis<'_> {
             monthly: (hourly * rust_decimal::Decimal::from(prices::HOURS_PER_MONTH)).round_dp(2),
             total: (hourly * rust_decimal::Decimal::from(hours)).round_dp(2),
             hours,
+            reaches_unpriced,
         })
     }
 
     /// The most one unit of `resource` costs an hour in a priced pool of
     /// `cluster` that provides it (its blended GPU-hour price times what a
-    /// unit is worth there).
-    fn dearest_unit(&self, cluster: &str, resource: &str) -> Option<rust_decimal::Decimal> {
-        self.pools
+    /// unit is worth there), and whether a pool without a price provides it
+    /// too (the quota reaches capacity nothing prices).
+    fn dearest_unit(&self, cluster: &str, resource: &str) -> (Option<rust_decimal::Decimal>, bool) {
+        let mut dearest: Option<rust_decimal::Decimal> = None;
+        let mut unpriced = false;
+        let pools = self
+            .pools
             .range((cluster.to_string(), String::new())..)
-            .take_while(|((c, _), _)| c == cluster)
-            .filter_map(|(_, e)| {
-                let price = e.price.blended?;
-                let strategy = e.cluster.spec.mig_strategy.value;
-                crate::gpu::resources::provided(e.pool, strategy)
-                    .into_iter()
-                    .filter(|x| x.resource == resource)
-                    .map(|x| price * prices::decimal(x.gpu_equivalent))
-                    .max()
-            })
-            .max()
+            .take_while(|((c, _), _)| c == cluster);
+        for (_, e) in pools {
+            let strategy = e.cluster.spec.mig_strategy.value;
+            for x in crate::gpu::resources::provided(e.pool, strategy) {
+                if x.resource != resource {
+                    continue;
+                }
+                match e.price.blended {
+                    Some(price) => {
+                        let unit = price * prices::decimal(x.gpu_equivalent);
+                        dearest = Some(dearest.map_or(unit, |d| d.max(unit)));
+                    }
+                    None => unpriced = true,
+                }
+            }
+        }
+        (dearest, unpriced)
     }
 }
 
@@ -77,4 +91,7 @@ pub struct RequestCost {
     /// Over the window (open-ended requests: one year from `--at`).
     pub total: rust_decimal::Decimal,
     pub hours: i64,
+    /// Another pool of the cluster that provides one of its resources has no
+    /// price: the quota reaches capacity the cost cannot count.
+    pub reaches_unpriced: bool,
 }

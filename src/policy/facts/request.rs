@@ -458,7 +458,7 @@ fn request_facts(
         has_business_case: !business_case.trim().is_empty(),
         business_case,
         requested_by: spec.requested_by.clone().unwrap_or_default(),
-        has_price: cost.is_some(),
+        has_price: cost.as_ref().is_some_and(|c| !c.reaches_unpriced),
         gpu_hour_price: round(f(cost.as_ref().map(|c| c.per_gpu_hour))),
         hourly_cost: round(f(cost.as_ref().map(|c| c.hourly))),
         monthly_cost: f(cost.as_ref().map(|c| c.monthly)),

@@ -140,7 +140,9 @@ pub struct RequestFacts {
     pub has_business_case: bool,
     /// Who asked (empty when absent).
     pub requested_by: String,
-    /// Whether the pool's instance type has a price in a PriceCatalog.
+    /// Whether the pool's instance type has a price in a PriceCatalog, and so has every other
+    /// pool of the cluster that provides one of the request's resources (the namespace quota it
+    /// grants can be used there: where one has none, the cost facts leave it out).
     pub has_price: bool,
     /// The GPU-hour price the request is costed at: its pool's blended price (reserved, on-demand and spot prices weighed by its purchase mix; 0 without a price), or more where another priced pool of the cluster provides the same resource at a higher price per unit: the namespace quota a request grants (`requests.nvidia.com/gpu: 9`) can be used on any pool that provides the resource, so each unit is priced where it costs most (9 T4s in a cluster that also has H100s cost what 9 H100s do). Every request cost fact follows it.
     pub gpu_hour_price: f64,
