@@ -219,13 +219,30 @@ impl NodePool {
 /// `kubernetes.azure.com/scalesetpriority: spot`, the common
 /// `node.kubernetes.io/lifecycle: spot`), or its name says spot or
 /// preemptible and its value is `true` (GKE's `cloud.google.com/gke-spot`,
-/// `cloud.google.com/gke-preemptible`). Compared without case.
+/// `cloud.google.com/gke-preemptible`), or a label whose name says how the
+/// node is bought (`lifecycle`, `capacity-type`, `priority`, `provisioning`,
+/// `market`, `purchase`, `billing`) has a value that says spot, preemptible
+/// or interruptible (AWS's self-managed `lifecycle: Ec2Spot`). Compared
+/// without case.
 pub fn marks_spot(key: &str, value: &str) -> bool {
     let value = value.trim().to_ascii_lowercase();
     let name = key.rsplit('/').next().unwrap_or(key).to_ascii_lowercase();
-    value == "spot"
-        || value == "preemptible"
-        || ((name.contains("spot") || name.contains("preemptible")) && value == "true")
+    let reclaimable = ["spot", "preemptible", "interruptible"];
+    let bought = [
+        "lifecycle",
+        "capacity-type",
+        "capacitytype",
+        "capacity_type",
+        "priority",
+        "provisioning",
+        "market",
+        "purchase",
+        "billing",
+    ];
+    reclaimable.contains(&value.as_str())
+        || (reclaimable.iter().any(|r| name.contains(r)) && value == "true")
+        || (bought.iter().any(|b| name.contains(b))
+            && reclaimable.iter().any(|r| value.contains(r)))
 }
 
 /// The label or taint of a pool that marks its nodes as spot

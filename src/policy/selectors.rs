@@ -176,6 +176,11 @@ mod tests {
         assert!(marks_spot("cloud.google.com/gke-spot", "true"));
         assert!(marks_spot("cloud.google.com/gke-preemptible", "TRUE"));
         assert!(marks_spot("kubernetes.azure.com/scalesetpriority", "spot"));
+        assert!(marks_spot("lifecycle", "Ec2Spot"));
+        assert!(marks_spot("node-lifecycle", "ec2-spot"));
+        assert!(marks_spot("example.com/market-type", "spot-fleet"));
+        assert!(marks_spot("example.com/interruptible", "true"));
+        assert!(!marks_spot("lifecycle", "OnDemand"));
         assert!(!marks_spot("eks.amazonaws.com/capacityType", "ON_DEMAND"));
         assert!(!marks_spot("cloud.google.com/gke-spot", "false"));
         assert!(!marks_spot("acme.ai/gpu-pool", "l4-spot"));
