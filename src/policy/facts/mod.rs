@@ -432,9 +432,9 @@ pub struct Aggregates {
     pub head_teams: std::collections::BTreeMap<String, Document<TeamSpec>>,
 }
 
-/// (team, cluster, pool) -> (highest priority, highest preempting priority).
+/// (team, cluster, pool) -> the hours, priority and whether it may preempt of each request.
 pub type TeamPriorities =
-    std::collections::HashMap<(String, String, String), (Option<i64>, Option<i64>)>;
+    std::collections::HashMap<(String, String, String), Vec<(crate::capacity::Hours, i64, bool)>>;
 
 /// GPUs and costs added (negative: released).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]

@@ -9,6 +9,7 @@ use crate::model::*;
 use crate::policy::change::Change;
 use std::collections::BTreeMap;
 
+mod priorities;
 mod types;
 pub use types::*;
 
@@ -64,15 +65,6 @@ fn priority_of(env: &Env<'_>, spec: &RequestSpec) -> i64 {
         .unwrap_or(0)
 }
 
-/// The priorities each team holds in each pool before the change
-/// ([`super::Aggregates::team_priorities_before`]). The team's requests in
-/// the base whole: its versions of the changed requests, and the head's
-/// others (the base holds only the touched files' documents); of those, the
-/// ones that hold capacity from `--at` on: an expired request holds
-/// nothing, and revived or handed over it would lend its priority or class
-/// to the team. Priority is power over the others in the same capacity: a
-/// pod preempts only where it can be scheduled, so what the team holds in
-/// another pool or cluster lends it nothing there.
 /// By team, the workload classes of the base requests the change removes,
 /// hands to another team or shrinks: gathered once for every team (each of
 /// a hundred thousand requests looking through every changed request was
@@ -104,48 +96,6 @@ fn classes_released<'e>(env: &'e Env<'_>) -> &'e std::collections::HashMap<Strin
         by.into_iter()
             .map(|(team, classes)| (team, classes.into_iter().collect()))
             .collect()
-    })
-}
-
-fn team_priorities<'e>(env: &'e Env<'_>) -> &'e super::TeamPriorities {
-    env.aggregates.team_priorities_before.get_or_init(|| {
-        let changed = &env.aggregates.changed_requests;
-        let base: Vec<&Document<RequestSpec>> = match env.base {
-            Some(b) => b
-                .requests
-                .values()
-                .filter(|r| changed.contains(r.name()))
-                .chain(
-                    env.world
-                        .requests
-                        .values()
-                        .filter(|r| !changed.contains(r.name())),
-                )
-                .collect(),
-            None => env.world.requests.values().collect(),
-        };
-        let mut out = super::TeamPriorities::new();
-        for r in base {
-            if r.spec
-                .window
-                .as_ref()
-                .is_some_and(|w| w.end.value <= env.at)
-            {
-                continue;
-            }
-            let key = (
-                r.spec.team.value.clone(),
-                r.spec.cluster.value.clone(),
-                r.spec.pool.value.clone(),
-            );
-            let priority = priority_of(env, &r.spec);
-            let entry = out.entry(key).or_insert((None, None));
-            entry.0 = entry.0.max(Some(priority));
-            if preempts(env, &r.spec) {
-                entry.1 = entry.1.max(Some(priority));
-            }
-        }
-        out
     })
 }
 
@@ -271,14 +221,7 @@ pub fn request(env: &Env<'_>, req: &Document<RequestSpec>, change: &Change) -> R
         crate::policy::change::ChangeKind::Added | crate::policy::change::ChangeKind::Modified
     );
     let before = if asks {
-        team_priorities(env)
-            .get(&(
-                spec.team.value.clone(),
-                spec.cluster.value.clone(),
-                spec.pool.value.clone(),
-            ))
-            .copied()
-            .unwrap_or((None, None))
+        priorities::held(env, spec)
     } else {
         (None, None)
     };
