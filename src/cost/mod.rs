@@ -101,6 +101,9 @@ pub struct Analysis<'r> {
     waste: OnceLock<Vec<waste::PoolWaste>>,
     budgets: BTreeMap<String, OnceLock<Vec<budget::MonthSpend>>>,
     reservations: BTreeMap<String, OnceLock<Option<reservation::ReservationOutlook>>>,
+    /// By cluster, the hours (sorted) where a reservation's term starts or
+    /// ends: where what its pools cost an hour can change.
+    price_changes: std::collections::HashMap<String, Vec<i64>>,
 }
 
 impl<'r> Analysis<'r> {
@@ -113,6 +116,20 @@ impl<'r> Analysis<'r> {
             std::collections::HashMap::new();
         let mut earliest: std::collections::HashMap<(&str, &str), i64> =
             std::collections::HashMap::new();
+        let mut price_changes: std::collections::HashMap<String, Vec<i64>> =
+            std::collections::HashMap::new();
+        // Where prices change: the terms that price pools (the base's, in a check).
+        let pricing = repo
+            .pricing_reservations
+            .as_deref()
+            .unwrap_or(&repo.reservations);
+        for r in pricing.values() {
+            let (start, end) = reservation::term_hours(&r.spec.term);
+            price_changes
+                .entry(r.spec.covers.cluster.value.clone())
+                .or_default()
+                .extend([start, end]);
+        }
         for r in repo.reservations.values() {
             let (start, end) = reservation::term_hours(&r.spec.term);
             let key = (
@@ -128,6 +145,10 @@ impl<'r> Analysis<'r> {
                 ))
                 .or_insert(end);
             *e = (*e).max(end);
+        }
+        for changes in price_changes.values_mut() {
+            changes.sort_unstable();
+            changes.dedup();
         }
         for q in repo.requests.values() {
             if let Some(w) = &q.spec.window {
@@ -235,6 +256,7 @@ impl<'r> Analysis<'r> {
             waste: OnceLock::new(),
             budgets,
             reservations,
+            price_changes,
         }
     }
 

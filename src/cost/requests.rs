@@ -3,7 +3,7 @@
 //! resource (the namespace quota it grants can be used there), per hour,
 //! per month and over its window.
 
-use super::{Analysis, prices};
+use super::{Analysis, PoolEntry, prices};
 use crate::model::RequestSpec;
 
 impl Analysis<'_> {
@@ -12,7 +12,12 @@ impl Analysis<'_> {
     /// The namespace quota a request grants is one key per resource in its
     /// cluster, which pods may use on any pool that provides the resource:
     /// a unit is priced at its pool's blended price, or where another priced
-    /// pool of the cluster makes the same unit dearer, at that pool's.
+    /// pool of the cluster makes the same unit dearer, at that pool's. The
+    /// window is priced piece by piece between the hours where a
+    /// reservation of the cluster starts or ends (an hour after a discounted
+    /// term ends costs what the pool costs then, never less than at `--at`);
+    /// `hourly` and `monthly` are the dearest piece's rate, `total` the sum
+    /// of the pieces.
     pub fn request_cost(&self, spec: &RequestSpec) -> Option<RequestCost> {
         let cluster = spec.cluster.value.as_str();
         let p = self.pool(cluster, &spec.pool.value)?;
@@ -20,40 +25,82 @@ impl Analysis<'_> {
         let here = Some((p.pool, &p.cluster.spec));
         let sized = crate::capacity::size(spec, here);
         let gpus = prices::decimal(sized.gpus);
-        let mut hourly = gpus * own;
+        let units = crate::capacity::units(spec, here);
+        let at_hour = self.at.hour_index();
+        let window = crate::capacity::Hours::of_request(spec).bounded(at_hour);
+        // The pieces: from the window's start (priced as at `--at` until
+        // then) to each change of price after `--at`, to its end.
+        let from = window.start.max(at_hour);
+        let mut cuts = vec![window.start];
+        cuts.extend(
+            self.price_changes
+                .get(cluster)
+                .into_iter()
+                .flatten()
+                .copied()
+                .filter(|&h| h > from && h < window.end),
+        );
+        cuts.push(window.end.max(window.start));
+        let mut hourly = rust_decimal::Decimal::ZERO;
+        let mut total = rust_decimal::Decimal::ZERO;
         let mut reaches_unpriced = false;
-        for unit in crate::capacity::units(spec, here) {
-            let at_home = own * prices::decimal(unit.gpu_equivalent);
-            let (dearest, unpriced) = self.dearest_unit(cluster, &unit.key);
-            reaches_unpriced |= unpriced;
-            let dearest = dearest.unwrap_or(at_home);
-            if dearest > at_home {
-                hourly += (dearest - at_home) * rust_decimal::Decimal::from(unit.count);
+        for piece in cuts.windows(2) {
+            let (start, end) = (piece[0], piece[1]);
+            // Up to `--at`, the pools' prices as they stand then; after it,
+            // the dearer of that and what they cost when the piece starts
+            // (a term that ends makes hours dearer; one that starts does
+            // not make a request judged cheaper than it costs today).
+            let priced = |e: &PoolEntry<'_>| {
+                let now = e.price.blended;
+                if start <= at_hour {
+                    return now;
+                }
+                let t = crate::model::Timestamp::from_second(start * 3600)?;
+                let then = prices::pool(self.repo, e.cluster, e.pool, t).blended;
+                match (now, then) {
+                    (Some(a), Some(b)) => Some(a.max(b)),
+                    (a, b) => a.or(b),
+                }
+            };
+            let home = priced(p).unwrap_or(own);
+            let mut rate = gpus * home;
+            for unit in &units {
+                let at_home = home * prices::decimal(unit.gpu_equivalent);
+                let (dearest, unpriced) = self.dearest_unit(cluster, &unit.key, &priced);
+                reaches_unpriced |= unpriced;
+                let dearest = dearest.unwrap_or(at_home);
+                if dearest > at_home {
+                    rate += (dearest - at_home) * rust_decimal::Decimal::from(unit.count);
+                }
             }
+            hourly = hourly.max(rate);
+            total += rate * rust_decimal::Decimal::from(end - start);
         }
         let per_gpu_hour = if gpus.is_zero() {
             own
         } else {
             (hourly / gpus).round_dp(4)
         };
-        let hours = crate::capacity::Hours::of_request(spec)
-            .bounded(self.at.hour_index())
-            .len();
         Some(RequestCost {
             per_gpu_hour,
             hourly: hourly.round_dp(4),
             monthly: (hourly * rust_decimal::Decimal::from(prices::HOURS_PER_MONTH)).round_dp(2),
-            total: (hourly * rust_decimal::Decimal::from(hours)).round_dp(2),
-            hours,
+            total: total.round_dp(2),
+            hours: window.len(),
             reaches_unpriced,
         })
     }
 
-    /// The most one unit of `resource` costs an hour in a priced pool of
-    /// `cluster` that provides it (its blended GPU-hour price times what a
-    /// unit is worth there), and whether a pool without a price provides it
-    /// too (the quota reaches capacity nothing prices).
-    fn dearest_unit(&self, cluster: &str, resource: &str) -> (Option<rust_decimal::Decimal>, bool) {
+    /// The most one unit of `resource` costs an hour in a pool of `cluster`
+    /// that provides it and that `priced` prices (its blended GPU-hour price
+    /// times what a unit is worth there), and whether a pool without a price
+    /// provides it too (the quota reaches capacity nothing prices).
+    fn dearest_unit(
+        &self,
+        cluster: &str,
+        resource: &str,
+        priced: &dyn Fn(&PoolEntry<'_>) -> Option<rust_decimal::Decimal>,
+    ) -> (Option<rust_decimal::Decimal>, bool) {
         let mut dearest: Option<rust_decimal::Decimal> = None;
         let mut unpriced = false;
         let pools = self
@@ -66,7 +113,7 @@ impl Analysis<'_> {
                 if x.resource != resource {
                     continue;
                 }
-                match e.price.blended {
+                match priced(e) {
                     Some(price) => {
                         let unit = price * prices::decimal(x.gpu_equivalent);
                         dearest = Some(dearest.map_or(unit, |d| d.max(unit)));
