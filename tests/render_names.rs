@@ -306,3 +306,38 @@ fn a_lowered_label_problem_still_stops_render_rather_than_dropping_the_queues() 
         before
     );
 }
+
+#[test]
+fn a_description_with_characters_yaml_must_escape_renders_and_reads_back() {
+    // DEL, a C1 control, NEL, U+2028 and U+FFFE are valid in a document's
+    // text and in JSON, but not raw in YAML (or read as line breaks): the
+    // rendered objects escape them, and read back the same description.
+    let (dir, repo) = fresh();
+    let odd = "a\u{7f}b\u{90}c\u{85}d\u{2028}e\u{fffe}f";
+    edit(&repo, "priority-classes.yaml", |t| {
+        t.replace(
+            "description: Customer-facing inference; preempts everything else",
+            "description: \"a\\x7fb\\u0090c\\Nd\\u2028e\\ufffef\"",
+        )
+    });
+    let (code, codes) = validate(&repo);
+    assert_eq!(code, 0, "{codes:?}");
+    let out = dir.path().join("out");
+    let r = run(
+        &[
+            "render",
+            repo.to_str().unwrap(),
+            "--at",
+            "2026-11-22",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let text =
+        std::fs::read_to_string(out.join("prod-h100/priorityclass-production-inference.yaml"))
+            .unwrap();
+    let v: serde_json::Value = serde_saphyr::from_str(&text).unwrap();
+    assert_eq!(v["description"], odd, "{text}");
+}

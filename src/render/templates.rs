@@ -408,7 +408,10 @@ fn forbidden(text: &str) -> Option<&'static str> {
     None
 }
 
-/// `{{ value | json }}`: the value as compact JSON (valid YAML too).
+/// `{{ value | json }}`: the value as compact JSON, and valid YAML too:
+/// the characters JSON may hold raw but YAML may not (DEL, the C1 controls
+/// but NEL, U+FFFE and U+FFFF) are written as `\uXXXX` escapes, which both
+/// read back as the same character.
 fn json_filter(v: minijinja::Value) -> Result<String, minijinja::Error> {
     if v.is_undefined() {
         return Err(minijinja::Error::new(
@@ -416,12 +419,37 @@ fn json_filter(v: minijinja::Value) -> Result<String, minijinja::Error> {
             "`json` of an undefined value",
         ));
     }
-    serde_json::to_string(&v).map_err(|e| {
+    let text = serde_json::to_string(&v).map_err(|e| {
         minijinja::Error::new(
             minijinja::ErrorKind::InvalidOperation,
             format!("cannot write as JSON: {e}"),
         )
-    })
+    })?;
+    Ok(yaml_printable(&text))
+}
+
+/// JSON text with every character outside YAML's printable set escaped
+/// (outside strings JSON holds only ASCII punctuation, digits and letters).
+fn yaml_printable(json: &str) -> String {
+    let printable = |c: char| {
+        // NEL and the line and paragraph separators are printable, but YAML
+        // 1.1 readers take them for line breaks: escaped too.
+        matches!(c, '\t' | '\n' | '\r' | '\u{20}'..='\u{7e}')
+            || matches!(c, '\u{a0}'..='\u{2027}' | '\u{202a}'..='\u{d7ff}')
+            || matches!(c, '\u{e000}'..='\u{fffd}' | '\u{10000}'..)
+    };
+    if json.chars().all(printable) {
+        return json.to_string();
+    }
+    let mut out = String::with_capacity(json.len() + 8);
+    for c in json.chars() {
+        if printable(c) {
+            out.push(c);
+        } else {
+            out.push_str(&format!("\\u{:04x}", c as u32));
+        }
+    }
+    out
 }
 
 /// A template's error at the line it is on, quoting that line.
