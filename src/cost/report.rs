@@ -467,8 +467,10 @@ pub fn build(a: &Analysis<'_>) -> CostReport {
                 totals.low_utilization_teams += 1;
             }
         }
+        // Over budget: projected above it, in money (at it exactly is at
+        // budget, where the 100% alert fires, not over).
         if let Some(now) = months.first()
-            && now.share.is_some_and(|s| s >= 1.0)
+            && now.budget.is_some_and(|b| now.spend > b)
         {
             totals.teams_over_budget_this_month += 1;
         }
