@@ -117,9 +117,17 @@ fn signed_money(x: f64, currency: &str, signed: bool) -> String {
 pub fn markdown(t: &Totals, verdict: &str) -> String {
     let c = t.change;
     let mut head = if c {
-        vec!["GPUs requested", "Monthly cost", "Cost over the windows"]
+        vec![
+            "GPUs requested",
+            "Requests' monthly cost",
+            "Requests' cost over the windows",
+        ]
     } else {
-        vec!["GPUs in requests", "Monthly cost", "Cost over the windows"]
+        vec![
+            "GPUs in requests",
+            "Requests' monthly cost",
+            "Requests' cost over the windows",
+        ]
     };
     let mut row = vec![
         signed_gpus(t.request_gpus, c),
@@ -181,7 +189,7 @@ mod tests {
             ..Totals::default()
         };
         let md = markdown(&t, "🟡 1 awaiting approval");
-        assert!(md.starts_with("| GPUs requested | Monthly cost | Cost over the windows | Decision |\n|---|---|---|---|\n"));
+        assert!(md.starts_with("| GPUs requested | Requests' monthly cost | Requests' cost over the windows | Decision |\n|---|---|---|---|\n"));
         assert!(md.contains("| +64 | +142,080 USD | −1,000 USD | 🟡 1 awaiting approval |"));
         assert!(md.contains("1 request without a price"));
         assert!(md.contains("2 removed documents release capacity"));
