@@ -245,8 +245,13 @@ pub fn check_names(repo: &Repo, diags: &mut Vec<Diagnostic>) {
                 Diagnostic::new(
                     Code::NameInvalid,
                     format!(
-                        "a cluster cannot be named `{}`: capops render writes the node-label plans of every cluster there",
+                        "a cluster cannot be named `{}`: capops render writes {} there",
                         c.name(),
+                        if c.name() == "cloud" {
+                            "the Terraform of every cloud's reservations"
+                        } else {
+                            "the node-label plans of every cluster"
+                        }
                     ),
                 )
                 .at(c.metadata.name.span, "a folder of the render")
@@ -327,7 +332,7 @@ pub fn check_rendered_files(repo: &Repo, diags: &mut Vec<Diagnostic>) {
 /// files named like a cluster's (`node-labels/<cluster>.yaml`). (`cloud/`
 /// holds only folders, `cloud/<provider>/<region>/`, so a cluster may be
 /// named `cloud`.)
-pub const RESERVED_FOLDERS: [&str; 1] = ["node-labels"];
+pub const RESERVED_FOLDERS: [&str; 2] = ["node-labels", "cloud"];
 
 /// Files of each Terraform module that belong to no reservation
 /// (`<name>.tf.json`).
