@@ -343,3 +343,34 @@ fn a_description_with_characters_yaml_must_escape_renders_and_reads_back() {
     let v: serde_json::Value = serde_saphyr::from_str(&text).unwrap();
     assert_eq!(v["description"], odd, "{text}");
 }
+
+#[test]
+fn a_revision_no_cloud_tag_can_carry_is_refused() {
+    // `--revision` is stamped on every object and cloud resource (an AWS
+    // tag: at most 256 characters of a small set): what a commit id or tag
+    // is passes, anything else is refused before anything is rendered.
+    let (_dir, repo) = fresh();
+    let render = |rev: &str| {
+        run(
+            &[
+                "render",
+                repo.to_str().unwrap(),
+                "--at",
+                "2026-11-22",
+                "--out",
+                "-",
+                "--revision",
+                rev,
+            ],
+            &[],
+        )
+    };
+    for bad in ["a#b", "a\nb", "(x)", "", &"a".repeat(129)] {
+        let r = render(bad);
+        assert_eq!(r.code, 2, "{bad:?}: {}", r.stderr);
+        assert!(r.stdout.is_empty());
+    }
+    let ok = render("3a59fb42a4e2+dirty");
+    assert_eq!(ok.code, 0, "{}", ok.stderr);
+    assert!(ok.stdout.contains("3a59fb42a4e2+dirty"));
+}

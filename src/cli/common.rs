@@ -86,6 +86,22 @@ pub fn at_arg(s: &str) -> Result<Timestamp, String> {
     crate::model::types::moment(s)
 }
 
+/// `--revision`: it is stamped on every object (an annotation) and every
+/// cloud resource (a tag AWS limits to 256 characters of letters, digits,
+/// spaces and `_ . : / = + - @`), so it is what a commit id or tag is.
+pub fn revision_arg(text: &str) -> Result<String, String> {
+    let ok = !text.is_empty()
+        && text.len() <= 128
+        && text
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"._:/=+@-".contains(&b));
+    if ok {
+        Ok(text.to_string())
+    } else {
+        Err("a revision is 1 to 128 letters, digits and `. _ : / = + @ -` (a commit id or a tag): it is stamped on every object and cloud resource".into())
+    }
+}
+
 /// clap value parser for `--horizon`: `72`, `72h`, `14d`, `8w`, up to three years.
 pub fn horizon_arg(text: &str) -> Result<i64, String> {
     let t = text.trim();

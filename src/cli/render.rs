@@ -31,7 +31,7 @@ pub struct RenderArgs {
     #[arg(long)]
     pub cluster: Option<String>,
     /// Revision to stamp on objects instead of the one read from git.
-    #[arg(long)]
+    #[arg(long, value_parser = super::common::revision_arg)]
     pub revision: Option<String>,
 }
 

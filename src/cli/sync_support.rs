@@ -34,7 +34,7 @@ pub struct Common {
     #[arg(long)]
     pub kubeconfig: Option<PathBuf>,
     /// Revision to stamp on objects instead of the one read from git.
-    #[arg(long)]
+    #[arg(long, value_parser = super::common::revision_arg)]
     pub revision: Option<String>,
     /// Clusters worked on at once.
     #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u16).range(1..=64))]
