@@ -245,13 +245,8 @@ pub fn check_names(repo: &Repo, diags: &mut Vec<Diagnostic>) {
                 Diagnostic::new(
                     Code::NameInvalid,
                     format!(
-                        "a cluster cannot be named `{}`: capops render writes {} there",
+                        "a cluster cannot be named `{}`: capops render writes the node-label plans of every cluster there",
                         c.name(),
-                        if c.name() == "cloud" {
-                            "the Terraform of every cloud's reservations"
-                        } else {
-                            "the node-label plans of every cluster"
-                        }
                     ),
                 )
                 .at(c.metadata.name.span, "a folder of the render")
@@ -332,7 +327,7 @@ pub fn check_rendered_files(repo: &Repo, diags: &mut Vec<Diagnostic>) {
 /// files named like a cluster's (`node-labels/<cluster>.yaml`). (`cloud/`
 /// holds only folders, `cloud/<provider>/<region>/`, so a cluster may be
 /// named `cloud`.)
-pub const RESERVED_FOLDERS: [&str; 2] = ["node-labels", "cloud"];
+pub const RESERVED_FOLDERS: [&str; 1] = ["node-labels"];
 
 /// Files of each Terraform module that belong to no reservation
 /// (`<name>.tf.json`).
