@@ -399,13 +399,13 @@ fn split(i: &Inputs<'_>, use_spot: bool, commit: bool) -> Option<Mix> {
     // steady demand is above k - 1 instances for at least the price's share
     // of them. The window alone would commit a year to a request that ends
     // in four months.
-    let term_cap = |term_hours: i64, p: Decimal| -> u32 {
+    let term_values = |term_hours: i64| -> Option<Vec<f64>> {
         // Past the last hour the outlook knows, its last week is repeated
         // (the days and weeks demand cycles over), less what has ended since.
         let mut last: Option<i64> = None;
         let mut next_end = i.ending.partition_point(|&(end, _)| end <= i.from);
         let mut ended = 0.0;
-        let mut term: Vec<f64> = (i.from..i.from + term_hours)
+        let term: Vec<f64> = (i.from..i.from + term_hours)
             .filter_map(|h| {
                 let (p50, off, pre_left) = match i.demand.at(h) {
                     Some(q) => {
@@ -462,9 +462,12 @@ fn split(i: &Inputs<'_>, use_spot: bool, commit: bool) -> Option<Mix> {
             })
             .collect();
         // Nothing known past the window (no outlook at all): the window decides.
-        if term.len() <= n {
+        (term.len() > n).then_some(term)
+    };
+    let term_cap = |term_hours: i64, p: Decimal| -> u32 {
+        let Some(mut term) = term_values(term_hours) else {
             return u32::MAX;
-        }
+        };
         term.sort_by(f64::total_cmp);
         let share = prices::float(p / od).clamp(0.0, 1.0);
         let q = quantile(&term, 1.0 - share).max(0.0);
@@ -481,7 +484,15 @@ fn split(i: &Inputs<'_>, use_spot: bool, commit: bool) -> Option<Mix> {
     };
     let (baseline, flexible) = match (three, one) {
         (Some(p3), one) => {
-            let b = whole(quantile(&sorted10, 0.05)).min(term_cap(3 * ONE_YEAR, p3));
+            // Never a 3-year instance that a year at a time (1-year or on
+            // demand) would buy for less over its term.
+            let f = prices::float;
+            let cheaper = term_values(3 * ONE_YEAR).map_or(u32::MAX, |t| {
+                super::mix_term::three_year_instances(&t, gpn, f(p3), one.map(f), f(od))
+            });
+            let b = whole(quantile(&sorted10, 0.05))
+                .min(term_cap(3 * ONE_YEAR, p3))
+                .min(cheaper);
             let flex = one.map(|p1| {
                 (
                     break_even(p1).min(term_cap(ONE_YEAR, p1)).saturating_sub(b),
