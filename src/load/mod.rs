@@ -258,6 +258,7 @@ fn load_yaml_file(
     let count = parsed.documents.len();
     for (index, node) in parsed.documents.iter().enumerate() {
         let Some((kind, kind_span)) = envelope(node, file, &mut diags) else {
+            invalid.extend(envelope_names(node));
             continue;
         };
         // Integers too large to read were reported by the parser; the schema's
@@ -326,6 +327,37 @@ fn node_end(node: &Node) -> u32 {
 }
 
 /// Checks apiVersion and kind; returns the kind and the span of its value.
+/// The names a document refused for its envelope (an apiVersion or kind
+/// capops does not read) seems to hold: its `metadata.name` under its kind
+/// when that is one capops knows, else under every kind. A reference to one
+/// is then not another error (`unknown-team` for the Team whose apiVersion
+/// is misspelt): its own diagnostic, which no Config can lower, says what
+/// is wrong.
+fn envelope_names(node: &Node) -> Vec<(Kind, String)> {
+    let Some(name) = node
+        .get("metadata")
+        .and_then(|(_, m)| m.get("name"))
+        .and_then(|(_, n)| n.as_str())
+    else {
+        return Vec::new();
+    };
+    let kinds: Vec<Kind> = match node
+        .get("kind")
+        .and_then(|(_, k)| k.as_str())
+        .and_then(Kind::parse)
+    {
+        Some(k) => vec![k],
+        None => Kind::ALL.to_vec(),
+    };
+    let names: Vec<String> = std::iter::once(name.to_string())
+        .chain(crate::diag::lookalike::skeleton(name))
+        .collect();
+    kinds
+        .into_iter()
+        .flat_map(|k| names.iter().map(move |n| (k, n.clone())))
+        .collect()
+}
+
 fn envelope(node: &Node, file: FileId, diags: &mut Vec<Diagnostic>) -> Option<(Kind, Span)> {
     let doc_span = node.span(file);
     if node.as_map().is_none() {
