@@ -357,15 +357,21 @@ impl<'r> Analysis<'r> {
         weight: impl Fn(&str, i64) -> f64,
     ) -> Option<Outlook> {
         let team_of = |id: usize| self.repo.usage.series[id].team.as_str();
+        // What was measured before `--at` only: a report or check as of a
+        // past moment forecasts from the history it had then, and says how
+        // long that was.
+        let at_hour = self.at.hour_index();
         let weighted: Vec<crate::forecast::demand::Hourly> = p
             .series
             .iter()
             .map(|&id| {
                 let s = self.series.allocated(id);
                 let team = team_of(id);
+                let before = usize::try_from(at_hour - s.start).unwrap_or(0);
                 crate::forecast::demand::Hourly::new(
                     s.start,
                     s.values()
+                        .take(before)
                         .enumerate()
                         .map(|(i, v)| v.map(|x| x * weight(team, s.start + i as i64))),
                 )

@@ -210,3 +210,30 @@ fn utilization_weighs_team_hours_not_days() {
     });
     assert_eq!(nov.utilization, Some(0.744), "{nov:?}");
 }
+
+#[test]
+fn a_past_moment_forecasts_from_the_history_it_had_then() {
+    // Sixty days of usage ending 2026-11-22; as of 2026-10-23 (thirty days
+    // in) the outlook has thirty days of history, starts forecasting there,
+    // and says so: what was measured after `--at` is not read.
+    use super::tests::{CONFIG, at, cluster, prices, repo_of, team, usage};
+    let end = at("2026-11-22T00:00:00Z");
+    let pool = "    - {name: a100, gpuModel: a100-40gb, instanceType: p4d.24xlarge, gpusPerNode: 8, nodes: 30}\n";
+    let repo = repo_of(&[
+        ("capops.yaml", CONFIG.into()),
+        ("prices.yaml", prices()),
+        ("cluster.yaml", cluster(pool)),
+        ("team.yaml", team("t", None)),
+        (
+            "usage/c.csv",
+            usage(end, 60, "a100", "t", |_| 100.0, |_| 50.0),
+        ),
+    ]);
+    let then = at("2026-10-23T00:00:00Z");
+    let past = super::Analysis::new(&repo, then);
+    let o = past.outlook("c", "a100").unwrap();
+    assert_eq!(o.forecast_start, then.hour_index());
+    assert_eq!(o.history_hours(), 30 * 24);
+    let now = super::Analysis::new(&repo, end);
+    assert_eq!(now.outlook("c", "a100").unwrap().history_hours(), 60 * 24);
+}
