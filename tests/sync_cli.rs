@@ -182,7 +182,7 @@ fn plan_apply_then_nothing_to_do() {
     );
     assert!(
         out.stdout.contains(
-            "Overall: Plan: 41 to add, 2 to change, 0 to delete, 0 conflicts. (3 clusters)"
+            "Overall: Plan: 43 to add, 2 to change, 0 to delete, 0 conflicts. (3 clusters)"
         ),
         "{}",
         out.stdout
@@ -198,8 +198,8 @@ fn plan_apply_then_nothing_to_do() {
         "{}",
         out.stdout
     );
-    // 41 objects and 2 nodes, one write each.
-    assert_eq!(w.writes(), 43);
+    // 43 objects and 2 nodes, one write each.
+    assert_eq!(w.writes(), 45);
     // What landed: quotas, queues, the mig-parted config with all-disabled, node labels.
     let h = &w.fakes["prod-h100"];
     let rq = h
@@ -361,7 +361,7 @@ fn what_capops_does_not_own_is_a_conflict_never_pruned_and_blocks_nothing_else()
     assert!(out.stdout.contains("  ! ResourceQuota research/capops-gpu: owned by the capacity repository `other-org`; capops never touches it\n"));
     assert!(
         out.stdout
-            .contains("Plan: 14 to add, 0 to change, 0 to delete, 3 conflicts."),
+            .contains("Plan: 16 to add, 0 to change, 0 to delete, 3 conflicts."),
         "{}",
         out.stdout
     );
@@ -369,7 +369,7 @@ fn what_capops_does_not_own_is_a_conflict_never_pruned_and_blocks_nothing_else()
     assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
     assert!(
         out.stdout
-            .contains("14 applied, 3 skipped, 0 failed (14 writes)"),
+            .contains("16 applied, 3 skipped, 0 failed (16 writes)"),
         "{}",
         out.stdout
     );

@@ -24,6 +24,9 @@ pub const DEVICE_PLUGIN_CONFIGMAP: &str = "capops-device-plugin-config";
 pub const MIG_LABEL: &str = crate::gpu::MIG_CONFIG_LABEL;
 /// The mig-parted config every rendered MIG ConfigMap carries (MIG off).
 pub const MIG_DISABLED: &str = "all-disabled";
+/// The device plugin's config no node is labelled with (its defaults), so
+/// that the ConfigMap the ClusterPolicy names always exists.
+pub const DEVICE_PLUGIN_NEUTRAL: &str = "capops-default";
 /// Node label the device plugin reads.
 pub const DEVICE_PLUGIN_LABEL: &str = crate::gpu::DEVICE_PLUGIN_CONFIG_LABEL;
 
@@ -156,7 +159,16 @@ pub(super) fn gpu_operator(
         }));
     }
     let ns = &settings.gpu_operator_namespace;
-    if !mig_configs.is_empty() {
+    // The ClusterPolicy names both ConfigMaps for good: they are rendered
+    // for every cluster that can use them, even when no pool needs a MIG
+    // layout or a device-plugin setup any more (pruned, the GPU operator
+    // would be left naming ConfigMaps that do not exist): the MIG manager's
+    // where a pool's GPUs can run MIG, the device plugin's for every
+    // cluster, with a neutral config no node is labelled with.
+    let mig_capable = provided.iter().any(|(pool, _)| {
+        crate::gpu::catalog::model(&pool.gpu_model.value).is_some_and(|m| m.mig.is_some())
+    });
+    if !mig_configs.is_empty() || mig_capable {
         // The GPU operator labels MIG-capable nodes nobody labelled
         // `all-disabled`, and marks them failed when the config lacks it.
         mig_configs.insert(
@@ -179,7 +191,11 @@ pub(super) fn gpu_operator(
             file_name: None,
         });
     }
-    if !sharing.is_empty() {
+    if !provided.is_empty() {
+        sharing.insert(
+            DEVICE_PLUGIN_NEUTRAL.to_string(),
+            super::yaml::to_string(&json!({"version": "v1"})),
+        );
         jobs.push(Job {
             template: "kubernetes/configmap.yaml.j2",
             context: json!({
