@@ -642,9 +642,13 @@ fn what_a_killed_render_staged_is_removed_by_the_next() {
     // Not capops' pattern: left alone.
     let other = cluster.join(".notes.capops-draft");
     std::fs::write(&other, "mine").unwrap();
+    // capops' pattern beside a file capops does not manage: the user's.
+    let look_alike = cluster.join(".notes.txt.capops-12");
+    std::fs::write(&look_alike, "mine too").unwrap();
     assert_eq!(render(&repo, Some(&out)).code, 0);
     assert!(!stale.exists() && !manifest.exists());
     assert!(other.exists());
+    assert_eq!(std::fs::read_to_string(&look_alike).unwrap(), "mine too");
 }
 
 #[test]

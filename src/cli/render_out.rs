@@ -129,15 +129,24 @@ pub fn allowed(root: &Path, out: &Path, folder: &str) -> Result<(), Refused> {
 }
 
 /// Removes what a render that was killed between staging and renaming
-/// left behind (`.NAME.capops-PID`, plain files only). Called under the
-/// folder's lock, when no other render of it is running: every such file is
-/// stale.
-fn remove_stale_staging(out: &Path) {
-    let stale = |name: &str| {
-        name.starts_with('.')
-            && name.rsplit_once(".capops-").is_some_and(|(head, pid)| {
-                head.len() > 1 && !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit())
-            })
+/// left behind: `.NAME.capops-PID` beside a file capops manages (one the
+/// manifest lists, one this render writes, or the manifest itself), plain
+/// files only. Called under the folder's lock, when no other render of it
+/// is running: every such file is stale. A file of the same shape beside
+/// anything else in the folder is the user's, and stays.
+fn remove_stale_staging(out: &Path, managed: &BTreeSet<&str>) {
+    let target = |rel: &Path| -> Option<String> {
+        let name = rel.file_name()?.to_str()?;
+        let (head, pid) = name.strip_prefix('.')?.rsplit_once(".capops-")?;
+        if head.is_empty() || pid.is_empty() || !pid.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        let dir = rel.parent().and_then(Path::to_str).unwrap_or("");
+        Some(if dir.is_empty() {
+            head.to_string()
+        } else {
+            format!("{dir}/{head}")
+        })
     };
     for entry in walkdir::WalkDir::new(out)
         .follow_links(false)
@@ -145,7 +154,11 @@ fn remove_stale_staging(out: &Path) {
         .into_iter()
         .flatten()
     {
-        if entry.file_type().is_file() && stale(&entry.file_name().to_string_lossy()) {
+        let Ok(rel) = entry.path().strip_prefix(out) else {
+            continue;
+        };
+        if entry.file_type().is_file() && target(rel).is_some_and(|t| managed.contains(t.as_str()))
+        {
             let _ = std::fs::remove_file(entry.path());
         }
     }
@@ -317,9 +330,6 @@ pub fn write(out: &Path, r: &Rendered, cluster: Option<&str>) -> Result<WriteOut
         }
         Err(_) => None,
     };
-    if _lock.is_some() {
-        remove_stale_staging(out);
-    }
     for f in &r.files {
         no_links(out, plain(&f.path)?)?;
     }
@@ -335,6 +345,15 @@ pub fn write(out: &Path, r: &Rendered, cluster: Option<&str>) -> Result<WriteOut
     }
     no_links(out, Path::new(MANIFEST))?;
     let wanted: BTreeSet<&str> = r.files.iter().map(|f| f.path.as_str()).collect();
+    if _lock.is_some() {
+        let managed = wanted
+            .iter()
+            .copied()
+            .chain(previous.iter().map(String::as_str))
+            .chain([MANIFEST])
+            .collect();
+        remove_stale_staging(out, &managed);
+    }
 
     // Stage: every changed file beside its target.
     let mut staged: Vec<Staged> = Vec::new();
