@@ -31,7 +31,7 @@ pub mod reservation;
 mod resize;
 mod ser;
 pub mod usage;
-pub use requests::RequestCost;
+pub use requests::{Piece, RequestCost};
 pub mod waste;
 
 use crate::forecast::demand::{Hourly, Outlook, SeriesSet};
@@ -105,6 +105,10 @@ pub struct Analysis<'r> {
     /// By cluster, the hours (sorted) where a reservation's term starts or
     /// ends: where what its pools cost an hour can change.
     price_changes: std::collections::HashMap<String, Vec<i64>>,
+    /// By cluster, each pool's blended price from each hour of
+    /// `price_changes` on (and from the hour before the first), built once
+    /// when a request of the cluster is first priced.
+    piece_prices: std::collections::HashMap<String, OnceLock<requests::PriceTable>>,
 }
 
 impl<'r> Analysis<'r> {
@@ -125,11 +129,23 @@ impl<'r> Analysis<'r> {
             .as_deref()
             .unwrap_or(&repo.reservations);
         for r in pricing.values() {
+            // The hours a term starts and ends inside, and the first whole
+            // hours after them: a term that starts at 11:30 prices the pool
+            // from 12:00 on, and the hour it starts in without it.
             let (start, end) = reservation::term_hours(&r.spec.term);
+            let (second_start, second_end) = (
+                r.spec.term.start.value.as_second(),
+                r.spec.term.end.value.as_second(),
+            );
             price_changes
                 .entry(r.spec.covers.cluster.value.clone())
                 .or_default()
-                .extend([start, end]);
+                .extend([
+                    start,
+                    (second_start + 3599).div_euclid(3600),
+                    second_end.div_euclid(3600),
+                    end,
+                ]);
         }
         for r in repo.reservations.values() {
             let (start, end) = reservation::term_hours(&r.spec.term);
@@ -257,6 +273,10 @@ impl<'r> Analysis<'r> {
             waste: OnceLock::new(),
             budgets,
             reservations,
+            piece_prices: price_changes
+                .keys()
+                .map(|c| (c.clone(), OnceLock::new()))
+                .collect(),
             price_changes,
         }
     }

@@ -44,6 +44,7 @@ impl Analysis<'_> {
         let mut hourly = rust_decimal::Decimal::ZERO;
         let mut total = rust_decimal::Decimal::ZERO;
         let mut reaches_unpriced = false;
+        let mut pieces = Vec::with_capacity(cuts.len().saturating_sub(1));
         for piece in cuts.windows(2) {
             let (start, end) = (piece[0], piece[1]);
             // Up to `--at`, the pools' prices as they stand then; after it,
@@ -55,8 +56,7 @@ impl Analysis<'_> {
                 if start <= at_hour {
                     return now;
                 }
-                let t = crate::model::Timestamp::from_second(start * 3600)?;
-                let then = prices::pool(self.repo, e.cluster, e.pool, t).blended;
+                let then = self.price_from(e, start);
                 match (now, then) {
                     (Some(a), Some(b)) => Some(a.max(b)),
                     (a, b) => a.or(b),
@@ -75,6 +75,7 @@ impl Analysis<'_> {
             }
             hourly = hourly.max(rate);
             total += rate * rust_decimal::Decimal::from(end - start);
+            pieces.push(Piece { start, end, rate });
         }
         let per_gpu_hour = if gpus.is_zero() {
             own
@@ -88,7 +89,50 @@ impl Analysis<'_> {
             total: total.round_dp(2),
             hours: window.len(),
             reaches_unpriced,
+            pieces,
         })
+    }
+
+    /// What pool `e` costs a GPU-hour in the whole hour `hour` and every
+    /// hour after it up to the next change of its cluster's prices (only
+    /// the reservations in force all of that hour price its reserved nodes).
+    fn price_from(&self, e: &PoolEntry<'_>, hour: i64) -> Option<rust_decimal::Decimal> {
+        let cluster = e.cluster.name();
+        let Some(slot) = self.piece_prices.get(cluster) else {
+            // No reservation of the cluster ever changes its prices.
+            return prices::pool_hour(self.repo, e.cluster, e.pool, hour).blended;
+        };
+        let table = slot.get_or_init(|| {
+            let changes = self.price_changes.get(cluster).cloned().unwrap_or_default();
+            let pools: Vec<&PoolEntry<'_>> = self
+                .pools
+                .range((cluster.to_string(), String::new())..)
+                .take_while(|((c, _), _)| c == cluster)
+                .map(|(_, p)| p)
+                .collect();
+            let first = changes.first().map_or(0, |h| h - 1);
+            std::iter::once(first)
+                .chain(changes.iter().copied())
+                .map(|h| {
+                    let prices = pools
+                        .iter()
+                        .map(|p| {
+                            let price = prices::pool_hour(self.repo, p.cluster, p.pool, h);
+                            (p.pool.name.value.to_string(), price.blended)
+                        })
+                        .collect();
+                    (h, prices)
+                })
+                .collect()
+        });
+        // The last change at or before the hour; before the first, what the
+        // hour before it costs (nothing changes until then).
+        let i = table.partition_point(|(h, _)| *h <= hour).max(1) - 1;
+        table
+            .get(i)
+            .and_then(|(_, prices)| prices.get(e.pool.name.value.as_str()))
+            .copied()
+            .flatten()
     }
 
     /// The most one unit of `resource` costs an hour in a pool of `cluster`
@@ -126,6 +170,13 @@ impl Analysis<'_> {
     }
 }
 
+/// By hour where a cluster's prices change (sorted), each pool's blended
+/// GPU-hour price from that hour on.
+pub(super) type PriceTable = Vec<(
+    i64,
+    std::collections::HashMap<String, Option<rust_decimal::Decimal>>,
+)>;
+
 /// The cost of a request.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RequestCost {
@@ -141,4 +192,27 @@ pub struct RequestCost {
     /// Another pool of the cluster that provides one of its resources has no
     /// price: the quota reaches capacity the cost cannot count.
     pub reaches_unpriced: bool,
+    /// The window's pieces, each at its own hourly rate (an open-ended
+    /// request's: one year from `--at`).
+    pub pieces: Vec<Piece>,
+}
+
+/// Hours `[start, end)` (hour indexes) of a request's window at one hourly
+/// rate.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Piece {
+    pub start: i64,
+    pub end: i64,
+    pub rate: rust_decimal::Decimal,
+}
+
+impl RequestCost {
+    /// What the hours from hour `from` on cost, each piece at its own rate
+    /// (hours before `from` cost nothing here).
+    pub fn from_hour(&self, from: i64) -> rust_decimal::Decimal {
+        self.pieces
+            .iter()
+            .map(|p| p.rate * rust_decimal::Decimal::from((p.end - p.start.max(from)).max(0)))
+            .sum()
+    }
 }

@@ -227,14 +227,12 @@ pub fn aggregates(
         held.entry(key.clone())
             .or_default()
             .push((capacity::Hours::of_request(spec), sign * gpus));
+        let spans = rate_spans(analysis, spec, sign);
         rates
             .entry(key.0.clone())
             .or_default()
-            .push((capacity::Hours::of_request(spec), sign * monthly));
-        pool_rates
-            .entry(key.clone())
-            .or_default()
-            .push((capacity::Hours::of_request(spec), sign * monthly));
+            .extend(spans.iter().cloned());
+        pool_rates.entry(key.clone()).or_default().extend(spans);
         bump(
             costs.entry(key).or_default(),
             Totals {
@@ -422,16 +420,11 @@ pub fn monthly_growth_with_recent(
         .iter()
         .map(|(t, r)| (t.clone(), r.clone()))
         .collect();
-    let monthly = |s: &RequestSpec| {
-        analysis
-            .request_cost(s)
-            .map_or(0.0, |c| crate::cost::prices::float(c.monthly))
-    };
     for (now, then) in &growth.grown_requests {
         let team = rates.entry(now.team.value.clone()).or_default();
-        team.push((capacity::Hours::of_request(now), monthly(now)));
+        team.extend(rate_spans(analysis, now, 1.0));
         if let Some((t, share)) = then {
-            team.push((capacity::Hours::of_request(t), -monthly(t) * share));
+            team.extend(rate_spans(analysis, t, -share));
         }
     }
     rates
@@ -456,14 +449,44 @@ pub fn future_cost(
     if !hours.is_open() && hours.end <= at {
         return (0.0, 0.0);
     }
-    let share = if hours.is_open() || hours.start >= at {
-        1.0
-    } else if hours.end <= at {
-        0.0
-    } else {
-        (hours.end - at) as f64 / hours.len().max(1) as f64
+    // Each hour from `at` on at the rate of its piece: cheap hours already
+    // spent do not water down dear ones still to come.
+    (f(cost.monthly), f(cost.from_hour(at)))
+}
+
+/// A request's monthly rate over each piece of its window (an open-ended
+/// request's first and last pieces open, as its hours are), each scaled by
+/// `sign`: what it adds to its team's bill at each hour it runs.
+pub fn rate_spans(
+    analysis: &crate::cost::Analysis<'_>,
+    spec: &RequestSpec,
+    sign: f64,
+) -> Vec<(capacity::Hours, f64)> {
+    let Some(cost) = analysis.request_cost(spec) else {
+        return Vec::new();
     };
-    (f(cost.monthly), f(cost.total) * share)
+    let hours = capacity::Hours::of_request(spec);
+    let month = rust_decimal::Decimal::from(crate::cost::prices::HOURS_PER_MONTH);
+    let last = cost.pieces.len().saturating_sub(1);
+    cost.pieces
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let span = capacity::Hours {
+                start: if i == 0 && hours.start == i64::MIN {
+                    i64::MIN
+                } else {
+                    p.start
+                },
+                end: if i == last && hours.end == i64::MAX {
+                    i64::MAX
+                } else {
+                    p.end
+                },
+            };
+            (span, sign * crate::cost::prices::float(p.rate * month))
+        })
+        .collect()
 }
 
 fn bump(slot: &mut Totals, t: Totals) {
