@@ -1,6 +1,6 @@
 //! The priorities a team holds in a pool before the change, and at which
 //! hours: a request is compared with what its team holds in the same pool
-//! while it runs, not with anything it holds at some other time.
+//! when it starts, not with anything it holds at some other time.
 
 use super::super::{Env, TeamPriorities};
 use super::{preempts, priority_of};
@@ -60,21 +60,23 @@ fn team_priorities<'e>(env: &'e Env<'_>) -> &'e TeamPriorities {
 }
 
 /// The highest priority, and the highest that may preempt, the team holds
-/// in the request's pool at hours the request runs (a request that ends
-/// where this one starts, or starts where it ends, counts: a renewal back
-/// to back keeps its class). One that ends before the request starts, or
-/// starts after it ends, lends it nothing: the request would preempt at a
-/// priority the team holds at no hour it runs.
+/// in the request's pool when the request starts (from `--at` on, for a
+/// request already running or without a window): a hold that runs then,
+/// or ends exactly then (a renewal back to back keeps its class), counts.
+/// One that ends before the request starts lends it nothing, and neither
+/// does one that starts after it: a request that reaches a future hold
+/// would preempt at that priority in every hour before it, where the team
+/// holds none.
 pub(super) fn held(env: &Env<'_>, spec: &RequestSpec) -> (Option<i64>, Option<i64>) {
     let key = (
         spec.team.value.clone(),
         spec.cluster.value.clone(),
         spec.pool.value.clone(),
     );
-    let hours = Hours::of_request(spec);
+    let start = Hours::of_request(spec).start.max(env.at.hour_index());
     let mut out = (None, None);
     for (h, priority, preempting) in team_priorities(env).get(&key).into_iter().flatten() {
-        if h.start <= hours.end && hours.start <= h.end {
+        if h.start <= start && start <= h.end {
             out.0 = out.0.max(Some(*priority));
             if *preempting {
                 out.1 = out.1.max(Some(*priority));

@@ -65,9 +65,11 @@ pub struct RequestChange {
     pub team_pr_delta_monthly_cost: f64,
     /// For an added or modified request, the highest priority among the team's requests in the
     /// same pool of the same cluster in the whole base (whichever files hold them) that hold
-    /// capacity from `now` on at hours this request runs (their windows overlap or touch its
-    /// own; the request's own base version among them when it was in that pool): a pod preempts
-    /// only where and when it runs, so priority held elsewhere, or before or after, lends none.
+    /// capacity from `now` on and run when this request starts (from `now` on, for one already
+    /// running or without a window; a hold that ends exactly then counts, so a renewal back to
+    /// back keeps its class; the request's own base version among them when it was in that
+    /// pool): a pod preempts only where and when it runs, so priority held elsewhere, or only
+    /// before or after its start (a hold its window reaches later), lends none.
     /// When the team holds none there: the priority a
     /// request that names no class gets (the Config's default class, else the global default),
     /// or the request's own when lower or when there is no default. For a request the change leaves as it was,
