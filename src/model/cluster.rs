@@ -222,9 +222,11 @@ impl NodePool {
 /// `cloud.google.com/gke-preemptible`), or a label whose name says how the
 /// node is bought (`lifecycle`, `capacity-type`, `priority`, `provisioning`,
 /// `market`, `purchase`, `billing`) has a value that says spot, preemptible
-/// or interruptible (AWS's self-managed `lifecycle: Ec2Spot`). Compared
-/// without case.
+/// or interruptible as a word of its own, not negated (AWS's self-managed
+/// `lifecycle: Ec2Spot`, `market-type: spot-fleet`; not `non-preemptible`
+/// or `no-spot`). Compared without case.
 pub fn marks_spot(key: &str, value: &str) -> bool {
+    let raw_value = value;
     let value = value.trim().to_ascii_lowercase();
     let name = key.rsplit('/').next().unwrap_or(key).to_ascii_lowercase();
     let reclaimable = ["spot", "preemptible", "interruptible"];
@@ -241,8 +243,41 @@ pub fn marks_spot(key: &str, value: &str) -> bool {
     ];
     reclaimable.contains(&value.as_str())
         || (reclaimable.iter().any(|r| name.contains(r)) && value == "true")
-        || (bought.iter().any(|b| name.contains(b))
-            && reclaimable.iter().any(|r| value.contains(r)))
+        || (bought.iter().any(|b| name.contains(b)) && says_reclaimable(raw_value))
+}
+
+/// Whether a value says spot, preemptible or interruptible as a word of its
+/// own (`Ec2Spot`, `spot-fleet`), and nothing in it negates that
+/// (`non-preemptible`, `no-spot`, `nonpreemptible`, `not_spot`).
+fn says_reclaimable(value: &str) -> bool {
+    // Words: split at anything not a letter or digit, and where a lower-case
+    // letter or digit is followed by an upper-case one (`Ec2Spot`).
+    let mut words: Vec<String> = Vec::new();
+    let mut word = String::new();
+    let mut prev_lower = false;
+    for c in value.trim().chars() {
+        if !c.is_ascii_alphanumeric() {
+            words.push(std::mem::take(&mut word));
+            prev_lower = false;
+            continue;
+        }
+        if c.is_ascii_uppercase() && prev_lower {
+            words.push(std::mem::take(&mut word));
+        }
+        prev_lower = c.is_ascii_lowercase() || c.is_ascii_digit();
+        word.push(c.to_ascii_lowercase());
+    }
+    words.push(word);
+    let negated = words.iter().any(|w| {
+        matches!(
+            w.as_str(),
+            "non" | "no" | "not" | "never" | "without" | "false"
+        ) || w.starts_with("non") && w.len() > 3
+    });
+    !negated
+        && words
+            .iter()
+            .any(|w| matches!(w.as_str(), "spot" | "preemptible" | "interruptible"))
 }
 
 /// The label or taint of a pool that marks its nodes as spot
@@ -271,5 +306,34 @@ pub fn purchase_nodes(pool: &NodePool) -> (u32, u32, u32) {
     match &pool.purchase {
         Some(p) => (p.value.reserved.0, p.value.on_demand.0, p.value.spot.0),
         None => (0, pool.nodes.value.0, 0),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::marks_spot;
+
+    #[test]
+    fn a_purchase_label_marks_spot_only_where_a_word_of_it_says_so_unnegated() {
+        for (k, v) in [
+            ("lifecycle", "Ec2Spot"),
+            ("acme.ai/market-type", "spot-fleet"),
+            ("eks.amazonaws.com/capacityType", "SPOT"),
+            ("acme.ai/priority", "preemptible"),
+            ("cloud.google.com/gke-spot", "true"),
+        ] {
+            assert!(marks_spot(k, v), "{k}: {v}");
+        }
+        for (k, v) in [
+            ("acme.ai/priority", "non-preemptible"),
+            ("acme.ai/priority", "nonpreemptible"),
+            ("lifecycle", "no-spot"),
+            ("acme.ai/billing", "not_interruptible"),
+            ("acme.ai/market", "spotless"),
+            ("acme.ai/priority", "high"),
+            ("lifecycle", "OnDemand"),
+        ] {
+            assert!(!marks_spot(k, v), "{k}: {v}");
+        }
     }
 }
