@@ -162,13 +162,10 @@ impl Client {
                     continue;
                 }
             };
-            // What a server says about a failure reaches errors, the
-            // comment and the verdict: never with the token in it.
-            let body = if (200..300).contains(&status) {
-                body_text
-            } else {
-                crate::output::redact::scrub_text(&self.secret, &body_text)
-            };
+            // What a server says reaches errors (a body that does not
+            // parse is quoted in one), the comment and the verdict: never
+            // with the token in it, whatever the status.
+            let body = crate::output::redact::scrub_text(&self.secret, &body_text);
             let reply = Reply { status, body, link };
             let policy = if repeatable || !(500..600).contains(&status) {
                 self.policy

@@ -151,6 +151,9 @@ pub enum FaultKind {
     /// back (as a proxy, a web application firewall or a misconfigured
     /// server can).
     EchoCredentials(u16),
+    /// A 200 whose body is not the object asked for but a JSON string
+    /// quoting the credentials (a parse error quotes it in turn).
+    EchoCredentialsAsOk,
 }
 
 /// The fake's whole state.
@@ -756,6 +759,18 @@ fn respond(
                     s,
                     &format!("Resource not accessible with {token} (Authorization: {auth})"),
                 )
+            }
+            FaultKind::EchoCredentialsAsOk => {
+                let auth = headers
+                    .get("authorization")
+                    .and_then(|v| v.to_str().ok())
+                    .unwrap_or_default();
+                (
+                    StatusCode::OK,
+                    [("content-type", "application/json; charset=utf-8")],
+                    json!(format!("echo of {auth}")).to_string(),
+                )
+                    .into_response()
             }
         };
     }
