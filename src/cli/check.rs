@@ -260,17 +260,7 @@ pub(super) fn load(
             Some(world)
         }
     };
-    // A Kueue cluster over Kueue's rules: render, plan and apply refuse it
-    // whatever the Config lowered the lint to (rendered without its queues,
-    // apply would prune the live ones), so a pull request that leads there
-    // is refused here too, not approved into a repository nothing deploys.
-    for cluster in head.repo.clusters.values() {
-        template_problems.extend(
-            crate::render::lint::kueue_cluster(cluster)
-                .into_iter()
-                .filter(Diagnostic::is_error),
-        );
-    }
+    template_problems.extend(super::effects::kueue_refusals(&head.repo));
     super::common::save_cache(opened.as_ref());
     Ok(Loaded {
         head,
@@ -444,14 +434,7 @@ pub(super) fn check_to(
     diagnostics.extend(usage);
     let template_error = loaded.template_problems.iter().any(Diagnostic::is_error);
     diagnostics.extend(loaded.template_problems.iter().cloned());
-    // A problem the Config lowered that stops the render anyway is shown once, as the error.
-    let errors: Vec<(crate::diag::Code, Option<crate::diag::Span>, String)> = diagnostics
-        .iter()
-        .filter(|d| d.is_error())
-        .map(|d| (d.code, d.span(), d.message.clone()))
-        .collect();
-    diagnostics
-        .retain(|d| d.is_error() || !errors.contains(&(d.code, d.span(), d.message.clone())));
+    super::effects::drop_lowered_copies(&mut diagnostics);
     crate::diag::normalize(&mut diagnostics);
     let policy_broken = usage_error
         || template_error

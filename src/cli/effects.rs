@@ -48,6 +48,31 @@ pub fn template_problems(rendered: &render::Rendered) -> Vec<Diagnostic> {
         .collect()
 }
 
+/// A Kueue cluster over Kueue's rules: render, plan and apply refuse it
+/// whatever the Config lowered the lint to (rendered without its queues,
+/// apply would prune the live ones), so a pull request that leads there is
+/// refused by `check` too, not approved into a repository nothing deploys.
+pub fn kueue_refusals(head: &Repo) -> Vec<Diagnostic> {
+    head.clusters
+        .values()
+        .flat_map(render::lint::kueue_cluster)
+        .filter(Diagnostic::is_error)
+        .collect()
+}
+
+/// Drops the copy of a problem the Config lowered where the same problem is
+/// also an error (it stops the render anyway): shown once, as the error.
+pub fn drop_lowered_copies(diagnostics: &mut Vec<Diagnostic>) {
+    type Key = (Code, Option<crate::diag::Span>, String);
+    let errors: Vec<Key> = diagnostics
+        .iter()
+        .filter(|d| d.is_error())
+        .map(|d| (d.code, d.span(), d.message.clone()))
+        .collect();
+    diagnostics
+        .retain(|d| d.is_error() || !errors.contains(&(d.code, d.span(), d.message.clone())));
+}
+
 fn compile(files: &[TemplateFile]) -> templates::Templates {
     let mut sources = crate::diag::SourceMap::new();
     let mut diags = Vec::new();
