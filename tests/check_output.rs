@@ -786,3 +786,40 @@ fn an_overcommitted_pool_names_the_requests_in_force_at_the_most() {
         .collect();
     assert_eq!(related, vec![5, 20, 35], "{d}");
 }
+
+#[test]
+fn a_request_priced_in_part_shows_its_cost_as_the_least_it_costs_and_counts_in_the_totals() {
+    // train-a100 gains a pool the catalogs do not price: the requests of the
+    // cluster are priced in part (their quota reaches it), not unpriced.
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("capacity");
+    common::copy_dir(Path::new(&example()), &repo);
+    let cluster = repo.join("clusters/train-a100.yaml");
+    let mut text = std::fs::read_to_string(&cluster).unwrap();
+    text.push_str(
+        "    - name: h200-x\n      gpuModel: h200-141gb\n      instanceType: p5e.48xlarge\n      gpusPerNode: 8\n      nodes: 8\n      purchase: {onDemand: 8}\n      zone: us-east-2a\n      nodeLabels:\n        acme.ai/gpu-pool: h200-x\n      taints:\n        - {key: nvidia.com/gpu, value: present, effect: NoSchedule}\n",
+    );
+    std::fs::write(&cluster, text).unwrap();
+    let r = repo.to_str().unwrap();
+    let human = run(&["check", "--at", "2026-11-22", r], &[]);
+    let sweep = human
+        .stdout
+        .split("CapacityRequest/")
+        .find(|s| s.starts_with("training-eval-sweep"))
+        .unwrap_or_else(|| panic!("{}", human.stdout));
+    assert!(
+        sweep.contains("cost: ") && sweep.contains("at least: another pool of train-a100"),
+        "{sweep}"
+    );
+    assert!(!sweep.contains("cost: unknown"), "{sweep}");
+    let md = run(
+        &["check", "--at", "2026-11-22", "--format", "markdown", r],
+        &[],
+    );
+    assert!(md.stdout.contains("priced in part"), "{}", md.stdout);
+    assert!(
+        !md.stdout.contains("without a price left out"),
+        "{}",
+        md.stdout
+    );
+}

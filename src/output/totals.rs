@@ -20,6 +20,8 @@ pub struct Totals {
     pub quota_gpus: f64,
     /// Requests without a price (left out of the costs).
     pub unpriced: usize,
+    /// Requests priced in part (counted; their quota reaches a pool without a price).
+    pub partial: usize,
     /// Removed documents (their capacity is released; not priced).
     pub removed: usize,
     pub currency: String,
@@ -70,9 +72,11 @@ pub fn totals(result: &CheckResult) -> Totals {
                     .facts
                     .lookup("request.has_price")
                     .is_some_and(|v| v.is_true());
-                if priced {
+                let partial = !priced && num("request.gpu_hour_price") > 0.0;
+                if priced || partial {
                     t.monthly_cost += num(monthly);
                     t.window_cost += num(total);
+                    t.partial += usize::from(partial);
                 } else {
                     t.unpriced += 1;
                 }
@@ -158,6 +162,15 @@ pub fn markdown(t: &Totals, verdict: &str) -> String {
             if t.unpriced == 1 { "" } else { "s" }
         ));
     }
+    if t.partial > 0 {
+        notes.push(format!(
+            "{} request{} priced in part (the quota reaches a pool without a price: the costs shown are the least {} cost{})",
+            t.partial,
+            if t.partial == 1 { "" } else { "s" },
+            if t.partial == 1 { "it" } else { "they" },
+            if t.partial == 1 { "s" } else { "" }
+        ));
+    }
     if t.removed > 0 {
         notes.push(format!(
             "{} removed document{} release{} capacity (not priced)",
@@ -183,6 +196,7 @@ mod tests {
             monthly_cost: 142_080.0,
             window_cost: -1_000.0,
             unpriced: 1,
+            partial: 1,
             removed: 2,
             currency: "USD".into(),
             change: true,
@@ -192,6 +206,7 @@ mod tests {
         assert!(md.starts_with("| GPUs requested | Requests' monthly cost | Requests' cost over the windows | Decision |\n|---|---|---|---|\n"));
         assert!(md.contains("| +64 | +142,080 USD | −1,000 USD | 🟡 1 awaiting approval |"));
         assert!(md.contains("1 request without a price"));
+        assert!(md.contains("1 request priced in part"));
         assert!(md.contains("2 removed documents release capacity"));
         let q = markdown(
             &Totals {

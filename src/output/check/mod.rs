@@ -178,7 +178,8 @@ pub fn money_lines(e: &Evaluated) -> Vec<String> {
     let mut out = Vec::new();
     match e.subject {
         Subject::CapacityRequest => {
-            if flag(e, "request.has_price") {
+            let full = flag(e, "request.has_price");
+            if full || num(e, "request.gpu_hour_price") > 0.0 {
                 let mut line = format!(
                     "cost: {} a month, {} over the window ({}/GPU-hour)",
                     money(num(e, "request.monthly_cost")),
@@ -191,6 +192,12 @@ pub fn money_lines(e: &Evaluated) -> Vec<String> {
                         "; {}{} a month against the base",
                         if d >= 0.0 { "+" } else { "" },
                         money(d)
+                    ));
+                }
+                if !full {
+                    line.push_str(&format!(
+                        "; at least: another pool of {} that its quota reaches has no price in a PriceCatalog",
+                        text(e, "request.cluster")
                     ));
                 }
                 out.push(line);
