@@ -162,9 +162,10 @@ pub fn reviewers(
     let mut ordered: Vec<&Review> = reviews.iter().collect();
     // GitHub lists reviews chronologically; sort anyway (stable), so a
     // shuffled page cannot resurrect an old approval. A time that is
-    // missing or not one sorts as the newest: an opinion whose time is
-    // unknown is never overridden by an approval (it fails closed).
-    ordered.sort_by_key(|r| (when(r.submitted_at.as_deref()), r.id));
+    // missing or not one fails closed: an approval whose time is unknown
+    // sorts as the oldest (it overrides no opinion), any other opinion as
+    // the newest (no approval overrides it).
+    ordered.sort_by_key(|r| (when(r), r.id));
     let mut latest: BTreeMap<String, &Review> = BTreeMap::new();
     for r in ordered {
         if r.state.opinionated() {
@@ -201,7 +202,7 @@ pub fn reviewers(
             None => approvers.push(r),
         }
     }
-    approvers.sort_by_key(|r| (when(r.submitted_at.as_deref()), r.id));
+    approvers.sort_by_key(|r| (when(r), r.id));
     out.approvers = approvers
         .into_iter()
         .map(|r| Approver {
@@ -214,13 +215,19 @@ pub fn reviewers(
     out
 }
 
-/// When a review was submitted, for ordering: `(false, time)` for a time
-/// that reads as one, `(true, _)` (after every time) for one that is
-/// missing or does not.
-fn when(submitted_at: Option<&str>) -> (bool, Option<jiff::Timestamp>) {
-    match submitted_at.and_then(|t| t.parse::<jiff::Timestamp>().ok()) {
-        Some(t) => (false, Some(t)),
-        None => (true, None),
+/// When a review was submitted, for ordering: `(1, time)` for a time that
+/// reads as one; for one that is missing or does not, `(0, _)` (before
+/// every time) for an approval and `(2, _)` (after every time) for any
+/// other opinion, so that an unknown time never lets an approval win.
+fn when(r: &Review) -> (u8, Option<jiff::Timestamp>) {
+    match r
+        .submitted_at
+        .as_deref()
+        .and_then(|t| t.parse::<jiff::Timestamp>().ok())
+    {
+        Some(t) => (1, Some(t)),
+        None if r.state == ReviewState::Approved => (0, None),
+        None => (2, None),
     }
 }
 

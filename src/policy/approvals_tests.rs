@@ -163,6 +163,21 @@ fn a_request_for_changes_whose_time_is_unknown_is_never_overridden() {
     let r = reviewers(&blocked, "alice", &[], HEAD);
     assert!(r.approvers.is_empty());
     assert_eq!(r.objectors, ["bob".to_string()]);
+    // Nor does an approval whose time is unknown override a dated request
+    // for changes: it sorts as the oldest opinion.
+    let undated_approval = [
+        Review {
+            submitted_at: Some("2026-11-23T11:00:00Z".into()),
+            ..review(1, "bob", ReviewState::ChangesRequested, HEAD)
+        },
+        Review {
+            submitted_at: None,
+            ..review(2, "bob", ReviewState::Approved, HEAD)
+        },
+    ];
+    let r = reviewers(&undated_approval, "alice", &[], HEAD);
+    assert!(r.approvers.is_empty());
+    assert_eq!(r.objectors, ["bob".to_string()]);
     let offsets = [
         Review {
             submitted_at: Some("2026-11-23T12:30:00+02:00".into()),
