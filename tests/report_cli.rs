@@ -664,3 +664,44 @@ fn json_reports_carry_the_warnings_that_qualify_their_numbers() {
     assert_eq!(codes, ["reservations-exceed-reserved-nodes"], "{codes:?}");
     assert_eq!(report_json()["diagnostics"], serde_json::json!([]));
 }
+
+#[test]
+fn a_report_as_of_a_past_moment_reads_nothing_measured_after_it() {
+    // The example with its usage as measured, and cut at --at: a report as
+    // of then must be the same, budgets and teams included.
+    let at = "2026-10-15";
+    let (_d, full) = example_with(|_| {});
+    let (_c, cut) = example_with(|repo| {
+        for e in std::fs::read_dir(repo.join("usage")).unwrap().flatten() {
+            let p = e.path();
+            if p.extension().is_some_and(|x| x == "csv") {
+                let text = std::fs::read_to_string(&p).unwrap();
+                let kept: Vec<&str> = text
+                    .lines()
+                    .enumerate()
+                    .filter(|(i, l)| {
+                        *i == 0
+                            || l.as_bytes().first().is_none_or(|b| !b.is_ascii_digit())
+                            || *l < at
+                    })
+                    .map(|(_, l)| l)
+                    .collect();
+                std::fs::write(&p, kept.join("\n") + "\n").unwrap();
+            }
+        }
+    });
+    let a = report_at(full.to_str().unwrap(), at);
+    let b = report_at(cut.to_str().unwrap(), at);
+    assert_eq!(a["pools"], b["pools"]);
+    assert_eq!(a["budgets"], b["budgets"]);
+    assert_eq!(a["teams"], b["teams"]);
+    let projected = |r: &Value| -> Vec<String> {
+        r["teams"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["projectedThisMonth"].to_string())
+            .collect()
+    };
+    assert!(!projected(&a).is_empty());
+}

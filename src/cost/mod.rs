@@ -439,8 +439,16 @@ impl<'r> Analysis<'r> {
     /// projection. Built anew on each call and not kept: only the team's
     /// budget projection reads it, and that is kept.
     pub fn team_outlook(&self, s: &TeamSeries) -> Option<Outlook> {
+        // What was measured before `--at` only, as the pools' outlooks read.
+        let all = self.series.allocated(s.id);
+        let before = usize::try_from(self.at.hour_index() - all.start).unwrap_or(0);
+        let history = if all.hours() <= before {
+            all.clone()
+        } else {
+            crate::forecast::demand::Hourly::new(all.start, all.values().take(before))
+        };
         Outlook::forecast_from(
-            self.series.allocated(s.id).clone(),
+            history,
             self.budget_end,
             |_| 0.0,
             |last| self.read_from(last),
