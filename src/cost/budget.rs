@@ -36,9 +36,10 @@ pub struct MonthSpend {
     /// The part of `spend` from measured hours.
     pub measured: Decimal,
     pub budget: Option<Decimal>,
-    /// `spend / budget`.
+    /// `spend / budget` (none for a budget of 0 that is spent: no number).
     pub share: Option<f64>,
-    /// The highest alert level reached (`0.8`, `1.0`, `1.2`).
+    /// The highest alert level reached (`0.8`, `1.0`, `1.2`; the highest
+    /// for a budget of 0 that is spent).
     pub alert: Option<Decimal>,
     /// A pool the team uses or asks for has no price; its GPUs are left out.
     pub unpriced: bool,
@@ -139,10 +140,19 @@ pub fn project(a: &Analysis<'_>, team: &str) -> Vec<MonthSpend> {
     for m in &mut months {
         m.spend = m.spend.round_dp(2);
         m.measured = m.measured.round_dp(2);
-        if let Some(b) = budget.filter(|b| !b.is_zero()) {
-            let share = m.spend / b;
-            m.share = Some(prices::float(share));
-            m.alert = levels.iter().copied().filter(|l| share >= *l).max();
+        match budget {
+            Some(b) if !b.is_zero() => {
+                let share = m.spend / b;
+                m.share = Some(prices::float(share));
+                m.alert = levels.iter().copied().filter(|l| share >= *l).max();
+            }
+            // A budget of nothing: any spend is over every level (its share
+            // has no number; none at all is within it).
+            Some(_) if m.spend > Decimal::ZERO => {
+                m.alert = levels.iter().copied().max();
+            }
+            Some(_) => m.share = Some(0.0),
+            None => {}
         }
     }
     months

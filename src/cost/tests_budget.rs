@@ -467,3 +467,28 @@ fn a_team_without_rows_over_a_weekend_has_not_left_the_pool() {
         "{december}"
     );
 }
+
+#[test]
+fn a_budget_of_nothing_is_over_every_level_once_anything_is_spent() {
+    // 16 GPUs from 2026-11-01 to 2026-12-01 against a budget of 0: November
+    // is spent (over every level, its share no number), December is not.
+    let now = at("2026-11-22T00:00:00Z");
+    let repo = repo_of(&[
+        ("capops.yaml", CONFIG.into()),
+        ("prices.yaml", prices()),
+        ("cluster.yaml", cluster(H100_POOL)),
+        ("team.yaml", team("vision", Some(0))),
+        (
+            "requests.yaml",
+            request("base", 16, "2026-11-01", "2026-12-01"),
+        ),
+    ]);
+    let a = Analysis::new(&repo, now);
+    let months = a.budget("vision");
+    assert!(months[0].spend > Decimal::ZERO);
+    assert_eq!(months[0].alert, Some(Decimal::new(12, 1)));
+    assert_eq!(months[0].share, None);
+    assert_eq!(months[1].spend, Decimal::ZERO);
+    assert_eq!(months[1].alert, None);
+    assert_eq!(months[1].share, Some(0.0));
+}

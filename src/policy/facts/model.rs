@@ -202,9 +202,9 @@ pub struct TeamUsageFacts {
     pub chargeback_30d: f64,
     /// Projected spend in the calendar month of `now` (measured hours, then forecast and requests).
     pub projected_spend: f64,
-    /// `team.projected_spend` over the monthly budget (0 without a budget), rounded down to four places: `>= 0.8` holds exactly where the 80% alert does.
+    /// `team.projected_spend` over the monthly budget (0 without a budget, and for a budget of 0, whose spend has no share: read `team.budget_alert` there), rounded down to four places: `>= 0.8` holds exactly where the 80% alert does.
     pub budget_share: f64,
-    /// The highest budget alert level the month of `now` reaches (`0.8`, `1.0`, `1.2`; 0 when none).
+    /// The highest budget alert level the month of `now` reaches (`0.8`, `1.0`, `1.2`; 0 when none): a budget of 0 with any spend reaches the highest.
     pub budget_alert: f64,
     /// The highest monthly spend over budget in the next 12 months, this month included (0 without a budget), rounded down to four places.
     pub max_budget_share: f64,

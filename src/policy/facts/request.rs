@@ -2,7 +2,7 @@
 //! and usage, its pool's commitments and demand, and what it was before.
 
 use super::model::*;
-use super::values::{hour_text, round, texts};
+use super::values::{hour_text, round, round_up, texts};
 use super::{Env, Totals};
 use crate::capacity::{self, Hours};
 use crate::model::*;
@@ -288,7 +288,7 @@ pub fn request(env: &Env<'_>, req: &Document<RequestSpec>, change: &Change) -> R
         team_preempting_priority_before,
         team_classes_released,
         reservation_stranded_cost: round(stranded.cost),
-        reservation_stranded_share: round(stranded.share),
+        reservation_stranded_share: round_up(stranded.share),
         previous: PreviousRequest {
             gpus: round(prev_gpus),
             team: previous_team.to_string(),

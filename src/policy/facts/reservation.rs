@@ -3,7 +3,7 @@
 
 use super::Env;
 use super::model::*;
-use super::values::round;
+use super::values::{self, round};
 use crate::cost::prices::{self, float};
 use crate::cost::reservation::ReservationOutlook;
 use crate::model::*;
@@ -157,7 +157,8 @@ pub struct ReservationFacts {
     pub stranded_cost: f64,
     /// Stranded spend at P10 demand (the risk).
     pub stranded_cost_p10: f64,
-    /// `reservation.stranded_cost` over `reservation.total_cost`.
+    /// `reservation.stranded_cost` over `reservation.total_cost`, rounded up to four places
+    /// (rules compare it with `>`: 0.200025 is above 0.2).
     pub stranded_share: f64,
     /// Share of the reserved GPU-hours from `now` (or the term's start, if later) to its end that P50
     /// demand leaves unallocated: what is still to be paid for. Hours already past, measured, do not
@@ -165,7 +166,7 @@ pub struct ReservationFacts {
     pub stranded_share_ahead: f64,
     /// Expected idle spend: reserved GPU-hours allocated to work but not busy, at P50 demand and the pool's measured busy share (used over allocated GPU-hours in the 30 days before `now`), priced.
     pub idle_cost: f64,
-    /// `reservation.idle_cost` over `reservation.total_cost`.
+    /// `reservation.idle_cost` over `reservation.total_cost`, rounded up to four places.
     pub idle_share: f64,
     /// The pool's measured busy share (0 without usage).
     pub busy_share: f64,
@@ -255,10 +256,10 @@ pub fn reservation(
         utilization_p10: round(o(|r| r.utilization_p10)),
         stranded_cost: o(|r| float(r.stranded_p50)),
         stranded_cost_p10: o(|r| float(r.stranded_p10)),
-        stranded_share: round(o(|r| r.stranded_share)),
-        stranded_share_ahead: round(o(|r| r.stranded_share_ahead)),
+        stranded_share: values::round_up(o(|r| r.stranded_share)),
+        stranded_share_ahead: values::round_up(o(|r| r.stranded_share_ahead)),
         idle_cost: o(|r| float(r.idle_p50)),
-        idle_share: round(o(|r| r.idle_share)),
+        idle_share: values::round_up(o(|r| r.idle_share)),
         busy_share: round(outlook.and_then(|r| r.busy).unwrap_or(0.0)),
         suggested_count: outlook
             .map(|r| r.suggested_count)

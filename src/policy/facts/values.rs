@@ -15,7 +15,16 @@ pub fn round(x: f64) -> f64 {
 /// rule's `>= 0.8` fires exactly where the budget's alert at 80% does
 /// (79.9998% is not 80%).
 pub fn round_down(x: f64) -> f64 {
-    (x * 1e4).floor() / 1e4
+    // Within a hair of a whole step, the step: 0.57 is 5699.999… ten-thousandths.
+    (x * 1e4 + 1e-7).floor() / 1e4
+}
+
+/// A share rounded up to four places: never below what it rounds, so a
+/// rule's `> 0.2` fires for 0.200025 as the report's 20.0025% says it
+/// should (the waste shares, which rules compare with `>`).
+pub fn round_up(x: f64) -> f64 {
+    // Within a hair of a whole step, the step: 0.2 is 2000.000…2 ten-thousandths.
+    (x * 1e4 - 1e-7).ceil() / 1e4
 }
 
 /// An hour index as an RFC 3339 time.
