@@ -346,3 +346,62 @@ impl Analysis<'_> {
         }
     }
 }
+
+impl super::Analysis<'_> {
+    /// What a team's measured allocation is scaled by in hour `h`, as
+    /// chargeback scales it: the pool's GPUs over the allocation of its
+    /// teams whose allocation is known then (or filled, between two of a
+    /// team's samples), when that is more (an hour over capacity), else 1.
+    pub fn allocation_scale(&self, cluster: &str, pool: &str, h: i64) -> f64 {
+        let Some(p) = self.pool(cluster, pool) else {
+            return 1.0;
+        };
+        let gpus = crate::capacity::pool_gpus(p.pool) as f64;
+        let (start, values) = p.measured_allocation.get_or_init(|| {
+            let spans: Vec<usize> = p
+                .series
+                .iter()
+                .copied()
+                .filter(|&id| self.series.allocated(id).hours() > 0)
+                .collect();
+            let Some(start) = spans
+                .iter()
+                .map(|&id| self.series.allocated(id).start)
+                .min()
+            else {
+                return (0, Vec::new());
+            };
+            let end = spans
+                .iter()
+                .map(|&id| self.series.allocated(id).end())
+                .max()
+                .unwrap_or(start);
+            let mut values = vec![0.0; (end - start) as usize];
+            for &id in &spans {
+                let x = self.series.allocated(id);
+                // An hour missing between two samples counts at the level the
+                // budgets fill it with (linearly between them), as a
+                // reported one does: a team's gap does not leave the others
+                // unscaled in an hour the pool is over capacity.
+                let mut last: Option<(i64, f64)> = None;
+                for h in x.start..x.end() {
+                    let Some(v) = x.get(h) else { continue };
+                    let v = v.max(0.0);
+                    if let Some((h0, v0)) = last.filter(|(h0, _)| h - h0 > 1) {
+                        for g in h0 + 1..h {
+                            let filled = v0 + (v - v0) * (g - h0) as f64 / (h - h0) as f64;
+                            values[(g - start) as usize] += filled;
+                        }
+                    }
+                    values[(h - start) as usize] += v;
+                    last = Some((h, v));
+                }
+            }
+            (start, values)
+        });
+        match usize::try_from(h - start).ok().and_then(|i| values.get(i)) {
+            Some(&total) if total > gpus && total > 0.0 => gpus / total,
+            _ => 1.0,
+        }
+    }
+}

@@ -306,51 +306,6 @@ impl<'r> Analysis<'r> {
         Some(p.demand.get_or_init(|| self.series.sum(&p.series)))
     }
 
-    /// What a team's measured allocation is scaled by in hour `h`, as
-    /// chargeback scales it: the pool's GPUs over the allocation of its
-    /// teams whose allocation is known then, when that is more (an hour over
-    /// capacity), else 1.
-    pub fn allocation_scale(&self, cluster: &str, pool: &str, h: i64) -> f64 {
-        let Some(p) = self.pool(cluster, pool) else {
-            return 1.0;
-        };
-        let gpus = crate::capacity::pool_gpus(p.pool) as f64;
-        let (start, values) = p.measured_allocation.get_or_init(|| {
-            let spans: Vec<usize> = p
-                .series
-                .iter()
-                .copied()
-                .filter(|&id| self.series.allocated(id).hours() > 0)
-                .collect();
-            let Some(start) = spans
-                .iter()
-                .map(|&id| self.series.allocated(id).start)
-                .min()
-            else {
-                return (0, Vec::new());
-            };
-            let end = spans
-                .iter()
-                .map(|&id| self.series.allocated(id).end())
-                .max()
-                .unwrap_or(start);
-            let mut values = vec![0.0; (end - start) as usize];
-            for &id in &spans {
-                let x = self.series.allocated(id);
-                for h in x.start..x.end() {
-                    if let Some(x) = x.get(h) {
-                        values[(h - start) as usize] += x.max(0.0);
-                    }
-                }
-            }
-            (start, values)
-        });
-        match usize::try_from(h - start).ok().and_then(|i| values.get(i)) {
-            Some(&total) if total > gpus && total > 0.0 => gpus / total,
-            _ => 1.0,
-        }
-    }
-
     /// The pool's demand outlook: its measured demand and forecast plus
     /// what its approved requests change ([`approved`]), or, without usage
     /// history, its requests alone. `None` with neither.

@@ -492,3 +492,39 @@ fn a_budget_of_nothing_is_over_every_level_once_anything_is_spent() {
     assert_eq!(months[1].alert, None);
     assert_eq!(months[1].share, Some(0.0));
 }
+
+#[test]
+fn an_hour_one_team_did_not_report_is_scaled_with_its_filled_level() {
+    let now = at("2026-11-16T00:00:00Z");
+    // As above, but the second team has no rows on November 5 and 6: its
+    // series is filled at 6 between its samples, so the pool is still over
+    // capacity then and the first team is still scaled to 4 (not billed 6
+    // of 8 GPUs while the other is filled at 6 too).
+    let pool = "    - {name: h100, gpuModel: h100-80gb-sxm, instanceType: p5.48xlarge, gpusPerNode: 8, nodes: 1}\n";
+    let text: String = usage(now, 40, "h100", "text", |_| 6.0, |_| 3.0)
+        .lines()
+        .filter(|l| !l.starts_with("2026-11-05") && !l.starts_with("2026-11-06"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let repo = repo_of(&[
+        ("capops.yaml", CONFIG.into()),
+        ("prices.yaml", prices()),
+        ("cluster.yaml", cluster(pool)),
+        (
+            "teams.yaml",
+            format!(
+                "{}---\n{}",
+                team("vision", Some(100_000)),
+                team("text", None)
+            ),
+        ),
+        (
+            "usage/c.csv",
+            super::tests_finops::join(usage(now, 40, "h100", "vision", |_| 6.0, |_| 3.0), text),
+        ),
+    ]);
+    let a = Analysis::new(&repo, now);
+    let m = a.budget("vision");
+    // November 1-15: 360 h x 4 GPUs x 6.88 = 9,907.20 (not 312 h x 4 + 48 h x 6).
+    assert_eq!(m[0].measured, Decimal::new(990_720, 2));
+}
