@@ -250,7 +250,7 @@ fn an_ended_request_takes_away_no_more_than_the_team_held() {
 }
 
 #[test]
-fn an_hour_another_team_did_not_report_is_scaled_by_the_teams_that_did() {
+fn an_hour_another_team_did_not_report_is_scaled_with_its_filled_level_too() {
     let now = at("2026-11-16T00:00:00Z");
     // Two 8-GPU nodes; vision and text report 12 GPUs each, speech 4, except
     // that speech reported nothing from November 5 to 9 (120 hours).
@@ -300,9 +300,13 @@ fn an_hour_another_team_did_not_report_is_scaled_by_the_teams_that_did() {
     ]);
     let a = Analysis::new(&repo, now);
     let m = a.budget("vision");
-    // As chargeback: 240 hours at 12 x 16 / 28 and, while speech is silent,
-    // 120 hours at 12 x 16 / 24 = 8: 2,605.71 GPU-hours x 6.88 = 17,927.31.
-    assert_eq!(m[0].measured, Decimal::new(1_792_731, 2));
+    // 360 hours at 12 x 16 / 28: while speech is silent its budget counts it
+    // at the level its series is filled with (4), so the pool is as over
+    // capacity as before and vision is scaled as before (chargeback, which
+    // bills only what was measured, scales by 24 then): 2,468.57 GPU-hours x
+    // 6.88 = 16,983.77, and the three budgets never add up to more than the
+    // pool's 16 GPUs.
+    assert_eq!(m[0].measured, Decimal::new(1_698_377, 2));
 }
 
 #[test]
