@@ -44,7 +44,7 @@ impl Analysis<'_> {
         let mut hourly = rust_decimal::Decimal::ZERO;
         let mut total = rust_decimal::Decimal::ZERO;
         let mut reaches_unpriced = false;
-        let mut pieces = Vec::with_capacity(cuts.len().saturating_sub(1));
+        let mut pieces: Vec<Piece> = Vec::with_capacity(cuts.len().saturating_sub(1));
         for piece in cuts.windows(2) {
             let (start, end) = (piece[0], piece[1]);
             // Up to `--at`, the pools' prices as they stand then; after it,
@@ -75,7 +75,11 @@ impl Analysis<'_> {
             }
             hourly = hourly.max(rate);
             total += rate * rust_decimal::Decimal::from(end - start);
-            pieces.push(Piece { start, end, rate });
+            // A piece at the rate of the one before it extends it.
+            match pieces.last_mut() {
+                Some(last) if last.rate == rate && last.end == start => last.end = end,
+                _ => pieces.push(Piece { start, end, rate }),
+            }
         }
         let per_gpu_hour = if gpus.is_zero() {
             own
@@ -193,7 +197,7 @@ pub struct RequestCost {
     /// price: the quota reaches capacity the cost cannot count.
     pub reaches_unpriced: bool,
     /// The window's pieces, each at its own hourly rate (an open-ended
-    /// request's: one year from `--at`).
+    /// request's: one year from `--at`); neighbours at one rate are one.
     pub pieces: Vec<Piece>,
 }
 
