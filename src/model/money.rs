@@ -197,10 +197,19 @@ pub fn format_f64(amount: f64, currency: &str) -> String {
 }
 
 /// [`format_f64`] for a decimal amount: rounded half away from zero, to whole
-/// units from 100 up and to cents below.
+/// units from 100 up and to cents below (whole units always in a currency
+/// without minor units, such as JPY).
 pub fn format(amount: rust_decimal::Decimal, currency: &str) -> String {
     use rust_decimal::RoundingStrategy::MidpointAwayFromZero;
-    let places = if amount.is_zero() || amount.abs() >= rust_decimal::Decimal::ONE_HUNDRED {
+    // ISO 4217 currencies without minor units are never shown with cents.
+    const WHOLE: [&str; 17] = [
+        "BIF", "CLP", "DJF", "GNF", "ISK", "JPY", "KMF", "KRW", "PYG", "RWF", "UGX", "UYI", "VND",
+        "VUV", "XAF", "XOF", "XPF",
+    ];
+    let places = if amount.is_zero()
+        || amount.abs() >= rust_decimal::Decimal::ONE_HUNDRED
+        || WHOLE.contains(&currency)
+    {
         0
     } else {
         2
@@ -254,6 +263,9 @@ mod tests {
         assert_eq!(format_f64(-0.001, "USD"), "0.00 USD");
         assert_eq!(format_f64(0.0, "USD"), "0 USD");
         assert_eq!(format_f64(1234.5, ""), "1,235");
+        // Currencies without minor units: whole yen, even below 100.
+        assert_eq!(format_f64(36.5, "JPY"), "37 JPY");
+        assert_eq!(format_f64(0.4, "KRW"), "0 KRW");
         assert_eq!(
             format(rust_decimal::Decimal::new(96_658_107, 2), "USD"),
             "966,581 USD"
