@@ -139,7 +139,18 @@ fn a_request_ending_takes_its_gpus_away_but_no_hour_costs_less_than_nothing() {
 /// One 8-GPU node while two teams (vision, with a budget, and text) hold 6
 /// GPUs each (3 used) for the 40 days before `now`.
 fn two_teams_of_six_on_one_node(now: Timestamp) -> Repo {
+    two_teams_of_six_on_one_node_with(now, |_| true)
+}
+
+/// As [`two_teams_of_six_on_one_node`], with only the rows of the second
+/// team (`text`) that `keep` keeps.
+fn two_teams_of_six_on_one_node_with(now: Timestamp, keep: impl Fn(&str) -> bool) -> Repo {
     let pool = "    - {name: h100, gpuModel: h100-80gb-sxm, instanceType: p5.48xlarge, gpusPerNode: 8, nodes: 1}\n";
+    let text: String = usage(now, 40, "h100", "text", |_| 6.0, |_| 3.0)
+        .lines()
+        .filter(|l| keep(l))
+        .map(|l| format!("{l}\n"))
+        .collect();
     repo_of(&[
         ("capops.yaml", CONFIG.into()),
         ("prices.yaml", prices()),
@@ -154,10 +165,7 @@ fn two_teams_of_six_on_one_node(now: Timestamp) -> Repo {
         ),
         (
             "usage/c.csv",
-            super::tests_finops::join(
-                usage(now, 40, "h100", "vision", |_| 6.0, |_| 3.0),
-                usage(now, 40, "h100", "text", |_| 6.0, |_| 3.0),
-            ),
+            super::tests_finops::join(usage(now, 40, "h100", "vision", |_| 6.0, |_| 3.0), text),
         ),
     ])
 }
@@ -504,29 +512,9 @@ fn an_hour_one_team_did_not_report_is_scaled_with_its_filled_level() {
     // series is filled at 6 between its samples, so the pool is still over
     // capacity then and the first team is still scaled to 4 (not billed 6
     // of 8 GPUs while the other is filled at 6 too).
-    let pool = "    - {name: h100, gpuModel: h100-80gb-sxm, instanceType: p5.48xlarge, gpusPerNode: 8, nodes: 1}\n";
-    let text: String = usage(now, 40, "h100", "text", |_| 6.0, |_| 3.0)
-        .lines()
-        .filter(|l| !l.starts_with("2026-11-05") && !l.starts_with("2026-11-06"))
-        .map(|l| format!("{l}\n"))
-        .collect();
-    let repo = repo_of(&[
-        ("capops.yaml", CONFIG.into()),
-        ("prices.yaml", prices()),
-        ("cluster.yaml", cluster(pool)),
-        (
-            "teams.yaml",
-            format!(
-                "{}---\n{}",
-                team("vision", Some(100_000)),
-                team("text", None)
-            ),
-        ),
-        (
-            "usage/c.csv",
-            super::tests_finops::join(usage(now, 40, "h100", "vision", |_| 6.0, |_| 3.0), text),
-        ),
-    ]);
+    let repo = two_teams_of_six_on_one_node_with(now, |l| {
+        !l.starts_with("2026-11-05") && !l.starts_with("2026-11-06")
+    });
     let a = Analysis::new(&repo, now);
     let m = a.budget("vision");
     // November 1-15: 360 h x 4 GPUs x 6.88 = 9,907.20 (not 312 h x 4 + 48 h x 6).
