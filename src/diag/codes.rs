@@ -180,6 +180,7 @@ codes! {
     PolicyUnknownTier = "policy-unknown-tier", Error, "a rule escalates to a tier the policy does not define";
     PolicyNoTierMatched = "policy-no-tier-matched", Error, "no tier of the policy matches a request";
     RoleWithoutMembers = "role-without-members", Warning, "the policy asks for approvals from a role nobody holds";
+    RoleReserved = "role-reserved", Error, "the Config defines `team-lead` or `receiving-team-lead`, the roles capops fills from each Team's leads";
     // Cloud provider rules for reservations
     CapacityBlockDuration = "capacity-block-duration", Error, "an AWS capacity block's term is not a duration AWS sells";
     CapacityBlockSize = "capacity-block-size", Error, "AWS capacity blocks exceed 64 instances each or 256 at once";

@@ -17,7 +17,7 @@ pub struct ConfigSpec {
     #[schemars(regex(pattern = r"^[A-Z]{3}$"))]
     pub currency: String,
     /// Approver roles: role name to the GitHub teams (`org/team-slug`) and users (`login`) who act in it.
-    /// The `team-lead` role is filled from each Team's `leads` as well.
+    /// `team-lead` and `receiving-team-lead` are filled from the Teams' `leads` alone and may not be defined here.
     #[serde(default)]
     pub roles: BTreeMap<Spanned<String>, Role>,
     /// Numbers the policy and reports use.

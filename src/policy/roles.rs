@@ -4,9 +4,11 @@
 //! `team-lead` and `receiving-team-lead` are the roles capops fills itself:
 //! from the `leads` of the subject's Team (as the judging revision has it;
 //! for a request, the team that holds it in the base) and, for a request
-//! handed to another team, of the team that receives it; plus any teams or
-//! users the Config adds under the same names. Every other role is what the
-//! Config's `spec.roles` says.
+//! handed to another team, of the team that receives it, and from nothing
+//! else: a Config that defines either name is refused (`role-reserved`), and
+//! one that got past validation still adds nobody to them, so no Config entry
+//! makes someone a lead of every team, or of a team the base does not have.
+//! Every other role is what the Config's `spec.roles` says.
 
 use crate::model::ConfigSpec;
 use std::fmt;
@@ -79,25 +81,25 @@ impl Members<'_> {
         let mut teams = Vec::new();
         let mut users = Vec::new();
         let leads = match role {
-            Role::TeamLead => &self.team_leads[..],
-            Role::ReceivingTeamLead => &self.receiving_leads[..],
-            Role::Named(_) => &[],
+            Role::TeamLead => &self.team_leads,
+            Role::ReceivingTeamLead => &self.receiving_leads,
+            Role::Named(name) => return self.named(name),
         };
-        {
-            for lead in leads {
-                if lead.contains('/') {
-                    teams.push(lead.clone());
-                } else {
-                    users.push(lead.trim_start_matches('@').to_string());
-                }
+        for lead in leads {
+            if lead.contains('/') {
+                teams.push(lead.clone());
+            } else {
+                users.push(lead.trim_start_matches('@').to_string());
             }
         }
-        if let Some((_, r)) = self
-            .config
-            .roles
-            .iter()
-            .find(|(k, _)| k.value == role.as_str())
-        {
+        (teams, users)
+    }
+
+    /// The GitHub teams and users the Config gives a role of its own.
+    fn named(&self, name: &str) -> (Vec<String>, Vec<String>) {
+        let mut teams = Vec::new();
+        let mut users = Vec::new();
+        if let Some((_, r)) = self.config.roles.iter().find(|(k, _)| k.value == name) {
             teams.extend(r.teams.iter().map(|t| t.value.clone()));
             users.extend(
                 r.users
@@ -119,5 +121,41 @@ impl Members<'_> {
             .iter()
             .find(|(k, _)| k.value == role.as_str())
             .is_none_or(|(_, r)| r.teams.is_empty() && r.users.is_empty())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_config_entry_named_like_a_lead_role_adds_nobody_to_it() {
+        use crate::model::{Spanned, config::Role as Held};
+        let s = |v: &str| Spanned::new(v.to_string(), Default::default());
+        let held = |teams: &[&str], users: &[&str]| Held {
+            description: None,
+            teams: teams.iter().map(|t| s(t)).collect(),
+            users: users.iter().map(|u| s(u)).collect(),
+        };
+        let mut config = ConfigSpec::default();
+        config.roles.insert(s(TEAM_LEAD), held(&[], &["mallory"]));
+        config
+            .roles
+            .insert(s(RECEIVING_TEAM_LEAD), held(&["acme/all"], &[]));
+        config.roles.insert(s("director"), held(&[], &["dana"]));
+        let members = Members {
+            config: &config,
+            team_leads: vec!["alice".into(), "acme/ml".into()],
+            receiving_leads: Vec::new(),
+        };
+        assert_eq!(
+            members.of(&Role::TeamLead),
+            (vec!["acme/ml".to_string()], vec!["alice".to_string()])
+        );
+        assert_eq!(members.of(&Role::ReceivingTeamLead), (vec![], vec![]));
+        assert_eq!(
+            members.of(&Role::parse("director")),
+            (vec![], vec!["dana".to_string()])
+        );
     }
 }

@@ -169,7 +169,25 @@ pub fn check_names(repo: &Repo, diags: &mut Vec<Diagnostic>) {
         }
     }
     if let Some(config) = &repo.config {
-        for role in config.spec.roles.values() {
+        for (name, role) in &config.spec.roles {
+            if [
+                crate::policy::roles::TEAM_LEAD,
+                crate::policy::roles::RECEIVING_TEAM_LEAD,
+            ]
+            .contains(&name.value.as_str())
+            {
+                diags.push(
+                    Diagnostic::new(
+                        Code::RoleReserved,
+                        format!(
+                            "the Config defines the role `{}`, which capops fills from each Team's `leads`",
+                            name.value
+                        ),
+                    )
+                    .at(name.span, "a role capops fills itself")
+                    .help("add the people to the `leads` of the Teams they lead; to let someone approve for every team, give the role another name (`platform-leads`) and ask for it in a tier or rule"),
+                );
+            }
             for t in &role.teams {
                 if !is_github_team(&t.value) {
                     diags.push(bad_approver(t, "team (`org/team-slug`)", true));
