@@ -71,7 +71,7 @@ fn main() {
 
     // capops: the compiled default pack.
     let policies = vec![&pack];
-    let env = compile::environment_with_messages(&policies);
+    let env = compile::environment_with_messages(&policies, "USD");
     let mut diags = Vec::new();
     let compiled = compile::compile(&env, &policies, &mut diags);
     assert!(diags.is_empty(), "{diags:?}");

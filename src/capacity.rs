@@ -6,8 +6,9 @@
 //! cluster, the sum of the requests in force is a step function of time
 //! ([`Timeline`]); the checks ask for its peak over a window and for the hours
 //! where it exceeds the pool's capacity. A request's size in GPUs counts a MIG
-//! instance as its compute slices over the GPU's total (7, or 4 on A30) and a
-//! time-sliced replica as 1 / replicas.
+//! instance as its compute slices over those its pool's layout uses (at most
+//! the GPU's 7, or 4 on A30; `resources::mig_share`) and a time-sliced
+//! replica as 1 / replicas.
 
 use crate::gpu::resources::{self, Provided};
 use crate::model::{ClusterSpec, Document, NodePool, Repo, RequestSpec, Timestamp};

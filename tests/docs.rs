@@ -1,6 +1,7 @@
 //! The documentation keeps up with the code: every diagnostic code is in
 //! `docs/codes.md` with its severity, and every field of every kind's schema
-//! is in `docs/documents.md` under that kind.
+//! is in `docs/documents.md` under that kind, and every link between the
+//! README and the docs reaches its file and heading.
 
 use capops::diag::Code;
 use capops::model::{Kind, schema};
@@ -148,4 +149,101 @@ fn every_rule_of_the_default_pack_is_in_the_policy_docs() {
             "docs/policy.md's default-pack tables lack `{name}`"
         );
     }
+}
+
+/// GitHub's anchor for a heading: lowercase, punctuation dropped, spaces as
+/// `-` (letters, digits, `-` and `_` kept).
+fn slug(heading: &str) -> String {
+    heading
+        .trim()
+        .to_lowercase()
+        .chars()
+        .filter_map(|c| match c {
+            ' ' => Some('-'),
+            c if c.is_alphanumeric() || c == '-' || c == '_' => Some(c),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The anchors of a Markdown file: its headings (a repeated one numbered
+/// `-1`, `-2` as GitHub does) and explicit `<a id="...">`/`name` anchors.
+fn anchors(text: &str) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    let mut fenced = false;
+    for line in text.lines() {
+        if line.trim_start().starts_with("```") {
+            fenced = !fenced;
+            continue;
+        }
+        if fenced {
+            continue;
+        }
+        if let Some(h) = line.strip_prefix('#') {
+            let h = h.trim_start_matches('#');
+            if h.starts_with(' ') {
+                let base = slug(h);
+                let mut a = base.clone();
+                let mut n = 0;
+                while !out.insert(a.clone()) {
+                    n += 1;
+                    a = format!("{base}-{n}");
+                }
+            }
+        }
+        for key in ["id=\"", "name=\""] {
+            for (i, _) in line.match_indices(&format!("<a {key}")) {
+                let rest = &line[i + 3 + key.len()..];
+                if let Some(end) = rest.find('"') {
+                    out.insert(rest[..end].to_string());
+                }
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn every_link_between_the_docs_reaches_its_file_and_heading() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = vec![root.join("README.md")];
+    for e in std::fs::read_dir(root.join("docs")).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_some_and(|x| x == "md") {
+            files.push(p);
+        }
+    }
+    let mut broken = Vec::new();
+    for file in &files {
+        let text = std::fs::read_to_string(file).unwrap();
+        let dir = file.parent().unwrap();
+        for (i, _) in text.match_indices("](") {
+            let rest = &text[i + 2..];
+            let Some(end) = rest.find(')') else { continue };
+            let target = &rest[..end];
+            // Not a link: a pattern in code (`[a-z]([-a-z0-9]*)`).
+            let pattern = target.contains(['[', '*', ' ']);
+            if target.contains("://") || target.starts_with("mailto:") || pattern {
+                continue;
+            }
+            let (path, anchor) = target.split_once('#').unwrap_or((target, ""));
+            let dest = if path.is_empty() {
+                file.clone()
+            } else {
+                dir.join(path)
+            };
+            let shown = format!("{}: ({target})", file.strip_prefix(root).unwrap().display());
+            if !dest.exists() {
+                broken.push(format!("{shown}: no such file"));
+                continue;
+            }
+            if !anchor.is_empty() && dest.extension().is_some_and(|x| x == "md") {
+                let known = anchors(&std::fs::read_to_string(&dest).unwrap());
+                if !known.contains(anchor) {
+                    broken.push(format!("{shown}: no heading with that anchor"));
+                }
+            }
+        }
+    }
+    assert!(broken.is_empty(), "broken links:\n{}", broken.join("\n"));
 }

@@ -5,6 +5,11 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+/// The roles capops fills from the Teams' `leads` (`team-lead`, and
+/// `receiving-team-lead` for a request handed to another team): a Config
+/// may not define them.
+pub const LEAD_ROLES: [&str; 2] = ["team-lead", "receiving-team-lead"];
+
 /// `spec` of the Config document.
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]

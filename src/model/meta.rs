@@ -15,7 +15,7 @@ pub const API_VERSION: &str = "capops.dev/v1alpha1";
 pub struct Metadata {
     /// The document's name, unique among documents of its kind.
     pub name: Spanned<Name>,
-    /// Free-form labels, copied onto rendered objects where they apply.
+    /// Free-form labels for people and tools that read the repository; capops does not copy them onto rendered objects.
     #[serde(default)]
     pub labels: BTreeMap<String, String>,
     /// Free-form annotations for people and tools; capops ignores them.

@@ -206,8 +206,11 @@ pub fn format(amount: rust_decimal::Decimal, currency: &str) -> String {
         "BIF", "CLP", "DJF", "GNF", "ISK", "JPY", "KMF", "KRW", "PYG", "RWF", "UGX", "UYI", "VND",
         "VUV", "XAF", "XOF", "XPF",
     ];
-    let places = if amount.is_zero()
-        || amount.abs() >= rust_decimal::Decimal::ONE_HUNDRED
+    // Cents below 100 as the amount rounds to cents: 99.995 is `100`, not
+    // `100.00`.
+    let cents = amount.round_dp_with_strategy(2, MidpointAwayFromZero);
+    let places = if cents.is_zero()
+        || cents.abs() >= rust_decimal::Decimal::ONE_HUNDRED
         || WHOLE.contains(&currency)
     {
         0
@@ -257,10 +260,15 @@ mod tests {
         assert_eq!(format_f64(1_610_700.0, "USD"), "1,610,700 USD");
         assert_eq!(format_f64(1_928_601.6, "USD"), "1,928,602 USD");
         assert_eq!(format_f64(0.454, "USD"), "0.45 USD");
+        // An amount that rounds to 100 is shown as one of 100 and up.
+        assert_eq!(format_f64(99.999, "USD"), "100 USD");
+        assert_eq!(format("99.995".parse().unwrap(), "USD"), "100 USD");
+        assert_eq!(format_f64(-99.999, "USD"), "-100 USD");
+        assert_eq!(format_f64(99.994, "USD"), "99.99 USD");
         assert_eq!(format_f64(-12_345.0, "EUR"), "-12,345 EUR");
         assert_eq!(format_f64(999.0, "USD"), "999 USD");
-        assert_eq!(format_f64(99.995, "USD"), "100.00 USD");
-        assert_eq!(format_f64(-0.001, "USD"), "0.00 USD");
+        assert_eq!(format_f64(99.995, "USD"), "100 USD");
+        assert_eq!(format_f64(-0.001, "USD"), "0 USD");
         assert_eq!(format_f64(0.0, "USD"), "0 USD");
         assert_eq!(format_f64(1234.5, ""), "1,235");
         // Currencies without minor units: whole yen, even below 100.

@@ -34,7 +34,7 @@ pub struct ReservationSpec {
     pub upfront_fee: Option<Spanned<Money>>,
     /// The node pool whose demand the reservation serves.
     pub covers: PoolRef,
-    /// GCP commitments: the plan length.
+    /// GCP commitments: the plan length (`12-month` when left out). Refused on other types.
     #[serde(default)]
     pub commitment_plan: Option<Spanned<CommitmentPlan>>,
     /// Why the commitment is worth its term (text or a link): what a reservation needs when its

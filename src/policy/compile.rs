@@ -38,13 +38,15 @@ fn too_long(text: &Spanned<String>, what: &str, owner: &str, diags: &mut Vec<Dia
     true
 }
 
-/// The environment conditions run in.
-pub fn environment() -> Environment<'static> {
+/// The environment conditions run in; `money` shows amounts in `currency`
+/// (the judging Config's), whole units where it has no minor units.
+pub fn environment(currency: &str) -> Environment<'static> {
     let mut env = Environment::new();
     env.set_undefined_behavior(UndefinedBehavior::Strict);
     env.set_fuel(Some(FUEL));
     env.set_recursion_limit(RECURSION_LIMIT);
-    env.add_filter("money", money_filter);
+    let currency = currency.to_string();
+    env.add_filter("money", move |v: f64| money_filter(v, &currency));
     env.add_filter("percent", percent_filter);
     env.add_filter("number", number_filter);
     crate::model::bounded::install(&mut env, MAX_MESSAGE_BYTES);
@@ -55,10 +57,15 @@ pub fn environment() -> Environment<'static> {
 /// sentences; this is a hundred pages).
 pub const MAX_MESSAGE_BYTES: usize = 256 * 1024;
 
-/// `{{ 1610700.4 | money }}` → `1,610,700`; amounts under 100 keep cents.
-fn money_filter(v: f64) -> String {
-    let text = crate::model::money::format_f64(v, "");
-    text.trim_end().to_string()
+/// `{{ 1610700.4 | money }}` → `1,610,700`; amounts under 100 keep cents,
+/// except in a currency without minor units (JPY). The currency code itself
+/// is left out: messages write it where they want it.
+fn money_filter(v: f64, currency: &str) -> String {
+    let text = crate::model::money::format_f64(v, currency);
+    text.strip_suffix(currency)
+        .unwrap_or(&text)
+        .trim_end()
+        .to_string()
 }
 
 /// `{{ 16.0 | number }}` → `16`, `{{ 1.4999 | number }}` → `1.5`: at most
@@ -86,8 +93,11 @@ pub fn message_name(policy: &str, rule: &str) -> String {
 /// The environment with every rule's message compiled in, so that messages
 /// are parsed once and not at each request. Messages that do not compile are
 /// left out (and reported by [`compile`]).
-pub fn environment_with_messages(policies: &[&Document<PolicySpec>]) -> Environment<'static> {
-    let mut env = environment();
+pub fn environment_with_messages(
+    policies: &[&Document<PolicySpec>],
+    currency: &str,
+) -> Environment<'static> {
+    let mut env = environment(currency);
     for p in policies {
         for r in &p.spec.rules {
             if r.message.value.chars().count() <= MAX_TEXT_CHARS {
@@ -464,4 +474,25 @@ pub fn error_text(e: &minijinja::Error) -> String {
         text = format!("{text}: {detail}");
     }
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn render(currency: &str, amount: f64) -> String {
+        environment(currency)
+            .render_str("{{ x | money }}", minijinja::context! { x => amount })
+            .unwrap()
+    }
+
+    #[test]
+    fn money_follows_the_configs_currency() {
+        assert_eq!(render("USD", 1_610_700.4), "1,610,700");
+        assert_eq!(render("USD", 12.345), "12.35");
+        assert_eq!(render("USD", 99.999), "100");
+        // A currency without minor units never shows cents.
+        assert_eq!(render("JPY", 12.345), "12");
+        assert_eq!(render("JPY", 1234.5), "1,235");
+    }
 }

@@ -28,7 +28,7 @@ pub fn lint(repo: &Repo, diags: &mut Vec<Diagnostic>) {
         }
     };
     // Conditions and messages compile, and read only facts that exist.
-    let env = super::compile::environment();
+    let env = super::compile::environment(&repo.config_spec().currency);
     let policies: Vec<&Document<PolicySpec>> = repo.policies.values().collect();
     super::compile::compile(&env, &policies, diags);
     // Rule names are unique across the policies: findings, `explain` and

@@ -207,7 +207,7 @@ pub fn check(input: &CheckInput<'_>) -> CheckResult {
         (repo_policies, PolicySource::Repository { names })
     };
     let config = judge.config_spec();
-    let env = compile::environment_with_messages(&policies);
+    let env = compile::environment_with_messages(&policies, &config.currency);
     let compiled = compile::compile(&env, &policies, &mut diagnostics);
     roles_without_members(&compiled, &config, &policies, &mut diagnostics);
 

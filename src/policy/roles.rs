@@ -14,9 +14,9 @@ use crate::model::ConfigSpec;
 use std::fmt;
 
 /// The name of the team-lead role in policies and the Config.
-pub const TEAM_LEAD: &str = "team-lead";
+pub const TEAM_LEAD: &str = crate::model::config::LEAD_ROLES[0];
 /// The leads of the team a request is handed to.
-pub const RECEIVING_TEAM_LEAD: &str = "receiving-team-lead";
+pub const RECEIVING_TEAM_LEAD: &str = crate::model::config::LEAD_ROLES[1];
 
 /// A role an approval is asked from.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]

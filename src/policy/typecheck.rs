@@ -41,8 +41,8 @@ impl Ty {
     }
 }
 
-/// The problems of one condition, as sentences; empty when it passes (or
-/// does not parse: the compiler reports that).
+/// The problems of one condition, as phrases that follow "the condition of
+/// `x`"; empty when it passes (or does not parse: the compiler reports that).
 pub fn check(text: &str, kind: SubjectKind) -> Vec<String> {
     let Ok(expr) = minijinja::machinery::parse_expr(text) else {
         return Vec::new();
@@ -53,7 +53,7 @@ pub fn check(text: &str, kind: SubjectKind) -> Vec<String> {
     // every evaluation (`when: request.gpus`), so it is one at load.
     if !matches!(ty, Ty::Bool | Ty::Unknown) {
         problems.push(format!(
-            "the condition gives {}, not true or false: compare it (`request.gpus > 10`) or test it (`is defined`)",
+            "gives {}, not true or false: compare it (`request.gpus > 10`) or test it (`is defined`)",
             ty.said()
         ));
     }
@@ -231,7 +231,7 @@ fn infer(expr: &Expr<'_>, kind: SubjectKind, out: &mut Vec<String>) -> Ty {
         Expr::Test(t) => {
             if !TESTS.contains(&t.name) {
                 out.push(format!(
-                    "there is no test `{}` ({})",
+                    "uses `{}`, which is not a test ({})",
                     t.name,
                     crate::diag::suggest(t.name, TESTS.iter().copied(), "tests")
                 ));
@@ -350,11 +350,15 @@ fn binop(op: BinOpKind, l: Ty, r: Ty, out: &mut Vec<String>) -> Ty {
                     r
                 };
                 format!(
-                    "`*` would repeat {} instead of multiplying numbers",
+                    "would repeat {} with `*` instead of multiplying numbers",
                     t.said()
                 )
             } else {
-                format!("`*` multiplies numbers, not {} and {}", l.said(), r.said())
+                format!(
+                    "multiplies {} and {} with `*`, which multiplies numbers only",
+                    l.said(),
+                    r.said()
+                )
             };
             out.push(what);
             Ty::Unknown
@@ -464,12 +468,13 @@ mod tests {
 
     #[test]
     fn conditions_that_cannot_give_true_or_false_and_unknown_tests_are_refused() {
-        assert!(problems("request.gpus")[0].contains("gives a number, not true or false"));
+        // Each problem reads on from "the condition of `x` ".
+        assert!(problems("request.gpus")[0].starts_with("gives a number, not true or false"));
         assert!(problems("request.team")[0].contains("gives text"));
         assert!(problems("request.gpus + 1")[0].contains("gives a number"));
         let p = problems("request.gpus is evn");
         assert!(
-            p[0].contains("no test `evn`") && p[0].contains("`even`"),
+            p[0].starts_with("uses `evn`, which is not a test") && p[0].contains("`even`"),
             "{p:?}"
         );
         for fine in [

@@ -102,6 +102,24 @@ pub fn check_reservations(repo: &Repo, diags: &mut Vec<Diagnostic>) {
                 .help("rename the Reservation"),
             );
         }
+        if let Some(plan) = s
+            .commitment_plan
+            .as_ref()
+            .filter(|_| kind != ReservationType::GcpCommitment)
+        {
+            diags.push(
+                Diagnostic::new(
+                    Code::InvalidValue,
+                    format!(
+                        "Reservation `{}` of type `{}` names a commitment plan: only a `gcp-commitment` is bought on one",
+                        r.name(),
+                        kind.as_str()
+                    ),
+                )
+                .at(plan.span, "a plan nothing reads")
+                .help("remove `commitmentPlan`, or make the reservation a `gcp-commitment`"),
+            );
+        }
         if kind == ReservationType::GcpCommitment {
             commitment_term(r, diags);
             let model = repo

@@ -170,12 +170,7 @@ pub fn check_names(repo: &Repo, diags: &mut Vec<Diagnostic>) {
     }
     if let Some(config) = &repo.config {
         for (name, role) in &config.spec.roles {
-            if [
-                crate::policy::roles::TEAM_LEAD,
-                crate::policy::roles::RECEIVING_TEAM_LEAD,
-            ]
-            .contains(&name.value.as_str())
-            {
+            if crate::model::config::LEAD_ROLES.contains(&name.value.as_str()) {
                 diags.push(
                     Diagnostic::new(
                         Code::RoleReserved,

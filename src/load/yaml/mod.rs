@@ -515,8 +515,16 @@ impl Builder<'_> {
                 Some(v) => v,
                 None => return Err(self.bad_tagged(start, value, "a number")),
             },
-            Some(_) | None if !plain => Value::Str(value.to_string()),
-            Some(_) => return Err(self.bad_tagged(start, value, "a scalar")),
+            None if !plain => Value::Str(value.to_string()),
+            // `!!map "abc"`, `!!seq x`: a collection's tag on a scalar.
+            Some(other) => {
+                return Err(self.error(
+                    Code::YamlSyntax,
+                    start,
+                    &format!("the tag `!!{other}` is not supported on a single value"),
+                    "capops reads plain YAML values; remove the tag",
+                ));
+            }
             None => match value {
                 "" | "~" | "null" | "Null" | "NULL" => Value::Null,
                 "true" | "True" | "TRUE" => Value::Bool(true),

@@ -140,6 +140,12 @@ fn aliases_expand_and_tags_are_checked() {
     assert_eq!(codes("a: !custom 1\n"), vec!["yaml-syntax"]);
     assert_eq!(codes("? [a, b]\n: 1\n"), vec!["yaml-syntax"]);
     assert_eq!(codes("a: !!int abc\n"), vec!["yaml-syntax"]);
+    // A collection's tag on a single value, quoted or not.
+    assert_eq!(codes("a: !!map \"abc\"\n"), vec!["yaml-syntax"]);
+    assert_eq!(codes("a: !!seq abc\n"), vec!["yaml-syntax"]);
+    assert_eq!(codes("a: !!binary aGVsbG8=\n"), vec!["yaml-syntax"]);
+    // The core scalar tags read as their kind.
+    assert!(codes("a: !!str 42\nb: !!int \"5\"\nc: !!map {x: 1}\n").is_empty());
     // Anchors do not carry over to the next document.
     assert_eq!(codes("a: &x 1\n---\nb: *x\n"), vec!["yaml-syntax"]);
 }

@@ -111,7 +111,7 @@ pub struct RequestFacts {
     pub resources: SmallMap<u32>,
     /// Sum of the counts (GPUs, MIG instances, time-sliced replicas).
     pub units: u32,
-    /// GPU-equivalents: a whole GPU is 1, a MIG instance its compute slices over the GPU's total (7, or 4 on A30), a time-sliced replica 1 / replicas.
+    /// GPU-equivalents: a whole GPU is 1, a MIG instance its compute slices over the slices its pool's layout uses (at most the model's 7, or 4 on A30: four `1g.20gb` on an H100 are a quarter of a GPU each, since the layout's memory leaves three slices idle), a time-sliced replica 1 / replicas (a time-sliced MIG instance its share over the replicas). A MIG resource its pool does not provide counts at its slices over 7.
     pub gpus: f64,
     /// GPU-equivalents times the window's hours (open-ended requests: one year from `now`).
     pub gpu_hours: f64,
