@@ -705,3 +705,28 @@ fn a_report_as_of_a_past_moment_reads_nothing_measured_after_it() {
     };
     assert!(!projected(&a).is_empty());
 }
+
+#[test]
+fn budgets_as_of_a_past_moment_do_not_fill_a_gap_from_a_sample_after_it() {
+    // research has a gap across --at in prod-h100/h100-serve: one sample
+    // before it, one after. Two repositories that differ only in the sample
+    // after --at must project the same budgets and team spend.
+    let at = "2026-10-15";
+    let with_after = |after: &'static str| {
+        move |repo: &std::path::Path| {
+            let csv = repo.join("usage/prod-h100.csv");
+            let mut text = std::fs::read_to_string(&csv).unwrap();
+            text.push_str("2026-10-14T10:00:00Z,prod-h100,h100-serve,research,40,30\n");
+            text.push_str(&format!(
+                "2026-10-16T00:00:00Z,prod-h100,h100-serve,research,{after}\n"
+            ));
+            std::fs::write(&csv, text).unwrap();
+        }
+    };
+    let (_a, high) = example_with(with_after("40,30"));
+    let (_b, low) = example_with(with_after("0,0"));
+    let a = report_at(high.to_str().unwrap(), at);
+    let b = report_at(low.to_str().unwrap(), at);
+    assert_eq!(a["budgets"], b["budgets"]);
+    assert_eq!(a["teams"], b["teams"]);
+}

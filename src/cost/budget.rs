@@ -129,7 +129,7 @@ pub fn project(a: &Analysis<'_>, team: &str) -> Vec<MonthSpend> {
                         measured += x;
                         total += x;
                     } else {
-                        total += x * scale[i];
+                        total += x * scale.get(i).copied().unwrap_or(1.0);
                     }
                 }
                 m.spend += prices::decimal(total) * price;
@@ -295,12 +295,12 @@ fn team_pool_hours(
 /// in the pool its budget is charged: where the teams' projections add up
 /// to more than the pool has (after the hours measured then), each is scaled
 /// down by the same factor, so that the budgets never add up to more GPUs
-/// than the pool holds; 1 elsewhere.
+/// than the pool holds; 1 elsewhere. Empty when every hour's factor is 1.
 pub fn pool_scale(a: &Analysis<'_>, cluster: &str, pool: &str) -> Vec<f64> {
     let (first, end) = (month_start_hour(a.at, 0), a.budget_end);
     let n = (end - first).max(0) as usize;
     let Some(entry) = a.pool(cluster, pool) else {
-        return vec![1.0; n];
+        return Vec::new();
     };
     let gpus = capacity::pool_gpus(entry.pool) as f64;
     // The pool's teams: those with usage in it and those asking for it.
@@ -322,7 +322,8 @@ pub fn pool_scale(a: &Analysis<'_>, cluster: &str, pool: &str) -> Vec<f64> {
             }
         }
     }
-    held.iter()
+    let scale: Vec<f64> = held
+        .iter()
         .zip(&projected)
         .map(|(&m, &f)| {
             if f > gpus - m && f > 0.0 {
@@ -331,7 +332,14 @@ pub fn pool_scale(a: &Analysis<'_>, cluster: &str, pool: &str) -> Vec<f64> {
                 1.0
             }
         })
-        .collect()
+        .collect();
+    // A pool never over its GPUs keeps no hours (a year of them for each
+    // of 1,500 pools is 100 MB): every hour's factor is 1.
+    if scale.iter().all(|&x| x == 1.0) {
+        Vec::new()
+    } else {
+        scale
+    }
 }
 
 impl Analysis<'_> {
@@ -358,11 +366,18 @@ impl super::Analysis<'_> {
         };
         let gpus = crate::capacity::pool_gpus(p.pool) as f64;
         let (start, values) = p.measured_allocation.get_or_init(|| {
+            // What was measured before `--at` only, as the teams' outlooks
+            // read: a sample after it does not fill (or scale) an hour
+            // before it.
+            let cut = self.at.hour_index();
             let spans: Vec<usize> = p
                 .series
                 .iter()
                 .copied()
-                .filter(|&id| self.series.allocated(id).hours() > 0)
+                .filter(|&id| {
+                    let x = self.series.allocated(id);
+                    x.hours() > 0 && x.start < cut
+                })
                 .collect();
             let Some(start) = spans
                 .iter()
@@ -373,7 +388,7 @@ impl super::Analysis<'_> {
             };
             let end = spans
                 .iter()
-                .map(|&id| self.series.allocated(id).end())
+                .map(|&id| self.series.allocated(id).end().min(cut))
                 .max()
                 .unwrap_or(start);
             let mut values = vec![0.0; (end - start) as usize];
@@ -384,7 +399,7 @@ impl super::Analysis<'_> {
                 // reported one does: a team's gap does not leave the others
                 // unscaled in an hour the pool is over capacity.
                 let mut last: Option<(i64, f64)> = None;
-                for h in x.start..x.end() {
+                for h in x.start..x.end().min(cut) {
                     let Some(v) = x.get(h) else { continue };
                     let v = v.max(0.0);
                     if let Some((h0, v0)) = last.filter(|(h0, _)| h - h0 > 1) {

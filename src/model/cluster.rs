@@ -247,8 +247,8 @@ pub fn marks_spot(key: &str, value: &str) -> bool {
 }
 
 /// Whether a value says spot, preemptible or interruptible as a word of its
-/// own (`Ec2Spot`, `spot-fleet`), and nothing in it negates that
-/// (`non-preemptible`, `no-spot`, `nonpreemptible`, `not_spot`).
+/// own (`Ec2Spot`, `spot-fleet`, `SpotInstance`) that the word before it does
+/// not negate (`non-preemptible`, `no-spot`, `nonpreemptible`, `not_spot`).
 fn says_reclaimable(value: &str) -> bool {
     // Words: split at anything not a letter or digit, and where a lower-case
     // letter or digit is followed by an upper-case one (`Ec2Spot`).
@@ -268,16 +268,32 @@ fn says_reclaimable(value: &str) -> bool {
         word.push(c.to_ascii_lowercase());
     }
     words.push(word);
-    let negated = words.iter().any(|w| {
-        matches!(
-            w.as_str(),
-            "non" | "no" | "not" | "never" | "without" | "false"
-        ) || w.starts_with("non") && w.len() > 3
-    });
-    !negated
-        && words
-            .iter()
-            .any(|w| matches!(w.as_str(), "spot" | "preemptible" | "interruptible"))
+    let words: Vec<&str> = words
+        .iter()
+        .map(String::as_str)
+        .filter(|w| !w.is_empty())
+        .collect();
+    const RECLAIMABLE: [&str; 3] = ["spot", "preemptible", "interruptible"];
+    const NEGATIONS: [&str; 6] = ["non", "no", "not", "never", "without", "false"];
+    // A word that is one of them, or one of them joined to what is bought
+    // (`spotinstance`, `spotvm`); not a longer word (`spotless`).
+    let says = |w: &str| {
+        RECLAIMABLE.iter().any(|r| {
+            w.strip_prefix(r).is_some_and(|rest| {
+                matches!(
+                    rest,
+                    "" | "instance" | "instances" | "vm" | "vms" | "node" | "nodes" | "capacity"
+                )
+            })
+        })
+    };
+    // Negated only by the word right before it (`non-preemptible`, `no
+    // spot`; joined, `nonpreemptible` is no word of theirs): `spot-nonprod`
+    // and `preemptible-not-reserved` still say spot.
+    words
+        .iter()
+        .enumerate()
+        .any(|(i, w)| says(w) && !(i > 0 && NEGATIONS.contains(&words[i - 1])))
 }
 
 /// The label or taint of a pool that marks its nodes as spot
@@ -321,6 +337,12 @@ mod tests {
             ("eks.amazonaws.com/capacityType", "SPOT"),
             ("acme.ai/priority", "preemptible"),
             ("cloud.google.com/gke-spot", "true"),
+            // A negation elsewhere in the value does not cancel the word.
+            ("acme.ai/market", "spot-nonprod"),
+            ("acme.ai/market", "spot-no-fallback"),
+            ("acme.ai/billing", "preemptible-not-reserved"),
+            ("acme.ai/market", "SpotInstance"),
+            ("acme.ai/market", "spotinstance"),
         ] {
             assert!(marks_spot(k, v), "{k}: {v}");
         }
@@ -332,6 +354,8 @@ mod tests {
             ("acme.ai/market", "spotless"),
             ("acme.ai/priority", "high"),
             ("lifecycle", "OnDemand"),
+            ("lifecycle", "nospot"),
+            ("acme.ai/market", "no spot"),
         ] {
             assert!(!marks_spot(k, v), "{k}: {v}");
         }

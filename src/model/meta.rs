@@ -39,19 +39,47 @@ pub struct Origin {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Fingerprint {
     pub metadata: [u8; 32],
-    pub fields: std::collections::BTreeMap<String, [u8; 32]>,
+    /// Each top-level `spec` field's digest, sorted by name: a packed list,
+    /// not a map (a document of every 100,000 holds one).
+    pub fields: Box<[(Box<str>, [u8; 32])]>,
 }
 
 impl Fingerprint {
+    /// A fingerprint of these field digests, in any order.
+    pub fn new(metadata: [u8; 32], fields: impl IntoIterator<Item = (String, [u8; 32])>) -> Self {
+        let mut fields: Vec<(Box<str>, [u8; 32])> = fields
+            .into_iter()
+            .map(|(k, v)| (k.into_boxed_str(), v))
+            .collect();
+        fields.sort_by(|a, b| a.0.cmp(&b.0));
+        Fingerprint {
+            metadata,
+            fields: fields.into_boxed_slice(),
+        }
+    }
+
+    /// The digest of one `spec` field.
+    pub fn field(&self, name: &str) -> Option<&[u8; 32]> {
+        self.fields
+            .binary_search_by(|(k, _)| k.as_ref().cmp(name))
+            .ok()
+            .map(|i| &self.fields[i].1)
+    }
+
     /// Top-level `spec` fields that differ between two fingerprints.
     pub fn changed_fields(&self, other: &Fingerprint) -> Vec<String> {
-        let mut names: Vec<&String> = self.fields.keys().chain(other.fields.keys()).collect();
+        let mut names: Vec<&str> = self
+            .fields
+            .iter()
+            .chain(other.fields.iter())
+            .map(|(k, _)| k.as_ref())
+            .collect();
         names.sort();
         names.dedup();
         names
             .into_iter()
-            .filter(|n| self.fields.get(*n) != other.fields.get(*n))
-            .cloned()
+            .filter(|n| self.field(n) != other.field(n))
+            .map(String::from)
             .collect()
     }
 }

@@ -106,14 +106,19 @@ fn signed_gpus(x: f64, signed: bool) -> String {
 
 fn signed_money(x: f64, currency: &str, signed: bool) -> String {
     let s = crate::model::money::format_f64(x.abs(), currency);
+    // Signed where the amount shown is not zero (0.3 JPY shows as `0 JPY`).
+    let zero = s
+        .split(' ')
+        .next()
+        .is_some_and(|n| n.chars().all(|c| matches!(c, '0' | '.' | ',')));
     if !signed {
         crate::model::money::format_f64(x, currency)
-    } else if x > 0.005 {
-        format!("+{s}")
-    } else if x < -0.005 {
-        format!("−{s}")
-    } else {
+    } else if zero {
         s
+    } else if x > 0.0 {
+        format!("+{s}")
+    } else {
+        format!("−{s}")
     }
 }
 
@@ -217,6 +222,11 @@ mod tests {
             "ok",
         );
         assert!(q.contains("| Quota GPUs |") && q.contains("| −8 |"), "{q}");
+        // An amount that shows as zero has no sign, in any currency.
+        assert_eq!(signed_money(0.3, "JPY", true), "0 JPY");
+        assert_eq!(signed_money(0.6, "JPY", true), "+1 JPY");
+        assert_eq!(signed_money(-0.004, "USD", true), "0 USD");
+        assert_eq!(signed_money(-0.006, "USD", true), "−0.01 USD");
         let standing = markdown(
             &Totals {
                 request_gpus: 320.0,

@@ -61,6 +61,7 @@ pub fn validate(loaded: Loaded) -> Outcome {
         ..Repo::default()
     };
     insert_documents(&mut repo, docs, &sources, config_file, &mut diagnostics);
+    repo.compact();
     checks::run(&repo, &mut diagnostics);
     Outcome {
         sources,

@@ -24,7 +24,8 @@ pub fn round_down(x: f64) -> f64 {
 /// should (the waste shares, which rules compare with `>`).
 pub fn round_up(x: f64) -> f64 {
     // Within a hair of a whole step, the step: 0.2 is 2000.000…2 ten-thousandths.
-    (x * 1e4 - 1e-7).ceil() / 1e4
+    // `+ 0.0`: -0.0 (the ceiling of a hair below 0) is shown as 0.
+    (x * 1e4 - 1e-7).ceil() / 1e4 + 0.0
 }
 
 /// An hour index as an RFC 3339 time.
@@ -116,5 +117,8 @@ mod round_tests {
         assert_eq!(super::round_down(0.8), 0.8);
         assert_eq!(super::round_down(1.234_56), 1.2345);
         assert_eq!(super::round(0.799_998), 0.8);
+        // Never a negative zero, which would print as "-0".
+        assert!(super::round_up(0.0).is_sign_positive());
+        assert_eq!(super::round_up(0.000_01), 0.0001);
     }
 }
