@@ -215,3 +215,15 @@ fn a_plain_key_past_1024_characters_is_named_as_such() {
     let d = &parsed.diagnostics[0];
     assert!(!d.message.contains("1024"), "{}", d.message);
 }
+
+#[test]
+fn aliases_of_a_long_text_count_its_bytes() {
+    // A megabyte named 5,000 times would be 5 GB once expanded.
+    let big = "x".repeat(1 << 20);
+    let aliases = vec!["*a"; 5000].join(", ");
+    let text = format!("a: &a \"{big}\"\nb: [{aliases}]\n");
+    assert_eq!(codes(&text), vec!["yaml-alias-limit"]);
+    // A short text named many times is fine.
+    let aliases = vec!["*a"; 5000].join(", ");
+    assert!(codes(&format!("a: &a hello\nb: [{aliases}]\n")).is_empty());
+}
