@@ -245,6 +245,14 @@ fn a_missing_revision_is_an_outside_failure() {
         "{}",
         out.stderr
     );
+    // A tree is there, but is no commit to judge against: said so.
+    let out = check(&r.root, &["--base", "HEAD^{tree}"]);
+    assert_eq!(out.code, 3);
+    assert!(
+        out.stderr.contains("is a tree") && out.stderr.contains("not a commit"),
+        "{}",
+        out.stderr
+    );
 }
 
 #[test]

@@ -41,6 +41,14 @@ pub enum GitError {
     #[error("revision `{rev}` does not exist in {repo}")]
     MissingRevision { rev: String, repo: PathBuf },
     #[error(
+        "revision `{rev}` is a {kind} in {repo}, not a commit: name a commit (a branch, a tag of a commit, or a commit's SHA)"
+    )]
+    NotACommit {
+        rev: String,
+        kind: String,
+        repo: PathBuf,
+    },
+    #[error(
         "revision `{rev}` is not in this shallow clone of {repo}; fetch it (git fetch --deepen, or actions/checkout with fetch-depth: 0)"
     )]
     ShallowWithoutBase { rev: String, repo: PathBuf },
@@ -55,6 +63,15 @@ pub enum GitError {
 impl From<git2::Error> for GitError {
     fn from(e: git2::Error) -> Self {
         GitError::Other(e.message().to_string())
+    }
+}
+
+/// A revision that names a tree or a blob (or a tag of one).
+fn not_a_commit(rev: &str, object: &git2::Object<'_>, repo: &Path) -> GitError {
+    GitError::NotACommit {
+        rev: rev.to_string(),
+        kind: object.kind().map_or("git object", |k| k.str()).to_string(),
+        repo: repo.to_path_buf(),
     }
 }
 
@@ -88,10 +105,7 @@ pub fn read_revision(
     })?;
     let commit = object
         .peel_to_commit()
-        .map_err(|_| GitError::MissingRevision {
-            rev: rev.to_string(),
-            repo: workdir.clone(),
-        })?;
+        .map_err(|_| not_a_commit(rev, &object, &workdir))?;
     let tree = commit.tree()?;
     let tree = if prefix.is_empty() {
         tree
@@ -407,11 +421,10 @@ fn capacity_tree<'r>(
         rev: rev.to_string(),
         repo: workdir.clone(),
     };
-    let commit = repo
-        .revparse_single(rev)
-        .map_err(|_| missing())?
+    let object = repo.revparse_single(rev).map_err(|_| missing())?;
+    let commit = object
         .peel_to_commit()
-        .map_err(|_| missing())?;
+        .map_err(|_| not_a_commit(rev, &object, &workdir))?;
     let tree = commit.tree()?;
     if prefix.is_empty() {
         return Ok((commit, Some(tree)));

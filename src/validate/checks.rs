@@ -29,19 +29,41 @@ pub fn run(repo: &Repo, diags: &mut Vec<Diagnostic>) {
     super::names::check_rendered_files(repo, diags);
 }
 
-fn unknown(
+/// How many names the "did you mean" searches of one validation may read,
+/// counted as the problems found so far times the names of the kind: each
+/// search compares the name with every one of its kind, so thousands of bad
+/// references among thousands of names would take minutes. Past it, a
+/// reference that names nothing gets no suggestion.
+const SUGGESTION_READS: usize = 2_000_000;
+
+/// Reports a reference to a `what` that does not exist.
+fn unknown<'a>(
     code: Code,
     what: &str,
     name: &Spanned<String>,
-    known: Vec<&str>,
+    known: impl ExactSizeIterator<Item = &'a String>,
     plural: &str,
-) -> Diagnostic {
-    Diagnostic::new(
-        code,
-        format!("{what} `{}` does not exist", crate::diag::clip(&name.value)),
-    )
-    .at(name.span, format!("no such {what}"))
-    .help(suggest(&name.value, known, plural))
+    diags: &mut Vec<Diagnostic>,
+) {
+    let help = if (diags.len() + 1).saturating_mul(known.len()) <= SUGGESTION_READS {
+        suggest(
+            &name.value,
+            known.map(String::as_str).collect::<Vec<_>>(),
+            plural,
+        )
+    } else {
+        format!(
+            "name one of the repository's {plural} (too many problems here to look for the nearest name)"
+        )
+    };
+    diags.push(
+        Diagnostic::new(
+            code,
+            format!("{what} `{}` does not exist", crate::diag::clip(&name.value)),
+        )
+        .at(name.span, format!("no such {what}"))
+        .help(help),
+    );
 }
 
 /// Whether the repository holds a `kind` named `name` that did not check
@@ -58,14 +80,14 @@ fn cluster_ref<'r>(
 ) -> Option<&'r Document<ClusterSpec>> {
     let found = repo.clusters.get(&name.value);
     if found.is_none() && !invalid(repo, Kind::Cluster, &name.value) {
-        let known = repo.clusters.keys().map(String::as_str).collect();
-        diags.push(unknown(
+        unknown(
             Code::UnknownCluster,
             "Cluster",
             name,
-            known,
+            repo.clusters.keys(),
             "clusters",
-        ));
+            diags,
+        );
     }
     found
 }
@@ -282,14 +304,14 @@ fn check_requests(repo: &Repo, diags: &mut Vec<Diagnostic>) {
         if !repo.teams.contains_key(&spec.team.value)
             && !invalid(repo, Kind::Team, &spec.team.value)
         {
-            let known = repo.teams.keys().map(String::as_str).collect();
-            diags.push(unknown(
+            unknown(
                 Code::UnknownTeam,
                 "Team",
                 &spec.team,
-                known,
+                repo.teams.keys(),
                 "teams",
-            ));
+                diags,
+            );
         }
         if let Some(class) = &spec.priority_class {
             priority_ref(repo, class, diags);
@@ -351,14 +373,14 @@ fn priority_ref(repo: &Repo, name: &Spanned<String>, diags: &mut Vec<Diagnostic>
     if !repo.priority_classes.contains_key(&name.value)
         && !invalid(repo, Kind::PriorityClass, &name.value)
     {
-        let known = repo.priority_classes.keys().map(String::as_str).collect();
-        diags.push(unknown(
+        unknown(
             Code::UnknownPriorityClass,
             "PriorityClass",
             name,
-            known,
+            repo.priority_classes.keys(),
             "priority classes",
-        ));
+            diags,
+        );
     }
 }
 
@@ -491,5 +513,42 @@ fn check_catalogs(repo: &Repo, diags: &mut Vec<Diagnostic>) {
                 seen.insert(key, entry.instance_type.span);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn past_its_budget_a_bad_reference_gets_no_search() {
+        let teams: Vec<String> = (0..5).map(|i| format!("team-{i}")).collect();
+        let name = Spanned::new("team-1x".to_string(), Default::default());
+        let mut diags = Vec::new();
+        unknown(
+            Code::UnknownTeam,
+            "Team",
+            &name,
+            teams.iter(),
+            "teams",
+            &mut diags,
+        );
+        assert_eq!(diags[0].help.as_deref(), Some("did you mean `team-1`?"));
+        diags.resize_with(SUGGESTION_READS / 5, || {
+            Diagnostic::new(Code::UnknownTeam, "x")
+        });
+        unknown(
+            Code::UnknownTeam,
+            "Team",
+            &name,
+            teams.iter(),
+            "teams",
+            &mut diags,
+        );
+        let help = diags.last().unwrap().help.as_deref().unwrap();
+        assert!(
+            help.starts_with("name one of the repository's teams"),
+            "{help}"
+        );
     }
 }
