@@ -253,6 +253,12 @@ fn a_missing_revision_is_an_outside_failure() {
         "{}",
         out.stderr
     );
+    // An empty revision is a mistake in the command, not a git failure.
+    for empty in ["", " "] {
+        let out = check(&r.root, &["--base", empty]);
+        assert_eq!(out.code, 2, "{}", out.stderr);
+        assert!(out.stderr.contains("`--base` is empty"), "{}", out.stderr);
+    }
 }
 
 #[test]

@@ -202,6 +202,74 @@ fn a_mapping_of_80000_unknown_keys_is_reported_in_linear_time() {
 }
 
 #[test]
+fn a_file_of_thousands_of_wrong_values_describes_the_first_thousand() {
+    // 5,000 Teams whose spec is a number: 5,000 `wrong-type` problems in
+    // one file. A diagnostic is about a kilobyte; millions of them once
+    // took gigabytes. The first 1,000 are described, the rest counted.
+    let (_t, repo) = example_with(|r| {
+        let docs: String = (0..5_000)
+            .map(|i| format!("---\napiVersion: capops.dev/v1alpha1\nkind: Team\nmetadata: {{name: w{i}}}\nspec: {i}\n"))
+            .collect();
+        std::fs::write(r.join("teams/wrong.yaml"), docs).unwrap();
+    });
+    let out = run(
+        &["validate", &repo.display().to_string(), "--format", "json"],
+        &[],
+    );
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    let json: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let diags = json["diagnostics"].as_array().unwrap();
+    let of = |code: &str| diags.iter().filter(|d| d["code"] == code).count();
+    assert_eq!(of("wrong-type"), 1_000);
+    assert_eq!(of("problems-not-shown"), 1);
+    let last = diags
+        .iter()
+        .find(|d| d["code"] == "problems-not-shown")
+        .unwrap();
+    assert!(
+        last["message"]
+            .as_str()
+            .unwrap()
+            .contains(" 4000 more problems"),
+        "{last}"
+    );
+    assert_eq!(last["severity"], "error");
+}
+
+#[test]
+fn a_snippet_whose_context_is_megabytes_is_not_drawn() {
+    // The unknown field's own line is short; the line after it is a
+    // megabyte. The snippet would show it whole.
+    let (_t, repo) = example_with(|r| {
+        std::fs::write(
+            r.join("teams/wide.yaml"),
+            format!(
+                "apiVersion: capops.dev/v1alpha1\nkind: Team\nmetadata: {{name: widet}}\nspec:\n  bogus: 1\n  displayName: \"{}\"\n  costCenter: \"1\"\n",
+                "x".repeat(1_000_000)
+            ),
+        )
+        .unwrap();
+    });
+    let out = run(&["validate", &repo.display().to_string()], &[]);
+    assert_eq!(out.code, 2, "{}", &out.stderr[..out.stderr.len().min(2000)]);
+    assert!(
+        out.stderr.contains("error[unknown-field]"),
+        "{}",
+        &out.stderr[..out.stderr.len().min(2000)]
+    );
+    assert!(
+        out.stderr.contains("teams/wide.yaml:5:3"),
+        "{}",
+        &out.stderr[..out.stderr.len().min(2000)]
+    );
+    assert!(
+        out.stderr.len() < 10_000,
+        "{} bytes of diagnostics",
+        out.stderr.len()
+    );
+}
+
+#[test]
 fn a_fifo_in_the_repository_is_reported_not_waited_on() {
     // Reading a FIFO blocks until something writes to it: never read.
     for name in ["teams/pipe.yaml", "usage/pipe.csv"] {

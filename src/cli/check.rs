@@ -164,6 +164,10 @@ pub(super) fn load(
     };
     let base = match base_rev {
         None => None,
+        Some(rev) if rev.trim().is_empty() => {
+            let help = "name the revision the change is judged against: `--base main`, `--base origin/main` or a commit's SHA";
+            return Err(invalid(io, "`--base` is empty", Some(help)));
+        }
         Some(rev) => match base::load_base(&mut head.sources, &head.repo, path, rev, cache) {
             Ok(b) => Some(b),
             Err(e) => return Err(git_failed(io, e)),

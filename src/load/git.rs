@@ -151,17 +151,13 @@ pub fn read_revision(
     // the working tree's say): a file it ignored was not part of it, and
     // one it reads is, though the working tree ignores it.
     let ignore: Vec<String> = match found.iter().find(|(p, _)| p == super::CONFIG_FILE) {
-        Some((path, oid)) => {
-            let blob = repo.find_blob(*oid)?;
-            if blob.size() as u64 > MAX_FILE_BYTES {
-                Vec::new()
-            } else {
-                super::ignore_patterns(&[Input {
-                    path: path.clone(),
-                    content: Content::Bytes(blob.content().to_vec()),
-                }])
-            }
-        }
+        Some((path, oid)) => match bounded_blob(&repo, *oid)? {
+            Err(_) => Vec::new(),
+            Ok(bytes) => super::ignore_patterns(&[Input {
+                path: path.clone(),
+                content: Content::Bytes(bytes),
+            }]),
+        },
         None => Vec::new(),
     };
     found.retain(|(p, _)| p == super::CONFIG_FILE || !files::ignored(p, &ignore));
@@ -184,15 +180,24 @@ pub fn read_revision(
             revision.unchanged.push(path);
             continue;
         }
-        let blob = repo.find_blob(oid)?;
-        let content = if blob.size() as u64 > MAX_FILE_BYTES {
-            Content::TooLarge(blob.size() as u64)
-        } else {
-            Content::Bytes(blob.content().to_vec())
+        let content = match bounded_blob(&repo, oid)? {
+            Ok(bytes) => Content::Bytes(bytes),
+            Err(size) => Content::TooLarge(size),
         };
         revision.inputs.push(Input { path, content });
     }
     Ok(revision)
+}
+
+/// A blob's bytes, or its size when it is over [`MAX_FILE_BYTES`]. The
+/// size is read from the object's header first: a blob of gigabytes in a
+/// pull request is never inflated into memory to learn that it is too big.
+fn bounded_blob(repo: &Repository, oid: Oid) -> Result<Result<Vec<u8>, u64>, git2::Error> {
+    let (size, _) = repo.odb()?.read_header(oid)?;
+    if size as u64 > MAX_FILE_BYTES {
+        return Ok(Err(size as u64));
+    }
+    Ok(Ok(repo.find_blob(oid)?.content().to_vec()))
 }
 
 /// The path of `root` inside the working tree, `/`-separated ("" for the top).
@@ -454,12 +459,11 @@ pub fn folder_at(root: &Path, rev: &str, folder: &str) -> Result<Vec<(String, Ve
     let mut failed = None;
     dir.walk(TreeWalkMode::PreOrder, |prefix, entry| {
         if entry.kind() == Some(ObjectType::Blob) && entry.filemode() != 0o120000 {
-            match repo.find_blob(entry.id()) {
-                Ok(blob) if (blob.size() as u64) <= MAX_FILE_BYTES => out.push((
-                    format!("{prefix}{}", entry.name().unwrap_or("")),
-                    blob.content().to_vec(),
-                )),
-                Ok(_) => {}
+            match bounded_blob(&repo, entry.id()) {
+                Ok(Ok(bytes)) => {
+                    out.push((format!("{prefix}{}", entry.name().unwrap_or("")), bytes))
+                }
+                Ok(Err(_)) => {}
                 Err(e) => failed = Some(e),
             }
         }

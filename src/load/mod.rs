@@ -256,29 +256,33 @@ fn load_yaml_file(
         invalid.extend(names_in_text(text));
     }
     let count = parsed.documents.len();
+    let mut budget = shape::Budget::new();
+    // Integers too large to read were reported by the parser; the schema's
+    // view of the same values (a float, out of range) would only repeat it.
+    let mut overflows: Vec<Span> = diags
+        .iter()
+        .filter(|d| d.code == Code::YamlIntegerOverflow)
+        .filter_map(Diagnostic::span)
+        .collect();
+    // All of this file: by start, then end.
+    overflows.sort_unstable();
     for (index, node) in parsed.documents.iter().enumerate() {
         let Some((kind, kind_span)) = envelope(node, file, &mut diags) else {
             invalid.extend(envelope_names(node));
             continue;
         };
-        // Integers too large to read were reported by the parser; the schema's
-        // view of the same values (a float, out of range) would only repeat it.
-        let overflows: Vec<Span> = diags
-            .iter()
-            .filter(|d| d.code == Code::YamlIntegerOverflow && within(d.span(), node))
-            .filter_map(Diagnostic::span)
-            .collect();
-        let before = diags.len();
+        let (from, to) = (node.start, node_end(node));
+        let first = overflows.partition_point(|s| s.start < from);
+        let last = overflows.partition_point(|s| s.start <= to);
+        let overflows = &overflows[first..last];
         let instance = json::to_json(node);
-        let shape_ok = shape::check(kind, node, &instance, file, &mut diags);
-        let mut i = before;
-        while i < diags.len() {
-            if diags[i].span().is_some_and(|s| overflows.contains(&s)) {
-                diags.remove(i);
-            } else {
-                i += 1;
-            }
-        }
+        let mut shape = Vec::new();
+        let shape_ok = shape::check(kind, node, &instance, file, &mut shape, &mut budget);
+        shape.retain(|d| {
+            !d.span()
+                .is_some_and(|s| overflows.binary_search(&s).is_ok())
+        });
+        diags.append(&mut shape);
         // The name as written and, with look-alike letters in it, as it
         // reads (a reference to `devex` is to the Team named `dеvex`).
         let name = || {
@@ -305,13 +309,8 @@ fn load_yaml_file(
             }
         }
     }
+    diags.extend(budget.finish());
     (docs, diags, count, invalid)
-}
-
-/// Whether a span lies in a document (documents are parsed in order, so a
-/// span at or after the document's start and before the next one's).
-fn within(span: Option<Span>, node: &Node) -> bool {
-    span.is_some_and(|s| s.start >= node.start && s.start <= node_end(node))
 }
 
 fn node_end(node: &Node) -> u32 {

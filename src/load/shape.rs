@@ -8,7 +8,7 @@
 
 use super::json::{display_path, locate};
 use super::yaml::Node;
-use crate::diag::{Code, Diagnostic, FileId, suggest};
+use crate::diag::{Code, Diagnostic, FileId, Span, suggest};
 use crate::model::Kind;
 use crate::model::schema;
 use jsonschema::error::{TypeKind, ValidationErrorKind};
@@ -39,13 +39,62 @@ fn compiled(kind: Kind) -> &'static Compiled {
     &cache[&kind]
 }
 
-/// Validates one document (its tree and its JSON form); returns true when it has the right shape.
+/// The most schema problems described for one file. A file of millions of
+/// wrong values would otherwise hold a diagnostic (about a kilobyte) for
+/// each; past this the problems are counted, and one `problems-not-shown`
+/// error says how many.
+pub const DESCRIBED_PER_FILE: usize = 1_000;
+
+/// What is left of a file's [`DESCRIBED_PER_FILE`], and what was counted
+/// past it.
+pub struct Budget {
+    left: usize,
+    hidden: usize,
+    first_hidden: Option<Span>,
+}
+
+impl Budget {
+    pub fn new() -> Budget {
+        Budget {
+            left: DESCRIBED_PER_FILE,
+            hidden: 0,
+            first_hidden: None,
+        }
+    }
+
+    /// The error that counts what was not described, if anything was not.
+    pub fn finish(self) -> Option<Diagnostic> {
+        let span = self.first_hidden?;
+        Some(
+            Diagnostic::new(
+                Code::ProblemsNotShown,
+                format!(
+                    "this file has {} more problems with its documents' shape than the {DESCRIBED_PER_FILE} described",
+                    self.hidden
+                ),
+            )
+            .at(span, "the first document with a problem not shown")
+            .help("fix the problems shown and run again; the next ones are then described"),
+        )
+    }
+}
+
+impl Default for Budget {
+    fn default() -> Self {
+        Budget::new()
+    }
+}
+
+/// Validates one document (its tree and its JSON form); returns true when
+/// it has the right shape. Describes problems while the file's `budget`
+/// lasts, and counts the rest in it.
 pub fn check(
     kind: Kind,
     doc: &Node,
     instance: &Json,
     file: FileId,
     diags: &mut Vec<Diagnostic>,
+    budget: &mut Budget,
 ) -> bool {
     let compiled = compiled(kind);
     // One diagnostic per place and code (each unknown key of a mapping is
@@ -53,20 +102,47 @@ pub fn check(
     // value (a number is not "one of" the allowed words either).
     let mut found: Vec<(String, Diagnostic)> = Vec::new();
     let mut seen: HashSet<(String, Code, Option<u32>)> = HashSet::new();
+    let mut any = false;
     for err in compiled.validator.iter_errors(instance) {
-        let pointer = err.instance_path().as_str().to_string();
-        let schema_path = err.schema_path().as_str().to_string();
-        for d in describe(
-            err.kind(),
-            &pointer,
-            &schema_path,
-            &compiled.schema,
-            doc,
-            file,
-        ) {
+        any = true;
+        // The problems this error stands for: each unexpected key is one.
+        let problems = match err.kind() {
+            ValidationErrorKind::AdditionalProperties { unexpected }
+            | ValidationErrorKind::UnevaluatedProperties { unexpected } => unexpected.len(),
+            _ => 1,
+        };
+        let described = if budget.left == 0 {
+            Vec::new()
+        } else {
+            let pointer = err.instance_path().as_str().to_string();
+            let schema_path = err.schema_path().as_str().to_string();
+            let mut ds = describe(
+                err.kind(),
+                &pointer,
+                &schema_path,
+                &compiled.schema,
+                doc,
+                file,
+                budget.left,
+            );
+            ds.truncate(budget.left);
+            budget.left -= ds.len();
+            ds.into_iter().map(|d| (pointer.clone(), d)).collect()
+        };
+        if problems > described.len() {
+            budget.hidden += problems - described.len();
+            // A point at the document's start: the document itself may be
+            // megabytes.
+            budget.first_hidden.get_or_insert(Span {
+                file,
+                start: doc.start,
+                end: doc.start,
+            });
+        }
+        for (pointer, d) in described {
             let at = d.span().map(|s| s.start);
             if seen.insert((pointer.clone(), d.code, at)) {
-                found.push((pointer.clone(), d));
+                found.push((pointer, d));
             }
         }
     }
@@ -75,7 +151,7 @@ pub fn check(
         .filter(|(_, d)| d.code == Code::WrongType)
         .map(|(p, _)| p.clone())
         .collect();
-    let ok = found.is_empty();
+    let ok = !any;
     diags.extend(
         found
             .into_iter()
@@ -92,6 +168,7 @@ fn describe(
     schema: &Json,
     doc: &Node,
     file: FileId,
+    most: usize,
 ) -> Vec<Diagnostic> {
     let at = locate(doc, pointer);
     let value_span = at.value.span(file);
@@ -114,6 +191,7 @@ fn describe(
                 .collect();
             unexpected
                 .iter()
+                .take(most)
                 .map(|name| {
                     let key_span = keys
                         .get(name.as_str())

@@ -12,6 +12,7 @@ fn shape(kind: Kind, text: &str) -> Vec<(Code, String, u32)> {
         &crate::load::json::to_json(doc),
         FileId(0),
         &mut diags,
+        &mut Budget::new(),
     );
     diags
         .into_iter()
@@ -167,4 +168,41 @@ fn a_currency_that_is_not_a_code_is_shown_at_its_value() {
     assert_eq!(d[0].0, Code::InvalidValue);
     assert!(d[0].1.contains("an ISO 4217 currency code"), "{d:?}");
     assert_eq!(d[0].2 as usize, text.find("usd").unwrap());
+}
+
+#[test]
+fn past_the_files_budget_problems_are_counted_not_described() {
+    // Two documents: the first with 1,200 unknown keys (one schema error
+    // that stands for 1,200 problems), the second with a wrong type.
+    let keys: String = (0..1_200).map(|i| format!("  x{i}: 1\n")).collect();
+    let text = format!("{HEAD}spec:\n  value: 5\n{keys}---\n{HEAD}spec:\n  value: five\n");
+    let parsed = parse(&text, FileId(0));
+    let mut diags = Vec::new();
+    let mut budget = Budget::new();
+    for doc in &parsed.documents {
+        let ok = check(
+            Kind::PriorityClass,
+            doc,
+            &crate::load::json::to_json(doc),
+            FileId(0),
+            &mut diags,
+            &mut budget,
+        );
+        assert!(!ok, "a document with hidden problems is still refused");
+    }
+    assert_eq!(diags.len(), DESCRIBED_PER_FILE);
+    assert!(diags.iter().all(|d| d.code == Code::UnknownField));
+    let last = budget.finish().expect("problems were hidden");
+    assert_eq!(last.code, Code::ProblemsNotShown);
+    assert!(last.is_error());
+    // 200 unknown keys and the wrong type.
+    assert!(
+        last.message.contains(" 201 more problems"),
+        "{}",
+        last.message
+    );
+    // At the first document with a problem not shown: the first one.
+    assert_eq!(last.span().unwrap().start, 0);
+    // Within the budget nothing is hidden.
+    assert!(Budget::new().finish().is_none());
 }

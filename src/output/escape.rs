@@ -25,10 +25,19 @@ pub fn escape(s: &str) -> String {
                 out.push(c);
             }
             c if c.is_control() => {}
+            c if reorders(c) => out.push_str(&format!("&lt;U+{:04X}&gt;", c as u32)),
             c => out.push(c),
         }
     }
     out
+}
+
+/// Whether a character is a bidirectional embedding, override or isolate
+/// (U+202A to U+202E, U+2066 to U+2069): shown raw, it reverses the order
+/// in which what follows reads ("Trojan Source"), so a name can look like
+/// another. Every output shows it by its code point instead.
+pub fn reorders(c: char) -> bool {
+    matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
 }
 
 /// The longest run of `c` in `s`.
@@ -55,6 +64,14 @@ fn code_span(s: &str, in_table: bool) -> String {
             }
         })
         .filter(|c| !c.is_control())
+        .flat_map(|c| {
+            let shown = if reorders(c) {
+                format!("<U+{:04X}>", c as u32)
+            } else {
+                c.to_string()
+            };
+            shown.chars().collect::<Vec<_>>()
+        })
         .collect();
     if in_table {
         inner = inner.replace('|', "\\|");
@@ -97,12 +114,13 @@ pub fn url_path(path: &str) -> String {
 
 /// Whether a character would be acted on by a terminal rather than shown:
 /// C0 controls other than newline and tab, DEL, and the C1 controls (a
-/// UTF-8 terminal reads U+009B as the start of a control sequence). A
+/// UTF-8 terminal reads U+009B as the start of a control sequence), and
+/// the bidirectional controls of [`reorders`] (they reorder what follows). A
 /// carriage return is one only when no newline follows it (CRLF ends a
 /// line; a CR alone returns to its start and lets what follows overwrite
 /// what was shown).
 fn acted_on(c: char, next: Option<char>) -> bool {
-    c.is_control() && c != '\n' && c != '\t' && !(c == '\r' && next == Some('\n'))
+    (c.is_control() && c != '\n' && c != '\t' && !(c == '\r' && next == Some('\n'))) || reorders(c)
 }
 
 /// The escape of a control character: `\u001b`, which reads the same in
@@ -144,7 +162,7 @@ pub fn terminal(s: &str) -> std::borrow::Cow<'_, str> {
 /// One line for a terminal (a file name): [`terminal`], and newlines and
 /// tabs escaped too, so that a name cannot start a line of its own.
 pub fn terminal_line(s: &str) -> std::borrow::Cow<'_, str> {
-    if !s.chars().any(char::is_control) {
+    if !s.chars().any(|c| c.is_control() || reorders(c)) {
         return std::borrow::Cow::Borrowed(s);
     }
     let mut out = String::with_capacity(s.len() + 8);
@@ -152,7 +170,7 @@ pub fn terminal_line(s: &str) -> std::borrow::Cow<'_, str> {
         match c {
             '\n' => out.push_str("\\n"),
             '\t' => out.push_str("\\t"),
-            c if c.is_control() => push_escaped(&mut out, c),
+            c if c.is_control() || reorders(c) => push_escaped(&mut out, c),
             c => out.push(c),
         }
     }
@@ -182,9 +200,11 @@ impl<W: std::io::Write> Terminal<W> {
 impl<W: std::io::Write> std::io::Write for Terminal<W> {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
         // Fast path: nothing a terminal acts on (bytes below 0x20 other than
-        // newline and tab, DEL, and 0xC2 that may start a C1 control).
-        let plain =
-            |b: &u8| !((*b < 0x20 && *b != b'\n' && *b != b'\t') || *b == 0x7f || *b == 0xc2);
+        // newline and tab, DEL, 0xC2 that may start a C1 control, and 0xE2
+        // that may start a bidirectional control).
+        let plain = |b: &u8| {
+            !((*b < 0x20 && *b != b'\n' && *b != b'\t') || *b == 0x7f || *b == 0xc2 || *b == 0xe2)
+        };
         if self.pending.is_empty() && buf.iter().all(plain) {
             return self.inner.write(buf);
         }
@@ -267,6 +287,32 @@ mod tests {
             let mut w = Terminal::new(&mut out);
             serde_json::to_writer(&mut w, &value).unwrap();
         }
+        let back: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        assert_eq!(back, value);
+    }
+
+    #[test]
+    fn bidirectional_controls_are_shown_by_code_point() {
+        // "team-a" followed by a right-to-left override reads reversed.
+        let name = "team-\u{202e}a.yaml\u{2066}";
+        assert_eq!(terminal(name), "team-\\u202ea.yaml\\u2066");
+        assert_eq!(terminal_line(name), "team-\\u202ea.yaml\\u2066");
+        assert_eq!(escape(name), "team-&lt;U+202E&gt;a.yaml&lt;U+2066&gt;");
+        assert_eq!(code(name), "`team-<U+202E>a.yaml<U+2066>`");
+        // Through the writer, byte by byte, and as JSON that reads back the same.
+        use std::io::Write as _;
+        let value = serde_json::json!({ "team": name, "note": "… ─ ×" });
+        let mut out = Vec::new();
+        {
+            let mut w = Terminal::new(&mut out);
+            for b in serde_json::to_vec(&value).unwrap() {
+                w.write_all(&[b]).unwrap();
+            }
+            w.flush().unwrap();
+        }
+        let text = String::from_utf8(out.clone()).unwrap();
+        assert!(!text.chars().any(reorders), "{text}");
+        assert!(text.contains("… ─ ×"), "{text}");
         let back: serde_json::Value = serde_json::from_slice(&out).unwrap();
         assert_eq!(back, value);
     }

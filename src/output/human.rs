@@ -78,7 +78,8 @@ fn draw(d: &Diagnostic, sources: &SourceMap, paths: &Paths, color: bool) -> Stri
         .is_some_and(|p| long_line(sources, p) || d.related.iter().any(|l| long_line(sources, l)))
     {
         // miette cannot draw a snippet this wide (it panics past column
-        // 65,535); say where, without the snippet.
+        // 65,535), and one of megabytes helps nobody; say where, without
+        // the snippet.
         return plain(d, sources, paths).trim_end().to_string();
     } else {
         let adapter = Adapter::new(d, sources, paths);
@@ -105,17 +106,33 @@ fn draw(d: &Diagnostic, sources: &SourceMap, paths: &Paths, color: bool) -> Stri
 /// Lines longer than this are not drawn as snippets.
 const MAX_SNIPPET_LINE: usize = 2_000;
 
-/// Whether the line a label points into is too long to draw.
+/// Snippets of more lines than this (a label over a whole document) are not drawn.
+const MAX_SNIPPET_LINES: usize = 60;
+
+/// Whether the lines a label's snippet would show (its own and one on each
+/// side) are too long or too many to draw.
 fn long_line(sources: &SourceMap, l: &Label) -> bool {
     let file = sources.get(l.span.file);
-    let at = l.span.start as usize;
     match file.text() {
         Text::Full(text) => {
             let bytes = text.as_bytes();
-            let at = at.min(bytes.len());
-            let start = memchr::memrchr(b'\n', &bytes[..at]).map_or(0, |i| i + 1);
-            let end = memchr::memchr(b'\n', &bytes[at..]).map_or(bytes.len(), |i| at + i);
-            end - start > MAX_SNIPPET_LINE
+            let a = (l.span.start as usize).min(bytes.len());
+            let b = (l.span.end as usize).clamp(a, bytes.len());
+            // From the start of the line before the label's first, to the
+            // end of the line after its last.
+            let mut start = memchr::memrchr(b'\n', &bytes[..a]).map_or(0, |i| i + 1);
+            if start > 0 {
+                start = memchr::memrchr(b'\n', &bytes[..start - 1]).map_or(0, |i| i + 1);
+            }
+            let mut end = memchr::memchr(b'\n', &bytes[b..]).map_or(bytes.len(), |i| b + i);
+            if end < bytes.len() {
+                end = memchr::memchr(b'\n', &bytes[end + 1..]).map_or(bytes.len(), |i| end + 1 + i);
+            }
+            let mut lines = 0;
+            bytes[start..end].split(|&c| c == b'\n').any(|line| {
+                lines += 1;
+                line.len() > MAX_SNIPPET_LINE || lines > MAX_SNIPPET_LINES
+            })
         }
         Text::Rows(rows) => rows
             .row_at(l.span.start)

@@ -213,8 +213,10 @@ pub(crate) fn pool_shape(p: &NodePool) -> String {
             .collect::<Vec<_>>()
             .join(",")
     });
+    // Labels and taints by value: their places differ in base and head.
+    let placed = serde_json::to_string(&(&p.node_labels, &p.taints)).unwrap_or_default();
     format!(
-        "{}x{}:{}:{:?}:{:?}:{:?}:{:?}:{:?}:{:?}",
+        "{}x{}:{}:{:?}:{:?}:{:?}:{:?}:{placed}",
         p.nodes.value.0,
         p.gpus_per_node.value.0,
         p.gpu_model.value,
@@ -222,8 +224,6 @@ pub(crate) fn pool_shape(p: &NodePool) -> String {
         mix,
         mig,
         p.time_slicing.as_ref().map(|t| t.replicas.value),
-        p.node_labels,
-        p.taints
     )
 }
 
