@@ -279,8 +279,8 @@ fn load_yaml_file(
         let mut shape = Vec::new();
         let shape_ok = shape::check(kind, node, &instance, file, &mut shape, &mut budget);
         shape.retain(|d| {
-            !d.span()
-                .is_some_and(|s| overflows.binary_search(&s).is_ok())
+            d.span()
+                .is_none_or(|s| overflows.binary_search(&s).is_err())
         });
         diags.append(&mut shape);
         // The name as written and, with look-alike letters in it, as it
