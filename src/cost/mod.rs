@@ -114,7 +114,7 @@ pub struct Analysis<'r> {
 impl<'r> Analysis<'r> {
     pub fn new(repo: &'r Repo, at: Timestamp) -> Analysis<'r> {
         let at_hour = at.hour_index();
-        let series = SeriesSet::build(&repo.usage);
+        let series = SeriesSet::build(&repo.usage, at_hour);
         let budget_end = budget::month_start_hour(at, BUDGET_MONTHS as i32);
         // How far each pool's outlook must reach: every reservation on it and every request in it.
         let mut reach: std::collections::HashMap<(&str, &str), i64> =

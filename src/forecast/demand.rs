@@ -17,28 +17,58 @@ use crate::model::Usage;
 
 pub use crate::model::usage::Hourly;
 
-/// The allocated and used series of every usage series, by series id: a
-/// view of the usage grids (nothing is copied).
-#[derive(Clone, Copy, Debug)]
+/// The allocated and used series of every usage series, by series id, as
+/// known before an hour: a view of the usage grids, copied only where a
+/// series reaches past that hour (a report or a check at a past `--at`
+/// reads what was measured then, not what came after).
+#[derive(Clone, Debug)]
 pub struct SeriesSet<'u> {
     usage: &'u Usage,
+    /// By series id, the allocated and used series cut at the hour, for
+    /// the series that reach it.
+    cut: std::collections::HashMap<usize, (Hourly, Hourly)>,
 }
 
 impl<'u> SeriesSet<'u> {
     /// The series of `usage` (each on its hourly grid; a later row of the
-    /// same hour replaced an earlier one when the usage was read).
-    pub fn build(usage: &'u Usage) -> SeriesSet<'u> {
-        SeriesSet { usage }
+    /// same hour replaced an earlier one when the usage was read) before
+    /// hour `before`.
+    pub fn build(usage: &'u Usage, before: i64) -> SeriesSet<'u> {
+        let cut = usage
+            .grids
+            .iter()
+            .enumerate()
+            .filter_map(|(id, g)| {
+                let allocated = g.allocated.before(before);
+                let used = g.used.before(before);
+                (allocated.is_some() || used.is_some()).then(|| {
+                    (
+                        id,
+                        (
+                            allocated.unwrap_or_else(|| g.allocated.clone()),
+                            used.unwrap_or_else(|| g.used.clone()),
+                        ),
+                    )
+                })
+            })
+            .collect();
+        SeriesSet { usage, cut }
     }
 
     /// GPUs allocated, hour by hour, of series `id`.
-    pub fn allocated(&self, id: usize) -> &'u Hourly {
-        &self.usage.grids[id].allocated
+    pub fn allocated(&self, id: usize) -> &Hourly {
+        match self.cut.get(&id) {
+            Some((a, _)) => a,
+            None => &self.usage.grids[id].allocated,
+        }
     }
 
     /// GPUs busy, hour by hour, of series `id`.
-    pub fn used(&self, id: usize) -> &'u Hourly {
-        &self.usage.grids[id].used
+    pub fn used(&self, id: usize) -> &Hourly {
+        match self.cut.get(&id) {
+            Some((_, u)) => u,
+            None => &self.usage.grids[id].used,
+        }
     }
 
     /// The sum of the allocated series `ids` (gap where any series that spans
@@ -432,7 +462,7 @@ mod tests {
             ("p", "b", 102, Some(2.0), Some(1.0)),
             ("p", "b", 103, Some(3.0), Some(1.0)),
         ]);
-        let set = SeriesSet::build(&u);
+        let set = SeriesSet::build(&u, i64::MAX);
         let d = set.sum(&[0, 1]);
         assert_eq!(d.start, 100);
         // Team b starts at 101 (not there before); team a's gap at 101 is the pool's gap;
@@ -442,6 +472,35 @@ mod tests {
             vec![Some(4.0), None, Some(8.0), Some(3.0)]
         );
         assert_eq!(d.last_observed(), Some(103));
+    }
+
+    #[test]
+    fn series_are_read_as_known_before_the_hour() {
+        // Team a reports at 100 and 101, misses 102 to 104, reports again
+        // at 105; team b reports at 100 to 106.
+        let mut rows = vec![
+            ("p", "a", 100, Some(4.0), Some(2.0)),
+            ("p", "a", 101, Some(4.0), Some(2.0)),
+            ("p", "a", 105, Some(9.0), Some(9.0)),
+        ];
+        rows.extend((100..107).map(|h| ("p", "b", h, Some(1.0), Some(1.0))));
+        let u = usage(&rows);
+        // Before 104, team a had stopped at 101: its hours 102 and 103 are
+        // not gaps of the pool, which reads team b alone there.
+        let set = SeriesSet::build(&u, 104);
+        assert_eq!(set.allocated(0).end(), 102);
+        assert_eq!(set.allocated(1).end(), 104);
+        let d = set.sum(&[0, 1]);
+        assert_eq!(
+            d.values().collect::<Vec<_>>(),
+            vec![Some(5.0), Some(5.0), Some(1.0), Some(1.0)]
+        );
+        // Read whole, the same hours are gaps (team a comes back at 105).
+        let whole = SeriesSet::build(&u, i64::MAX).sum(&[0, 1]);
+        assert_eq!(whole.get(102), None);
+        assert_eq!(whole.get(105), Some(10.0));
+        // Before the first sample, nothing.
+        assert_eq!(SeriesSet::build(&u, 100).allocated(0).hours(), 0);
     }
 
     #[test]
