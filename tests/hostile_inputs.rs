@@ -306,6 +306,12 @@ fn a_folder_named_like_the_config_is_not_a_repository_without_one() {
         "{}",
         out.stderr
     );
+    // The help says what to do about a folder, not about permissions.
+    assert!(
+        out.stderr.contains("move the folder away") && !out.stderr.contains("permissions"),
+        "{}",
+        out.stderr
+    );
 }
 
 #[test]

@@ -231,7 +231,17 @@ impl Builder<'_> {
         let end = self.offset(&span.end).max(start);
         match event {
             Event::StreamStart | Event::StreamEnd => Ok(()),
-            Event::DocumentStart(explicit, _) => {
+            Event::DocumentStart(explicit, version) => {
+                if let Some(v) = version.filter(|v| v.minor != 2) {
+                    let before = self.text.get(..start as usize).unwrap_or("");
+                    let at = before.rfind("%YAML").unwrap_or(start as usize);
+                    return Err(self.error(
+                        Code::YamlSyntax,
+                        at as u32,
+                        &format!("the document declares YAML {}.{}; capops reads YAML 1.2, which reads some values otherwise (`010` is ten, not eight; `yes` is text, not true)", v.major, v.minor),
+                        "remove the `%YAML` line, and write each value as YAML 1.2 reads it",
+                    ));
+                }
                 self.saw_document = true;
                 self.documents_seen += 1;
                 if self.documents_seen > MAX_DOCUMENTS {
@@ -575,23 +585,6 @@ impl Builder<'_> {
             .help("no whole number capops reads needs more than 19 digits (counts and priorities are far smaller); check for extra digits"),
         );
         Value::Float(value.parse().unwrap_or(f64::MAX))
-    }
-
-    fn collection_tag(&self, tag: Option<&granit_parser::Tag>, expected: &str, at: u32) -> Step {
-        match tag {
-            None => Ok(()),
-            Some(t) if t.core_suffix() == Some(expected) => Ok(()),
-            Some(t) => Err(self.error(
-                Code::YamlSyntax,
-                at,
-                &format!(
-                    "the tag `{}{}` is not supported here",
-                    t.original_handle(),
-                    t.suffix()
-                ),
-                "capops reads plain YAML values; remove the tag",
-            )),
-        }
     }
 }
 

@@ -249,3 +249,27 @@ fn line_col_offset(text: &str, line: usize, column: usize) -> usize {
     }
     text.len()
 }
+
+impl Builder<'_> {
+    pub(super) fn collection_tag(
+        &self,
+        tag: Option<&granit_parser::Tag>,
+        expected: &str,
+        at: u32,
+    ) -> Step {
+        match tag {
+            None => Ok(()),
+            Some(t) if t.core_suffix() == Some(expected) => Ok(()),
+            Some(t) => Err(self.error(
+                Code::YamlSyntax,
+                at,
+                &format!(
+                    "the tag `{}{}` is not supported here",
+                    t.original_handle(),
+                    t.suffix()
+                ),
+                "capops reads plain YAML values; remove the tag",
+            )),
+        }
+    }
+}

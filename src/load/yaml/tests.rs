@@ -227,3 +227,16 @@ fn aliases_of_a_long_text_count_its_bytes() {
     let aliases = vec!["*a"; 5000].join(", ");
     assert!(codes(&format!("a: &a hello\nb: [{aliases}]\n")).is_empty());
 }
+
+#[test]
+fn a_document_that_declares_another_yaml_version_is_refused() {
+    // YAML 1.1 reads `010` as eight and `yes` as true; capops reads 1.2.
+    let p = parse("%YAML 1.1\n---\nn: 010\n", FileId(0));
+    let d = &p.diagnostics[0];
+    assert_eq!(d.code, Code::YamlSyntax);
+    assert!(d.message.contains("declares YAML 1.1"), "{}", d.message);
+    assert_eq!(d.span().unwrap().start, 0, "at the %YAML line");
+    // 1.2, declared or not, reads.
+    assert!(codes("%YAML 1.2\n---\nn: 010\n").is_empty());
+    assert!(codes("n: 010\n").is_empty());
+}
