@@ -412,14 +412,17 @@ fn every_pull_request_scenario_is_judged_as_expected() {
         cases.len()
     );
     let mut failures = Vec::new();
+    let mut ran = 0;
     for case in &cases {
         let name = case.file_name().unwrap().to_string_lossy().into_owned();
         if only.as_deref().is_some_and(|o| o != name) {
             continue;
         }
+        ran += 1;
         if let Err(e) = run_case(case) {
             failures.push(format!("== {name}\n{e}"));
         }
     }
+    assert!(ran > 0, "no scenario is named {only:?}");
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }

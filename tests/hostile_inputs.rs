@@ -237,6 +237,46 @@ fn a_file_of_thousands_of_wrong_values_describes_the_first_thousand() {
 }
 
 #[test]
+fn a_usage_file_of_thousands_of_bad_rows_describes_the_first_thousand() {
+    let (_t, repo) = example_with(|r| {
+        let rows: String = (0..3_000).map(|i| format!("x{i},a,b,c,1,1\n")).collect();
+        std::fs::write(
+            r.join("usage/bad.csv"),
+            format!("timestamp,cluster,pool,team,allocated_gpus,used_gpus\n{rows}"),
+        )
+        .unwrap();
+    });
+    let out = run(
+        &["validate", &repo.display().to_string(), "--format", "json"],
+        &[],
+    );
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    let diags = out.json["diagnostics"].as_array().unwrap();
+    let in_bad =
+        |d: &&serde_json::Value| d["file"].as_str().is_some_and(|f| f.ends_with("bad.csv"));
+    let bad: Vec<_> = diags.iter().filter(in_bad).collect();
+    assert_eq!(
+        bad.iter().filter(|d| d["code"] == "usage-bad-row").count(),
+        1_000
+    );
+    let last: Vec<_> = bad
+        .iter()
+        .filter(|d| d["code"] == "problems-not-shown")
+        .collect();
+    assert_eq!(last.len(), 1);
+    assert!(
+        last[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains(" 2000 more problems with its rows"),
+        "{}",
+        last[0]
+    );
+    // At row 1,001: line 1,002 of the file.
+    assert_eq!(last[0]["line"], 1_002, "{}", last[0]);
+}
+
+#[test]
 fn a_snippet_whose_context_is_megabytes_is_not_drawn() {
     // The unknown field's own line is short; the line after it is a
     // megabyte. The snippet would show it whole.

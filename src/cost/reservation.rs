@@ -192,8 +192,9 @@ fn bills(s: &ReservationSpec) -> String {
         s.count.value.0,
         s.term.start.value,
         s.term.end.value,
-        s.hourly_price.as_ref().map(|p| p.value.0),
-        s.upfront_fee.as_ref().map(|p| p.value.0),
+        // By value: `14.75` and `"14.7500"` bill the same.
+        s.hourly_price.as_ref().map(|p| p.value.0.normalize()),
+        s.upfront_fee.as_ref().map(|p| p.value.0.normalize()),
         s.commitment_plan.as_ref().map(|p| &p.value),
     )
 }

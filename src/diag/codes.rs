@@ -46,7 +46,7 @@ macro_rules! codes {
                         | Code::UnknownKind | Code::UnknownField | Code::MissingField
                         | Code::WrongType | Code::ValueOutOfRange | Code::InvalidValue
                         | Code::InvalidDate | Code::ProblemsNotShown | Code::DuplicateName
-                        | Code::ConfigMisplaced
+                        | Code::ConfigMisplaced | Code::RoleReserved
                 )
             }
 
@@ -118,7 +118,7 @@ codes! {
     ValueOutOfRange = "value-out-of-range", Error, "a number is outside its allowed range";
     InvalidValue = "invalid-value", Error, "a value is not one of the allowed values or does not match the allowed form";
     InvalidDate = "invalid-date", Error, "a date or time does not exist or is not written as ISO 8601";
-    ProblemsNotShown = "problems-not-shown", Error, "a file has more problems with its documents' shape than capops describes";
+    ProblemsNotShown = "problems-not-shown", Error, "a file has more problems with its documents' shape, or a usage file with its rows, than capops describes";
     // Repository-wide meaning
     DuplicateName = "duplicate-name", Error, "two documents of the same kind have the same name";
     ConfigMisplaced = "config-misplaced", Error, "the Config document is not in capops.yaml, or there is more than one";

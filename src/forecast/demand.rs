@@ -38,18 +38,17 @@ impl<'u> SeriesSet<'u> {
             .grids
             .iter()
             .enumerate()
-            .filter_map(|(id, g)| {
-                let allocated = g.allocated.before(before);
-                let used = g.used.before(before);
-                (allocated.is_some() || used.is_some()).then(|| {
-                    (
-                        id,
-                        (
-                            allocated.unwrap_or_else(|| g.allocated.clone()),
-                            used.unwrap_or_else(|| g.used.clone()),
-                        ),
-                    )
-                })
+            .filter(|(_, g)| g.allocated.end() > before)
+            .map(|(id, g)| {
+                // Up to its last row before the hour, gaps included (an
+                // empty row is a gap wherever it is; a series whose next
+                // row came after the hour had, then, ended at its last).
+                let within = usize::try_from(before - g.allocated.start).unwrap_or(0);
+                let kept = (0..within.min(g.allocated.hours()))
+                    .rev()
+                    .find(|&i| g.has_row(i))
+                    .map_or(0, |i| i + 1);
+                (id, (g.allocated.first(kept), g.used.first(kept)))
             })
             .collect();
         SeriesSet { usage, cut }
@@ -476,29 +475,42 @@ mod tests {
 
     #[test]
     fn series_are_read_as_known_before_the_hour() {
-        // Team a reports at 100 and 101, misses 102 to 104, reports again
-        // at 105; team b reports at 100 to 106.
+        // Team a reports at 100 and 101, sends an empty row at 102, nothing
+        // at 103 and 104, and reports again at 105; team b reports at 100
+        // to 106.
         let mut rows = vec![
             ("p", "a", 100, Some(4.0), Some(2.0)),
             ("p", "a", 101, Some(4.0), Some(2.0)),
+            ("p", "a", 102, None, None),
             ("p", "a", 105, Some(9.0), Some(9.0)),
         ];
         rows.extend((100..107).map(|h| ("p", "b", h, Some(1.0), Some(1.0))));
         let u = usage(&rows);
-        // Before 104, team a had stopped at 101: its hours 102 and 103 are
-        // not gaps of the pool, which reads team b alone there.
+        // Before 104, team a had stopped at its row of 102, a gap: the pool
+        // has a gap at 102, and reads team b alone at 103.
         let set = SeriesSet::build(&u, 104);
-        assert_eq!(set.allocated(0).end(), 102);
+        assert_eq!(set.allocated(0).end(), 103);
         assert_eq!(set.allocated(1).end(), 104);
         let d = set.sum(&[0, 1]);
         assert_eq!(
             d.values().collect::<Vec<_>>(),
-            vec![Some(5.0), Some(5.0), Some(1.0), Some(1.0)]
+            vec![Some(5.0), Some(5.0), None, Some(1.0)]
         );
-        // Read whole, the same hours are gaps (team a comes back at 105).
+        // Read whole, 103 is a gap too (team a comes back at 105).
         let whole = SeriesSet::build(&u, i64::MAX).sum(&[0, 1]);
-        assert_eq!(whole.get(102), None);
+        assert_eq!(whole.get(103), None);
         assert_eq!(whole.get(105), Some(10.0));
+        // Rows after the hour never change what is read before it: the
+        // same history without them reads the same.
+        let earlier = usage(
+            &rows
+                .iter()
+                .copied()
+                .filter(|r| r.2 < 104)
+                .collect::<Vec<_>>(),
+        );
+        let alone = SeriesSet::build(&earlier, 104).sum(&[0, 1]);
+        assert_eq!(alone, d);
         // Before the first sample, nothing.
         assert_eq!(SeriesSet::build(&u, 100).allocated(0).hours(), 0);
     }

@@ -105,7 +105,7 @@ pub(super) fn decode<'a>(
                 .at(Span::file_start(id), "not read")
                 .help(if why.contains("not a regular file") {
                     "replace it with a plain file, remove it, or list it in the Config's `ignore` (capops never opens a FIFO, socket or device: it could block the run forever)"
-                } else if why.contains("is a folder") {
+                } else if why.contains("is a folder") && path == super::CONFIG_FILE {
                     "the Config is the file `capops.yaml` at the repository's root: move the folder away and write the Config there"
                 } else {
                     "check the file's permissions, or remove a broken symbolic link"

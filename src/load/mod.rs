@@ -20,6 +20,7 @@ pub mod shape;
 pub mod templates;
 pub mod typed;
 pub mod usage;
+mod usage_join;
 pub mod yaml;
 
 pub use crate::model::TypedDoc;
@@ -172,7 +173,7 @@ pub fn load_with(
             for (id, text, part, diags) in parts {
                 loaded.sources.set_text(id, text);
                 loaded.diagnostics.extend(diags);
-                usage::join(&mut loaded.usage, part, ids, &mut loaded.diagnostics);
+                usage_join::join(&mut loaded.usage, part, ids, &mut loaded.diagnostics);
             }
         };
         let (next, ()) = rayon::join(|| read_batch(chunk), || put(&mut loaded, &mut ids));

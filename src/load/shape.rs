@@ -103,48 +103,52 @@ pub fn check(
     let mut found: Vec<(String, Diagnostic)> = Vec::new();
     let mut seen: HashSet<(String, Code, Option<u32>)> = HashSet::new();
     let mut any = false;
+    // What this document may describe, and a bound on what it holds to
+    // choose from (a wrong type hides the other complaints about the same
+    // value, so more are described than shown).
+    let room = budget.left;
+    let cap = if room == 0 {
+        0
+    } else {
+        room.saturating_mul(2) + 64
+    };
+    // Problems not described: counted once per place (a value of the
+    // wrong type and not one of the allowed words is one problem).
+    let mut uncounted = 0usize;
+    let mut last_place = String::new();
     for err in compiled.validator.iter_errors(instance) {
         any = true;
+        let pointer = err.instance_path().as_str().to_string();
         // The problems this error stands for: each unexpected key is one.
         let problems = match err.kind() {
             ValidationErrorKind::AdditionalProperties { unexpected }
             | ValidationErrorKind::UnevaluatedProperties { unexpected } => unexpected.len(),
             _ => 1,
         };
-        let described = if budget.left == 0 {
-            Vec::new()
-        } else {
-            let pointer = err.instance_path().as_str().to_string();
+        let described = if found.len() < cap {
             let schema_path = err.schema_path().as_str().to_string();
-            let mut ds = describe(
+            describe(
                 err.kind(),
                 &pointer,
                 &schema_path,
                 &compiled.schema,
                 doc,
                 file,
-                budget.left,
-            );
-            ds.truncate(budget.left);
-            budget.left -= ds.len();
-            ds.into_iter().map(|d| (pointer.clone(), d)).collect()
+                cap - found.len(),
+            )
+        } else {
+            Vec::new()
         };
-        if problems > described.len() {
-            budget.hidden += problems - described.len();
-            // A point at the document's start: the document itself may be
-            // megabytes.
-            budget.first_hidden.get_or_insert(Span {
-                file,
-                start: doc.start,
-                end: doc.start,
-            });
+        if problems > described.len() && (problems > 1 || pointer != last_place) {
+            uncounted += problems - described.len();
         }
-        for (pointer, d) in described {
+        for d in described {
             let at = d.span().map(|s| s.start);
             if seen.insert((pointer.clone(), d.code, at)) {
-                found.push((pointer, d));
+                found.push((pointer.clone(), d));
             }
         }
+        last_place = pointer;
     }
     let typed: HashSet<String> = found
         .iter()
@@ -152,12 +156,25 @@ pub fn check(
         .map(|(p, _)| p.clone())
         .collect();
     let ok = !any;
-    diags.extend(
-        found
-            .into_iter()
-            .filter(|(p, d)| d.code == Code::WrongType || !typed.contains(p))
-            .map(|(_, d)| d),
-    );
+    let kept: Vec<Diagnostic> = found
+        .into_iter()
+        .filter(|(p, d)| d.code == Code::WrongType || !typed.contains(p))
+        .map(|(_, d)| d)
+        .collect();
+    let shown = kept.len().min(room);
+    let hidden = kept.len() - shown + uncounted;
+    budget.left -= shown;
+    if hidden > 0 {
+        budget.hidden += hidden;
+        // A point at the document's start: the document itself may be
+        // megabytes.
+        budget.first_hidden.get_or_insert(Span {
+            file,
+            start: doc.start,
+            end: doc.start,
+        });
+    }
+    diags.extend(kept.into_iter().take(shown));
     ok
 }
 

@@ -206,3 +206,32 @@ fn past_the_files_budget_problems_are_counted_not_described() {
     // Within the budget nothing is hidden.
     assert!(Budget::new().finish().is_none());
 }
+
+#[test]
+fn a_value_of_the_wrong_type_is_one_problem_however_many_rules_it_breaks() {
+    // `preemptionPolicy: 5` is of the wrong type and not one of the
+    // allowed words: one problem, shown once and counted once.
+    let one = format!("{HEAD}spec:\n  value: 5\n  preemptionPolicy: 5\n");
+    let text: String = (0..1_200).map(|_| format!("---\n{one}")).collect();
+    let parsed = parse(&text, FileId(0));
+    let mut diags = Vec::new();
+    let mut budget = Budget::new();
+    for doc in &parsed.documents {
+        check(
+            Kind::PriorityClass,
+            doc,
+            &crate::load::json::to_json(doc),
+            FileId(0),
+            &mut diags,
+            &mut budget,
+        );
+    }
+    assert_eq!(diags.len(), DESCRIBED_PER_FILE);
+    assert!(diags.iter().all(|d| d.code == Code::WrongType));
+    let last = budget.finish().unwrap();
+    assert!(
+        last.message.contains(" 200 more problems"),
+        "{}",
+        last.message
+    );
+}

@@ -64,7 +64,14 @@ pub fn fingerprint(instance: &serde_json::Value) -> Fingerprint {
                 items.iter().for_each(|i| feed(i, h));
             }
             serde_json::Value::String(s) => bytes(h, b's', s.as_bytes()),
-            serde_json::Value::Number(n) => bytes(h, b'n', n.to_string().as_bytes()),
+            // A whole number written as a float (`50000.0`) is the number
+            // written without the point: the same amount, not a change.
+            serde_json::Value::Number(n) => match n.as_f64() {
+                Some(f) if n.is_f64() && f.fract() == 0.0 && f.abs() < 9.0e15 => {
+                    bytes(h, b'n', (f as i64).to_string().as_bytes())
+                }
+                _ => bytes(h, b'n', n.to_string().as_bytes()),
+            },
             serde_json::Value::Bool(b) => h.update([b'b', u8::from(*b)]),
             serde_json::Value::Null => h.update([b'0']),
         }
@@ -251,6 +258,12 @@ mod tests {
         assert_ne!(e.field("n"), f.field("n"));
         let g = fingerprint(&spec(json!({"n": "1"})));
         assert_ne!(a.field("n"), g.field("n"));
+        // A whole number written with a point is the same number; a
+        // fraction is not.
+        let one = fingerprint(&spec(json!({"n": 1.0})));
+        assert_eq!(a.field("n"), one.field("n"));
+        let more = fingerprint(&spec(json!({"n": 1.5})));
+        assert_ne!(a.field("n"), more.field("n"));
         // Nesting is part of the content.
         let h = fingerprint(&spec(json!({"w": [["a"], []]})));
         let i = fingerprint(&spec(json!({"w": [[], ["a"]]})));

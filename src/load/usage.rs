@@ -7,7 +7,7 @@
 use crate::diag::{Code, Diagnostic, FileId, Span};
 use crate::model::usage::USAGE_COLUMNS;
 use crate::model::usage::{IntHash, UsageRows};
-use crate::model::{SeriesKey, Timestamp, Usage, UsageSample};
+use crate::model::{SeriesKey, Timestamp, UsageSample};
 use std::collections::HashMap;
 
 /// Appends the rows of one CSV file to `usage`.
@@ -69,6 +69,8 @@ fn read(text: &str, file: FileId, usage: &mut UsageRows, diags: &mut Vec<Diagnos
         last_series: None,
         usage,
         diags,
+        hidden: 0,
+        first_hidden: None,
     };
     for (i, k) in rows.usage.series.iter().enumerate() {
         rows.ids
@@ -116,6 +118,7 @@ fn read(text: &str, file: FileId, usage: &mut UsageRows, diags: &mut Vec<Diagnos
                 (row_start, n) = (i + 1, 0);
             }
         }
+        rows.finish();
         return;
     }
     let mut record = csv::StringRecord::new();
@@ -125,7 +128,7 @@ fn read(text: &str, file: FileId, usage: &mut UsageRows, diags: &mut Vec<Diagnos
             Ok(true) => {}
             Err(e) => {
                 let offset = e.position().map(|p| p.byte() as usize).unwrap_or(0);
-                rows.diags.push(
+                rows.push(
                     Diagnostic::new(Code::UsageBadRow, format!("malformed CSV: {e}"))
                         .at(Span::new(file, offset, offset), "here"),
                 );
@@ -168,7 +171,7 @@ fn read(text: &str, file: FileId, usage: &mut UsageRows, diags: &mut Vec<Diagnos
                     "close the quote, or remove it: usage cells are plain values",
                 )
             };
-            rows.diags.push(
+            rows.push(
                 Diagnostic::new(Code::UsageBadRow, message)
                     .at(Span::new(file, quote, quote + 1), "this quote")
                     .help(help),
@@ -185,6 +188,7 @@ fn read(text: &str, file: FileId, usage: &mut UsageRows, diags: &mut Vec<Diagnos
             None => Span::new(file, row_start, row_start),
         });
     }
+    rows.finish();
 }
 
 /// In a record's raw text, where the quoted cell that holds the first line
@@ -233,11 +237,46 @@ struct RowReader<'u> {
     last_series: Option<u32>,
     usage: &'u mut UsageRows,
     diags: &'u mut Vec<Diagnostic>,
+    /// Problems found past [`DESCRIBED_PER_FILE`], and the first one's place.
+    hidden: usize,
+    first_hidden: Option<Span>,
 }
 
+/// The most row problems described for one usage file: past it they are
+/// counted, and one `problems-not-shown` error says how many (a file of a
+/// million bad rows would otherwise hold a diagnostic for each).
+pub const DESCRIBED_PER_FILE: usize = 1_000;
+
 impl RowReader<'_> {
+    /// Reports a problem while the file's budget lasts; counts it after.
+    fn push(&mut self, d: Diagnostic) {
+        if self.diags.len() < DESCRIBED_PER_FILE {
+            self.diags.push(d);
+        } else {
+            self.hidden += 1;
+            self.first_hidden = self.first_hidden.or(d.span());
+        }
+    }
+
+    /// The error that counts the problems not described, if any.
+    fn finish(self) {
+        if let Some(span) = self.first_hidden {
+            self.diags.push(
+                Diagnostic::new(
+                    Code::ProblemsNotShown,
+                    format!(
+                        "this file has {} more problems with its rows than the {DESCRIBED_PER_FILE} described",
+                        self.hidden
+                    ),
+                )
+                .at(span, "the first row with a problem not shown")
+                .help("fix the problems shown and run again; the next ones are then described"),
+            );
+        }
+    }
+
     fn wrong_count(&mut self, n: usize, row_start: usize) {
-        self.diags.push(
+        self.push(
             Diagnostic::new(
                 Code::UsageBadRow,
                 format!("row has {n} cells, expected {}", USAGE_COLUMNS.len()),
@@ -262,7 +301,7 @@ impl RowReader<'_> {
             // Only a timestamp in range is kept for the next rows.
             Ok(t) if cached.is_some() => t,
             Ok(t) if !crate::model::types::YEARS.contains(&t.date().year()) => {
-                self.diags.push(
+                self.push(
                     Diagnostic::new(
                         Code::UsageBadRow,
                         format!("`{}` is outside the years capops reads", cells[0].trim()),
@@ -278,7 +317,7 @@ impl RowReader<'_> {
                 at
             }
             Err(m) => {
-                self.diags.push(
+                self.push(
                     Diagnostic::new(Code::UsageBadRow, format!("bad timestamp: {m}"))
                         .at(span(0), "not an RFC 3339 time")
                         .help("write timestamps as 2026-11-01T13:00:00Z"),
@@ -309,7 +348,7 @@ impl RowReader<'_> {
                         ),
                         _ => format!("`{cell}` in {} is not a number of GPUs", USAGE_COLUMNS[col]),
                     };
-                    self.diags.push(
+                    self.push(
                         Diagnostic::new(Code::UsageBadRow, message)
                             .at(span(col), format!("expected a number from 0 to {max}"))
                             .help("write the GPUs held in that hour (a number from 0 up), or leave the cell empty to mark a gap in the data"),
@@ -324,7 +363,7 @@ impl RowReader<'_> {
         if let (Some(a), Some(u)) = (values[0], values[1])
             && u > a + 1e-9
         {
-            self.diags.push(
+            self.push(
                 Diagnostic::new(
                     Code::UsageUsedExceedsAllocated,
                     format!("{u} GPUs used but only {a} allocated"),
@@ -395,81 +434,6 @@ impl RowReader<'_> {
             end: last.end.max(first.start),
             ..first
         });
-    }
-}
-
-/// Puts `part` (one file's rows) in place in `usage`, renumbering its
-/// series: a series already known keeps its id, a new one gets the next.
-/// `ids` is kept by the caller across parts. A series whose rows would
-/// span more hours than it has rows allow (`model::usage::max_span_hours`)
-/// is reported at its first row in this file, and those rows are not read.
-pub fn join(
-    usage: &mut Usage,
-    part: UsageRows,
-    ids: &mut HashMap<SeriesKey, u32>,
-    diags: &mut Vec<Diagnostic>,
-) {
-    let mut map = Vec::with_capacity(part.series.len());
-    let mut first_here: HashMap<u32, Span> = HashMap::new();
-    let peaks = part.peaks;
-    for (i, (key, span)) in part.series.into_iter().zip(part.series_spans).enumerate() {
-        let id = match ids.get(&key) {
-            Some(&id) => id,
-            None => {
-                let id = usage.push_series(key.clone(), span);
-                ids.insert(key, id);
-                id
-            }
-        };
-        if let (Some(&peak), Some(slot)) = (peaks.get(i), usage.peaks.get_mut(id as usize))
-            && peak.0 > slot.0
-        {
-            *slot = peak;
-        }
-        first_here.insert(id, span);
-        map.push(id);
-    }
-    let mut samples = part.samples;
-    for s in &mut samples {
-        *s = s.with_series(map[s.series as usize]);
-    }
-    for r in usage.add_rows(&samples, &part.rows) {
-        let key = &usage.series[r.series as usize];
-        let first = first_here
-            .get(&r.series)
-            .copied()
-            .unwrap_or(usage.series_spans[r.series as usize]);
-        // The row farthest from the rest: here, or in a file read before.
-        let far = r.farthest.and_then(|i| part.rows.get(i).copied());
-        let when = crate::model::Timestamp::from_second(r.farthest_hour * 3600)
-            .map(|t| {
-                let file = if r.farthest.is_some() {
-                    ""
-                } else {
-                    ", in a usage file read before this one"
-                };
-                format!(" (the row farthest from the rest is for {t}{file})")
-            })
-            .unwrap_or_default();
-        let mut d = Diagnostic::new(
-            Code::UsageBadRow,
-            format!(
-                "usage of {}/{}/{} would span {} days with {} rows{when}: capops holds usage hour by hour, and a series may span at most a day per row (31 days at least); this file's rows of the series were not read",
-                key.cluster,
-                key.pool,
-                key.team,
-                (r.hours + 23) / 24,
-                r.rows
-            ),
-        )
-        .help("check the series' timestamps (a mistyped year puts a row decades away from the rest)");
-        d = match far {
-            Some(row) => d
-                .at(row, "farthest from the rest")
-                .related(first, "the series' first row in this file"),
-            None => d.at(first, "series in this file"),
-        };
-        diags.push(d);
     }
 }
 

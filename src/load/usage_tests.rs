@@ -2,6 +2,8 @@
 //! apart.
 
 use super::*;
+use crate::load::usage_join::join;
+use crate::model::Usage;
 
 #[test]
 fn reads_samples_with_gaps_and_reports_bad_rows() {

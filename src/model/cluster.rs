@@ -287,13 +287,22 @@ fn says_reclaimable(value: &str) -> bool {
             })
         })
     };
-    // Negated only by the word right before it (`non-preemptible`, `no
-    // spot`; joined, `nonpreemptible` is no word of theirs): `spot-nonprod`
-    // and `preemptible-not-reserved` still say spot.
+    // Negated by the word right before it (`non-preemptible`, `no spot`,
+    // `not-a-spot`; joined, `nonpreemptible` is no word of theirs), or by a
+    // flag's value after it that ends the text (`spot-false`,
+    // `spot-disabled`): `spot-nonprod` and `preemptible-not-reserved` still
+    // say spot.
+    const OFF: [&str; 5] = ["false", "disabled", "off", "no", "none"];
+    let negated = |i: usize| {
+        let before = |k: usize| i >= k && NEGATIONS.contains(&words[i - k]);
+        before(1)
+            || (i >= 2 && matches!(words[i - 1], "a" | "an") && before(2))
+            || (i + 2 == words.len() && OFF.contains(&words[i + 1]))
+    };
     words
         .iter()
         .enumerate()
-        .any(|(i, w)| says(w) && !(i > 0 && NEGATIONS.contains(&words[i - 1])))
+        .any(|(i, w)| says(w) && !negated(i))
 }
 
 /// The label or taint of a pool that marks its nodes as spot
@@ -356,6 +365,11 @@ mod tests {
             ("lifecycle", "OnDemand"),
             ("lifecycle", "nospot"),
             ("acme.ai/market", "no spot"),
+            // A flag's value after the word, and "not a".
+            ("acme.ai/market", "spot-false"),
+            ("acme.ai/market", "spot-disabled"),
+            ("acme.ai/market", "Spot_Off"),
+            ("acme.ai/market", "not-a-spot"),
         ] {
             assert!(!marks_spot(k, v), "{k}: {v}");
         }

@@ -270,19 +270,15 @@ impl Hourly {
             .map(|i| self.start + i as i64)
     }
 
-    /// The series as known before hour `hour`: its values before it, and
-    /// no trailing gaps (a series whose next sample came after `hour` had,
-    /// then, ended at its last one). `None` when nothing reaches `hour`.
-    pub fn before(&self, hour: i64) -> Option<Hourly> {
-        if self.end() <= hour {
-            return None;
+    /// The first `n` hours of the series (fewer when it is shorter).
+    pub fn first(&self, n: usize) -> Hourly {
+        if n == 0 {
+            return Hourly::default();
         }
-        let kept = usize::try_from(hour - self.start).unwrap_or(0);
-        let last = (0..kept.min(self.values.len())).rposition(|i| !self.values.is_gap(i));
-        Some(match last {
-            Some(i) => Hourly::new(self.start, (0..=i).map(|j| self.values.get(j))),
-            None => Hourly::default(),
-        })
+        Hourly::new(
+            self.start,
+            (0..n.min(self.values.len())).map(|j| self.values.get(j)),
+        )
     }
 
     /// The hour of the first value (not a gap).

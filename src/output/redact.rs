@@ -58,10 +58,16 @@ fn redact_after(text: &str, scheme: &str) -> String {
                 break;
             }
         }
+        if !separated {
+            // `tokentoken…`: no credential follows, and the run after it is
+            // not walked (walking it at every match would be quadratic).
+            from += i + scheme.len();
+            continue;
+        }
         let end = text[start..]
             .find(|c: char| !(c.is_ascii_alphanumeric() || "-._~+/=".contains(c)))
             .map_or(text.len(), |j| start + j);
-        if separated && end >= start + 4 {
+        if end >= start + 4 {
             out.push_str(&text[copied..start]);
             out.push_str("<redacted>");
             copied = end;
@@ -106,5 +112,18 @@ mod tests {
         let out = scrub_text(&[], &text);
         assert_eq!(out.matches("token <redacted>").count(), 1000);
         assert!(!out.contains("abcd1234"));
+        // A megabyte of scheme words run together (no credential follows
+        // any of them) is passed over once, and the one after them found.
+        let text = format!("{}token abcd1234", "token".repeat(200_000));
+        let out = scrub_text(&[], &text);
+        assert!(
+            out.ends_with("token <redacted>"),
+            "{}",
+            &out[out.len() - 40..]
+        );
+        assert_eq!(
+            out.len(),
+            text.len() - "abcd1234".len() + "<redacted>".len()
+        );
     }
 }

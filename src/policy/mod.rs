@@ -359,10 +359,12 @@ pub fn check(input: &CheckInput<'_>) -> CheckResult {
         .unwrap_or_default();
     if !standing.is_empty() {
         let moved = standing::world(world, input.head, &changes);
+        let moved_config = standing::head_default(&config, input.head);
         let moved_ledger = Ledger::build(&moved);
         let moved_analysis = crate::cost::Analysis::new(&moved, input.at);
-        let moved_shared = facts::Shared::new(&moved, &config);
+        let moved_shared = facts::Shared::new(&moved, &moved_config);
         let menv = facts::Env {
+            config: &moved_config,
             world: &moved,
             ledger: &moved_ledger,
             analysis: &moved_analysis,

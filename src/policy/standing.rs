@@ -24,17 +24,42 @@ pub fn affected(base: &Repo, head: &Repo, changes: &[Changed], at: Timestamp) ->
     let mut pools: BTreeSet<(&str, &str)> = BTreeSet::new();
     let mut clusters: BTreeSet<&str> = BTreeSet::new();
     let mut classes: BTreeSet<&str> = BTreeSet::new();
+    // The Config's default class moved: requests that name none run at the
+    // head's.
+    let default = |r: &Repo| {
+        r.config_spec()
+            .defaults
+            .priority_class
+            .as_ref()
+            .map(|c| c.value.clone())
+    };
+    let default_moved = default(base) != default(head);
     for c in changes {
-        // A class added as the global default moves requests that name none.
-        if c.kind == Kind::PriorityClass && c.change.kind == ChangeKind::Added {
+        // A class added (as the global default) or removed (the global
+        // default, which another class replaces) moves requests that name none.
+        if c.kind == Kind::PriorityClass && c.change.kind != ChangeKind::Modified {
             classes.insert(&c.name);
         }
         if c.change.kind != ChangeKind::Modified {
             continue;
         }
         match c.kind {
+            // Only what places a pod: its value, whether it preempts, and
+            // whether it is the default (not its description or annotations).
             Kind::PriorityClass => {
-                classes.insert(&c.name);
+                let placed = |r: &Repo| {
+                    r.priority_classes.get(&c.name).map(|p| {
+                        let s = &p.spec;
+                        (
+                            s.value.value,
+                            s.preemption_policy,
+                            s.global_default.as_ref().is_some_and(|g| g.value),
+                        )
+                    })
+                };
+                if placed(base) != placed(head) {
+                    classes.insert(&c.name);
+                }
             }
             Kind::Cluster => {
                 let (Some(now), Some(then)) =
@@ -56,10 +81,7 @@ pub fn affected(base: &Repo, head: &Repo, changes: &[Changed], at: Timestamp) ->
                         .node_pools
                         .iter()
                         .find(|p| p.name.value == pool.name.value);
-                    if before.is_some_and(|b| {
-                        super::facts::platform::pool_shape(b)
-                            != super::facts::platform::pool_shape(pool)
-                    }) {
+                    if before.is_some_and(|b| pool_shape(b) != pool_shape(pool)) {
                         pools.insert((now.name(), pool.name.value.as_str()));
                     }
                 }
@@ -67,7 +89,7 @@ pub fn affected(base: &Repo, head: &Repo, changes: &[Changed], at: Timestamp) ->
             _ => {}
         }
     }
-    if pools.is_empty() && clusters.is_empty() && classes.is_empty() {
+    if pools.is_empty() && clusters.is_empty() && classes.is_empty() && !default_moved {
         return Vec::new();
     }
     let hour = at.hour_index();
@@ -80,7 +102,7 @@ pub fn affected(base: &Repo, head: &Repo, changes: &[Changed], at: Timestamp) ->
                 || pools.contains(&(s.cluster.value.as_str(), s.pool.value.as_str()))
                 // Without a class of its own a request runs at the global
                 // default, which any changed class may have become.
-                || s.priority_class.as_ref().map_or(!classes.is_empty(), |p| {
+                || s.priority_class.as_ref().map_or(!classes.is_empty() || default_moved, |p| {
                     classes.contains(p.value.as_str())
                 })
         })
@@ -90,6 +112,42 @@ pub fn affected(base: &Repo, head: &Repo, changes: &[Changed], at: Timestamp) ->
             change: Change::unchanged(),
         })
         .collect()
+}
+
+/// A pool as a change compares it: its size and how it is bought and shared.
+pub(crate) fn pool_shape(p: &NodePool) -> String {
+    let mix = p.purchase.as_ref().map(|m| {
+        format!(
+            "{}/{}/{}",
+            m.value.reserved.0, m.value.on_demand.0, m.value.spot.0
+        )
+    });
+    let mig = p.mig.as_ref().map(|m| {
+        m.layout
+            .value
+            .iter()
+            .map(|(k, v)| format!("{}={}", k.value, v.value.0))
+            .collect::<Vec<_>>()
+            .join(",")
+    });
+    // Labels and taints (a set) by value: places differ in base and head.
+    let mut taints: Vec<String> = p
+        .taints
+        .iter()
+        .map(|t| serde_json::json!(t).to_string())
+        .collect();
+    taints.sort_unstable();
+    let placed = serde_json::json!([&p.node_labels, taints]).to_string();
+    format!(
+        "{}x{}:{}:{:?}:{:?}:{:?}:{:?}:{placed}",
+        p.nodes.value.0,
+        p.gpus_per_node.value.0,
+        p.gpu_model.value,
+        p.instance_type.as_ref().map(|t| t.value.clone()),
+        mix,
+        mig,
+        p.time_slicing.as_ref().map(|t| t.replicas.value),
+    )
 }
 
 /// A standing request's decision, reduced to what counts: its denials (and
@@ -107,13 +165,18 @@ pub fn only_denials(mut decision: Decision) -> Option<Decision> {
 }
 
 /// The judging world with the head's version of every cluster and priority
-/// class the change modifies: the ground a standing request now stands on.
+/// class the change modifies, without the priority classes it removes: the
+/// ground a standing request now stands on. (The Config's default class is
+/// the head's too: [`head_default`].)
 pub fn world(world: &Repo, head: &Repo, changes: &[Changed]) -> Repo {
     let mut out = world.clone();
-    for c in changes
-        .iter()
-        .filter(|c| c.change.kind == ChangeKind::Modified)
-    {
+    for c in changes {
+        if c.kind == Kind::PriorityClass && c.change.kind == ChangeKind::Removed {
+            out.priority_classes.remove(&c.name);
+        }
+        if c.change.kind != ChangeKind::Modified {
+            continue;
+        }
         match c.kind {
             Kind::Cluster => {
                 if let Some(d) = head.clusters.get(&c.name) {
@@ -128,6 +191,14 @@ pub fn world(world: &Repo, head: &Repo, changes: &[Changed]) -> Repo {
             _ => {}
         }
     }
+    out
+}
+
+/// The judging Config with the head's default priority class: what a
+/// request that names none runs at once the change is merged.
+pub fn head_default(config: &ConfigSpec, head: &Repo) -> ConfigSpec {
+    let mut out = config.clone();
+    out.defaults.priority_class = head.config_spec().defaults.priority_class.clone();
     out
 }
 

@@ -197,36 +197,6 @@ fn size(env: &Env<'_>, cluster: &Document<ClusterSpec>) -> ClusterSize {
     }
 }
 
-/// A pool as a change compares it: its size and how it is bought and shared.
-pub(crate) fn pool_shape(p: &NodePool) -> String {
-    let mix = p.purchase.as_ref().map(|m| {
-        format!(
-            "{}/{}/{}",
-            m.value.reserved.0, m.value.on_demand.0, m.value.spot.0
-        )
-    });
-    let mig = p.mig.as_ref().map(|m| {
-        m.layout
-            .value
-            .iter()
-            .map(|(k, v)| format!("{}={}", k.value, v.value.0))
-            .collect::<Vec<_>>()
-            .join(",")
-    });
-    // Labels and taints by value: their places differ in base and head.
-    let placed = serde_json::to_string(&(&p.node_labels, &p.taints)).unwrap_or_default();
-    format!(
-        "{}x{}:{}:{:?}:{:?}:{:?}:{:?}:{placed}",
-        p.nodes.value.0,
-        p.gpus_per_node.value.0,
-        p.gpu_model.value,
-        p.instance_type.as_ref().map(|t| t.value.clone()),
-        mix,
-        mig,
-        p.time_slicing.as_ref().map(|t| t.replicas.value),
-    )
-}
-
 /// Builds the facts of a changed Cluster: the head's document, compared with the base's.
 pub fn cluster(env: &Env<'_>, doc: &Document<ClusterSpec>, change: &Change) -> ClusterSubject {
     let removed = change.kind == crate::policy::change::ChangeKind::Removed;
@@ -242,7 +212,12 @@ pub fn cluster(env: &Env<'_>, doc: &Document<ClusterSpec>, change: &Change) -> C
         d.spec
             .node_pools
             .iter()
-            .map(|p| (p.name.value.to_string(), pool_shape(p)))
+            .map(|p| {
+                (
+                    p.name.value.to_string(),
+                    crate::policy::standing::pool_shape(p),
+                )
+            })
             .collect()
     };
     let after_pools = if removed { BTreeMap::new() } else { pools(doc) };
