@@ -253,6 +253,15 @@ fn a_missing_revision_is_an_outside_failure() {
         "{}",
         out.stderr
     );
+    // A tag of a tree is named as one.
+    let tree = r.git.head().unwrap().peel_to_tree().unwrap();
+    let sig = git2::Signature::now("t", "t@example.com").unwrap();
+    r.git
+        .tag("treetag", tree.as_object(), &sig, "a tree", false)
+        .unwrap();
+    let out = check(&r.root, &["--base", "treetag"]);
+    assert_eq!(out.code, 3);
+    assert!(out.stderr.contains("is a tag of a tree"), "{}", out.stderr);
     // An empty revision is a mistake in the command, not a git failure.
     for empty in ["", " "] {
         let out = check(&r.root, &["--base", empty]);

@@ -68,9 +68,15 @@ impl From<git2::Error> for GitError {
 
 /// A revision that names a tree or a blob (or a tag of one).
 fn not_a_commit(rev: &str, object: &git2::Object<'_>, repo: &Path) -> GitError {
+    let kind = |o: &git2::Object<'_>| o.kind().map_or("git object", |k| k.str()).to_string();
+    // A tag is named by what it tags (`a tag of a tree`).
+    let kind = match object.as_tag().and_then(|t| t.target().ok()) {
+        Some(target) => format!("tag of a {}", kind(&target)),
+        None => kind(object),
+    };
     GitError::NotACommit {
         rev: rev.to_string(),
-        kind: object.kind().map_or("git object", |k| k.str()).to_string(),
+        kind,
         repo: repo.to_path_buf(),
     }
 }

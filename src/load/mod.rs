@@ -12,6 +12,7 @@ pub mod cache_dir;
 pub mod de;
 mod decode;
 use decode::decode;
+mod described;
 pub mod files;
 pub mod git;
 pub mod json;

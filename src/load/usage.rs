@@ -242,10 +242,9 @@ struct RowReader<'u> {
     first_hidden: Option<Span>,
 }
 
-/// The most row problems described for one usage file: past it they are
-/// counted, and one `problems-not-shown` error says how many (a file of a
-/// million bad rows would otherwise hold a diagnostic for each).
-pub const DESCRIBED_PER_FILE: usize = 1_000;
+/// The most row problems described for one usage file (as for a YAML
+/// file's shape problems).
+pub use super::described::DESCRIBED_PER_FILE;
 
 impl RowReader<'_> {
     /// Reports a problem while the file's budget lasts; counts it after.

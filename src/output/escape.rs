@@ -33,11 +33,15 @@ pub fn escape(s: &str) -> String {
 }
 
 /// Whether a character is a bidirectional embedding, override or isolate
-/// (U+202A to U+202E, U+2066 to U+2069): shown raw, it reverses the order
-/// in which what follows reads ("Trojan Source"), so a name can look like
-/// another. Every output shows it by its code point instead.
+/// (U+202A to U+202E, U+2066 to U+2069), or an invisible direction mark
+/// (U+200E, U+200F, U+061C): shown raw, it reverses the order in which what
+/// follows reads ("Trojan Source"), so a name can look like another. Every
+/// output shows it by its code point instead.
 pub fn reorders(c: char) -> bool {
-    matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
+    matches!(
+        c,
+        '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{200E}' | '\u{200F}' | '\u{061C}'
+    )
 }
 
 /// The longest run of `c` in `s`.
@@ -200,10 +204,14 @@ impl<W: std::io::Write> Terminal<W> {
 impl<W: std::io::Write> std::io::Write for Terminal<W> {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
         // Fast path: nothing a terminal acts on (bytes below 0x20 other than
-        // newline and tab, DEL, 0xC2 that may start a C1 control, and 0xE2
-        // that may start a bidirectional control).
+        // newline and tab, DEL, 0xC2 that may start a C1 control, and 0xD8
+        // and 0xE2 that may start a bidirectional control).
         let plain = |b: &u8| {
-            !((*b < 0x20 && *b != b'\n' && *b != b'\t') || *b == 0x7f || *b == 0xc2 || *b == 0xe2)
+            !((*b < 0x20 && *b != b'\n' && *b != b'\t')
+                || *b == 0x7f
+                || *b == 0xc2
+                || *b == 0xd8
+                || *b == 0xe2)
         };
         if self.pending.is_empty() && buf.iter().all(plain) {
             return self.inner.write(buf);
@@ -294,11 +302,14 @@ mod tests {
     #[test]
     fn bidirectional_controls_are_shown_by_code_point() {
         // "team-a" followed by a right-to-left override reads reversed.
-        let name = "team-\u{202e}a.yaml\u{2066}";
-        assert_eq!(terminal(name), "team-\\u202ea.yaml\\u2066");
-        assert_eq!(terminal_line(name), "team-\\u202ea.yaml\\u2066");
-        assert_eq!(escape(name), "team-&lt;U+202E&gt;a.yaml&lt;U+2066&gt;");
-        assert_eq!(code(name), "`team-<U+202E>a.yaml<U+2066>`");
+        let name = "team-\u{202e}a.yaml\u{2066}\u{61c}";
+        assert_eq!(terminal(name), "team-\\u202ea.yaml\\u2066\\u061c");
+        assert_eq!(terminal_line(name), "team-\\u202ea.yaml\\u2066\\u061c");
+        assert_eq!(
+            escape(name),
+            "team-&lt;U+202E&gt;a.yaml&lt;U+2066&gt;&lt;U+061C&gt;"
+        );
+        assert_eq!(code(name), "`team-<U+202E>a.yaml<U+2066><U+061C>`");
         // Through the writer, byte by byte, and as JSON that reads back the same.
         use std::io::Write as _;
         let value = serde_json::json!({ "team": name, "note": "… ─ ×" });
