@@ -67,11 +67,31 @@ pub fn affected(base: &Repo, head: &Repo, changes: &[Changed], at: Timestamp) ->
                 else {
                     continue;
                 };
-                if c.change
-                    .fields
-                    .iter()
-                    .any(|f| f != "nodePools" && f != "metadata")
-                {
+                // Its own settings: those with a value compared by value (a
+                // default written out, such as `migStrategy: mixed`, is no
+                // change); any other field that changed, by its text.
+                let valued = [
+                    "environment",
+                    "provider",
+                    "region",
+                    "kubeContext",
+                    "migStrategy",
+                ];
+                let settings = |d: &Document<ClusterSpec>| {
+                    let s = &d.spec;
+                    serde_json::json!([
+                        s.environment,
+                        s.provider,
+                        s.region,
+                        s.kube_context,
+                        s.mig_strategy
+                    ])
+                };
+                let other =
+                    c.change.fields.iter().any(|f| {
+                        f != "nodePools" && f != "metadata" && !valued.contains(&f.as_str())
+                    });
+                if other || settings(now) != settings(then) {
                     clusters.insert(now.name());
                     continue;
                 }
