@@ -427,7 +427,7 @@ pub struct PriorityFacts {
     pub preemption_policy: String,
     /// Whether pods without a class get this one.
     pub global_default: bool,
-    /// Requests of the repository that run at this class.
+    /// Requests of the repository that run at this class: by name, or naming none, at the Config's default class, or without one at this class when it is the global default.
     pub requests: u32,
 }
 
@@ -452,12 +452,13 @@ pub struct PreviousPriority {
 
 fn priority_facts(env: &Env<'_>, doc: &Document<PriorityClassSpec>) -> PriorityFacts {
     let s = &doc.spec;
-    let default_class = env
-        .config
-        .defaults
-        .priority_class
-        .as_ref()
-        .map(|c| c.value.as_str());
+    // What a request that names none runs at: the Config's default, or
+    // without one this class when it is the global default.
+    let global = s.global_default.as_ref().is_some_and(|g| g.value);
+    let default_class = match &env.config.defaults.priority_class {
+        Some(c) => Some(c.value.as_str()),
+        None => global.then(|| doc.name()),
+    };
     PriorityFacts {
         name: doc.name().to_string(),
         value: s.value.value,
@@ -466,7 +467,7 @@ fn priority_facts(env: &Env<'_>, doc: &Document<PriorityClassSpec>) -> PriorityF
             .unwrap_or(PreemptionPolicy::PreemptLowerPriority)
             .as_str()
             .to_string(),
-        global_default: s.global_default.as_ref().is_some_and(|g| g.value),
+        global_default: global,
         requests: env
             .world
             .requests
