@@ -277,6 +277,50 @@ fn a_usage_file_of_thousands_of_bad_rows_describes_the_first_thousand() {
 }
 
 #[test]
+fn thousands_of_pools_on_the_same_nodes_are_a_problem_each_not_one_a_pair() {
+    // 2,000 pools with the same labels: 1,999,000 pairs, once a diagnostic
+    // each (a 530 KB file of 6,000 such pools ran out of memory).
+    let (_t, repo) = example_with(|r| {
+        let pools: String = (0..2_000)
+            .map(|i| format!("    - {{name: p{i}, gpuModel: l4, gpusPerNode: 1, nodes: 1, nodeLabels: {{pool: same}}}}\n"))
+            .collect();
+        std::fs::write(
+            r.join("clusters/same.yaml"),
+            format!("apiVersion: capops.dev/v1alpha1\nkind: Cluster\nmetadata:\n  name: same\nspec:\n  environment: development\n  provider: onprem\n  nodePools:\n{pools}"),
+        )
+        .unwrap();
+    });
+    let out = run(
+        &["validate", &repo.display().to_string(), "--format", "json"],
+        &[],
+    );
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    let shared: Vec<_> = out.json["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["code"] == "node-pools-share-nodes")
+        .collect();
+    assert_eq!(shared.len(), 1_999);
+    let last = shared
+        .iter()
+        .find(|d| {
+            d["message"]
+                .as_str()
+                .unwrap()
+                .starts_with("pools `p1999` and `p0`")
+        })
+        .unwrap();
+    assert!(
+        last["message"]
+            .as_str()
+            .unwrap()
+            .contains("1998 more of its pools"),
+        "{last}"
+    );
+}
+
+#[test]
 fn a_snippet_whose_context_is_megabytes_is_not_drawn() {
     // The unknown field's own line is short; the line after it is a
     // megabyte. The snippet would show it whole.
@@ -302,6 +346,27 @@ fn a_snippet_whose_context_is_megabytes_is_not_drawn() {
         "{}",
         &out.stderr[..out.stderr.len().min(2000)]
     );
+    assert!(
+        out.stderr.len() < 10_000,
+        "{} bytes of diagnostics",
+        out.stderr.len()
+    );
+    // Two labels of one diagnostic far apart in a file: the snippet would
+    // draw every line between them.
+    let (_t, repo) = example_with(|r| {
+        let team = "apiVersion: capops.dev/v1alpha1\nkind: Team\nmetadata: {name: twice}\nspec: {displayName: T, costCenter: \"1\"}\n";
+        let between = "# a comment\n".repeat(100_000);
+        std::fs::write(
+            r.join("teams/twice.yaml"),
+            format!("{team}{between}---\n{team}"),
+        )
+        .unwrap();
+    });
+    let out = run(&["validate", &repo.display().to_string()], &[]);
+    assert_eq!(out.code, 2);
+    let shown = &out.stderr[..out.stderr.len().min(2000)];
+    assert!(out.stderr.contains("error[duplicate-name]"), "{shown}");
+    assert!(out.stderr.contains("teams/twice.yaml:100008:18"), "{shown}");
     assert!(
         out.stderr.len() < 10_000,
         "{} bytes of diagnostics",

@@ -196,7 +196,8 @@ pub fn compare(inv: &NodeInventory, cluster: &str, pool: &NodePool) -> Compariso
                 .and_then(|mm| mig::resolve(mm, &name.value).ok())
                 .map(|r| r.profile.name.to_string())
                 .unwrap_or_else(|| name.value.clone());
-            *out.entry(canonical).or_default() += count.value.0;
+            let slot: &mut u32 = out.entry(canonical).or_default();
+            *slot = slot.saturating_add(count.value.0);
         }
         out
     });

@@ -224,7 +224,7 @@ pub fn place(
     let mut merged: Vec<(&'static MigProfile, u32)> = Vec::new();
     for &(p, n) in layout {
         match merged.iter_mut().find(|(q, _)| std::ptr::eq(*q, p)) {
-            Some((_, m)) => *m += n,
+            Some((_, m)) => *m = m.saturating_add(n),
             None => merged.push((p, n)),
         }
     }

@@ -89,6 +89,15 @@ fn invalid_layouts_say_why() {
         place(mig, &layout(mig, &[("1g.20gb", 4), ("1g.10gb", 1)])),
         Err(FitError::Memory { used: 9, total: 8 })
     );
+    // Counts of one profile (spelt two ways) that add up past 2^32 are
+    // too many, not a sum that wrapped round to 1.
+    assert!(matches!(
+        place(mig, &layout(mig, &[("1g.10gb", u32::MAX), ("1g.10gb", 2)])),
+        Err(FitError::TooMany {
+            count: u32::MAX,
+            ..
+        })
+    ));
     assert_eq!(
         place(mig, &layout(mig, &[("1g.10gb+me", 2)])),
         Err(FitError::TooMany {

@@ -73,10 +73,23 @@ fn draw(d: &Diagnostic, sources: &SourceMap, paths: &Paths, color: bool) -> Stri
         .with_width(100)
         .with_links(false);
     let mut out = String::new();
-    if d.primary
-        .as_ref()
-        .is_some_and(|p| long_line(sources, p) || d.related.iter().any(|l| long_line(sources, l)))
-    {
+    // The snippet shows every line from the first label in the primary's
+    // file to the last: two labels far apart draw all the lines between.
+    let drawn = d.primary.as_ref().map(|p| {
+        let same = d.related.iter().filter(|l| l.span.file == p.span.file);
+        let mut span = p.span;
+        for l in same {
+            span.start = span.start.min(l.span.start);
+            span.end = span.end.max(l.span.end);
+        }
+        Label {
+            span,
+            text: String::new(),
+        }
+    });
+    if drawn.as_ref().is_some_and(|all| {
+        long_line(sources, all) || d.related.iter().any(|l| long_line(sources, l))
+    }) {
         // miette cannot draw a snippet this wide (it panics past column
         // 65,535), and one of megabytes helps nobody; say where, without
         // the snippet.
@@ -134,9 +147,11 @@ fn long_line(sources: &SourceMap, l: &Label) -> bool {
                 line.len() > MAX_SNIPPET_LINE || lines > MAX_SNIPPET_LINES
             })
         }
+        // A row the file did not keep would be drawn from the whole file,
+        // read again: not drawn.
         Text::Rows(rows) => rows
             .row_at(l.span.start)
-            .is_some_and(|r| r.text.len() > MAX_SNIPPET_LINE),
+            .is_none_or(|r| r.text.len() > MAX_SNIPPET_LINE),
     }
 }
 

@@ -53,32 +53,41 @@ pub fn check_clusters(repo: &Repo, diags: &mut Vec<Diagnostic>) {
 /// would be written onto nodes of the other pool.
 fn check_selectors(cluster: &Document<ClusterSpec>, diags: &mut Vec<Diagnostic>) {
     let pools = &cluster.spec.node_pools;
+    // One problem per pool, at the first pool before it that it shares
+    // nodes with (thousands of pools with the same labels are thousands of
+    // problems, not millions of pairs).
     for (i, a) in pools.iter().enumerate() {
-        for b in &pools[..i] {
-            // Whatever their GPU models say: a selector aimed at another
-            // model's nodes still reaches them (the model is not checked
-            // against the nodes).
-            if a.node_labels.is_empty() || b.node_labels.is_empty() {
-                continue;
-            }
-            if !crate::model::selectors_may_overlap(&a.node_labels, &b.node_labels) {
-                continue;
-            }
-            diags.push(
-                Diagnostic::new(
-                    Code::NodePoolsShareNodes,
-                    format!(
-                        "pools `{}` and `{}` of cluster `{}` can select the same nodes: no label of their nodeLabels tells them apart",
-                        a.name.value,
-                        b.name.value,
-                        cluster.name()
-                    ),
-                )
-                .at(a.name.span, "selects nodes of the other pool")
-                .related(b.name.span, "the other pool")
-                .help("give each pool a label value of its own (`acme.ai/gpu-pool: <pool>`) so that their nodeLabels select disjoint nodes"),
-            );
+        // Whatever their GPU models say: a selector aimed at another
+        // model's nodes still reaches them (the model is not checked
+        // against the nodes).
+        if a.node_labels.is_empty() {
+            continue;
         }
+        let mut shared = pools[..i].iter().filter(|b| {
+            !b.node_labels.is_empty()
+                && crate::model::selectors_may_overlap(&a.node_labels, &b.node_labels)
+        });
+        let Some(b) = shared.next() else {
+            continue;
+        };
+        let more = match shared.count() {
+            0 => String::new(),
+            n => format!(" (nor those of {n} more of its pools listed before it)"),
+        };
+        diags.push(
+            Diagnostic::new(
+                Code::NodePoolsShareNodes,
+                format!(
+                    "pools `{}` and `{}` of cluster `{}` can select the same nodes: no label of their nodeLabels tells them apart{more}",
+                    a.name.value,
+                    b.name.value,
+                    cluster.name()
+                ),
+            )
+            .at(a.name.span, "selects nodes of the other pool")
+            .related(b.name.span, "the other pool")
+            .help("give each pool a label value of its own (`acme.ai/gpu-pool: <pool>`) so that their nodeLabels select disjoint nodes"),
+        );
     }
 }
 
