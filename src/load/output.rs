@@ -56,8 +56,19 @@ pub fn read_worktree(root: &Path, folder: &str) -> BTreeMap<String, Option<Vec<u
         tops.push(top);
     }
     for top in tops {
-        let Ok(modules) = std::fs::read_to_string(top.join(".gitmodules")) else {
-            continue;
+        // Read within the size limit: an oversized `.gitmodules` is not
+        // read, and may name anything, so the output reads as edited.
+        let path = top.join(".gitmodules");
+        let modules = match std::fs::metadata(&path) {
+            Ok(m) if m.len() > MAX_FILE_BYTES => {
+                out.insert(".gitmodules".into(), None);
+                continue;
+            }
+            Ok(_) => match std::fs::read_to_string(&path) {
+                Ok(text) => text,
+                Err(_) => continue,
+            },
+            Err(_) => continue,
         };
         let at = git::prefix_of(&top, root).unwrap_or_default();
         let under = [at.as_str(), folder.trim_matches('/')]

@@ -99,12 +99,21 @@ pub fn sparkline(values: &[f64], top: f64) -> String {
         .collect()
 }
 
-/// XML-escapes text.
+/// XML-escapes text; a bidirectional control is shown by its code point
+/// (`<U+202E>`), as everywhere else.
 pub fn escape(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            c if super::escape::reorders(c) => out.push_str(&format!("&lt;U+{:04X}&gt;", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 /// One SVG document with a panel per chart (self-contained: no scripts, no

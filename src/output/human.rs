@@ -127,32 +127,37 @@ const MAX_SNIPPET_LINES: usize = 60;
 fn long_line(sources: &SourceMap, l: &Label) -> bool {
     let file = sources.get(l.span.file);
     match file.text() {
-        Text::Full(text) => {
-            let bytes = text.as_bytes();
-            let a = (l.span.start as usize).min(bytes.len());
-            let b = (l.span.end as usize).clamp(a, bytes.len());
-            // From the start of the line before the label's first, to the
-            // end of the line after its last.
-            let mut start = memchr::memrchr(b'\n', &bytes[..a]).map_or(0, |i| i + 1);
-            if start > 0 {
-                start = memchr::memrchr(b'\n', &bytes[..start - 1]).map_or(0, |i| i + 1);
-            }
-            let mut end = memchr::memchr(b'\n', &bytes[b..]).map_or(bytes.len(), |i| b + i);
-            if end < bytes.len() {
-                end = memchr::memchr(b'\n', &bytes[end + 1..]).map_or(bytes.len(), |i| end + 1 + i);
-            }
-            let mut lines = 0;
-            bytes[start..end].split(|&c| c == b'\n').any(|line| {
-                lines += 1;
-                line.len() > MAX_SNIPPET_LINE || lines > MAX_SNIPPET_LINES
-            })
-        }
-        // A row the file did not keep would be drawn from the whole file,
-        // read again: not drawn.
-        Text::Rows(rows) => rows
-            .row_at(l.span.start)
-            .is_none_or(|r| r.text.len() > MAX_SNIPPET_LINE),
+        Text::Full(text) => long_region(text.as_bytes(), l.span),
+        Text::Rows(rows) => match rows.row_at(l.span.start) {
+            Some(r) => r.text.len() > MAX_SNIPPET_LINE,
+            // A row the file did not keep is drawn from the whole file, read
+            // again (once, and kept): its lines are what is drawn.
+            None => file
+                .whole()
+                .is_some_and(|whole| long_region(whole.as_bytes(), l.span)),
+        },
     }
+}
+
+/// [`long_line`] over a whole text.
+fn long_region(bytes: &[u8], span: crate::diag::Span) -> bool {
+    let a = (span.start as usize).min(bytes.len());
+    let b = (span.end as usize).clamp(a, bytes.len());
+    // From the start of the line before the label's first, to the end of
+    // the line after its last.
+    let mut start = memchr::memrchr(b'\n', &bytes[..a]).map_or(0, |i| i + 1);
+    if start > 0 {
+        start = memchr::memrchr(b'\n', &bytes[..start - 1]).map_or(0, |i| i + 1);
+    }
+    let mut end = memchr::memchr(b'\n', &bytes[b..]).map_or(bytes.len(), |i| b + i);
+    if end < bytes.len() {
+        end = memchr::memchr(b'\n', &bytes[end + 1..]).map_or(bytes.len(), |i| end + 1 + i);
+    }
+    let mut lines = 0;
+    bytes[start..end].split(|&c| c == b'\n').any(|line| {
+        lines += 1;
+        line.len() > MAX_SNIPPET_LINE || lines > MAX_SNIPPET_LINES
+    })
 }
 
 /// The diagnostic without a snippet: code, message, where, labels, help.

@@ -60,7 +60,9 @@ impl Table {
         }
         out.push('\n');
         for r in &self.rows {
-            let cells: Vec<String> = r.iter().map(|c| c.replace('|', "\\|")).collect();
+            // Cells hold names and text from documents: no links, HTML,
+            // mentions, emphasis or line breaks (`escape::escape`).
+            let cells: Vec<String> = r.iter().map(|c| super::escape::escape(c)).collect();
             out.push_str(&format!("| {} |\n", cells.join(" | ")));
         }
         out
@@ -89,5 +91,30 @@ impl Table {
         }
         out.push_str("</tbody>\n</table>\n");
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cells_from_documents_cannot_change_how_the_table_reads() {
+        let mut t = Table::new(&[("team", false), ("cost center", false)]);
+        t.rows.push(vec![
+            "a|b".into(),
+            "x\n## Injected <img src=x> [click](https://e.x) @acme/finops \u{202e}".into(),
+        ]);
+        let md = t.markdown();
+        // One header, one rule, one row: the line break did not end the table.
+        assert_eq!(md.lines().count(), 3, "{md}");
+        let row = md.lines().nth(2).unwrap();
+        assert!(row.contains("a\\|b"), "{row}");
+        for raw in ["<img", "[click]", "@acme", "\u{202e}"] {
+            assert!(!row.contains(raw), "{raw} in {row}");
+        }
+        assert!(row.contains("&lt;U+202E&gt;"), "{row}");
+        let html = t.html();
+        assert!(!html.contains("<img") && !html.contains('\u{202e}'), "{html}");
     }
 }
