@@ -170,13 +170,10 @@ fn a_currency_that_is_not_a_code_is_shown_at_its_value() {
     assert_eq!(d[0].2 as usize, text.find("usd").unwrap());
 }
 
-#[test]
-fn past_the_files_budget_problems_are_counted_not_described() {
-    // Two documents: the first with 1,200 unknown keys (one schema error
-    // that stands for 1,200 problems), the second with a wrong type.
-    let keys: String = (0..1_200).map(|i| format!("  x{i}: 1\n")).collect();
-    let text = format!("{HEAD}spec:\n  value: 5\n{keys}---\n{HEAD}spec:\n  value: five\n");
-    let parsed = parse(&text, FileId(0));
+/// Checks every PriorityClass of a file with one budget, as loading does;
+/// every one of them must be refused.
+fn check_file(text: &str) -> (Vec<Diagnostic>, Budget) {
+    let parsed = parse(text, FileId(0));
     let mut diags = Vec::new();
     let mut budget = Budget::new();
     for doc in &parsed.documents {
@@ -188,8 +185,18 @@ fn past_the_files_budget_problems_are_counted_not_described() {
             &mut diags,
             &mut budget,
         );
-        assert!(!ok, "a document with hidden problems is still refused");
+        assert!(!ok, "a document with problems, shown or not, is refused");
     }
+    (diags, budget)
+}
+
+#[test]
+fn past_the_files_budget_problems_are_counted_not_described() {
+    // Two documents: the first with 1,200 unknown keys (one schema error
+    // that stands for 1,200 problems), the second with a wrong type.
+    let keys: String = (0..1_200).map(|i| format!("  x{i}: 1\n")).collect();
+    let text = format!("{HEAD}spec:\n  value: 5\n{keys}---\n{HEAD}spec:\n  value: five\n");
+    let (diags, budget) = check_file(&text);
     assert_eq!(diags.len(), DESCRIBED_PER_FILE);
     assert!(diags.iter().all(|d| d.code == Code::UnknownField));
     let last = budget.finish().expect("problems were hidden");
@@ -213,19 +220,7 @@ fn a_value_of_the_wrong_type_is_one_problem_however_many_rules_it_breaks() {
     // allowed words: one problem, shown once and counted once.
     let one = format!("{HEAD}spec:\n  value: 5\n  preemptionPolicy: 5\n");
     let text: String = (0..1_200).map(|_| format!("---\n{one}")).collect();
-    let parsed = parse(&text, FileId(0));
-    let mut diags = Vec::new();
-    let mut budget = Budget::new();
-    for doc in &parsed.documents {
-        check(
-            Kind::PriorityClass,
-            doc,
-            &crate::load::json::to_json(doc),
-            FileId(0),
-            &mut diags,
-            &mut budget,
-        );
-    }
+    let (diags, budget) = check_file(&text);
     assert_eq!(diags.len(), DESCRIBED_PER_FILE);
     assert!(diags.iter().all(|d| d.code == Code::WrongType));
     let last = budget.finish().unwrap();

@@ -115,6 +115,9 @@ mod tests {
         }
         assert!(row.contains("&lt;U+202E&gt;"), "{row}");
         let html = t.html();
-        assert!(!html.contains("<img") && !html.contains('\u{202e}'), "{html}");
+        assert!(
+            !html.contains("<img") && !html.contains('\u{202e}'),
+            "{html}"
+        );
     }
 }
