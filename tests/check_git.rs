@@ -878,3 +878,32 @@ fn documents_a_change_stops_ignoring_are_judged_as_added() {
     let d = decision(&out, "big");
     assert_eq!(d["change"], "removed", "{d}");
 }
+
+#[test]
+fn a_comment_on_a_change_with_thousands_of_effects_fits_githubs_limit() {
+    // 1,500 teams added, each with a namespace and a quota on prod: the
+    // effect section alone once took 99,123 characters.
+    let r = repo_at("");
+    let teams: String = (0..1_500)
+        .map(|i| format!("---\napiVersion: capops.dev/v1alpha1\nkind: Team\nmetadata:\n  name: t{i}\nspec:\n  costCenter: CC-9\n  leads: [l{i}]\n  clusters:\n    prod:\n      namespace: t{i}\n      quota:\n        nvidia.com/gpu: 1\n"))
+        .collect();
+    std::fs::write(r.root.join("more-teams.yaml"), teams).unwrap();
+    commit_all(&r.git, "teams");
+    let out = check(&r.root, &["--base", "HEAD~1", "--format", "markdown"]);
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(
+        out.stdout.chars().count() <= 65_536,
+        "{} characters",
+        out.stdout.chars().count()
+    );
+    assert!(
+        out.stdout.contains("Effect on clusters and clouds"),
+        "{}",
+        &out.stdout[..2000]
+    );
+    assert!(
+        out.stdout.contains("more lines: `capops plan`"),
+        "{}",
+        &out.stdout[..2000]
+    );
+}

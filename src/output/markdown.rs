@@ -478,22 +478,34 @@ fn assemble(
     out
 }
 
-/// The effect on clusters and clouds, folded: a `diff` block, one line a file.
+/// The most of the effect section's lines a comment shows (in bytes): the
+/// rest of the comment, and GitHub's limit, need room too.
+const EFFECTS_SHOWN: usize = 20_000;
+
+/// The effect on clusters and clouds, folded: a `diff` block, one line a
+/// file, cut to [`EFFECTS_SHOWN`] with a count of the lines left out.
 fn effects_section(effects: &super::check::EffectsView) -> String {
     let e = &effects.summary;
-    let body: String = super::check::effects_text(effects)
-        .lines()
-        .skip(1)
-        .map(|l| {
-            let t = l.trim_start();
-            let line = if t.starts_with(['+', '-', '~']) {
-                t.to_string()
-            } else {
-                format!(" {l}")
-            };
-            format!("{line}\n")
-        })
-        .collect();
+    let mut body = String::new();
+    let mut left_out = 0usize;
+    for l in super::check::effects_text(effects).lines().skip(1) {
+        let t = l.trim_start();
+        let line = if t.starts_with(['+', '-', '~']) {
+            format!("{t}\n")
+        } else {
+            format!(" {l}\n")
+        };
+        if left_out > 0 || body.len() + line.len() > EFFECTS_SHOWN {
+            left_out += 1;
+        } else {
+            body.push_str(&line);
+        }
+    }
+    if left_out > 0 {
+        body.push_str(&format!(
+            " … and {left_out} more lines: `capops plan` or `capops check --format json` lists them all\n"
+        ));
+    }
     // A fence longer than any run of backticks inside, so nothing ends it.
     let fence = "`".repeat(3.max(longest_run(&body, '`') + 1));
     format!(
