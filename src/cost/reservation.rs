@@ -329,14 +329,11 @@ pub fn analyze(
     let mut left: Vec<f64> = Vec::new();
     // How many of `left`'s first entries were measured (they come first).
     let mut left_measured = 0usize;
-    // The GPUs reserved at hour `h`: this reservation's and the others' in force.
-    let reserved_at = |h: i64| -> f64 {
-        gpus + others
-            .iter()
-            .filter(|(a, b, _)| *a <= h && h < *b)
-            .map(|o| o.2)
-            .sum::<f64>()
-    };
+    // The GPUs reserved at hour `h`: this reservation's and the others' in
+    // force (a step function, so that a pool of thousands of reservations is
+    // not summed again at every hour of every term).
+    let in_force = InForce::new(&others);
+    let reserved_at = |h: i64| -> f64 { gpus + in_force.at(h) };
     // Where the hours from `at` on start in `left`.
     let mut ahead_from = 0;
     let mut demand_sum = 0.0;
@@ -480,6 +477,41 @@ pub fn analyze(
         prices::float(out.idle_p50 / cost.total)
     };
     Some(out)
+}
+
+/// What terms `[start, end)` of some GPUs each hold at any hour, as a step
+/// function: the sum changes only where a term starts or ends.
+struct InForce {
+    /// From each hour on (ascending), what is held until the next.
+    steps: Vec<(i64, f64)>,
+}
+
+impl InForce {
+    fn new(terms: &[(i64, i64, f64)]) -> InForce {
+        let mut events: Vec<(i64, f64)> = terms
+            .iter()
+            .filter(|(a, b, _)| a < b)
+            .flat_map(|&(a, b, g)| [(a, g), (b, -g)])
+            .collect();
+        events.sort_by_key(|e| e.0);
+        let mut steps: Vec<(i64, f64)> = Vec::new();
+        let mut held = 0.0;
+        for (h, g) in events {
+            held += g;
+            match steps.last_mut() {
+                Some(last) if last.0 == h => last.1 = held,
+                _ => steps.push((h, held)),
+            }
+        }
+        InForce { steps }
+    }
+
+    fn at(&self, h: i64) -> f64 {
+        match self.steps.partition_point(|s| s.0 <= h) {
+            0 => 0.0,
+            i => self.steps[i - 1].1,
+        }
+    }
 }
 
 /// How many measured hours stand for a term wholly before the history.
