@@ -143,7 +143,7 @@ fn repo(extra: &str) -> tempfile::TempDir {
     .unwrap();
     std::fs::write(
         dir.path().join("ml.yaml"),
-        "apiVersion: capops.dev/v1alpha1\nkind: Team\nmetadata: {name: ml}\nspec:\n  costCenter: CC\n  clusters:\n    c: {namespace: ml}\n",
+        "apiVersion: capops.dev/v1alpha1\nkind: Team\nmetadata: {name: ml}\nspec:\n  costCenter: CC\n  clusters:\n    c: {namespace: ml, quota: {nvidia.com/gpu: 4}}\n",
     )
     .unwrap();
     dir

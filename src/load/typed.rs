@@ -81,8 +81,14 @@ pub fn fingerprint(instance: &serde_json::Value) -> Fingerprint {
         feed(v, &mut h);
         h.finalize().into()
     };
+    // Annotations are for people and other tools; capops reads none, so
+    // writing one is no change.
+    let mut metadata = instance["metadata"].clone();
+    if let Some(m) = metadata.as_object_mut() {
+        m.remove("annotations");
+    }
     Fingerprint::new(
-        hash(&instance["metadata"]),
+        hash(&metadata),
         instance["spec"]
             .as_object()
             .into_iter()

@@ -108,6 +108,14 @@ fn yes() -> bool {
     true
 }
 
+/// The Kueue cohort a cluster's ClusterQueues share: `None` when the
+/// cluster does not run Kueue (no `kueue`, or `enabled: false`), else the
+/// cohort written or, by default, the cluster's name.
+pub fn kueue_cohort<'a>(name: &'a str, spec: &'a ClusterSpec) -> Option<&'a str> {
+    let k = spec.kueue.as_ref().filter(|k| k.enabled)?;
+    Some(k.cohort.as_ref().map_or(name, |c| c.value.as_str()))
+}
+
 /// A group of identical GPU nodes.
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]

@@ -30,8 +30,8 @@ pub mod usage_settings;
 pub use catalog::{CatalogSpec, PriceEntry};
 pub use cluster::{
     ClusterSpec, Environment, KueueSpec, Labels, MigSpec, MigStrategy, NodePool, Provider,
-    PurchaseMix, Taint, TaintEffect, TimeSlicing, purchase_nodes, selectors_may_overlap,
-    spot_marker,
+    PurchaseMix, Taint, TaintEffect, TimeSlicing, kueue_cohort, purchase_nodes,
+    selectors_may_overlap, spot_marker,
 };
 pub use config::{Chargeback, ConfigSpec, CostSettings, Role, Thresholds};
 pub use kinds::{DocRef, Kind, KindVisitor, Spec, TypedDoc};

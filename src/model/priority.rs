@@ -26,6 +26,19 @@ pub struct PriorityClassSpec {
     pub description: Option<String>,
 }
 
+impl PriorityClassSpec {
+    /// The class's preemption policy, `PreemptLowerPriority` when not written.
+    pub fn preemption(&self) -> PreemptionPolicy {
+        self.preemption_policy
+            .unwrap_or(PreemptionPolicy::PreemptLowerPriority)
+    }
+
+    /// Whether the class is written as the global default.
+    pub fn is_global_default(&self) -> bool {
+        self.global_default.as_ref().is_some_and(|g| g.value)
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 pub enum PreemptionPolicy {
     PreemptLowerPriority,

@@ -228,14 +228,21 @@ pub fn url_problem(url: &str) -> Option<&'static str> {
     None
 }
 
-/// A URL safe to print: anything before an `@` in the authority is dropped.
+/// A URL safe to print: anything before an `@` in the authority is dropped,
+/// and so is the query (`?token=...`) and the fragment: a credential may
+/// sit in either.
 pub fn redact_url(url: &str) -> String {
     let (scheme, rest) = url.split_once("://").unwrap_or(("", url));
-    let (authority, path) = match rest.find('/') {
-        Some(i) => rest.split_at(i),
-        None => (rest, ""),
-    };
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let (authority, after) = rest.split_at(end);
     let host = authority.rsplit('@').next().unwrap_or(authority);
+    let path_end = after.find(['?', '#']).unwrap_or(after.len());
+    let (path, tail) = after.split_at(path_end);
+    let query = if tail.starts_with('?') {
+        "?<redacted>"
+    } else {
+        ""
+    };
     let sep = if scheme.is_empty() { "" } else { "://" };
-    format!("{scheme}{sep}{host}{path}")
+    format!("{scheme}{sep}{host}{path}{query}")
 }

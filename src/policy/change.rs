@@ -80,10 +80,12 @@ pub fn diff(base: &Repo, head: &Repo, same_files: &HashSet<FileId>) -> Vec<Chang
             None => Some((ChangeKind::Added, Vec::new())),
             Some(old) if old != fp => {
                 let mut fields = old.changed_fields(fp);
+                fields.retain(|f| !same_value(base, head, *kind, name, f));
                 if old.metadata != fp.metadata {
                     fields.insert(0, "metadata".into());
                 }
-                Some((ChangeKind::Modified, fields))
+                // Every field that differs in text has the same value.
+                (!fields.is_empty()).then_some((ChangeKind::Modified, fields))
             }
             Some(_) => None,
         };
@@ -98,6 +100,41 @@ pub fn diff(base: &Repo, head: &Repo, same_files: &HashSet<FileId>) -> Vec<Chang
     }
     out.sort_by(|a, b| (a.kind, &a.name).cmp(&(b.kind, &b.name)));
     out
+}
+
+/// Whether `field` of the document `kind`/`name`, written differently in
+/// base and head, has the same value in both: a default written out or
+/// taken away (`kueue.cohort` as the cluster's own name, `migStrategy:
+/// mixed`, `preemptionPolicy: PreemptLowerPriority`, `globalDefault:
+/// false`). Amounts written differently are one value before this
+/// (`load::amounts`). Any field not named here is compared by its text.
+fn same_value(base: &Repo, head: &Repo, kind: Kind, name: &str, field: &str) -> bool {
+    match kind {
+        Kind::Cluster => {
+            let (Some(a), Some(b)) = (base.clusters.get(name), head.clusters.get(name)) else {
+                return false;
+            };
+            match field {
+                "kueue" => kueue_cohort(name, &a.spec) == kueue_cohort(name, &b.spec),
+                "migStrategy" => a.spec.mig_strategy.value == b.spec.mig_strategy.value,
+                _ => false,
+            }
+        }
+        Kind::PriorityClass => {
+            let (Some(a), Some(b)) = (
+                base.priority_classes.get(name),
+                head.priority_classes.get(name),
+            ) else {
+                return false;
+            };
+            match field {
+                "preemptionPolicy" => a.spec.preemption() == b.spec.preemption(),
+                "globalDefault" => a.spec.is_global_default() == b.spec.is_global_default(),
+                _ => false,
+            }
+        }
+        _ => false,
+    }
 }
 
 fn changed(

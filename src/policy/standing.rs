@@ -50,11 +50,7 @@ pub fn affected(base: &Repo, head: &Repo, changes: &[Changed], at: Timestamp) ->
                 let placed = |r: &Repo| {
                     r.priority_classes.get(&c.name).map(|p| {
                         let s = &p.spec;
-                        (
-                            s.value.value,
-                            s.preemption_policy,
-                            s.global_default.as_ref().is_some_and(|g| g.value),
-                        )
+                        (s.value.value, s.preemption(), s.is_global_default())
                     })
                 };
                 if placed(base) != placed(head) {
@@ -136,12 +132,9 @@ pub fn affected(base: &Repo, head: &Repo, changes: &[Changed], at: Timestamp) ->
 
 /// A pool as a change compares it: its size and how it is bought and shared.
 pub(crate) fn pool_shape(p: &NodePool) -> String {
-    let mix = p.purchase.as_ref().map(|m| {
-        format!(
-            "{}/{}/{}",
-            m.value.reserved.0, m.value.on_demand.0, m.value.spot.0
-        )
-    });
+    // How the nodes are bought, as the costs read it (no `purchase` is all
+    // on demand; a spot label or taint makes them spot).
+    let mix = crate::model::purchase_nodes(p);
     let mig = p.mig.as_ref().map(|m| {
         m.layout
             .value

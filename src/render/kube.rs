@@ -264,12 +264,9 @@ fn kueue_objects(
     let _ = repo;
     let name = cluster.name();
     let spec = &cluster.spec;
-    let k = spec.kueue.as_ref().expect("kueue is on");
-    let cohort = k
-        .cohort
-        .as_ref()
-        .map(|c| c.value.as_str().to_string())
-        .unwrap_or_else(|| name.to_string());
+    let cohort = crate::model::kueue_cohort(name, spec)
+        .expect("kueue is on")
+        .to_string();
     // A cluster over Kueue's limits gets no Kueue objects, and render fails
     // with the lint's errors even where the Config lowered them: rendering
     // the cluster without its queues would have `apply` prune the live ones.

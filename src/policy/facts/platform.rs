@@ -454,7 +454,7 @@ fn priority_facts(env: &Env<'_>, doc: &Document<PriorityClassSpec>) -> PriorityF
     let s = &doc.spec;
     // What a request that names none runs at: the Config's default, or
     // without one this class when it is the global default.
-    let global = s.global_default.as_ref().is_some_and(|g| g.value);
+    let global = s.is_global_default();
     let default_class = match &env.config.defaults.priority_class {
         Some(c) => Some(c.value.as_str()),
         None => global.then(|| doc.name()),
@@ -462,11 +462,7 @@ fn priority_facts(env: &Env<'_>, doc: &Document<PriorityClassSpec>) -> PriorityF
     PriorityFacts {
         name: doc.name().to_string(),
         value: s.value.value,
-        preemption_policy: s
-            .preemption_policy
-            .unwrap_or(PreemptionPolicy::PreemptLowerPriority)
-            .as_str()
-            .to_string(),
+        preemption_policy: s.preemption().as_str().to_string(),
         global_default: global,
         requests: env
             .world

@@ -42,9 +42,13 @@ pub struct TeamChange {
     /// borrowing limits, and removed ones counted up to the cluster's capacity.
     /// Each unit is counted at the most a unit is worth in the cluster (a
     /// time-sliced pool listed first does not make whole GPUs cheap), a raise
-    /// past the cluster's size included.
+    /// past the cluster's size included. Only on clusters that run Kueue
+    /// before or after the change (elsewhere nothing renders a cohort; the
+    /// limits count when Kueue comes on); a limit set where there was none
+    /// unlocks nothing, however high (borrowing was unbounded).
     pub borrowing_unlocked_gpus: f64,
-    /// Whether some borrowing limit was removed, or a new presence has none (borrowing is then unbounded).
+    /// Whether some borrowing limit was removed, or a new presence has none
+    /// (borrowing is then unbounded), on a cluster that runs Kueue.
     pub borrowing_unbounded: bool,
     /// GPU-equivalents the team may no longer borrow from its cohorts: lowered borrowing
     /// limits, a limit set where there was none (counted from the cluster's capacity), and
@@ -112,10 +116,10 @@ pub(crate) fn limit_of(
         .map(|(_, v)| v.value.0 as f64)
 }
 
-/// The most GPU-equivalents a team can hold in a cluster: its quota and, on
-/// a cluster that runs Kueue, what it may borrow (up to the cluster's
-/// capacity; the cluster's capacity when the team states no quota there); 0
-/// for a team, or a cluster, the repository does not have it in.
+/// The most GPU-equivalents a team can hold in a cluster: its quota (none
+/// written is 0) and, on a cluster that runs Kueue, what it may borrow (up
+/// to the cluster's capacity); 0 for a team, or a cluster, the repository
+/// does not have it in.
 pub fn holding_ceiling(repo: &Repo, team: &str, cluster: &str) -> f64 {
     let Some(t) = repo.teams.get(team) else {
         return 0.0;
@@ -130,17 +134,14 @@ pub fn holding_ceiling(repo: &Repo, team: &str, cluster: &str) -> f64 {
         .is_some_and(|k| k.enabled);
     let units_of =
         |m: &BTreeMap<Spanned<String>, Spanned<Quantity>>, resource: &str| limit_of(m, resource);
-    // A presence without any quota is bounded by the cluster alone.
-    let unbounded = presence.quota.is_empty();
+    // A presence without any quota holds nothing of its own (a request
+    // there is over its quota of 0, and the namespace's ResourceQuota is
+    // its requests in force); on Kueue it may still borrow.
     supply::of_named(repo, cluster)
         .iter()
         .map(|(resource, supply)| {
             let units = supply.units();
-            let quota = if unbounded {
-                units
-            } else {
-                units_of(&presence.quota, resource).unwrap_or(0.0)
-            };
+            let quota = units_of(&presence.quota, resource).unwrap_or(0.0);
             let borrow = if kueue {
                 units_of(&presence.borrowing_limit, resource).unwrap_or(units)
             } else {
@@ -211,8 +212,8 @@ fn supply_as_changed(
 /// Borrowing the team may do in each cluster and resource: its limit, or the
 /// cluster's whole capacity when it sets none, whether it set none, and the
 /// most a unit is worth there; absent clusters borrow nothing, and with
-/// `kueue_only` neither do clusters that do not run Kueue (nothing renders a
-/// cohort to borrow from).
+/// `kueue_only` neither do clusters that run Kueue neither in `repo` nor as
+/// `heads` leaves them (nothing renders a cohort to borrow from).
 fn borrowing(
     repo: &Repo,
     heads: &BTreeMap<String, ClusterSpec>,
@@ -222,11 +223,15 @@ fn borrowing(
     let mut out = BTreeMap::new();
     let Some(team) = team else { return out };
     for (cluster, presence) in &team.spec.clusters {
+        // Kueue as the repository has it, or as the same change leaves it
+        // (a limit raised where the same pull request turns Kueue on counts).
         let kueue = repo
             .clusters
             .get(&cluster.value)
-            .and_then(|c| c.spec.kueue.as_ref())
-            .is_some_and(|k| k.enabled);
+            .is_some_and(|c| kueue_cohort(c.name(), &c.spec).is_some())
+            || heads
+                .get(&cluster.value)
+                .is_some_and(|c| kueue_cohort(&cluster.value, c).is_some());
         if kueue_only && !kueue {
             continue;
         }
@@ -267,12 +272,17 @@ pub(crate) fn borrowing_change(
     now: Option<&Document<TeamSpec>>,
     before: Option<&Document<TeamSpec>>,
 ) -> (f64, f64, bool) {
-    let now_borrow = borrowing(repo, heads, now, false);
-    let before_borrow = borrowing(repo, heads, before, false);
+    // Only where Kueue runs (before or after the change): elsewhere nothing
+    // renders a cohort to borrow from, and the limits are counted when it
+    // comes on (`kueue_borrowing`).
+    let now_borrow = borrowing(repo, heads, now, true);
+    let before_borrow = borrowing(repo, heads, before, true);
     let (mut unlocked, mut cut, mut unbounded) = (0.0, 0.0, false);
     for (key, &(units, open, worth)) in &now_borrow {
         let (old, old_open, _) = before_borrow.get(key).copied().unwrap_or((0.0, false, 1.0));
-        if units > old {
+        // Without a limit before, borrowing was unbounded: no limit set
+        // now unlocks more, however high (it would, as the cluster grows).
+        if units > old && !old_open {
             unlocked += (units - old) * worth;
         }
         unbounded |= open && !old_open;

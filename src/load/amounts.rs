@@ -1,0 +1,169 @@
+//! Amounts compared by value: where a kind's schema holds a decimal amount
+//! (`Money`, `Ratio`), the document's JSON form is given the amount's
+//! canonical text before it is fingerprinted, so that `14.75`, `"14.7500"`
+//! and `14.750` are one value and a pull request that re-quotes a price is
+//! no change. Where is read from the embedded schemas themselves, so a new
+//! field of either type is covered without a list to keep.
+
+use crate::model::Kind;
+use serde_json::Value as Json;
+use std::collections::BTreeMap;
+use std::sync::OnceLock;
+
+/// The schema definitions that are decimal amounts.
+const AMOUNTS: [&str; 2] = ["Money", "Ratio"];
+
+/// One step of a path into a document: a field, or any item or entry.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Step {
+    Field(String),
+    Any,
+}
+
+/// The paths at which `kind`'s schema holds an amount.
+fn paths(kind: Kind) -> &'static [Vec<Step>] {
+    static CACHE: OnceLock<BTreeMap<Kind, Vec<Vec<Step>>>> = OnceLock::new();
+    let cache = CACHE.get_or_init(|| {
+        Kind::ALL
+            .into_iter()
+            .map(|k| {
+                let schema: Json = serde_json::from_str(crate::model::schema::embedded(k))
+                    .expect("embedded schema is JSON");
+                let mut out = Vec::new();
+                walk(&schema, &schema, &mut Vec::new(), &mut Vec::new(), &mut out);
+                (k, out)
+            })
+            .collect()
+    });
+    &cache[&kind]
+}
+
+/// Collects the paths of `node` (a part of `root`) that are amounts.
+/// `through` holds the definitions being walked, so a recursive one ends.
+fn walk<'a>(
+    root: &'a Json,
+    node: &'a Json,
+    path: &mut Vec<Step>,
+    through: &mut Vec<&'a str>,
+    out: &mut Vec<Vec<Step>>,
+) {
+    if let Some(target) = node.get("$ref").and_then(Json::as_str) {
+        let name = target.strip_prefix("#/$defs/").unwrap_or(target);
+        if AMOUNTS.contains(&name) {
+            out.push(path.clone());
+        } else if let Some(def) = root
+            .get("$defs")
+            .and_then(|d| d.get(name))
+            .filter(|_| !through.contains(&name))
+        {
+            through.push(name);
+            walk(root, def, path, through, out);
+            through.pop();
+        }
+    }
+    if let Some(props) = node.get("properties").and_then(Json::as_object) {
+        for (field, sub) in props {
+            path.push(Step::Field(field.clone()));
+            walk(root, sub, path, through, out);
+            path.pop();
+        }
+    }
+    for key in ["items", "additionalProperties"] {
+        if let Some(sub) = node.get(key).filter(|s| s.is_object()) {
+            path.push(Step::Any);
+            walk(root, sub, path, through, out);
+            path.pop();
+        }
+    }
+    for key in ["anyOf", "oneOf", "allOf"] {
+        for sub in node.get(key).and_then(Json::as_array).into_iter().flatten() {
+            walk(root, sub, path, through, out);
+        }
+    }
+}
+
+/// Writes every amount of a document of `kind` as its canonical text (a
+/// string, trailing zeros dropped). A value that does not read as a decimal
+/// is left as it is: the shape check has refused it already.
+pub fn canonicalize(kind: Kind, instance: &mut Json) {
+    for path in paths(kind) {
+        rewrite(instance, path);
+    }
+}
+
+fn rewrite(node: &mut Json, path: &[Step]) {
+    let Some((step, rest)) = path.split_first() else {
+        let text = match &*node {
+            Json::Number(n) => n.to_string(),
+            Json::String(s) => s.clone(),
+            _ => return,
+        };
+        if let Ok(d) = text.parse::<rust_decimal::Decimal>() {
+            *node = Json::String(d.normalize().to_string());
+        }
+        return;
+    };
+    match (step, node) {
+        (Step::Field(f), Json::Object(m)) => {
+            if let Some(v) = m.get_mut(f) {
+                rewrite(v, rest);
+            }
+        }
+        (Step::Any, Json::Object(m)) => m.values_mut().for_each(|v| rewrite(v, rest)),
+        (Step::Any, Json::Array(items)) => items.iter_mut().for_each(|v| rewrite(v, rest)),
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn every_amount_a_schema_names_is_found() {
+        for kind in Kind::ALL {
+            let text = crate::model::schema::embedded(kind);
+            let named: usize = AMOUNTS
+                .iter()
+                .map(|a| text.matches(&format!("\"#/$defs/{a}\"")).count())
+                .sum();
+            assert!(
+                paths(kind).len() >= named,
+                "{kind:?}: {} paths for {named} references",
+                paths(kind).len()
+            );
+        }
+        // The kinds that hold money do hold it.
+        assert!(!paths(Kind::PriceCatalog).is_empty());
+        assert!(!paths(Kind::Reservation).is_empty());
+        assert!(!paths(Kind::Team).is_empty());
+        assert!(!paths(Kind::Config).is_empty());
+    }
+
+    #[test]
+    fn an_amount_however_written_is_one_value() {
+        let doc = |price: Json| {
+            let mut d = json!({
+                "metadata": {"name": "r"},
+                "spec": {"hourlyPrice": price, "instanceType": "14.7500"}
+            });
+            canonicalize(Kind::Reservation, &mut d);
+            d
+        };
+        let a = doc(json!(14.75));
+        assert_eq!(a["spec"]["hourlyPrice"], "14.75");
+        assert_eq!(doc(json!("14.7500")), a);
+        assert_eq!(doc(json!("14.750")), a);
+        assert_ne!(doc(json!("14.751")), a);
+        assert_eq!(doc(json!(50000.0))["spec"]["hourlyPrice"], "50000");
+        assert_eq!(doc(json!("50000"))["spec"]["hourlyPrice"], "50000");
+        // What is not an amount is left as written.
+        assert_eq!(a["spec"]["instanceType"], "14.7500");
+        // Catalog prices sit in a list.
+        let mut c = json!({"spec": {"prices": [{"onDemand": "21.960", "region": "1.10"}]}});
+        canonicalize(Kind::PriceCatalog, &mut c);
+        assert_eq!(c["spec"]["prices"][0]["onDemand"], "21.96");
+        assert_eq!(c["spec"]["prices"][0]["region"], "1.10");
+    }
+}
