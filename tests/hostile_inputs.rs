@@ -255,25 +255,80 @@ fn a_usage_file_of_thousands_of_bad_rows_describes_the_first_thousand() {
     let in_bad =
         |d: &&serde_json::Value| d["file"].as_str().is_some_and(|f| f.ends_with("bad.csv"));
     let bad: Vec<_> = diags.iter().filter(in_bad).collect();
+    // 1,000 described, and one that counts the rest.
     assert_eq!(
         bad.iter().filter(|d| d["code"] == "usage-bad-row").count(),
-        1_000
+        1_001
     );
+    // The rest are counted under their own code (a Config may lower
+    // `usage-bad-row`, and then lowers the count with it).
     let last: Vec<_> = bad
         .iter()
-        .filter(|d| d["code"] == "problems-not-shown")
+        .filter(|d| {
+            d["message"]
+                .as_str()
+                .unwrap()
+                .contains("more `usage-bad-row` problems")
+        })
         .collect();
     assert_eq!(last.len(), 1);
+    assert_eq!(last[0]["code"], "usage-bad-row");
     assert!(
         last[0]["message"]
             .as_str()
             .unwrap()
-            .contains(" 2000 more problems with its rows"),
+            .contains(" 2000 more `usage-bad-row` problems than the 1000 described"),
         "{}",
         last[0]
     );
     // At row 1,001: line 1,002 of the file.
     assert_eq!(last[0]["line"], 1_002, "{}", last[0]);
+    assert!(!bad.iter().any(|d| d["code"] == "problems-not-shown"));
+}
+
+#[test]
+fn thousands_of_warnings_in_a_usage_file_stay_warnings() {
+    // 1,500 rows that use more than they were allocated: a warning each.
+    // Past the 1,000 described they are counted in a warning, not an error
+    // no Config can lower (which stopped every check of the repository).
+    let (_t, repo) = example_with(|r| {
+        let rows: String = (0..1_500)
+            .map(|i| {
+                format!(
+                    "2026-06-{:02}T{:02}:00:00Z,infer-l4,t4-batch,inference,1,2\n",
+                    1 + i / 24 % 28,
+                    i % 24
+                )
+            })
+            .collect();
+        std::fs::write(
+            r.join("usage/over.csv"),
+            format!("timestamp,cluster,pool,team,allocated_gpus,used_gpus\n{rows}"),
+        )
+        .unwrap();
+    });
+    let out = run(
+        &["validate", &repo.display().to_string(), "--format", "json"],
+        &[],
+    );
+    let diags = out.json["diagnostics"].as_array().unwrap();
+    let over: Vec<_> = diags
+        .iter()
+        .filter(|d| d["file"].as_str().is_some_and(|f| f.ends_with("over.csv")))
+        .collect();
+    assert!(
+        over.iter()
+            .all(|d| d["code"] == "usage-used-exceeds-allocated" && d["severity"] == "warning"),
+        "{over:?}"
+    );
+    assert_eq!(over.len(), 1_001, "1,000 described and one count");
+    assert!(over.iter().any(|d| {
+        d["message"]
+            .as_str()
+            .unwrap()
+            .contains(" 500 more `usage-used-exceeds-allocated` problems")
+    }));
+    assert_eq!(out.code, 0, "{}", out.stderr);
 }
 
 #[test]
@@ -1340,4 +1395,107 @@ fn render_into_a_folder_under_a_file_names_the_file_not_the_manifest() {
     );
     assert!(!out.stderr.contains("manifest"), "{}", out.stderr);
     assert_eq!(std::fs::read_to_string(&file).unwrap(), "hi\n");
+}
+
+#[test]
+fn a_checkout_git_refuses_to_open_is_not_taken_for_one_outside_git() {
+    // Another user's checkout (a CI container running as root on the
+    // runner's workspace): git refuses it as of dubious ownership. render
+    // stamped `unversioned` and apply skipped its guard against rolling a
+    // cluster back; now every command that reads revisions stops, exit 3.
+    let (tmp, repo) = example_with(|_| {});
+    let git = git2::Repository::init(&repo).unwrap();
+    common::commit_all(&git, "base");
+    let owned_elsewhere = [repo.clone(), repo.join(".git")]
+        .iter()
+        .all(|p| std::os::unix::fs::chown(p, Some(4242), Some(4242)).is_ok());
+    if !owned_elsewhere || git2::Repository::discover(&repo).is_ok() {
+        eprintln!("skipped: this user cannot give the checkout to another (not root)");
+        return;
+    }
+    let path = repo.display().to_string();
+    let out_dir = tmp.path().join("out");
+    let out_arg = out_dir.display().to_string();
+    for args in [
+        vec!["render", &path, "--out", &out_arg, "--at", "2026-11-22"],
+        vec!["check", "--base", "HEAD", "--at", "2026-11-22", &path],
+        vec!["report", &path, "--at", "2026-11-22"],
+    ] {
+        let out = run(&args, &[]);
+        assert_eq!(out.code, 3, "{args:?}: {}", out.stderr);
+        assert!(
+            out.stderr
+                .contains("git refuses to open the repository holding"),
+            "{args:?}: {}",
+            out.stderr
+        );
+        assert!(out.stderr.contains("safe.directory"), "{}", out.stderr);
+    }
+    assert!(!out_dir.exists(), "nothing rendered");
+    // Outside git altogether it still renders, stamped `unversioned`.
+    std::fs::remove_dir_all(repo.join(".git")).unwrap();
+    let out = run(
+        &["render", &path, "--out", &out_arg, "--at", "2026-11-22"],
+        &[],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+}
+
+#[test]
+fn a_folder_whose_path_is_too_long_to_open_is_reported_not_skipped() {
+    // teams/x/x/.../deep.yaml past PATH_MAX (4,096 bytes): the folder could
+    // not be listed, and its documents vanished with a valid verdict.
+    let (_t, repo) = example_with(|r| {
+        // Made a step at a time, each folder opened from the one before:
+        // no single call can name the whole path.
+        let dir = std::ffi::CString::new(r.join("teams").display().to_string()).unwrap();
+        let x = c"x";
+        // SAFETY: plain POSIX calls on descriptors this closure owns and
+        // closes; every return value is checked.
+        unsafe {
+            let mut fd = libc::open(dir.as_ptr(), libc::O_DIRECTORY | libc::O_RDONLY);
+            assert!(fd >= 0);
+            for _ in 0..2_100 {
+                assert_eq!(libc::mkdirat(fd, x.as_ptr(), 0o755), 0);
+                let next = libc::openat(fd, x.as_ptr(), libc::O_DIRECTORY | libc::O_RDONLY);
+                assert!(next >= 0);
+                libc::close(fd);
+                fd = next;
+            }
+            let text = b"apiVersion: capops.dev/v1alpha1\nkind: Team\n";
+            let f = libc::openat(
+                fd,
+                c"deep.yaml".as_ptr(),
+                libc::O_CREAT | libc::O_WRONLY,
+                0o644,
+            );
+            assert!(f >= 0);
+            assert_eq!(
+                libc::write(f, text.as_ptr().cast(), text.len()),
+                text.len() as isize
+            );
+            libc::close(f);
+            libc::close(fd);
+        }
+    });
+    let out = run(
+        &["validate", &repo.display().to_string(), "--format", "json"],
+        &[],
+    );
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    let unread: Vec<_> = out.json["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["code"] == "file-unreadable")
+        .collect();
+    assert!(!unread.is_empty(), "{}", out.stdout);
+    assert!(
+        unread[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("cannot be listed"),
+        "{}",
+        unread[0]
+    );
 }

@@ -387,6 +387,22 @@ fn a_driver_that_is_not_loaded_is_an_outside_failure() {
 }
 
 #[test]
+fn a_driver_that_reports_billions_of_gpus_is_not_believed() {
+    // 2^32 - 1 GPUs: capops made room for each (412 GB) and aborted.
+    let Some(n) = node("reported_count 4294967295\n") else {
+        return;
+    };
+    let out = run(&["inventory"], &[("CAPOPS_NVML_LIB", &n.lib)]);
+    assert_eq!(out.code, 3, "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("the driver reports 4294967295 GPUs, more than the 1024"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
 fn bad_pool_choices_are_usage_errors() {
     let r = repo();
     let path = r.path().display().to_string();

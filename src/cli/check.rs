@@ -152,6 +152,7 @@ pub(super) fn load(
     at: Timestamp,
     io: &mut Io<'_>,
 ) -> Result<Loaded, Stop> {
+    super::common::refuse_unopenable_git(path, io)?;
     let opened = super::common::open_cache(cli, path, io)?;
     let cache = opened.as_ref().map(|c| &c.cache);
     let head = load_valid_with(cli, path, "the policy can judge the repository", cache, io);

@@ -163,9 +163,33 @@ pub fn save_cache(cache: Option<&crate::load::cache_dir::Opened>) {
     }
 }
 
+/// Stops with exit 3 when git refuses to open the repository holding
+/// `path` (another user's checkout): outside git, the revision stamped on
+/// rendered objects is `unversioned` and apply's guard against rolling a
+/// cluster back has nothing to compare, so a checkout git will not open is
+/// never read as one outside git.
+pub fn refuse_unopenable_git(path: &Path, io: &mut Io<'_>) -> Result<(), Stop> {
+    match crate::load::git::refusal(path) {
+        None => Ok(()),
+        Some(why) => Err(stop(
+            io,
+            Exit::External,
+            &format!(
+                "git refuses to open the repository holding {}: {}",
+                path.display(),
+                crate::output::redact::scrub_text(&[], &why)
+            ),
+            Some(
+                "if it is another user's checkout (a CI container running as root), mark it safe: git config --global --add safe.directory <its working tree>; capops does not read a repository whose revisions it cannot read",
+            ),
+        )),
+    }
+}
+
 /// Loads, validates and lints the repository at `path`; on errors, prints
 /// them and stops with exit 2. `what` ends the message: "fix them before WHAT".
 pub fn load_valid(cli: &Cli, path: &Path, what: &str, io: &mut Io<'_>) -> Result<Validated, Stop> {
+    refuse_unopenable_git(path, io)?;
     let cache = open_cache(cli, path, io)?;
     let head = load_valid_with(cli, path, what, cache.as_ref().map(|c| &c.cache), io);
     save_cache(cache.as_ref());

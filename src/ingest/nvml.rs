@@ -28,6 +28,10 @@ pub struct NvmlReader {
     pub not_a_file: Option<&'static str>,
 }
 
+/// The most GPUs one node is believed to hold (NVLink domains of 72 and 144
+/// GPUs span several nodes; no node has more than a few dozen).
+const MAX_GPUS: u32 = 1_024;
+
 fn failed(call: &'static str) -> impl Fn(NvmlError) -> ReadError {
     move |e| ReadError::Failed {
         call,
@@ -80,6 +84,16 @@ impl GpuReader for NvmlReader {
         let count = nvml
             .device_count()
             .map_err(failed("nvmlDeviceGetCount_v2"))?;
+        // No node holds more GPUs than this; a driver that says so is wrong,
+        // and is not believed with billions of allocations.
+        if count > MAX_GPUS {
+            return Err(ReadError::Failed {
+                call: "nvmlDeviceGetCount_v2",
+                detail: format!(
+                    "the driver reports {count} GPUs, more than the {MAX_GPUS} a node can hold"
+                ),
+            });
+        }
         let mut gpus = Vec::with_capacity(count as usize);
         for index in 0..count {
             let device = nvml

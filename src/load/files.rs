@@ -178,9 +178,11 @@ pub fn collect(root: &Path) -> Result<Vec<Input>, RootError> {
                         path,
                         content: Content::Unreadable(io_text(&err)),
                     });
-                } else if err.path().is_some_and(|p| p.is_dir()) && readable_folder(&path) {
+                } else if !err.path().is_some_and(|p| p.is_file()) && readable_folder(&path) {
                     // A folder that cannot be listed may hold documents:
                     // passing without them would pass what was never read.
+                    // One that cannot even be looked at (a path past the
+                    // system's limit) is no plain file either.
                     inputs.push(Input {
                         path: format!("{}/", path.trim_end_matches('/')),
                         content: Content::Unreadable(format!(

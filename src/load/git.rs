@@ -564,6 +564,18 @@ pub fn commit_before(root: &Path, rev: &str, cutoff: i64) -> Result<Past, GitErr
     )))
 }
 
+/// Why git refuses to open the repository holding `root` (a checkout owned
+/// by another user, which git calls dubious ownership; a broken `.git`);
+/// `None` when it opens, or when there is no repository there. capops reads
+/// revisions to stamp, compare and roll back by: a repository it cannot
+/// open is never taken for a folder outside git.
+pub fn refusal(root: &Path) -> Option<String> {
+    match Repository::discover(root) {
+        Err(e) if e.code() != git2::ErrorCode::NotFound => Some(e.message().to_string()),
+        _ => None,
+    }
+}
+
 /// The working tree and the git directory of the repository holding `root`
 /// (for the parse cache, kept in the git directory), when there is one.
 pub fn dirs(root: &Path) -> Option<(PathBuf, PathBuf)> {

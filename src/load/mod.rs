@@ -6,6 +6,7 @@
 //! document's envelope (apiVersion, kind) and shape (JSON Schema), and types
 //! the documents that pass. Problems become diagnostics; nothing stops early.
 
+mod amounts;
 pub mod base;
 pub mod cache;
 pub mod cache_dir;
@@ -17,6 +18,7 @@ pub mod files;
 pub mod git;
 pub mod json;
 pub mod output;
+mod schedule;
 pub mod shape;
 pub mod templates;
 pub mod typed;
@@ -134,10 +136,10 @@ pub fn load_with(
     }
 
     let sources = &loaded.sources;
-    let results: Vec<FileDocs> = yaml_files
-        .par_iter()
-        .map(|&id| load_yaml_file(sources.get(id), id, cache))
-        .collect();
+    let size = |id| sources.get(id).full_text().map_or(0, |t| t.len());
+    let results = schedule::by_size(&yaml_files, size, |id| {
+        load_yaml_file(sources.get(id), id, cache)
+    });
     for (docs, diags, count, invalid) in results {
         loaded.invalid.extend(invalid);
         loaded.docs.extend(docs);
@@ -277,9 +279,10 @@ fn load_yaml_file(
         let first = overflows.partition_point(|s| s.start < from);
         let last = overflows.partition_point(|s| s.start <= to);
         let overflows = &overflows[first..last];
-        let instance = json::to_json(node);
+        let mut instance = json::to_json(node);
         let mut shape = Vec::new();
         let shape_ok = shape::check(kind, node, &instance, file, &mut shape, &mut budget);
+        amounts::canonicalize(kind, &mut instance);
         shape.retain(|d| {
             d.span()
                 .is_none_or(|s| overflows.binary_search(&s).is_err())

@@ -59,14 +59,20 @@ pub fn read_worktree(root: &Path, folder: &str) -> BTreeMap<String, Option<Vec<u
         // Read within the size limit: an oversized `.gitmodules` is not
         // read, and may name anything, so the output reads as edited.
         let path = top.join(".gitmodules");
-        let modules = match std::fs::metadata(&path) {
-            Ok(m) if m.len() > MAX_FILE_BYTES => {
+        // Read as bytes, as git reads it (a byte that is not UTF-8 in a
+        // comment does not hide the paths); one that is there but cannot be
+        // read, or is not a plain file, may name anything, as oversized.
+        let modules = match std::fs::symlink_metadata(&path) {
+            Ok(m) if m.len() > MAX_FILE_BYTES || !m.is_file() => {
                 out.insert(".gitmodules".into(), None);
                 continue;
             }
-            Ok(_) => match std::fs::read_to_string(&path) {
-                Ok(text) => text,
-                Err(_) => continue,
+            Ok(_) => match std::fs::read(&path) {
+                Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+                Err(_) => {
+                    out.insert(".gitmodules".into(), None);
+                    continue;
+                }
             },
             Err(_) => continue,
         };

@@ -69,8 +69,7 @@ fn read(text: &str, file: FileId, usage: &mut UsageRows, diags: &mut Vec<Diagnos
         last_series: None,
         usage,
         diags,
-        hidden: 0,
-        first_hidden: None,
+        budget: Budget::about("problems with its rows"),
     };
     for (i, k) in rows.usage.series.iter().enumerate() {
         rows.ids
@@ -237,11 +236,11 @@ struct RowReader<'u> {
     last_series: Option<u32>,
     usage: &'u mut UsageRows,
     diags: &'u mut Vec<Diagnostic>,
-    /// Problems found past [`DESCRIBED_PER_FILE`], and the first one's place.
-    hidden: usize,
-    first_hidden: Option<Span>,
+    /// What is left of [`DESCRIBED_PER_FILE`] for this file's rows.
+    budget: Budget,
 }
 
+use super::described::Budget;
 /// The most row problems described for one usage file (as for a YAML
 /// file's shape problems).
 pub use super::described::DESCRIBED_PER_FILE;
@@ -249,29 +248,12 @@ pub use super::described::DESCRIBED_PER_FILE;
 impl RowReader<'_> {
     /// Reports a problem while the file's budget lasts; counts it after.
     fn push(&mut self, d: Diagnostic) {
-        if self.diags.len() < DESCRIBED_PER_FILE {
-            self.diags.push(d);
-        } else {
-            self.hidden += 1;
-            self.first_hidden = self.first_hidden.or(d.span());
-        }
+        self.budget.push(d, self.diags);
     }
 
-    /// The error that counts the problems not described, if any.
+    /// The diagnostics that count the problems not described, if any.
     fn finish(self) {
-        if let Some(span) = self.first_hidden {
-            self.diags.push(
-                Diagnostic::new(
-                    Code::ProblemsNotShown,
-                    format!(
-                        "this file has {} more problems with its rows than the {DESCRIBED_PER_FILE} described",
-                        self.hidden
-                    ),
-                )
-                .at(span, "the first row with a problem not shown")
-                .help("fix the problems shown and run again; the next ones are then described"),
-            );
-        }
+        self.diags.extend(self.budget.finish());
     }
 
     fn wrong_count(&mut self, n: usize, row_start: usize) {

@@ -32,6 +32,28 @@ pub fn escape(s: &str) -> String {
     out
 }
 
+/// A table cell the report built: text with names in single-backtick code
+/// spans (``keep 3 of `h100-serve-1y` ``). The spans stay code (each
+/// re-fenced as [`cell_code`] does, so what is inside cannot end it or the
+/// cell); the text between them is escaped as [`escape`] does. A cell whose
+/// backticks do not pair up is escaped whole.
+pub fn cell(s: &str) -> String {
+    let ticks = s.matches('`').count();
+    if ticks == 0 || ticks % 2 == 1 || s.contains("``") {
+        return escape(s);
+    }
+    s.split('`')
+        .enumerate()
+        .map(|(i, part)| {
+            if i % 2 == 1 {
+                cell_code(part)
+            } else {
+                escape(part)
+            }
+        })
+        .collect()
+}
+
 /// Whether a character is a bidirectional embedding, override or isolate
 /// (U+202A to U+202E, U+2066 to U+2069), or an invisible direction mark
 /// (U+200E, U+200F, U+061C): shown raw, it reverses the order in which what

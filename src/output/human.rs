@@ -73,23 +73,13 @@ fn draw(d: &Diagnostic, sources: &SourceMap, paths: &Paths, color: bool) -> Stri
         .with_width(100)
         .with_links(false);
     let mut out = String::new();
-    // The snippet shows every line from the first label in the primary's
-    // file to the last: two labels far apart draw all the lines between.
-    let drawn = d.primary.as_ref().map(|p| {
-        let same = d.related.iter().filter(|l| l.span.file == p.span.file);
-        let mut span = p.span;
-        for l in same {
-            span.start = span.start.min(l.span.start);
-            span.end = span.end.max(l.span.end);
-        }
-        Label {
-            span,
-            text: String::new(),
-        }
-    });
-    if drawn.as_ref().is_some_and(|all| {
-        long_line(sources, all) || d.related.iter().any(|l| long_line(sources, l))
-    }) {
+    // Each label is drawn with its own lines (miette draws labels far apart
+    // as snippets of their own), so each is measured alone.
+    if d.primary
+        .iter()
+        .chain(&d.related)
+        .any(|l| long_line(sources, l))
+    {
         // miette cannot draw a snippet this wide (it panics past column
         // 65,535), and one of megabytes helps nobody; say where, without
         // the snippet.

@@ -61,8 +61,9 @@ impl Table {
         out.push('\n');
         for r in &self.rows {
             // Cells hold names and text from documents: no links, HTML,
-            // mentions, emphasis or line breaks (`escape::escape`).
-            let cells: Vec<String> = r.iter().map(|c| super::escape::escape(c)).collect();
+            // mentions, emphasis or line breaks; the names the report put
+            // in code spans stay code (`escape::cell`).
+            let cells: Vec<String> = r.iter().map(|c| super::escape::cell(c)).collect();
             out.push_str(&format!("| {} |\n", cells.join(" | ")));
         }
         out
@@ -114,6 +115,17 @@ mod tests {
             assert!(!row.contains(raw), "{raw} in {row}");
         }
         assert!(row.contains("&lt;U+202E&gt;"), "{row}");
+        // Names the report wrote as code stay code; a backtick that pairs
+        // with none, or text a span would hide, cannot break out.
+        let mut t = Table::new(&[("recommendation", false)]);
+        t.rows.push(vec!["keep 3 of `h100-serve-1y` [x](y)".into()]);
+        t.rows.push(vec!["`a|b` and `<img src=x>`".into()]);
+        t.rows.push(vec!["odd ` [click](https://e.x)".into()]);
+        let md = t.markdown();
+        let rows: Vec<&str> = md.lines().skip(2).collect();
+        assert_eq!(rows[0], "| keep 3 of `h100-serve-1y` \\[x\\](y) |", "{md}");
+        assert_eq!(rows[1], "| `a\\|b` and `<img src=x>` |", "{md}");
+        assert_eq!(rows[2], "| odd \\` \\[click\\](https://e.x) |", "{md}");
         let html = t.html();
         assert!(
             !html.contains("<img") && !html.contains('\u{202e}'),

@@ -43,6 +43,16 @@ pub fn kubeconfig_secrets(kc: &Kubeconfig) -> Vec<String> {
     // Userinfo in a server or proxy URL.
     for c in kc.clusters.iter().filter_map(|c| c.cluster.as_ref()) {
         for url in [&c.server, &c.proxy_url].into_iter().flatten() {
+            // A query (`?token=...`) is a secret whole and value by value.
+            if let Some((_, query)) = url.split_once('?') {
+                let query = query.split('#').next().unwrap_or("");
+                out.push(query.to_string());
+                out.extend(
+                    query
+                        .split('&')
+                        .filter_map(|kv| kv.split_once('=').map(|(_, v)| v.to_string())),
+                );
+            }
             if let Some((_, rest)) = url.split_once("://")
                 && let Some((userinfo, _)) = rest.split('/').next().unwrap_or("").rsplit_once('@')
             {
@@ -62,16 +72,10 @@ pub fn kubeconfig_secrets(kc: &Kubeconfig) -> Vec<String> {
 
 pub use crate::output::redact::scrub_text;
 
-/// A URL without its userinfo (`user:password@`), a credential never shown.
+/// A URL without its userinfo (`user:password@`) and query, credentials
+/// never shown.
 pub fn without_userinfo(url: &str) -> String {
-    match url.split_once("://") {
-        Some((scheme, rest)) => {
-            let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
-            let host = authority.rsplit('@').next().unwrap_or(authority);
-            format!("{scheme}://{host}{path}")
-        }
-        None => url.to_string(),
-    }
+    crate::model::usage_settings::redact_url(url)
 }
 
 #[cfg(test)]
@@ -102,6 +106,11 @@ mod tests {
             without_userinfo("https://admin:pw@h:6443/x"),
             "https://h:6443/x"
         );
+        assert_eq!(
+            without_userinfo("https://h:6443/k8s?token=QSECRET-123456&x=1#frag"),
+            "https://h:6443/k8s?<redacted>"
+        );
+        assert_eq!(without_userinfo("https://u@h?t=1"), "https://h?<redacted>");
         // Any case, any separator, and token keys.
         for echoed in [
             "BEARER TOKEN-AAAA1111",
