@@ -1499,3 +1499,37 @@ fn a_folder_whose_path_is_too_long_to_open_is_reported_not_skipped() {
         unread[0]
     );
 }
+
+#[test]
+fn report_out_dash_is_stdout_and_explain_keeps_a_name_on_one_line() {
+    let (_t, repo) = example_with(|_| {});
+    let path = repo.display().to_string();
+    // `--out -` wrote a file named `-` into the checkout.
+    let out = run(&["report", &path, "--at", "2026-11-22", "--out", "-"], &[]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stdout.len() > 1_000, "{}", out.stdout);
+    assert!(!repo.join("-").exists() && !Path::new("-").exists());
+    // A name with a line break cannot start a line of the log (a GitHub
+    // Actions `::error::` command).
+    let out = run(
+        &[
+            "explain",
+            "x\n::error::injected",
+            "--at",
+            "2026-11-22",
+            &path,
+        ],
+        &[],
+    );
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("x\\n::error::injected"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        !out.stderr.lines().any(|l| l.starts_with("::error::")),
+        "{}",
+        out.stderr
+    );
+}

@@ -617,6 +617,14 @@ fn the_gate_sees_a_rewrite_of_committed_hours_and_not_an_append() {
             "needs-approval".to_string()
         )
     );
+    // A file renamed holds the same rows, wherever they are: no rewrite.
+    commit_all(&git);
+    std::fs::rename(
+        dir.path().join("usage/c.2026-01.csv"),
+        dir.path().join("usage/c-renamed.csv"),
+    )
+    .unwrap();
+    assert_eq!(rewrite_warnings(&path).0, Vec::<String>::new());
 }
 
 #[test]

@@ -565,7 +565,9 @@ pub fn explain(cli: &Cli, args: &ExplainArgs, io: &mut Io<'_>) -> Outcome {
                 crate::diag::suggest(name, known.iter().copied(), "documents")
             )
         };
-        return Err(invalid(io, &format!("`{}` {why}", args.name), None));
+        // One line, as typed (a name cannot start another line of the log).
+        let shown = crate::output::escape::terminal_line(&args.name);
+        return Err(invalid(io, &format!("`{shown}` {why}"), None));
     };
     write_diagnostics(cli, &result.diagnostics, sources, &paths, io)?;
     let ctx = context(&loaded, &result, at, None);

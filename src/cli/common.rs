@@ -528,7 +528,8 @@ pub fn write_text(
     out: Option<&Path>,
     text: &str,
 ) -> Result<(), Stop> {
-    match out {
+    // `-` is stdout, as for `render --out -` (not a file named `-`).
+    match out.filter(|o| o.as_os_str() != "-") {
         Some(file) => {
             write_output(io, repo, file, text.as_bytes())?;
             writeln!(io.stderr, "wrote {}", file.display())?;

@@ -14,7 +14,7 @@ pub struct ReportArgs {
     /// Time of the report: a date or an RFC 3339 time; default now.
     #[arg(long, value_parser = super::common::at_arg)]
     pub at: Option<Timestamp>,
-    /// Write the report to this file (atomically) instead of stdout.
+    /// Write the report to this file (atomically) instead of stdout (`-` is stdout).
     #[arg(long)]
     pub out: Option<PathBuf>,
 }

@@ -189,7 +189,11 @@ impl Settings {
         if needs_api && repo.is_none() {
             return Err(GithubError::BadRepository(String::new()));
         }
-        let token = non_empty(flags.token_env).map(|t| t.trim().to_string());
+        // A value with a space, a line break or a control character inside
+        // is no token (GitHub's are visible ASCII), and could not be sent.
+        let token = non_empty(flags.token_env)
+            .map(|t| t.trim().to_string())
+            .filter(|t| t.chars().all(|c| c.is_ascii_graphic()));
         if needs_api && token.is_none() {
             return Err(GithubError::NoToken {
                 var: flags.token_env.to_string(),
@@ -321,6 +325,15 @@ mod tests {
             Settings::read(&flags, &none),
             Err(GithubError::NoToken { .. })
         ));
+        // A value with a line break inside is no token (it could not be
+        // sent in a header): a usage error, not GitHub unreachable.
+        let broken = |k: &str| (k == "GITHUB_TOKEN").then(|| "ghp_a\nb".to_string());
+        let e = Settings::read(&flags, &broken).unwrap_err();
+        assert!(matches!(e, GithubError::NoToken { .. }));
+        assert!(!e.to_string().contains("ghp_a"), "{e}");
+        // Around it, whitespace is trimmed as before.
+        let padded = |k: &str| (k == "GITHUB_TOKEN").then(|| " ghp_ok\n".to_string());
+        assert!(Settings::read(&flags, &padded).is_ok());
         let env = |k: &str| match k {
             "GITHUB_TOKEN" => Some("ghp_secret".to_string()),
             "GITHUB_API_URL" => Some("https://ghe.example.com/api/v3".to_string()),

@@ -37,7 +37,9 @@ pub mod status;
 /// (docs/github.md, docs/codes.md) and maps to an exit code.
 #[derive(Debug, thiserror::Error)]
 pub enum GithubError {
-    #[error("the environment variable {var} holds no GitHub token")]
+    #[error(
+        "the environment variable {var} holds no GitHub token (it is unset or empty, or holds spaces, line breaks or other characters no token has)"
+    )]
     NoToken { var: String },
     #[error("{0}")]
     NoPullRequest(String),

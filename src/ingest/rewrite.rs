@@ -5,7 +5,8 @@
 //! edit by hand). Under `check --base`, each usage file whose committed rows
 //! changed gets one `usage-history-rewritten` warning, at the first changed
 //! row, so reviewers see that the numbers the gate judges with were replaced.
-//! Rows are compared by meaning (series, hour, numbers), not bytes.
+//! Rows are compared by meaning (series, hour, numbers), not bytes, and
+//! wherever they now are: a file renamed or split rewrites nothing.
 
 use super::history::records;
 use crate::diag::{Code, Diagnostic, SourceKind, SourceMap, Span};
@@ -14,6 +15,22 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 
 type Key<'a> = (&'a str, &'a str, &'a str, i64);
+/// A row's allocated and used GPUs, and where it is (offset, file).
+type Found = (Option<f64>, Option<f64>, usize, crate::diag::FileId);
+
+/// The rows of a usage file's text by series and hour.
+fn rows_of(id: crate::diag::FileId, text: &str) -> Vec<(Key<'_>, Found)> {
+    records(text)
+        .1
+        .iter()
+        .filter_map(|r| {
+            Some((
+                (r.cluster, r.pool, r.team, r.hour?),
+                (r.allocated, r.used, r.bytes.0, id),
+            ))
+        })
+        .collect()
+}
 
 /// One diagnostic per usage file whose base rows the working tree changes.
 /// `sources` holds the working tree and the base files read from git.
@@ -26,6 +43,10 @@ pub fn check(repo: &Repo, sources: &SourceMap) -> Vec<Diagnostic> {
         .filter(|(_, f)| f.kind == SourceKind::WorkTree && is_usage(&f.path))
         .map(|(id, f)| (f.path.as_str(), (id, f.read_text().unwrap_or_default())))
         .collect();
+    // Every row of the working tree, whichever file holds it, read only
+    // when a file's own rows miss some: rows moved to another file (a file
+    // renamed or split) are not rewritten.
+    let everywhere: std::cell::OnceCell<HashMap<Key<'_>, Found>> = std::cell::OnceCell::new();
     let mut out = Vec::new();
     for (base_id, base) in sources.files() {
         if !matches!(base.kind, SourceKind::Revision(_)) || !is_usage(&base.path) {
@@ -37,29 +58,32 @@ pub fn check(repo: &Repo, sources: &SourceMap) -> Vec<Diagnostic> {
         };
         let base_text = base.read_text().unwrap_or_default();
         let (_, old) = records(&base_text);
-        let (now, now_text) = match head.get(base.path.as_str()) {
-            Some((id, text)) => (Some(*id), &**text),
-            None => (None, ""),
+        let now = head.get(base.path.as_str()).map(|(id, _)| *id);
+        let current: HashMap<Key<'_>, Found> = match head.get(base.path.as_str()) {
+            Some((id, text)) => rows_of(*id, text).into_iter().collect(),
+            None => HashMap::new(),
         };
-        let (_, new) = records(now_text);
-        let current: HashMap<Key<'_>, (Option<f64>, Option<f64>, usize)> = new
-            .iter()
-            .filter_map(|r| {
-                Some((
-                    (r.cluster, r.pool, r.team, r.hour?),
-                    (r.allocated, r.used, r.bytes.0),
-                ))
+        let find = |k: &Key<'_>| {
+            current.get(k).copied().or_else(|| {
+                everywhere
+                    .get_or_init(|| {
+                        head.values()
+                            .flat_map(|(id, text)| rows_of(*id, text))
+                            .collect()
+                    })
+                    .get(k)
+                    .copied()
             })
-            .collect();
+        };
         let (mut changed, mut removed) = (0usize, 0usize);
-        let mut first: Option<(i64, Option<usize>)> = None;
+        let mut first: Option<(i64, Option<(crate::diag::FileId, usize)>)> = None;
         for r in &old {
             let Some(h) = r.hour else { continue };
-            let at = match current.get(&(r.cluster, r.pool, r.team, h)) {
-                Some((a, u, _)) if *a == r.allocated && *u == r.used => continue,
-                Some((_, _, offset)) => {
+            let at = match find(&(r.cluster, r.pool, r.team, h)) {
+                Some((a, u, _, _)) if a == r.allocated && u == r.used => continue,
+                Some((_, _, offset, file)) => {
                     changed += 1;
-                    Some(*offset)
+                    Some((file, offset))
                 }
                 None => {
                     removed += 1;
@@ -77,9 +101,9 @@ pub fn check(repo: &Repo, sources: &SourceMap) -> Vec<Diagnostic> {
             .map(|t| t.to_string())
             .unwrap_or_default();
         let span = match (now, offset) {
-            (Some(id), Some(o)) => Span::new(id, o, o),
+            (_, Some((id, o))) => Span::new(id, o, o),
             (Some(id), None) => Span::file_start(id),
-            (None, _) => Span::file_start(base_id),
+            (None, None) => Span::file_start(base_id),
         };
         let what = match (changed, removed) {
             (c, 0) => format!("changes {c} committed row{}", plural(c)),
