@@ -790,11 +790,12 @@ fn the_token_never_appears_in_any_output() {
     assert_eq!(run.code, 3);
     assert!(run.stderr.contains("error[github-unauthorized]"));
     assert!(!run.stderr.contains("ghp_CAPOPSTEST_wrong_token_000"));
-    // A token pasted with its line break: refused, not a panic, not shown.
+    // A token pasted with its line break: refused as no token (a usage
+    // error, exit 2), not a panic, not shown.
     let run = gate(&co, &f, "ghp_CAPOPSTEST_newline\n_000", &[], &[]);
-    assert_eq!(run.code, 3, "{}", run.stderr);
+    assert_eq!(run.code, 2, "{}", run.stderr);
     assert!(
-        run.stderr.contains("HTTP header cannot carry"),
+        run.stderr.contains("error[github-no-token]") && run.stderr.contains("line breaks"),
         "{}",
         run.stderr
     );

@@ -6,10 +6,10 @@
 //! document's envelope (apiVersion, kind) and shape (JSON Schema), and types
 //! the documents that pass. Problems become diagnostics; nothing stops early.
 
-mod amounts;
 pub mod base;
 pub mod cache;
 pub mod cache_dir;
+mod canonical;
 pub mod de;
 mod decode;
 use decode::decode;
@@ -282,7 +282,7 @@ fn load_yaml_file(
         let mut instance = json::to_json(node);
         let mut shape = Vec::new();
         let shape_ok = shape::check(kind, node, &instance, file, &mut shape, &mut budget);
-        amounts::canonicalize(kind, &mut instance);
+        canonical::canonicalize(kind, &mut instance);
         shape.retain(|d| {
             d.span()
                 .is_none_or(|s| overflows.binary_search(&s).is_err())

@@ -1,9 +1,11 @@
-//! Amounts compared by value: where a kind's schema holds a decimal amount
-//! (`Money`, `Ratio`), the document's JSON form is given the amount's
-//! canonical text before it is fingerprinted, so that `14.75`, `"14.7500"`
-//! and `14.750` are one value and a pull request that re-quotes a price is
-//! no change. Where is read from the embedded schemas themselves, so a new
-//! field of either type is covered without a list to keep.
+//! Documents compared by value: before a document's JSON form is
+//! fingerprinted, the defaults its schema states are written out for the
+//! fields it leaves out (serde reads them so), and where the schema holds a
+//! decimal amount (`Money`, `Ratio`) the amount is given its canonical
+//! text, so that `14.75`, `"14.7500"` and `14.750` are one value. A pull
+//! request that writes a default out, or re-quotes a price, changes
+//! nothing. Both are read from the embedded schemas themselves, so a new
+//! field is covered without a list to keep.
 
 use crate::model::Kind;
 use serde_json::Value as Json;
@@ -27,10 +29,9 @@ fn paths(kind: Kind) -> &'static [Vec<Step>] {
         Kind::ALL
             .into_iter()
             .map(|k| {
-                let schema: Json = serde_json::from_str(crate::model::schema::embedded(k))
-                    .expect("embedded schema is JSON");
+                let schema = schema(k);
                 let mut out = Vec::new();
-                walk(&schema, &schema, &mut Vec::new(), &mut Vec::new(), &mut out);
+                walk(schema, schema, &mut Vec::new(), &mut Vec::new(), &mut out);
                 (k, out)
             })
             .collect()
@@ -83,11 +84,93 @@ fn walk<'a>(
 }
 
 /// Writes every amount of a document of `kind` as its canonical text (a
-/// string, trailing zeros dropped). A value that does not read as a decimal
-/// is left as it is: the shape check has refused it already.
+/// string, trailing zeros dropped), after writing out the defaults its
+/// schema states for the fields left out. A value that does not read as a
+/// decimal is left as it is: the shape check has refused it already.
 pub fn canonicalize(kind: Kind, instance: &mut Json) {
+    let schema = schema(kind);
+    fill_defaults(schema, schema, instance, 0);
     for path in paths(kind) {
         rewrite(instance, path);
+    }
+}
+
+/// A kind's embedded schema, read once.
+fn schema(kind: Kind) -> &'static Json {
+    static CACHE: OnceLock<BTreeMap<Kind, Json>> = OnceLock::new();
+    let cache = CACHE.get_or_init(|| {
+        Kind::ALL
+            .into_iter()
+            .map(|k| {
+                let schema = serde_json::from_str(crate::model::schema::embedded(k))
+                    .expect("embedded schema is JSON");
+                (k, schema)
+            })
+            .collect()
+    });
+    &cache[&kind]
+}
+
+/// Writes into `node` the `default` of every field its schema (`schema`, a
+/// part of `root`) states one for and the document leaves out: serde reads a
+/// field left out as that default, so writing it out is no change. Only
+/// plain objects (a struct's `properties`, or an optional one: `anyOf` of it
+/// and null) are filled; where the schema offers shapes to choose between, a
+/// default of one is not written into another.
+fn fill_defaults(root: &Json, schema: &Json, node: &mut Json, depth: usize) {
+    if depth > 64 {
+        return;
+    }
+    let mut schema = schema;
+    // Follow references, and an optional value to what it holds.
+    for _ in 0..8 {
+        if let Some(target) = schema.get("$ref").and_then(Json::as_str) {
+            let name = target.strip_prefix("#/$defs/").unwrap_or(target);
+            match root.get("$defs").and_then(|d| d.get(name)) {
+                Some(def) => schema = def,
+                None => return,
+            }
+            continue;
+        }
+        let branches = schema.get("anyOf").and_then(Json::as_array);
+        let not_null: Vec<&Json> = branches
+            .into_iter()
+            .flatten()
+            .filter(|b| b.get("type").and_then(Json::as_str) != Some("null"))
+            .collect();
+        match (branches, not_null.as_slice()) {
+            (Some(_), [one]) => schema = one,
+            (Some(_), _) => return,
+            (None, _) => break,
+        }
+    }
+    match node {
+        Json::Object(fields) => {
+            if let Some(props) = schema.get("properties").and_then(Json::as_object) {
+                for (name, sub) in props {
+                    match fields.get_mut(name) {
+                        Some(value) => fill_defaults(root, sub, value, depth + 1),
+                        None => {
+                            if let Some(default) = sub.get("default") {
+                                fields.insert(name.clone(), default.clone());
+                            }
+                        }
+                    }
+                }
+            } else if let Some(sub) = schema.get("additionalProperties").filter(|s| s.is_object()) {
+                for value in fields.values_mut() {
+                    fill_defaults(root, sub, value, depth + 1);
+                }
+            }
+        }
+        Json::Array(items) => {
+            if let Some(sub) = schema.get("items").filter(|s| s.is_object()) {
+                for item in items {
+                    fill_defaults(root, sub, item, depth + 1);
+                }
+            }
+        }
+        _ => {}
     }
 }
 
@@ -165,5 +248,32 @@ mod tests {
         canonicalize(Kind::PriceCatalog, &mut c);
         assert_eq!(c["spec"]["prices"][0]["onDemand"], "21.96");
         assert_eq!(c["spec"]["prices"][0]["region"], "1.10");
+    }
+
+    #[test]
+    fn a_default_written_out_is_the_field_left_out() {
+        let config = |thresholds: Json| {
+            let mut d = json!({
+                "metadata": {"name": "acme"},
+                "spec": {"thresholds": thresholds}
+            });
+            canonicalize(Kind::Config, &mut d);
+            d
+        };
+        let left_out = config(json!({"lowUtilization": 0.3}));
+        assert_eq!(
+            config(json!({"lowUtilization": 0.3, "idleSpendShare": 0.50, "autoApprovalGpus": 16})),
+            left_out
+        );
+        assert_eq!(left_out["spec"]["thresholds"]["idleSpendShare"], "0.5");
+        // Another value is another value.
+        assert_ne!(
+            config(json!({"lowUtilization": 0.3, "autoApprovalGpus": 17})),
+            left_out
+        );
+        // An optional field left out is not written as some value.
+        let mut c = json!({"metadata": {"name": "c"}, "spec": {"nodePools": [{"name": "p"}]}});
+        canonicalize(Kind::Cluster, &mut c);
+        assert!(c["spec"].get("kueue").is_none_or(Json::is_null), "{c}");
     }
 }
