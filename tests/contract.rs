@@ -42,7 +42,8 @@ async fn client_for(kubeconfig: &Path) -> kube::Client {
 
 async fn conn_for(kubeconfig: &Path) -> Conn {
     let kc = Kubeconfig::read_from(kubeconfig).unwrap();
-    Conn::connect(Some(&kc), None).await.unwrap()
+    let plugins = std::sync::Arc::new(capops::sync::credential_plugin::Plugins::new(None, false));
+    Conn::connect(Some(&kc), None, &plugins).await.unwrap()
 }
 
 /// Server-side apply as any field manager.

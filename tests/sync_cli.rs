@@ -560,6 +560,106 @@ fn credentials_never_appear_in_output() {
     assert!(!seen.contains("9f8e7d6c5b4a"));
 }
 
+/// The World's kubeconfig with its user's token replaced by a credential
+/// plugin running `body` (a shell script), never interactive.
+fn with_plugin(w: &World, body: &str) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let script = w.dir.path().join("plugin.sh");
+    std::fs::write(&script, format!("#!/bin/sh\n{body}\n")).unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let token = w.token.as_deref().unwrap();
+    let text = std::fs::read_to_string(&w.kubeconfig).unwrap();
+    let exec = format!(
+        "    exec:\n      apiVersion: client.authentication.k8s.io/v1\n      command: {}\n      args: [--client-secret=PLUGIN-ARG-SECRET]\n      interactiveMode: Never\n",
+        script.display()
+    );
+    let replaced = text.replace(&format!("    token: \"{token}\"\n"), &exec);
+    assert_ne!(replaced, text);
+    std::fs::write(&w.kubeconfig, replaced).unwrap();
+    script
+}
+
+#[test]
+fn a_credential_plugin_runs_once_for_every_cluster_and_its_token_is_never_shown() {
+    let token = "plugin-issued-token-5e6f7a8b";
+    let w = World::new(Some(token));
+    let runs = w.dir.path().join("runs");
+    with_plugin(
+        &w,
+        &format!(
+            "echo run >> {}\necho '{{\"apiVersion\":\"client.authentication.k8s.io/v1\",\"kind\":\"ExecCredential\",\"status\":{{\"token\":\"{token}\",\"expirationTimestamp\":\"2999-01-01T00:00:00Z\"}}}}'",
+            runs.display()
+        ),
+    );
+    let out = w.run(&["plan", &ex(), "--format", "json"]);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    let plan: Value = serde_json::from_str(&out.stdout).unwrap();
+    // Every cluster was read with the plugin's token (the fakes demand it).
+    assert!(plan["summary"]["add"].as_u64().unwrap() > 0, "{}", out.stdout);
+    assert_eq!(plan["clusters"].as_array().unwrap().len(), 3);
+    assert!(
+        plan["clusters"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|c| c["error"].is_null()),
+        "{}",
+        out.stdout
+    );
+    // Three clusters, one user: one login.
+    assert_eq!(std::fs::read_to_string(&runs).unwrap().lines().count(), 1);
+    assert!(!out.stdout.contains(token) && !out.stderr.contains(token));
+}
+
+#[test]
+fn a_credential_plugin_that_never_answers_is_stopped() {
+    let w = World::new(Some("the-token-it-never-gives"));
+    with_plugin(&w, "echo PLUGIN-STDERR-SECRET >&2\nsleep 600");
+    let kc = w.kubeconfig.display().to_string();
+    let home = w.dir.path().display().to_string();
+    let start = std::time::Instant::now();
+    let out = run(
+        &["plan", &ex(), "--at", AT, "--revision", "r"],
+        &[
+            ("KUBECONFIG", kc.as_str()),
+            ("HOME", home.as_str()),
+            ("CAPOPS_CREDENTIAL_PLUGIN_TIMEOUT", "1"),
+        ],
+    );
+    // Not for ever: each cluster is reported, none planned (exit 3).
+    assert!(start.elapsed() < std::time::Duration::from_secs(60));
+    assert_eq!(out.code, 3, "{}{}", out.stdout, out.stderr);
+    assert!(
+        out.stdout.contains("gave no credential within 1 s"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains("CAPOPS_CREDENTIAL_PLUGIN_TIMEOUT"),
+        "{}",
+        out.stdout
+    );
+    let all = format!("{}{}", out.stdout, out.stderr);
+    assert!(
+        !all.contains("PLUGIN-STDERR-SECRET") && !all.contains("PLUGIN-ARG-SECRET"),
+        "{all}"
+    );
+    // A timeout that is not a number of seconds is refused before anything runs.
+    let out = run(
+        &["plan", &ex(), "--at", AT],
+        &[
+            ("KUBECONFIG", kc.as_str()),
+            ("CAPOPS_CREDENTIAL_PLUGIN_TIMEOUT", "5m"),
+        ],
+    );
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("not a number of seconds"),
+        "{}",
+        out.stderr
+    );
+}
+
 #[test]
 fn a_saved_plan_applies_only_while_the_clusters_are_unchanged() {
     let w = World::new(None);

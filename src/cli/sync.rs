@@ -9,12 +9,14 @@ use super::{Cli, Io};
 use crate::diag::Code;
 use crate::output::Format;
 use crate::sync::client::Conn;
+use crate::sync::credential_plugin::Plugins;
 use crate::sync::plan::{ClusterPlan, PLAN_VERSION, Plan};
 use crate::sync::run::{self, Progress, Settings};
 use crate::sync::{nodes, report};
 use serde_json::json;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 #[derive(Debug, clap::Args)]
 pub struct PlanArgs {
@@ -43,6 +45,7 @@ pub(super) fn plan_all(
     rt: &tokio::runtime::Runtime,
     loaded: &Loaded,
     kc: Option<&kube::config::Kubeconfig>,
+    plugins: &Arc<Plugins>,
     parallel: u16,
     progress: &dyn Progress,
 ) -> Vec<(ClusterPlan, Option<Conn>)> {
@@ -57,7 +60,7 @@ pub(super) fn plan_all(
             let s = s.clone();
             async move {
                 progress.start(&t.cluster, "connecting");
-                let conn = match support::connect(kc, t.context.as_deref()).await {
+                let conn = match support::connect(kc, t.context.as_deref(), plugins).await {
                     Ok(c) => c,
                     Err(e) => {
                         progress.finish(&t.cluster, "failed");
@@ -160,10 +163,18 @@ pub fn plan(cli: &Cli, a: &PlanArgs, io: &mut Io<'_>) -> Outcome {
     }
     let loaded = support::load(cli, &a.common, io)?;
     let kc = support::kubeconfig(&a.common, io)?;
+    let plugins = support::plugins(io)?;
     support::refuse_shared_servers(&loaded, kc.as_ref(), io)?;
     let progress = bars(cli, io);
     let rt = support::runtime()?;
-    let planned = plan_all(&rt, &loaded, kc.as_ref(), a.common.parallel, &progress);
+    let planned = plan_all(
+        &rt,
+        &loaded,
+        kc.as_ref(),
+        &plugins,
+        a.common.parallel,
+        &progress,
+    );
     let plan = plan_of(&loaded, planned.into_iter().map(|(p, _)| p).collect());
     let text = serde_json::to_string_pretty(&plan).unwrap_or_default();
     let unplanned = plan.clusters.iter().filter(|c| c.error.is_some()).count();
@@ -200,10 +211,11 @@ pub fn drift(cli: &Cli, c: &Common, io: &mut Io<'_>) -> Outcome {
     }
     let loaded = support::load(cli, c, io)?;
     let kc = support::kubeconfig(c, io)?;
+    let plugins = support::plugins(io)?;
     support::refuse_shared_servers(&loaded, kc.as_ref(), io)?;
     let progress = bars(cli, io);
     let rt = support::runtime()?;
-    let planned = plan_all(&rt, &loaded, kc.as_ref(), c.parallel, &progress);
+    let planned = plan_all(&rt, &loaded, kc.as_ref(), &plugins, c.parallel, &progress);
     let plan = plan_of(&loaded, planned.into_iter().map(|(p, _)| p).collect());
     let drifted = plan.summary.drifted() || plan.summary.error > 0;
     match cli.format {
@@ -236,14 +248,16 @@ pub fn verify(cli: &Cli, c: &Common, io: &mut Io<'_>) -> Outcome {
     }
     let loaded = support::load(cli, c, io)?;
     let kc = support::kubeconfig(c, io)?;
+    let plugins = support::plugins(io)?;
     let rt = support::runtime()?;
     let results = rt.block_on(run::for_each_cluster(
         loaded.targets.iter().collect(),
         usize::from(c.parallel),
         |t: &Target| {
             let kc = kc.as_ref();
+            let plugins = &plugins;
             async move {
-                let conn = match support::connect(kc, t.context.as_deref()).await {
+                let conn = match support::connect(kc, t.context.as_deref(), plugins).await {
                     Ok(c) => c,
                     Err(e) => return (t, Err(e)),
                 };

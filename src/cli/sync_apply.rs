@@ -71,6 +71,7 @@ pub fn apply(cli: &Cli, a: &ApplyArgs, io: &mut Io<'_>) -> Outcome {
         return Ok(Exit::Invalid);
     }
     let kc = support::kubeconfig(&a.common, io)?;
+    let plugins = support::plugins(io)?;
     let progress = bars(cli, io);
     let rt = support::runtime()?;
     // The plan and a connection per cluster, and the resourceVersions a plan file pins.
@@ -78,7 +79,14 @@ pub fn apply(cli: &Cli, a: &ApplyArgs, io: &mut Io<'_>) -> Outcome {
         None => {
             let loaded = support::load(cli, &a.common, io)?;
             support::refuse_shared_servers(&loaded, kc.as_ref(), io)?;
-            let planned = plan_all(&rt, &loaded, kc.as_ref(), a.common.parallel, &progress);
+            let planned = plan_all(
+                &rt,
+                &loaded,
+                kc.as_ref(),
+                &plugins,
+                a.common.parallel,
+                &progress,
+            );
             let (plans, conns): (Vec<ClusterPlan>, Vec<Option<Conn>>) = planned.into_iter().unzip();
             (plan_of(&loaded, plans), conns, BTreeMap::new())
         }
@@ -129,11 +137,12 @@ pub fn apply(cli: &Cli, a: &ApplyArgs, io: &mut Io<'_>) -> Outcome {
                 |p: &ClusterPlan| {
                     let s = settings(&repository, known.clone());
                     let kc = kc.as_ref();
+                    let plugins = &plugins;
                     async move {
                         if p.error.is_some() {
                             return (None, Ok((Vec::new(), BTreeMap::new())));
                         }
-                        let conn = match support::connect(kc, p.context.as_deref()).await {
+                        let conn = match support::connect(kc, p.context.as_deref(), plugins).await {
                             Ok(c) => c,
                             Err(e) => return (None, Err(e)),
                         };

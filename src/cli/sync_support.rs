@@ -11,12 +11,13 @@ use crate::model::{ClusterSpec, Document, Repo};
 use crate::output::{Format, Paths};
 use crate::render::{self, templates};
 use crate::sync::client::{Conn, Source};
+use crate::sync::credential_plugin::Plugins;
 use crate::sync::desired::{self, Desired};
 use crate::sync::plan::ClusterError;
 use crate::sync::run::Progress;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 /// The flags every sync command takes.
 #[derive(Debug, clap::Args)]
@@ -253,21 +254,50 @@ pub fn kubeconfig(c: &Common, io: &mut Io<'_>) -> Result<Option<kube::config::Ku
     }
 }
 
+/// How credential plugins run for this command: the deadline from
+/// `CAPOPS_CREDENTIAL_PLUGIN_TIMEOUT` (whole seconds), and whether a person
+/// may answer a login prompt (standard input is a terminal).
+pub fn plugins(io: &mut Io<'_>) -> Result<Arc<Plugins>, Stop> {
+    use crate::sync::credential_plugin::TIMEOUT_VARIABLE;
+    use std::io::IsTerminal;
+    let timeout = match (io.env)(TIMEOUT_VARIABLE) {
+        None => None,
+        Some(v) => match v.trim().parse::<u64>() {
+            Ok(s) if (1..=86_400).contains(&s) => Some(std::time::Duration::from_secs(s)),
+            _ => {
+                writeln!(
+                    io.stderr,
+                    "error[kubeconfig-invalid]: {TIMEOUT_VARIABLE} is `{}`, not a number of seconds\n  help: give whole seconds from 1 to 86400, or unset it (60 s; 300 s when a login may prompt at the terminal)",
+                    crate::output::escape::terminal_line(&v)
+                )?;
+                return Err(Stop::Exit(Exit::Invalid));
+            }
+        },
+    };
+    Ok(Arc::new(Plugins::new(
+        timeout,
+        std::io::stdin().is_terminal(),
+    )))
+}
+
 /// Connects to a cluster, or says why not.
 pub async fn connect(
     kc: Option<&kube::config::Kubeconfig>,
     context: Option<&str>,
+    plugins: &Arc<Plugins>,
 ) -> Result<Conn, ClusterError> {
-    Conn::connect(kc, context).await.map_err(|e| ClusterError {
-        code: match e.code() {
-            "kube-context-missing" => Code::KubeContextMissing,
-            _ => Code::KubeconfigInvalid,
-        }
-        .as_str()
-        .to_string(),
-        message: e.to_string(),
-        help: Some(e.help()),
-    })
+    Conn::connect(kc, context, plugins)
+        .await
+        .map_err(|e| ClusterError {
+            code: match e.code() {
+                "kube-context-missing" => Code::KubeContextMissing,
+                _ => Code::KubeconfigInvalid,
+            }
+            .as_str()
+            .to_string(),
+            message: e.to_string(),
+            help: Some(e.help()),
+        })
 }
 
 /// A runtime for the kube client; the core stays synchronous.

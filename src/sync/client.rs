@@ -11,12 +11,13 @@
 // An edge: it reads the kubeconfig and talks to clusters (see clippy.toml).
 #![allow(clippy::disallowed_methods, clippy::disallowed_types)]
 
+use super::credential_plugin::{Plugins, Renewing};
 use super::diff::{ApiFailure, Cause};
 use super::plan::Calls;
 use kube::Client;
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use serde_json::Value;
-use std::path::PathBuf;
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
@@ -35,144 +36,7 @@ pub const MAX_PAGES: usize = 10_000;
 /// server that sends more is not read to the end (memory stays bounded).
 pub const MAX_ANSWER_BYTES: usize = 256 << 20;
 
-/// Where kubeconfigs come from: `--kubeconfig`, `KUBECONFIG` (a list
-/// separated by `:`), `$HOME/.kube/config`, else the in-cluster service account.
-#[derive(Clone, Debug, Default)]
-pub struct Source {
-    pub kubeconfig: Option<PathBuf>,
-    pub env_kubeconfig: Option<String>,
-    pub home: Option<PathBuf>,
-    pub in_cluster: bool,
-}
-
-/// Why a cluster could not be reached or used.
-#[derive(Debug, thiserror::Error)]
-pub enum ConnectError {
-    #[error(
-        "no kubeconfig: --kubeconfig is not given, KUBECONFIG is unset, ~/.kube/config does not exist and capops is not running in a cluster"
-    )]
-    NoKubeconfig,
-    #[error("cannot read the kubeconfig {path}: {reason}")]
-    Kubeconfig { path: String, reason: String },
-    #[error("the kubeconfig has no context `{context}`")]
-    NoContext { context: String },
-    #[error("cannot use context `{context}` of the kubeconfig: {reason}")]
-    BadContext { context: String, reason: String },
-}
-
-impl ConnectError {
-    /// Stable code.
-    pub fn code(&self) -> &'static str {
-        match self {
-            ConnectError::NoKubeconfig | ConnectError::Kubeconfig { .. } => "kubeconfig-invalid",
-            ConnectError::NoContext { .. } | ConnectError::BadContext { .. } => {
-                "kube-context-missing"
-            }
-        }
-    }
-
-    pub fn help(&self) -> String {
-        match self {
-            ConnectError::NoContext { .. } => "set the Cluster's `kubeContext` to a context of the kubeconfig (`kubectl config get-contexts`), or pass --kubeconfig".into(),
-            ConnectError::Kubeconfig { .. } => "fix the file where the message says (`kubectl config view` reads the same), or pass --kubeconfig FILE / set KUBECONFIG to another".into(),
-            ConnectError::BadContext { reason, .. } => {
-                let r = reason.to_ascii_lowercase();
-                if r.contains("credential plugin") || r.contains("exec") {
-                    "run the user's credential plugin (its `exec` command in the kubeconfig) by hand to see why it fails; capops does not show its output, which may hold credentials".into()
-                } else if r.contains("proxy") {
-                    "capops does not connect through a kubeconfig's `proxy-url`: reach the API server directly (a VPN or an SSH tunnel), or remove `proxy-url` from the cluster entry".into()
-                } else if r.contains("cluster") {
-                    "make the context's `cluster` name a cluster entry of the kubeconfig (`kubectl config view`)".into()
-                } else {
-                    "fix the context in the kubeconfig (`kubectl config view`), or pass --kubeconfig FILE / set KUBECONFIG to another".into()
-                }
-            }
-            ConnectError::NoKubeconfig => "pass --kubeconfig FILE or set KUBECONFIG".into(),
-        }
-    }
-}
-
-/// The kubeconfig the source names, merged like kubectl does.
-pub fn load(source: &Source) -> Result<Option<Kubeconfig>, ConnectError> {
-    let mut paths: Vec<PathBuf> = Vec::new();
-    if let Some(p) = &source.kubeconfig {
-        paths.push(p.clone());
-    } else if let Some(list) = source.env_kubeconfig.as_deref().filter(|s| !s.is_empty()) {
-        paths.extend(list.split(':').filter(|s| !s.is_empty()).map(PathBuf::from));
-    } else if let Some(home) = &source.home {
-        let p = home.join(".kube/config");
-        if p.is_file() {
-            paths.push(p);
-        }
-    }
-    if paths.is_empty() {
-        return if source.in_cluster {
-            Ok(None)
-        } else {
-            Err(ConnectError::NoKubeconfig)
-        };
-    }
-    let mut merged: Option<Kubeconfig> = None;
-    for p in &paths {
-        // A FIFO, socket or device would block the read forever (or never end).
-        if std::fs::metadata(p).is_ok_and(|m| !m.is_file()) {
-            return Err(ConnectError::Kubeconfig {
-                path: p.display().to_string(),
-                reason: "it is not a regular file (a folder, FIFO, socket or device)".into(),
-            });
-        }
-        // What is wrong and where, never the text (it may hold a token).
-        // An empty file among several is merged as nothing, as kubectl does.
-        match super::kubeconfig_check::precheck(p) {
-            Ok(()) => {}
-            Err(reason) if reason == super::kubeconfig_check::EMPTY && paths.len() > 1 => continue,
-            Err(reason) => {
-                return Err(ConnectError::Kubeconfig {
-                    path: p.display().to_string(),
-                    reason,
-                });
-            }
-        }
-        let kc = Kubeconfig::read_from(p).map_err(|e| ConnectError::Kubeconfig {
-            path: p.display().to_string(),
-            reason: match e {
-                kube::config::KubeconfigError::ReadConfig(io, _) => io.to_string(),
-                other => super::kubeconfig_check::kube_refusal(&other.to_string()),
-            },
-        })?;
-        merged = Some(match merged {
-            None => kc,
-            Some(m) => m.merge(kc).map_err(|e| ConnectError::Kubeconfig {
-                path: p.display().to_string(),
-                reason: e.to_string(),
-            })?,
-        });
-    }
-    if let Some(kc) = &merged
-        && let Some(reason) = super::kubeconfig_check::referenced_file_problem(kc)
-    {
-        return Err(ConnectError::Kubeconfig {
-            path: paths
-                .iter()
-                .map(|p| p.display().to_string())
-                .collect::<Vec<_>>()
-                .join(":"),
-            reason,
-        });
-    }
-    match merged {
-        // Every file of the list empty.
-        None => Err(ConnectError::Kubeconfig {
-            path: paths
-                .iter()
-                .map(|p| p.display().to_string())
-                .collect::<Vec<_>>()
-                .join(":"),
-            reason: super::kubeconfig_check::EMPTY.into(),
-        }),
-        some => Ok(some),
-    }
-}
+pub use super::kubeconfig::{ConnectError, Source, load};
 
 pub use super::servers::{normal_server, server_of};
 
@@ -180,6 +44,8 @@ pub use super::servers::{normal_server, server_of};
 #[derive(Clone)]
 pub struct Conn {
     client: Client,
+    /// When a credential plugin issued the credential: the client renewed near its expiry.
+    renew: Option<Arc<super::credential_plugin::Renewing>>,
     /// The API server's URL (shown in messages; never credentials).
     pub server: String,
     secrets: Arc<Vec<String>>,
@@ -217,12 +83,13 @@ impl Conn {
     pub async fn connect(
         kubeconfig: Option<&Kubeconfig>,
         context: Option<&str>,
+        plugins: &Arc<Plugins>,
     ) -> Result<Conn, ConnectError> {
         let secrets = kubeconfig
             .map(super::secrets::kubeconfig_secrets)
             .unwrap_or_default();
         let scrub = |t: String| super::secrets::scrub_text(&secrets, &t);
-        Self::connect_inner(kubeconfig, context)
+        Self::connect_inner(kubeconfig, context, plugins)
             .await
             .map_err(|e| match e {
                 ConnectError::BadContext { context, reason } => ConnectError::BadContext {
@@ -236,6 +103,7 @@ impl Conn {
     async fn connect_inner(
         kubeconfig: Option<&Kubeconfig>,
         context: Option<&str>,
+        plugins: &Arc<Plugins>,
     ) -> Result<Conn, ConnectError> {
         let ctx_name = context.unwrap_or("(current)").to_string();
         let mut config = match kubeconfig {
@@ -270,6 +138,14 @@ impl Conn {
         // layer would retry a 429 or 503 fifteen times more under each of
         // those, for minutes, and the failure would read as a timeout.
         config.default_retry = false;
+        // A credential plugin is run by capops, with a deadline (kube would
+        // wait for it for ever), before kube sees the configuration.
+        let issued = Renewing::credential(plugins, &mut config)
+            .await
+            .map_err(|e| ConnectError::BadContext {
+                context: ctx_name.clone(),
+                reason: e.to_string(),
+            })?;
         let mut secrets = Vec::new();
         {
             use secrecy::ExposeSecret;
@@ -295,6 +171,7 @@ impl Conn {
             reason: e.to_string(),
         })?;
         Ok(Conn {
+            renew: issued.map(|i| Arc::new(Renewing::start(plugins.clone(), i, client.clone()))),
             client,
             server: server.trim_end_matches('/').to_string(),
             secrets: Arc::new(secrets),
@@ -306,6 +183,7 @@ impl Conn {
     pub fn from_client(client: Client, server: &str) -> Conn {
         Conn {
             client,
+            renew: None,
             server: server.to_string(),
             secrets: Arc::new(Vec::new()),
             counts: Arc::new(Default::default()),
@@ -376,8 +254,14 @@ impl Conn {
     /// a Status, e.g. `404 page not found` for a kind that is not served).
     async fn exchange(&self, req: http::Request<Vec<u8>>) -> Result<Value, CallError> {
         use http_body_util::BodyExt;
-        let res = self
-            .client
+        let client = match &self.renew {
+            Some(r) => r
+                .client()
+                .await
+                .map_err(|e| CallError::Transport(self.scrub(&e)))?,
+            None => self.client.clone(),
+        };
+        let res = client
             .send(req.map(kube::client::Body::from))
             .await
             .map_err(|e| CallError::Transport(self.scrub(&chain(&e))))?;

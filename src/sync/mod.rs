@@ -19,10 +19,12 @@
 
 pub mod apply;
 pub mod client;
+pub mod credential_plugin;
 pub mod desired;
 pub mod diff;
 pub mod fields;
 pub mod kinds;
+pub mod kubeconfig;
 pub mod kubeconfig_check;
 pub mod nodes;
 pub mod plan;
