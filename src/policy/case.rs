@@ -132,10 +132,16 @@ pub struct ExpectDecision {
 
 /// Reads a case from its text.
 pub fn read_case(text: &str) -> Result<Case, String> {
+    // One map of the text, made when a place is first asked for (one per
+    // place made the case's reading quadratic in its entries).
+    let map = std::cell::OnceCell::new();
     let at = |span: Option<crate::diag::Span>| {
         span.map(|s| {
-            let mut m = SourceMap::new();
-            m.add("", text.to_string());
+            let m = map.get_or_init(|| {
+                let mut m = SourceMap::new();
+                m.add("", text.to_string());
+                m
+            });
             format!(" at {}", m.line_col(s))
         })
         .unwrap_or_default()
