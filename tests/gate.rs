@@ -112,6 +112,9 @@ struct Decision {
     /// Rules that must not have fired.
     #[serde(default)]
     not_rules: Vec<String>,
+    /// Request fields its tier requires that must be reported missing.
+    #[serde(default)]
+    missing: Vec<String>,
 }
 
 /// The secret a link outside the repository points at.
@@ -273,6 +276,18 @@ fn decision_problems(want: &Decision, decisions: &[serde_json::Value]) -> Vec<St
     for r in &want.not_rules {
         if fired.contains(&r.as_str()) {
             problems.push(format!("{}: rule {r} must not fire", want.document));
+        }
+    }
+    let missing: Vec<&str> = d["missingFields"]
+        .as_array()
+        .map(|f| f.iter().filter_map(|x| x.as_str()).collect())
+        .unwrap_or_default();
+    for m in &want.missing {
+        if !missing.contains(&m.as_str()) {
+            problems.push(format!(
+                "{}: {m} is not reported missing (missing: {missing:?})",
+                want.document
+            ));
         }
     }
     problems

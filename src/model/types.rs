@@ -394,3 +394,40 @@ mod tests {
         assert!(!is_dns_label(&"a".repeat(64)));
     }
 }
+
+/// Whether a text a rule asks for (a justification, a success metric, a
+/// business case) says anything a reader can see: at least one character
+/// that is not white space, a control or an invisible format character
+/// (zero-width spaces and joiners, word joiners, bidi marks, the BOM, soft
+/// hyphens, Hangul and Braille blanks). `trim` alone leaves `"\u{200b}"`,
+/// which an approver would see as nothing, counted as written.
+pub fn has_visible_text(s: &str) -> bool {
+    s.chars().any(|c| {
+        !(c.is_whitespace()
+            || c.is_control()
+            || matches!(c,
+                '\u{00AD}' | '\u{034F}' | '\u{061C}' | '\u{115F}' | '\u{1160}' | '\u{17B4}'
+                | '\u{17B5}' | '\u{180B}'..='\u{180F}' | '\u{200B}'..='\u{200F}'
+                | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{206F}' | '\u{2800}' | '\u{3164}'
+                | '\u{FE00}'..='\u{FE0F}' | '\u{FEFF}' | '\u{FFA0}' | '\u{FFF0}'..='\u{FFF8}'
+                | '\u{1D173}'..='\u{1D17A}' | '\u{E0000}'..='\u{E0FFF}'))
+    })
+}
+
+#[cfg(test)]
+mod visible_text_tests {
+    use super::has_visible_text;
+
+    #[test]
+    fn invisible_text_is_no_text() {
+        for blank in [
+            "", "  \n\t", "\u{200b}", "\u{2060}\u{200c}\u{feff}", "\u{00a0}\u{3000}", "\u{202e}\u{2066}",
+            "\u{3164}\u{2800}", "\u{e0041}\u{e0042}",
+        ] {
+            assert!(!has_visible_text(blank), "{blank:?}");
+        }
+        for text in ["x", " needed for Q3 ", "\u{200b}x", "学習", "é"] {
+            assert!(has_visible_text(text), "{text:?}");
+        }
+    }
+}

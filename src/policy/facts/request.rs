@@ -6,6 +6,7 @@ use super::values::{hour_text, round, round_up, texts};
 use super::{Env, Totals};
 use crate::capacity::{self, Hours};
 use crate::model::*;
+use crate::model::types::has_visible_text;
 use crate::policy::change::Change;
 use std::collections::BTreeMap;
 
@@ -391,14 +392,14 @@ fn request_facts(
         priority,
         preempts: preempts(env, spec),
         preemptible: spec.preemptible.as_ref().is_some_and(|p| p.value),
-        has_justification: !justification.trim().is_empty(),
+        has_justification: has_visible_text(&justification),
         justification,
         success_metrics: texts(&spec.success_metrics),
         has_success_metrics: spec
             .success_metrics
             .iter()
-            .any(|s| !s.value.trim().is_empty()),
-        has_business_case: !business_case.trim().is_empty(),
+            .any(|s| has_visible_text(&s.value)),
+        has_business_case: has_visible_text(&business_case),
         business_case,
         requested_by: spec.requested_by.clone().unwrap_or_default(),
         has_price: cost.as_ref().is_some_and(|c| !c.reaches_unpriced),

@@ -142,7 +142,7 @@ pub struct ReservationFacts {
     pub term_supported: bool,
     /// The last day the history supports, RFC 3339 (empty without history).
     pub supported_until: String,
-    /// Whether a non-blank `businessCase` is given.
+    /// Whether a `businessCase` with visible text is given (white space and invisible characters are blank).
     pub has_business_case: bool,
     /// Whether the reservation is prepaid or cannot be cancelled (capacity block, GCP commitment, upfront fee) and bought by `now` (a capacity block from eight weeks before its start, others from their start).
     pub locked: bool,
@@ -249,7 +249,7 @@ pub fn reservation(
         has_business_case: s
             .business_case
             .as_ref()
-            .is_some_and(|b| !b.value.trim().is_empty()),
+            .is_some_and(|b| crate::model::types::has_visible_text(&b.value)),
         locked: crate::cost::reservation::locked(s, env.at.hour_index()),
         prepaid: crate::cost::reservation::prepaid(s),
         expected_utilization: round(o(|r| r.utilization_p50)),

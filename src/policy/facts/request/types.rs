@@ -131,15 +131,15 @@ pub struct RequestFacts {
     pub preemptible: bool,
     /// The justification (empty when absent).
     pub justification: String,
-    /// Whether a non-blank justification is given.
+    /// Whether a justification with visible text is given (white space and invisible characters, such as zero-width spaces, are blank).
     pub has_justification: bool,
     /// Success metrics.
     pub success_metrics: Vec<String>,
-    /// Whether at least one success metric is given.
+    /// Whether at least one success metric with visible text is given.
     pub has_success_metrics: bool,
     /// The business case (empty when absent).
     pub business_case: String,
-    /// Whether a non-blank business case is given.
+    /// Whether a business case with visible text is given (white space and invisible characters, such as zero-width spaces, are blank).
     pub has_business_case: bool,
     /// Who asked (empty when absent).
     pub requested_by: String,
