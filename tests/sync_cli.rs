@@ -595,7 +595,11 @@ fn a_credential_plugin_runs_once_for_every_cluster_and_its_token_is_never_shown(
     assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
     let plan: Value = serde_json::from_str(&out.stdout).unwrap();
     // Every cluster was read with the plugin's token (the fakes demand it).
-    assert!(plan["summary"]["add"].as_u64().unwrap() > 0, "{}", out.stdout);
+    assert!(
+        plan["summary"]["add"].as_u64().unwrap() > 0,
+        "{}",
+        out.stdout
+    );
     assert_eq!(plan["clusters"].as_array().unwrap().len(), 3);
     assert!(
         plan["clusters"]

@@ -421,8 +421,14 @@ mod visible_text_tests {
     #[test]
     fn invisible_text_is_no_text() {
         for blank in [
-            "", "  \n\t", "\u{200b}", "\u{2060}\u{200c}\u{feff}", "\u{00a0}\u{3000}", "\u{202e}\u{2066}",
-            "\u{3164}\u{2800}", "\u{e0041}\u{e0042}",
+            "",
+            "  \n\t",
+            "\u{200b}",
+            "\u{2060}\u{200c}\u{feff}",
+            "\u{00a0}\u{3000}",
+            "\u{202e}\u{2066}",
+            "\u{3164}\u{2800}",
+            "\u{e0041}\u{e0042}",
         ] {
             assert!(!has_visible_text(blank), "{blank:?}");
         }

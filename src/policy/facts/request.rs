@@ -5,8 +5,8 @@ use super::model::*;
 use super::values::{hour_text, round, round_up, texts};
 use super::{Env, Totals};
 use crate::capacity::{self, Hours};
-use crate::model::*;
 use crate::model::types::has_visible_text;
+use crate::model::*;
 use crate::policy::change::Change;
 use std::collections::BTreeMap;
 

@@ -45,7 +45,10 @@ pub struct CatalogChange {
     /// The largest fall of one GPU-hour price (a price over `gpusPerInstance`, so more GPUs per
     /// instance is a cut too), as a share of its old value (0.25: a quarter cheaper); a price
     /// added to an entry counts as a fall from the entry's old on-demand price, which pools
-    /// were priced at in its place; a removed price or entry as a fall of 1.
+    /// were priced at in its place; a removed price or entry as a fall of 1. Measured on the
+    /// base's pools too (the entry each resolves to, before and with the change; one left
+    /// unpriced falls by 1), so an entry added where a region-less on-premises pool finds it
+    /// first, or entries reordered, is a cut.
     pub largest_decrease: f64,
     /// The largest rise of one price, as a share of its old value.
     pub largest_increase: f64,
@@ -63,27 +66,13 @@ pub fn catalog(env: &Env<'_>, doc: &Document<CatalogSpec>, change: &Change) -> C
             .prices
             .iter()
             .map(|e| {
-                let f = |m: &Option<Spanned<Money>>| {
-                    m.as_ref().map(|m| crate::cost::prices::float(m.value.0))
-                };
                 (
                     (
                         e.provider.value,
                         e.region.value.clone(),
                         e.instance_type.value.clone(),
                     ),
-                    {
-                        // GPU-hour prices: a price over the GPUs it buys.
-                        let per = (e.gpus_per_instance.value.0 as f64).max(1.0);
-                        let g = |p: Option<f64>| p.map(|p| p / per);
-                        vec![
-                            g(Some(crate::cost::prices::float(e.on_demand.value.0))),
-                            g(f(&e.spot)),
-                            g(f(&e.reserved1y)),
-                            g(f(&e.reserved3y)),
-                            g(f(&e.capacity_block)),
-                        ]
-                    },
+                    gpu_hour_prices(e),
                 )
             })
             .collect()
@@ -98,6 +87,11 @@ pub fn catalog(env: &Env<'_>, doc: &Document<CatalogSpec>, change: &Change) -> C
         .map(entries)
         .unwrap_or_default();
     let (changed, down, up) = compare(&before, &now);
+    // What each pool is priced at, before and after: an entry another pool
+    // falls back to (a region-less on-premises pool takes the first of its
+    // instance type in any region), or entries reordered, cut a price no
+    // entry's own prices show.
+    let down = down.max(pools_fall(env, doc, change));
     // Prices are known by provider, region and instance type across every
     // catalog (`duplicate-price`): the entries as they were 30 days before,
     // whichever catalog held them, so renaming a catalog or moving an entry
@@ -138,6 +132,68 @@ pub fn catalog(env: &Env<'_>, doc: &Document<CatalogSpec>, change: &Change) -> C
 }
 
 type Key = (Provider, String, String);
+
+/// An entry's GPU-hour prices (a price over the GPUs it buys): on demand,
+/// spot, 1-year, 3-year, capacity block.
+fn gpu_hour_prices(e: &PriceEntry) -> Vec<Option<f64>> {
+    let per = (e.gpus_per_instance.value.0 as f64).max(1.0);
+    let g = |m: Option<&Money>| m.map(|m| crate::cost::prices::float(m.0) / per);
+    vec![
+        g(Some(&e.on_demand.value)),
+        g(e.spot.as_ref().map(|m| &m.value)),
+        g(e.reserved1y.as_ref().map(|m| &m.value)),
+        g(e.reserved3y.as_ref().map(|m| &m.value)),
+        g(e.capacity_block.as_ref().map(|m| &m.value)),
+    ]
+}
+
+/// The largest fall of a GPU-hour price of the entry each of the base's
+/// pools resolves to, from the base's catalogs to the same with this
+/// change (a pool left unpriced is a fall of 1).
+fn pools_fall(env: &Env<'_>, doc: &Document<CatalogSpec>, change: &Change) -> f64 {
+    use crate::policy::change::ChangeKind;
+    let Some(base) = env.base else { return 0.0 };
+    let before: BTreeMap<&str, &CatalogSpec> = base
+        .catalogs
+        .iter()
+        .map(|(n, c)| (n.as_str(), &c.spec))
+        .collect();
+    let mut after = before.clone();
+    if let Some(previous) = change.previous::<CatalogSpec>() {
+        after.remove(previous.name());
+    }
+    after.remove(doc.name());
+    if change.kind != ChangeKind::Removed {
+        after.insert(doc.name(), &doc.spec);
+    }
+    let mut down = 0.0f64;
+    for cluster in base.clusters.values() {
+        let c = &cluster.spec;
+        let region = c.region.as_ref().map(|r| r.value.as_str());
+        for pool in &c.node_pools {
+            let Some(t) = &pool.instance_type else {
+                continue;
+            };
+            let price = |cats: &BTreeMap<&str, &CatalogSpec>| {
+                crate::cost::prices::entry_in(
+                    cats.values().copied(),
+                    c.provider.value,
+                    region,
+                    &t.value,
+                )
+                .map(gpu_hour_prices)
+            };
+            let (Some(old), new) = (price(&before), price(&after)) else {
+                continue;
+            };
+            let key: Key = (c.provider.value, String::new(), t.value.clone());
+            let now: BTreeMap<Key, Vec<Option<f64>>> =
+                new.map(|p| (key.clone(), p)).into_iter().collect();
+            down = down.max(compare(&[(key, old)].into_iter().collect(), &now).1);
+        }
+    }
+    down
+}
 
 /// Compares GPU-hour prices: entries with a price that differs, the largest
 /// fall and the largest rise (shares of the old price).
