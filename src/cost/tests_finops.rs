@@ -150,6 +150,47 @@ fn chargeback_shares_unallocated_cost_as_the_config_says_and_adds_up() {
 }
 
 #[test]
+fn a_team_with_no_document_is_charged_nothing_and_its_cost_is_unassigned() {
+    // As above, but team b's document is gone (removed or renamed): its rows
+    // still count in the pool (allocated 39,628.80), in no team's chargeback.
+    let now = at("2026-11-22T00:00:00Z");
+    let repo = repo_of(&[
+        (
+            "prices.yaml",
+            catalog(
+                "    - {provider: aws, region: us-east-2, instanceType: p5.48xlarge, gpusPerInstance: 8, onDemand: 55.04, source: test}\n",
+            ),
+        ),
+        (
+            "cluster.yaml",
+            cluster(
+                "    - {name: h100, gpuModel: h100-80gb-sxm, instanceType: p5.48xlarge, gpusPerNode: 8, nodes: 4}\n",
+            ),
+        ),
+        ("teams.yaml", team("a", None)),
+        (
+            "usage/c.csv",
+            join(
+                usage(now, 40, "h100", "a", |_| 16.0, |_| 8.0),
+                usage(now, 40, "h100", "b", |_| 8.0, |_| 4.0),
+            ),
+        ),
+    ]);
+    let a = Analysis::new(&repo, now);
+    let u = a.usage();
+    assert!(!u.contains_key("b"), "{:?}", u.keys().collect::<Vec<_>>());
+    let w = a.pool_waste("c", "h100").unwrap().clone();
+    let costs = w.costs.as_ref().unwrap();
+    // The pool still counts b's allocation.
+    assert_eq!(costs.allocated, d(11_888_640));
+    // a: its 79,257.60 and all of the stranded 39,628.80 (the default, proportional);
+    // b's 39,628.80 is the platform's.
+    assert_eq!(u["a"].chargeback, d(11_888_640));
+    assert_eq!(w.unassigned, d(3_962_880));
+    assert_eq!(u["a"].chargeback + w.unassigned, costs.capacity);
+}
+
+#[test]
 fn a_reservation_for_an_approved_256_gpu_run_is_used_and_ending_requests_leave() {
     // 40 p4d (320 A100s); training runs 64 GPUs; a merged 256-GPU run starts in a
     // week for two weeks, and a 48-GPU request running now ends in ten days.

@@ -93,14 +93,14 @@ pub fn measure(a: &Analysis<'_>) -> BTreeMap<String, TeamUsage> {
         })
         .collect();
     for (team, series) in &a.team_series {
+        // Rows of a team with no document count in their pool and in no
+        // team's utilization or chargeback (`usage-unknown-reference`).
+        let Some(doc) = a.repo.teams.get(team) else {
+            continue;
+        };
         let mut t = TeamUsage {
             team: team.clone(),
-            cost_center: a
-                .repo
-                .teams
-                .get(team)
-                .map(|d| d.spec.cost_center.value.clone())
-                .unwrap_or_default(),
+            cost_center: doc.spec.cost_center.value.clone(),
             ..TeamUsage::default()
         };
         for s in series {

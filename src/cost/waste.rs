@@ -28,8 +28,9 @@
 //! plus a share of the pool's unallocated cost (stranded and unmeasured), as
 //! the Config's `costs.chargeback` says: `proportional` to allocated
 //! GPU-hours, `even` among the teams with an allocation, or `not-shared` (the
-//! platform keeps it, as `unassigned`). Teams plus unassigned equal the
-//! pools' capacity cost, to the cent.
+//! platform keeps it, as `unassigned`). Usage rows of a team with no Team
+//! document are the platform's too (`unassigned`, no share). Teams plus
+//! unassigned equal the pools' capacity cost, to the cent.
 
 use super::{Analysis, LOOKBACK_HOURS, prices};
 use crate::model::Chargeback;
@@ -102,7 +103,8 @@ pub struct PoolWaste {
     /// `None` when the pool has no price.
     pub costs: Option<Costs>,
     pub teams: Vec<TeamPart>,
-    /// Unallocated cost no team was charged (`not-shared`, or no team allocated).
+    /// Cost no team was charged: unallocated cost (`not-shared`, or no team
+    /// allocated) and the allocated cost of teams with no Team document.
     pub unassigned: Decimal,
 }
 
@@ -276,14 +278,19 @@ pub fn measure(a: &Analysis<'_>) -> Vec<PoolWaste> {
                 }
             }
         }
-        let mut teams = merged;
+        // Rows of a team with no Team document (removed or renamed) count in
+        // the pool (its GPUs were allocated) and in no team's chargeback:
+        // their cost is the platform's (`unassigned`), and they take no share.
+        let (mut teams, strays): (Vec<TeamPart>, Vec<TeamPart>) = merged
+            .into_iter()
+            .partition(|t| a.repo.teams.contains_key(&t.team));
         let mut unassigned = Decimal::ZERO;
         let costs = priced.then(|| {
             let mut c = Costs {
                 capacity: capacity_cost,
                 ..Costs::default()
             };
-            for t in &teams {
+            for t in teams.iter().chain(&strays) {
                 c.allocated += t.allocated_cost;
                 c.idle += t.idle_cost;
             }
@@ -291,9 +298,11 @@ pub fn measure(a: &Analysis<'_>) -> Vec<PoolWaste> {
             let unallocated = c.capacity - c.allocated;
             c.stranded = stranded_cost.min(unallocated);
             c.unmeasured = unallocated - c.stranded;
-            unassigned = share(&mut teams, unallocated, rule);
+            unassigned = share(&mut teams, unallocated, rule)
+                + strays.iter().map(|t| t.allocated_cost).sum::<Decimal>();
             c
         });
+        teams.extend(strays);
         out.push(PoolWaste {
             cluster: cluster.clone(),
             pool: pool.clone(),
