@@ -14,7 +14,8 @@
 //! than it has, every team's projected hours there are scaled down by the
 //! same factor (as measured ones are). Each hour is priced at the pool's blended price
 //! in force then (reservations that start or end in the month change it), as
-//! in chargeback. In a pool where the team has no usage history, its
+//! in chargeback; a projected hour after `--at` never below the price at
+//! `--at`, as in a request's cost. In a pool where the team has no usage history, its
 //! requests alone make the projection. Alerts fire at the Config's budget
 //! levels (default 80%, 100%, 120%): a month's alert is the highest level
 //! its spend reaches.
@@ -110,6 +111,13 @@ pub fn project(a: &Analysis<'_>, team: &str) -> Vec<MonthSpend> {
         };
         let ph = team_pool_hours(a, team, entry, &cluster, &pool);
         let scale = a.budget_scale(&cluster, &pool);
+        // Projected hours after `--at` cost no less than the pool does at
+        // `--at`, as a request's do: a discounted term that ends makes hours
+        // dearer; one that ends at the on-demand rate (a capacity
+        // reservation) leaves its nodes at the catalog's committed fallback,
+        // which is no cheaper price anyone has bought.
+        let floor = entry.price.blended;
+        let at_hour = a.at.hour_index();
         for m in &mut months {
             // Each hour at the price in force then: a reservation that starts
             // or ends within the month changes the pool's blended price there,
@@ -132,7 +140,12 @@ pub fn project(a: &Analysis<'_>, team: &str) -> Vec<MonthSpend> {
                         total += x * scale.get(i).copied().unwrap_or(1.0);
                     }
                 }
-                m.spend += prices::decimal(total) * price;
+                let projected_price = match floor {
+                    Some(f) if from >= at_hour => price.max(f),
+                    _ => price,
+                };
+                m.spend += prices::decimal(measured) * price
+                    + prices::decimal(total - measured) * projected_price;
                 m.measured += prices::decimal(measured) * price;
             }
         }

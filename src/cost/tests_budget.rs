@@ -111,6 +111,51 @@ spec:
 }
 
 #[test]
+fn a_capacity_reservation_ending_makes_no_projected_hour_cheaper_than_today() {
+    let now = at("2026-11-22T00:00:00Z");
+    // As above, but the reservation is a capacity reservation at the
+    // on-demand rate (21.96 an instance-hour: 2.745 a GPU-hour): 2.745 a
+    // GPU-hour while it runs. When it ends on December 16 its nodes would
+    // fall back to the catalog's 1-year price (2.2475 blended), which nobody
+    // bought: projected hours stay at the price at `--at`, as a request's do.
+    let pool = "    - {name: a100, gpuModel: a100-40gb, instanceType: p4d.24xlarge, gpusPerNode: 8, nodes: 4,\n       purchase: {reserved: 2, onDemand: 2}}\n";
+    let reservation = r#"apiVersion: capops.dev/v1alpha1
+kind: Reservation
+metadata: {name: odcr}
+spec:
+  provider: aws
+  type: aws-capacity-reservation
+  region: us-east-2
+  zone: us-east-2a
+  instanceType: p4d.24xlarge
+  count: 2
+  term: {start: "2026-11-01T00:00:00Z", end: "2026-12-16T00:00:00Z"}
+  covers: {cluster: c, pool: a100}
+"#;
+    let request = "apiVersion: capops.dev/v1alpha1\nkind: CapacityRequest\nmetadata: {name: run}\nspec:\n  team: vision\n  cluster: c\n  pool: a100\n  resources: {nvidia.com/gpu: 8}\n  window: {start: 2026-11-01, end: 2027-02-01}\n  workloadClass: training\n";
+    let repo = repo_of(&[
+        ("capops.yaml", CONFIG.into()),
+        ("prices.yaml", prices()),
+        ("cluster.yaml", cluster(pool)),
+        ("team.yaml", team("vision", Some(100_000))),
+        ("reservation.yaml", reservation.into()),
+        ("request.yaml", request.into()),
+    ]);
+    let a = Analysis::new(&repo, now);
+    let spend: Vec<Decimal> = a.budget("vision").iter().take(3).map(|m| m.spend).collect();
+    // November: 8 x 720 x 2.745 = 15,811.20; December and January: 8 x 744 x
+    // 2.745 = 16,338.24 each (were 14,809.92 and 13,377.12 at the fallback).
+    assert_eq!(
+        spend,
+        [
+            Decimal::new(1_581_120, 2),
+            Decimal::new(1_633_824, 2),
+            Decimal::new(1_633_824, 2)
+        ]
+    );
+}
+
+#[test]
 fn a_request_ending_takes_its_gpus_away_but_no_hour_costs_less_than_nothing() {
     let now = at("2026-11-16T00:00:00Z");
     let pool = H100_POOL;
