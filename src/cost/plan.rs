@@ -463,6 +463,16 @@ fn commitment(
             money(m.monthly_locked, cur)
         ));
     }
+    // The mix buys on demand, spot and blocks by the hour of demand: its
+    // saving needs the pool's other nodes to follow demand (an autoscaler);
+    // capops prices a pool as its `nodes` say, all month.
+    let others = nodes.max(committed) - committed;
+    if others > 0 && m.block_gpus + m.spot_gpus + m.on_demand_gpus > 0.0 {
+        risks.push(format!(
+            "the saving assumes the pool's {others} other nodes follow demand hour by hour ({:.1} GPUs on average: a cluster autoscaler, Karpenter or node auto-provisioning); held all month, they are paid every hour as today and this saving is not realised",
+            m.block_gpus + m.spot_gpus + m.on_demand_gpus,
+        ));
+    }
     let buy = if parts.iter().all(|p| p.starts_with("sized after")) {
         let mut keep = if m.monthly_locked > Decimal::ZERO {
             format!("keep only the {held}, which cover the demand")

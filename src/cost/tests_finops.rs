@@ -85,6 +85,14 @@ fn an_agency_fleet_shows_its_stranded_spend_and_a_plan_to_stop_paying_for_it() {
         mix.changes.iter().any(|c| c.contains("pool `p`")),
         "{mix:?}"
     );
+    // The saving rests on the pool's 4 nodes following its 4 GPUs of demand
+    // (1 instance): held all month they are paid as today, and the risk says so.
+    assert!(
+        mix.risk
+            .contains("the pool's 4 other nodes follow demand hour by hour (4.0 GPUs on average"),
+        "{}",
+        mix.risk
+    );
     // The team keeps 92% of its allocation busy: nothing to rightsize.
     assert!(
         !recs
