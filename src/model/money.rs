@@ -200,6 +200,27 @@ pub fn format_f64(amount: f64, currency: &str) -> String {
 /// units from 100 up and to cents below (whole units always in a currency
 /// without minor units, such as JPY).
 pub fn format(amount: rust_decimal::Decimal, currency: &str) -> String {
+    format_with(amount, currency, true)
+}
+
+/// An amount without its currency (a table whose caption names it), rounded
+/// as [`format`] rounds it in `currency`.
+pub fn format_bare(amount: rust_decimal::Decimal, currency: &str) -> String {
+    let shown = format(amount, currency);
+    shown
+        .strip_suffix(currency)
+        .map_or(shown.as_str(), str::trim_end)
+        .to_string()
+}
+
+/// A rate (a GPU-hour's price): as [`format`], but to hundredths below 100 in
+/// every currency, so a price under one unit of a currency without minor
+/// units (0.39 JPY) is not shown as `0 JPY`.
+pub fn format_rate(amount: rust_decimal::Decimal, currency: &str) -> String {
+    format_with(amount, currency, false)
+}
+
+fn format_with(amount: rust_decimal::Decimal, currency: &str, whole_units: bool) -> String {
     use rust_decimal::RoundingStrategy::MidpointAwayFromZero;
     // ISO 4217 currencies without minor units are never shown with cents.
     const WHOLE: [&str; 17] = [
@@ -211,7 +232,7 @@ pub fn format(amount: rust_decimal::Decimal, currency: &str) -> String {
     let cents = amount.round_dp_with_strategy(2, MidpointAwayFromZero);
     let places = if cents.is_zero()
         || cents.abs() >= rust_decimal::Decimal::ONE_HUNDRED
-        || WHOLE.contains(&currency)
+        || (whole_units && WHOLE.contains(&currency))
     {
         0
     } else {
@@ -274,6 +295,14 @@ mod tests {
         // Currencies without minor units: whole yen, even below 100.
         assert_eq!(format_f64(36.5, "JPY"), "37 JPY");
         assert_eq!(format_f64(0.4, "KRW"), "0 KRW");
+        // In a table whose caption names the currency: rounded the same.
+        let d = |s: &str| s.parse::<rust_decimal::Decimal>().unwrap();
+        assert_eq!(format_bare(d("28.08"), "JPY"), "28");
+        assert_eq!(format_bare(d("28.08"), "USD"), "28.08");
+        assert_eq!(format_bare(d("12345.6"), "EUR"), "12,346");
+        // A rate keeps hundredths below 100 in any currency.
+        assert_eq!(format_rate(d("0.554"), "JPY"), "0.55 JPY");
+        assert_eq!(format_rate(d("1234.5"), "JPY"), "1,235 JPY");
         assert_eq!(
             format(rust_decimal::Decimal::new(96_658_107, 2), "USD"),
             "966,581 USD"

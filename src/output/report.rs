@@ -62,7 +62,7 @@ fn sections(r: &CostReport) -> Vec<(&'static str, String, Table)> {
                 )
             },
             p.gpu_hour_price
-                .map(|d| crate::model::money::format(d, cur))
+                .map(|d| crate::model::money::format_rate(d, cur))
                 .unwrap_or_else(|| "no price".into()),
             om(p.monthly_cost),
             p.mean_demand
@@ -324,7 +324,7 @@ fn sections(r: &CostReport) -> Vec<(&'static str, String, Table)> {
             let unpriced = if mo.unpriced { " +unpriced" } else { "" };
             row.push(format!(
                 "{}{alert}{unpriced}",
-                crate::model::money::format(mo.spend, "")
+                crate::model::money::format_bare(mo.spend, cur)
             ));
         }
         t.rows.push(row);
