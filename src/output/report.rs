@@ -150,7 +150,7 @@ fn sections(r: &CostReport) -> Vec<(&'static str, String, Table)> {
     out.push((
         "Where the money went",
         format!(
-            "The {} days before {}: each pool's GPUs at its price, used (allocated and busy), idle (allocated, not busy), stranded (provisioned, allocated to nobody) or unmeasured (no usage reported). Capacity = allocated + stranded + unmeasured; allocated = used + idle; wasted = idle + stranded.",
+            "The {} days before {}: each pool's GPUs at its price, used (allocated and busy), idle (allocated, not busy), stranded (provisioned, allocated to nobody) or unmeasured (no usage reported). Capacity = allocated + stranded + unmeasured; allocated = used + idle; wasted = idle + stranded (to the cent in the JSON; each figure here is rounded on its own, so a sum may differ from its parts by a unit).",
             r.lookback_days, r.at
         ),
         t,
@@ -261,7 +261,7 @@ fn sections(r: &CostReport) -> Vec<(&'static str, String, Table)> {
     out.push((
         "Teams",
         format!(
-            "Over the {} days before {}: used over allocated GPU-hours, mean GPUs allocated and used, the GPUs the work needs at the target utilization, allocated GPU-hours priced, the team's share of its pools' unallocated cost ({}), their sum (chargeback) and the unused part of the allocation (idle cost); then this month's projected spend.",
+            "Over the {} days before {}: used over allocated GPU-hours, mean GPUs allocated and used, the GPUs the work needs at the target utilization, allocated GPU-hours priced, the team's share of its pools' unallocated cost ({}), their sum (chargeback) and the unused part of the allocation (idle cost); then this month's projected spend. Each figure is rounded on its own (the JSON is exact to the cent).",
             r.lookback_days, r.at, r.totals.chargeback_rule
         ),
         t,
