@@ -341,7 +341,21 @@ fn report_formats_text_markdown_and_self_contained_html() {
     };
     assert_eq!(
         row("a100-research-6mo"),
-        "a100-research-6mo train-a100/a100-research 200 2026-10-01 → 2027-04-01 1,610,700 USD 33% 1,080,201 USD (67%) 1,346,939 USD 349,170 USD (22%) 0 9 of 25 locked (prepaid, started)"
+        "a100-research-6mo train-a100/a100-research 200 2026-10-01 → 2027-04-01 1,610,700 USD 33% 1,080,201 USD (67%) 1,346,939 USD 349,170 USD (22%) 0 locked locked (prepaid, started)"
+    );
+    // Replacing a reservation by on-demand capacity gives up what it holds.
+    assert!(
+        text.stdout
+            .contains("replacing `h100-serve-1y` gives up the 4 instances it holds for the pool"),
+        "{}",
+        text.stdout
+    );
+    // The table names what the plan does with a reservation it changes.
+    assert!(
+        row("h100-serve-1y")
+            .ends_with("4 of 4 the plan: count 4 → 0 (the plan above re-buys its demand)"),
+        "{}",
+        row("h100-serve-1y")
     );
     assert_eq!(
         row("research (low)"),

@@ -414,6 +414,15 @@ fn commitment(
                 held,
             ));
         } else if !locked && r.spec.count.value.0 > 0 {
+            if serves && m.on_demand_gpus + m.spot_gpus > 0.0 {
+                // A reservation holds instances for the pool; what the plan
+                // buys on demand or spot instead is held for no one.
+                risks.push(format!(
+                    "replacing `{}` gives up the {} instances it holds for the pool: what the plan buys on demand or spot is not guaranteed when the region runs short",
+                    r.name(),
+                    r.spec.count.value.0
+                ));
+            }
             let why = if serves {
                 "the plan above re-buys its demand".to_string()
             } else {

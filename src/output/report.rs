@@ -162,7 +162,7 @@ fn sections(r: &CostReport) -> Vec<(&'static str, String, Table)> {
         ("GPUs", true),
         ("term", false),
         ("cost", true),
-        ("used P50", true),
+        ("allocated P50", true),
         ("stranded P50", true),
         ("stranded P10", true),
         ("idle P50", true),
@@ -174,6 +174,17 @@ fn sections(r: &CostReport) -> Vec<(&'static str, String, Table)> {
         let mut notes = Vec::new();
         if x.locked {
             notes.push("locked (prepaid, started)".to_string());
+        }
+        // What the plan does with it, so the suggested count (a ceiling on
+        // its own) never reads as other advice than the plan's.
+        let own = format!("Reservation `{}`: ", x.name);
+        if let Some(c) = r
+            .recommendations
+            .iter()
+            .flat_map(|rec| &rec.changes)
+            .find_map(|c| c.strip_prefix(own.as_str()))
+        {
+            notes.push(format!("the plan: {c}"));
         }
         if x.basis.as_deref() == Some("requests") {
             notes.push("no usage history: judged on its requests".to_string());
@@ -208,15 +219,19 @@ fn sections(r: &CostReport) -> Vec<(&'static str, String, Table)> {
             x.shortfall_hours
                 .map(|h| h.to_string())
                 .unwrap_or_else(|| "–".into()),
-            x.suggested_count
-                .map(|c| format!("{c} of {}", x.count))
-                .unwrap_or_else(|| "–".into()),
+            if x.locked {
+                "locked".into()
+            } else {
+                x.suggested_count
+                    .map(|c| format!("{c} of {}", x.count))
+                    .unwrap_or_else(|| "–".into())
+            },
             notes.join("; "),
         ]);
     }
     out.push((
         "Reservations",
-        "Reserved GPU-hours against demand over each term (measured, then forecast plus the approved requests): utilization and stranded spend (allocated to nobody) at P50 (expected) and P10 (the risk), idle spend (allocated, not busy, at the pool's measured busy share), hours where P90 demand exceeds the whole pool, and the most instances that keep within the stranded-spend threshold.".to_string(),
+        "Reserved GPU-hours against demand over each term (measured, then forecast plus the approved requests): the share allocated and stranded spend (allocated to nobody) at P50 (expected) and P10 (the risk), idle spend (allocated, not busy, at the pool's measured busy share: a part of the allocated share, not beside it), hours where P90 demand exceeds the whole pool, and the most instances that keep within the stranded-spend threshold on their own (none for a locked one; where a plan changes the reservation, the notes say how, and the plan is the advice).".to_string(),
         t,
     ));
 
