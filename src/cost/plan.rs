@@ -279,7 +279,7 @@ pub fn recommendations(a: &Analysis<'_>) -> Vec<Recommendation> {
             kind: RecommendationKind::RightsizeTeam,
             subject: team.clone(),
             text: format!(
-                "used {} of its GPUs over {} days ({:.1} of {:.1} on average): at {:.0}% it needs {} ({})",
+                "used {} of its GPUs over {} days ({:.1} of {:.1} on average): at {:.0}% its work needs {} team-wide; each pool is rightsized on its own use, rounded up ({})",
                 pct(u.utilization.unwrap_or(0.0)),
                 LOOKBACK_HOURS / 24,
                 u.mean_used,
