@@ -184,6 +184,29 @@ fn a_corrupt_manifest_stops_the_render_before_anything_is_written() {
 }
 
 #[test]
+fn a_manifest_that_lists_itself_is_not_removed_nor_reported() {
+    let (_d, repo) = fresh();
+    let out = repo.join("rendered");
+    assert_eq!(render(&repo, None).code, 0);
+    let manifest = out.join(".capops-manifest.json");
+    let text = std::fs::read_to_string(&manifest).unwrap();
+    let edited = text.replacen("\"files\": [", "\"files\": [\".capops-manifest.json\", ", 1);
+    assert_ne!(edited, text, "{text}");
+    std::fs::write(&manifest, &edited).unwrap();
+    let r = render(&repo, None);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let all = format!("{}{}", r.stdout, r.stderr);
+    assert!(!all.contains("removed"), "{all}");
+    assert!(manifest.is_file());
+    // Written again without it.
+    assert!(
+        !std::fs::read_to_string(&manifest)
+            .unwrap()
+            .contains("\".capops-manifest.json\"")
+    );
+}
+
+#[test]
 fn a_manifest_entry_spelled_another_way_never_removes_a_rendered_file() {
     // `a//b` and `a/./b` name `a/b`: read as a stale entry, it would remove
     // the file just rendered.

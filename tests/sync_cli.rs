@@ -616,6 +616,32 @@ fn a_credential_plugin_runs_once_for_every_cluster_and_its_token_is_never_shown(
 }
 
 #[test]
+fn a_token_no_http_header_can_carry_is_refused_not_a_crash() {
+    // From a plugin: that cluster's user fails (exit 3), never a panic.
+    let w = World::new(Some("tok"));
+    with_plugin(
+        &w,
+        r#"printf '%s' '{"status":{"token":"SECRET-A\r\nX-Evil: 1"}}'"#,
+    );
+    let out = w.run(&["plan", &ex()]);
+    assert_eq!(out.code, 3, "{}{}", out.stdout, out.stderr);
+    assert!(out.stdout.contains("line break"), "{}", out.stdout);
+    assert!(!out.stdout.contains("SECRET-A") && !out.stderr.contains("SECRET-A"));
+    // In the kubeconfig: the file is refused (exit 2), the token not shown.
+    let mut w = World::new(None);
+    w.token = Some("SECRET-B\\r\\nX-Evil: 1".into());
+    w.write_kubeconfig(None);
+    let out = w.run(&["plan", &ex()]);
+    assert_eq!(out.code, 2, "{}{}", out.stdout, out.stderr);
+    assert!(
+        out.stderr.contains("kubeconfig-invalid") && out.stderr.contains("line break"),
+        "{}",
+        out.stderr
+    );
+    assert!(!out.stderr.contains("SECRET-B"), "{}", out.stderr);
+}
+
+#[test]
 fn a_credential_plugin_that_never_answers_is_stopped() {
     let w = World::new(Some("the-token-it-never-gives"));
     with_plugin(&w, "echo PLUGIN-STDERR-SECRET >&2\nsleep 600");

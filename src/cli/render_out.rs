@@ -333,7 +333,10 @@ pub fn write(out: &Path, r: &Rendered, cluster: Option<&str>) -> Result<WriteOut
     for f in &r.files {
         no_links(out, plain(&f.path)?)?;
     }
-    let previous = read_manifest(out)?;
+    let mut previous = read_manifest(out)?;
+    // A manifest that lists itself (edited by hand) is not a file this
+    // render stopped writing: never removed, nor reported so.
+    previous.remove(MANIFEST);
     for old in &previous {
         let rel = plain(old).map_err(|_| {
             Refused::BadManifest(

@@ -397,19 +397,24 @@ mod tests {
 
 /// Whether a text a rule asks for (a justification, a success metric, a
 /// business case) says anything a reader can see: at least one character
-/// that is not white space, a control or an invisible format character
-/// (zero-width spaces and joiners, word joiners, bidi marks, the BOM, soft
-/// hyphens, Hangul and Braille blanks). `trim` alone leaves `"\u{200b}"`,
-/// which an approver would see as nothing, counted as written.
+/// that is not white space, a control, or of zero width (format characters
+/// such as zero-width spaces, joiners, bidi marks and the BOM, every
+/// default-ignorable code point, combining marks with nothing to combine
+/// with), nor one of the blanks drawn as nothing (Hangul and Braille blanks,
+/// interlinear annotation and other format controls). `trim` alone leaves
+/// `"\u{200b}"`, which an approver would see as nothing, counted as written.
 pub fn has_visible_text(s: &str) -> bool {
+    use unicode_width::UnicodeWidthChar;
     s.chars().any(|c| {
         !(c.is_whitespace()
             || c.is_control()
+            || c.width().is_none_or(|w| w == 0)
             || matches!(c,
                 '\u{00AD}' | '\u{034F}' | '\u{061C}' | '\u{115F}' | '\u{1160}' | '\u{17B4}'
                 | '\u{17B5}' | '\u{180B}'..='\u{180F}' | '\u{200B}'..='\u{200F}'
                 | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{206F}' | '\u{2800}' | '\u{3164}'
-                | '\u{FE00}'..='\u{FE0F}' | '\u{FEFF}' | '\u{FFA0}' | '\u{FFF0}'..='\u{FFF8}'
+                | '\u{FE00}'..='\u{FE0F}' | '\u{FEFF}' | '\u{FFA0}' | '\u{FFF0}'..='\u{FFFB}'
+                | '\u{13430}'..='\u{1345F}' | '\u{1BCA0}'..='\u{1BCA3}'
                 | '\u{1D173}'..='\u{1D17A}' | '\u{E0000}'..='\u{E0FFF}'))
     })
 }
@@ -429,6 +434,11 @@ mod visible_text_tests {
             "\u{202e}\u{2066}",
             "\u{3164}\u{2800}",
             "\u{e0041}\u{e0042}",
+            "\u{fff9}\u{fffa}\u{fffb}",
+            "\u{1bca0}\u{1bca3}",
+            "\u{13430}",
+            "\u{0301}",
+            "\u{200b}\u{0301}",
         ] {
             assert!(!has_visible_text(blank), "{blank:?}");
         }

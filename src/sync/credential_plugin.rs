@@ -188,12 +188,20 @@ impl std::fmt::Display for PluginError {
 }
 
 /// How plugins are run for one command: the deadline, whether a person
-/// may be at the terminal, and the credentials issued so far, by user.
+/// may be at the terminal, and what each user's plugin answered so far.
 pub struct Plugins {
     timeout: Option<Duration>,
     terminal: bool,
-    issued: tokio::sync::Mutex<HashMap<String, Credential>>,
+    answers: tokio::sync::Mutex<HashMap<String, Answer>>,
 }
+
+/// A plugin's answer and when it was given.
+type Answer = (Result<Credential, PluginError>, Instant);
+
+/// A credential is not fetched again sooner than this after it was issued,
+/// however near its expiry (one issued already expired would otherwise be
+/// fetched before every call).
+const MIN_REFETCH: Duration = Duration::from_secs(30);
 
 impl Plugins {
     /// `timeout` overrides both deadlines; `terminal`: standard input is one.
@@ -201,12 +209,14 @@ impl Plugins {
         Plugins {
             timeout,
             terminal,
-            issued: tokio::sync::Mutex::new(HashMap::new()),
+            answers: tokio::sync::Mutex::new(HashMap::new()),
         }
     }
 
     /// The credential for `exec`: the one issued before while it is fresh,
-    /// else the plugin's answer (one plugin runs at a time).
+    /// else the plugin's answer (one plugin runs at a time). A plugin that
+    /// failed or gave no answer in time is not run again in this command:
+    /// every cluster of its user gets the same failure at once.
     pub async fn credential(
         &self,
         exec: &ExecConfig,
@@ -215,21 +225,25 @@ impl Plugins {
         // The whole configuration (cluster information included) is the key:
         // two users running one command with other arguments are two logins.
         let key = format!("{exec:?}");
-        let mut issued = self.issued.lock().await;
-        if let Some(c) = issued.get(&key)
-            && !c.stale(now())
-        {
-            return Ok(c.clone());
+        let mut answers = self.answers.lock().await;
+        match answers.get(&key) {
+            Some((Err(e), _)) => return Err(e.clone()),
+            Some((Ok(c), when)) if !c.stale(now()) || when.elapsed() < MIN_REFETCH => {
+                return Ok(c.clone());
+            }
+            _ => {}
         }
         let (exec2, timeout, terminal) = (exec.clone(), self.timeout, self.terminal);
-        let c = tokio::task::spawn_blocking(move || run(&exec2, timeout, terminal))
+        let answer = tokio::task::spawn_blocking(move || run(&exec2, timeout, terminal))
             .await
-            .map_err(|e| PluginError::NotStarted {
-                command: exec.command.clone().unwrap_or_default(),
-                reason: e.to_string(),
-            })??;
-        issued.insert(key, c.clone());
-        Ok(c)
+            .unwrap_or_else(|e| {
+                Err(PluginError::NotStarted {
+                    command: exec.command.clone().unwrap_or_default(),
+                    reason: e.to_string(),
+                })
+            });
+        answers.insert(key, (answer.clone(), Instant::now()));
+        answer
     }
 }
 
@@ -283,23 +297,50 @@ pub fn run(
     if interactive {
         cmd.stdin(Stdio::inherit()).stderr(Stdio::inherit());
     } else {
-        cmd.stdin(Stdio::null()).stderr(Stdio::null());
+        // Its own process group, so what it starts is stopped with it (an
+        // interactive one stays in the terminal's group: it reads from it).
+        use std::os::unix::process::CommandExt;
+        cmd.stdin(Stdio::null())
+            .stderr(Stdio::null())
+            .process_group(0);
     }
     let mut child = cmd.spawn().map_err(|e| PluginError::NotStarted {
         command: command.clone(),
         reason: e.to_string(),
     })?;
-    // Read on a thread: a plugin that leaves a child holding its stdout
-    // open would otherwise keep the read from ending.
-    let stdout = child.stdout.take();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let mut out = Vec::new();
-        if let Some(s) = stdout {
-            let _ = s.take(MAX_OUTPUT + 1).read_to_end(&mut out);
+    let grouped = !interactive;
+    // Stops the plugin and, when it has its own group, all it started.
+    let stop = |child: &mut std::process::Child| {
+        if grouped && let Ok(pid) = i32::try_from(child.id()) {
+            // SAFETY: kill(2) on the plugin's own process group (its pid).
+            unsafe {
+                libc::kill(-pid, libc::SIGKILL);
+            }
         }
-        let _ = tx.send(out);
-    });
+        let _ = child.kill();
+        let _ = child.wait();
+    };
+    // Read on a thread into a shared buffer: a plugin that leaves a child
+    // holding its stdout open would otherwise keep the read from ending.
+    let stdout = child.stdout.take();
+    let buffer = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let (tx, rx) = std::sync::mpsc::channel::<()>();
+    {
+        let buffer = buffer.clone();
+        std::thread::spawn(move || {
+            if let Some(mut s) = stdout {
+                let mut chunk = [0u8; 64 << 10];
+                while let Ok(n) = s.read(&mut chunk) {
+                    let mut b = buffer.lock().unwrap_or_else(|p| p.into_inner());
+                    if n == 0 || b.len() as u64 > MAX_OUTPUT {
+                        break;
+                    }
+                    b.extend_from_slice(&chunk[..n]);
+                }
+            }
+            let _ = tx.send(());
+        });
+    }
     let start = Instant::now();
     let timed_out = || PluginError::TimedOut {
         command: command.clone(),
@@ -309,13 +350,12 @@ pub fn run(
         match child.try_wait() {
             Ok(Some(s)) => break s,
             Ok(None) if start.elapsed() >= deadline => {
-                let _ = child.kill();
-                let _ = child.wait();
+                stop(&mut child);
                 return Err(timed_out());
             }
             Ok(None) => std::thread::sleep(Duration::from_millis(20)),
             Err(e) => {
-                let _ = child.kill();
+                stop(&mut child);
                 return Err(PluginError::NotStarted {
                     command: command.clone(),
                     reason: e.to_string(),
@@ -323,16 +363,20 @@ pub fn run(
             }
         }
     };
+    // It has exited: its output is what it wrote. A moment for the last of
+    // it to be read; past that, whatever it left running holds the pipe
+    // open and is stopped (its group), and what was read is the answer.
+    if rx.recv_timeout(Duration::from_millis(500)).is_err() {
+        stop(&mut child);
+        let _ = rx.recv_timeout(Duration::from_millis(500));
+    }
     if !status.success() {
         return Err(PluginError::Failed {
             command,
             status: status.to_string(),
         });
     }
-    let left = deadline
-        .saturating_sub(start.elapsed())
-        .max(Duration::from_secs(1));
-    let out = rx.recv_timeout(left).map_err(|_| timed_out())?;
+    let out = std::mem::take(&mut *buffer.lock().unwrap_or_else(|p| p.into_inner()));
     if out.len() as u64 > MAX_OUTPUT {
         return Err(PluginError::BadOutput {
             command,
@@ -375,7 +419,16 @@ pub fn parse(out: &[u8], api_version: Option<&str>) -> Result<Credential, String
             .and_then(|v| v.as_str())
             .filter(|s| !s.is_empty())
     };
-    let token = text_of("token").map(|t| SecretString::from(t.to_string()));
+    // A token goes into an HTTP header: a line break or a control
+    // character there would be a header of its own (kube would panic).
+    let token = match text_of("token") {
+        Some(t) if !super::kubeconfig_check::header_safe(t) => {
+            return Err(
+                "its token holds a line break, a control character or a character that is not ASCII, which no HTTP header can carry".into(),
+            );
+        }
+        t => t.map(|t| SecretString::from(t.to_string())),
+    };
     let certificate =
         match (text_of("clientCertificateData"), text_of("clientKeyData")) {
             (Some(c), Some(k)) => Some((c.to_string(), SecretString::from(k.to_string()))),
@@ -492,6 +545,14 @@ echo '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","s
                 r#"{"status":{"token":"SECRET-x","expirationTimestamp":"soon"}}"#,
                 "RFC 3339",
             ),
+            (
+                r#"{"status":{"token":"SECRET\r\nX-Evil: 1"}}"#,
+                "line break",
+            ),
+            (
+                r#"{"status":{"token":"SECRET\u001b[31m"}}"#,
+                "control character",
+            ),
         ] {
             let e = parse(out.as_bytes(), v1).err().unwrap_or_default();
             assert!(e.contains(want) && !e.contains("SECRET"), "{out} -> {e}");
@@ -519,6 +580,45 @@ echo '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","s
         assert!(!c.stale(at("2030-01-01T00:08:00Z")));
         assert!(c.stale(at("2030-01-01T00:09:30Z")));
         assert!(c.stale(at("2030-01-01T00:11:00Z")));
+    }
+
+    #[test]
+    fn what_a_plugin_leaves_running_is_stopped_and_its_answer_read() {
+        let d = tempfile::tempdir().unwrap();
+        let pids = d.path().join("pids");
+        // It answers at once, leaving a child that holds its stdout open.
+        let cmd = script(
+            d.path(),
+            &format!(
+                "sleep 600 &\necho $! > {}\necho '{{\"status\":{{\"token\":\"T-0002\"}}}}'",
+                pids.display()
+            ),
+        );
+        let t = Instant::now();
+        let c = run(&exec(&cmd), Some(Duration::from_secs(30)), false).unwrap();
+        assert_eq!(c.token.unwrap().expose_secret(), "T-0002");
+        assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());
+        // The child it left was stopped with its group.
+        let pid = std::fs::read_to_string(&pids).unwrap().trim().to_string();
+        std::thread::sleep(Duration::from_millis(200));
+        let state = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        assert!(
+            state.is_empty() || state.split_whitespace().nth(2) == Some("Z"),
+            "{state}"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_failure_is_given_to_every_cluster_of_the_user_without_running_again() {
+        let d = tempfile::tempdir().unwrap();
+        let count = d.path().join("runs");
+        let cmd = script(d.path(), &format!("echo x >> {}\nexit 1", count.display()));
+        let plugins = Plugins::new(None, false);
+        let now = || "2030-01-01T00:00:00Z".parse().unwrap();
+        for _ in 0..3 {
+            assert!(plugins.credential(&exec(&cmd), now).await.is_err());
+        }
+        assert_eq!(std::fs::read_to_string(&count).unwrap().lines().count(), 1);
     }
 
     #[tokio::test]

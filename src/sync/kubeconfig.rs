@@ -128,6 +128,7 @@ pub fn load(source: &Source) -> Result<Option<Kubeconfig>, ConnectError> {
     }
     if let Some(kc) = &merged
         && let Some(reason) = super::kubeconfig_check::referenced_file_problem(kc)
+            .or_else(|| super::kubeconfig_check::token_problem(kc))
     {
         return Err(ConnectError::Kubeconfig {
             path: paths

@@ -76,6 +76,27 @@ pub fn referenced_file_problem(kc: &kube::config::Kubeconfig) -> Option<String> 
     })
 }
 
+/// Whether a text can be a bearer token in an HTTP header: visible ASCII,
+/// spaces and tabs only (a line break would start a header of its own).
+pub fn header_safe(token: &str) -> bool {
+    token.chars().all(|c| c == '\t' || (' '..='~').contains(&c))
+}
+
+/// A user's `token` that no HTTP header can carry (kube would panic on it),
+/// said by the user's entry, never the token.
+pub fn token_problem(kc: &kube::config::Kubeconfig) -> Option<String> {
+    use secrecy::ExposeSecret;
+    kc.auth_infos.iter().find_map(|u| {
+        let t = u.auth_info.as_ref()?.token.as_ref()?;
+        (!header_safe(t.expose_secret())).then(|| {
+            format!(
+                "the token of user `{}` holds a line break, a control character or a character that is not ASCII, which no HTTP header can carry",
+                u.name
+            )
+        })
+    })
+}
+
 /// [`precheck`] on a file's bytes.
 pub fn judge(bytes: &[u8]) -> Result<(), String> {
     if let Some(nul) = bytes.iter().position(|b| *b == 0) {

@@ -456,12 +456,17 @@ impl Builder<'_> {
                         None => entries.iter().any(|(e, _)| same_key(e, &k)),
                     };
                     if duplicate {
-                        return Err(Diagnostic::new(
+                        let mut d = Diagnostic::new(
                             Code::YamlDuplicateKey,
                             format!("duplicate mapping key `{}`", k.key_text()),
                         )
                         .at(k.span(file), "second occurrence of this key")
-                        .help("a key may appear once per mapping: remove one of the two or merge them"));
+                        .help("a key may appear once per mapping: remove one of the two or merge them");
+                        // Where the first one is (found again only now: rare).
+                        if let Some((first, _)) = entries.iter().find(|(e, _)| same_key(e, &k)) {
+                            d = d.related(first.span(file), "first occurrence");
+                        }
+                        return Err(d);
                     }
                     entries.push((k, node));
                     if index.is_none() && entries.len() >= 16 {

@@ -36,6 +36,9 @@ fn rejects_duplicate_keys_with_position() {
     let d = &p.diagnostics[0];
     assert_eq!(d.code, Code::YamlDuplicateKey);
     assert_eq!(d.span().unwrap().start, 10);
+    // The first occurrence is shown too.
+    assert_eq!(d.related.len(), 1);
+    assert_eq!(d.related[0].span.start, 0);
     assert!(p.documents.is_empty());
 }
 
