@@ -61,18 +61,19 @@ fn a_budget_crosses_its_alert_levels_in_the_right_months() {
     assert!((months[4].share.unwrap() - 1.228_492_8).abs() < 1e-6);
 }
 
-#[test]
-fn a_budget_prices_each_hour_at_the_price_in_force_then() {
+/// Four p4d.24xlarge nodes, 2 reserved and 2 on demand, the reserved ones
+/// covered by a capacity reservation from November 1 to December 16 (at
+/// `hourly_price` an instance-hour, else the on-demand rate it bills at),
+/// and an 8-GPU request of vision's until February: its first four months'
+/// budgeted spend.
+fn a100_budget(hourly_price: Option<&str>) -> Vec<Decimal> {
     let now = at("2026-11-22T00:00:00Z");
-    // 2 reserved + 2 on-demand p4d.24xlarge. While the reservation (8.00 an
-    // instance-hour: 1.00 a GPU-hour) is in force the blended GPU-hour is
-    // (2 x 1.00 + 2 x 21.96 / 8) / 4 = 1.8725; after it ends on December 16
-    // the reserved nodes fall back to the catalog's 1-year price (14.00 / 8 =
-    // 1.75): (2 x 1.75 + 2 x 2.745) / 4 = 2.2475.
     let pool = "    - {name: a100, gpuModel: a100-40gb, instanceType: p4d.24xlarge, gpusPerNode: 8, nodes: 4,\n       purchase: {reserved: 2, onDemand: 2}}\n";
-    let reservation = r#"apiVersion: capops.dev/v1alpha1
+    let price = hourly_price.map_or(String::new(), |p| format!("  hourlyPrice: {p}\n"));
+    let reservation = format!(
+        r#"apiVersion: capops.dev/v1alpha1
 kind: Reservation
-metadata: {name: ri}
+metadata: {{name: ri}}
 spec:
   provider: aws
   type: aws-capacity-reservation
@@ -80,27 +81,35 @@ spec:
   zone: us-east-2a
   instanceType: p4d.24xlarge
   count: 2
-  term: {start: "2026-11-01T00:00:00Z", end: "2026-12-16T00:00:00Z"}
-  hourlyPrice: 8.00
-  covers: {cluster: c, pool: a100}
-"#;
+  term: {{start: "2026-11-01T00:00:00Z", end: "2026-12-16T00:00:00Z"}}
+{price}  covers: {{cluster: c, pool: a100}}
+"#
+    );
     let request = "apiVersion: capops.dev/v1alpha1\nkind: CapacityRequest\nmetadata: {name: run}\nspec:\n  team: vision\n  cluster: c\n  pool: a100\n  resources: {nvidia.com/gpu: 8}\n  window: {start: 2026-11-01, end: 2027-02-01}\n  workloadClass: training\n";
     let repo = repo_of(&[
         ("capops.yaml", CONFIG.into()),
         ("prices.yaml", prices()),
         ("cluster.yaml", cluster(pool)),
         ("team.yaml", team("vision", Some(100_000))),
-        ("reservation.yaml", reservation.into()),
+        ("reservation.yaml", reservation),
         ("request.yaml", request.into()),
     ]);
     let a = Analysis::new(&repo, now);
-    let m = a.budget("vision");
-    let spend: Vec<Decimal> = m.iter().take(4).map(|m| m.spend).collect();
+    a.budget("vision").iter().take(4).map(|m| m.spend).collect()
+}
+
+#[test]
+fn a_budget_prices_each_hour_at_the_price_in_force_then() {
+    // While the reservation (8.00 an instance-hour: 1.00 a GPU-hour) is in
+    // force the blended GPU-hour is (2 x 1.00 + 2 x 21.96 / 8) / 4 = 1.8725;
+    // after it ends on December 16 the reserved nodes fall back to the
+    // catalog's 1-year price (14.00 / 8 = 1.75): (2 x 1.75 + 2 x 2.745) / 4 =
+    // 2.2475.
     // November: 8 x 720 x 1.8725 = 10,785.60.
     // December: 8 x (360 x 1.8725 + 384 x 2.2475) = 12,297.12.
     // January: 8 x 744 x 2.2475 = 13,377.12. February: nothing.
     assert_eq!(
-        spend,
+        a100_budget(Some("8.00")),
         [
             Decimal::new(1_078_560, 2),
             Decimal::new(1_229_712, 2),
@@ -112,45 +121,20 @@ spec:
 
 #[test]
 fn a_capacity_reservation_ending_makes_no_projected_hour_cheaper_than_today() {
-    let now = at("2026-11-22T00:00:00Z");
-    // As above, but the reservation is a capacity reservation at the
-    // on-demand rate (21.96 an instance-hour: 2.745 a GPU-hour): 2.745 a
-    // GPU-hour while it runs. When it ends on December 16 its nodes would
-    // fall back to the catalog's 1-year price (2.2475 blended), which nobody
-    // bought: projected hours stay at the price at `--at`, as a request's do.
-    let pool = "    - {name: a100, gpuModel: a100-40gb, instanceType: p4d.24xlarge, gpusPerNode: 8, nodes: 4,\n       purchase: {reserved: 2, onDemand: 2}}\n";
-    let reservation = r#"apiVersion: capops.dev/v1alpha1
-kind: Reservation
-metadata: {name: odcr}
-spec:
-  provider: aws
-  type: aws-capacity-reservation
-  region: us-east-2
-  zone: us-east-2a
-  instanceType: p4d.24xlarge
-  count: 2
-  term: {start: "2026-11-01T00:00:00Z", end: "2026-12-16T00:00:00Z"}
-  covers: {cluster: c, pool: a100}
-"#;
-    let request = "apiVersion: capops.dev/v1alpha1\nkind: CapacityRequest\nmetadata: {name: run}\nspec:\n  team: vision\n  cluster: c\n  pool: a100\n  resources: {nvidia.com/gpu: 8}\n  window: {start: 2026-11-01, end: 2027-02-01}\n  workloadClass: training\n";
-    let repo = repo_of(&[
-        ("capops.yaml", CONFIG.into()),
-        ("prices.yaml", prices()),
-        ("cluster.yaml", cluster(pool)),
-        ("team.yaml", team("vision", Some(100_000))),
-        ("reservation.yaml", reservation.into()),
-        ("request.yaml", request.into()),
-    ]);
-    let a = Analysis::new(&repo, now);
-    let spend: Vec<Decimal> = a.budget("vision").iter().take(3).map(|m| m.spend).collect();
+    // The reservation at the on-demand rate it bills at (21.96 an
+    // instance-hour: 2.745 a GPU-hour): 2.745 a GPU-hour while it runs. When
+    // it ends on December 16 its nodes would fall back to the catalog's
+    // 1-year price (2.2475 blended), which nobody bought: projected hours
+    // stay at the price at `--at`, as a request's do.
     // November: 8 x 720 x 2.745 = 15,811.20; December and January: 8 x 744 x
     // 2.745 = 16,338.24 each (were 14,809.92 and 13,377.12 at the fallback).
     assert_eq!(
-        spend,
+        a100_budget(None),
         [
             Decimal::new(1_581_120, 2),
             Decimal::new(1_633_824, 2),
-            Decimal::new(1_633_824, 2)
+            Decimal::new(1_633_824, 2),
+            Decimal::ZERO
         ]
     );
 }
