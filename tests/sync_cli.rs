@@ -691,6 +691,43 @@ fn a_credential_plugin_that_never_answers_is_stopped() {
 }
 
 #[test]
+fn a_removed_gcp_auth_provider_is_refused_and_its_command_never_run() {
+    // client-go dropped `auth-provider: gcp` in 1.26; kube would still run
+    // its `cmd-path`, with no deadline. capops refuses it as kubectl does.
+    use std::os::unix::fs::PermissionsExt;
+    let w = World::new(Some("tok"));
+    let ran = w.dir.path().join("ran");
+    let script = w.dir.path().join("gcloud.sh");
+    std::fs::write(
+        &script,
+        format!("#!/bin/sh\ntouch {}\nsleep 600\n", ran.display()),
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let text = std::fs::read_to_string(&w.kubeconfig).unwrap();
+    let provider = format!(
+        "    auth-provider:\n      name: gcp\n      config:\n        cmd-path: {}\n        cmd-args: config config-helper --format=json\n        token-key: '{{.credential.access_token}}'\n",
+        script.display()
+    );
+    let replaced = text.replace("    token: \"tok\"\n", &provider);
+    assert_ne!(replaced, text);
+    std::fs::write(&w.kubeconfig, replaced).unwrap();
+    let out = w.run(&["plan", &ex()]);
+    assert_eq!(out.code, 3, "{}{}", out.stdout, out.stderr);
+    assert!(
+        out.stdout.contains("auth-provider: gcp") && out.stdout.contains("1.26"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains("gke-gcloud-auth-plugin"),
+        "{}",
+        out.stdout
+    );
+    assert!(!ran.exists(), "the provider's command ran");
+}
+
+#[test]
 fn a_saved_plan_applies_only_while_the_clusters_are_unchanged() {
     let w = World::new(None);
     assert_eq!(w.run(&["apply", &ex(), "--yes"]).code, 0);

@@ -160,6 +160,7 @@ codes! {
     // Reservations and prices
     ReservationPoolMismatch = "reservation-pool-mismatch", Warning, "a reservation's provider, region, zone or instance type differs from the pool it covers";
     PriceGpusMismatch = "price-gpus-mismatch", Error, "a price entry's GPUs per instance differ from the GPUs per node of a pool of that instance type";
+    PriceRegionAmbiguous = "price-region-ambiguous", Warning, "a pool of a cluster without a region is priced by the first of entries in several regions";
     DuplicatePrice = "duplicate-price", Error, "two price entries are for the same provider, region and instance type";
     SpotPriceMissing = "spot-price-missing", Warning, "a pool has spot nodes but its price entry has no spot price: they are costed at on demand";
     // Usage history

@@ -43,3 +43,34 @@ pub struct PriceEntry {
     /// Where the numbers come from (a URL or a document and its date).
     pub source: Spanned<String>,
 }
+
+/// The catalog entry for an instance type: same provider and instance type,
+/// and the same region when one is given (a pool of an on-premises cluster
+/// without a region takes the first entry in catalog order, then list order).
+pub fn entry<'r>(
+    repo: &'r super::Repo,
+    provider: Provider,
+    region: Option<&str>,
+    instance_type: &str,
+) -> Option<&'r PriceEntry> {
+    entry_in(
+        repo.catalogs.values().map(|c| &c.spec),
+        provider,
+        region,
+        instance_type,
+    )
+}
+
+/// [`entry`] among `catalogs` (in catalog-name order).
+pub fn entry_in<'r>(
+    catalogs: impl IntoIterator<Item = &'r CatalogSpec>,
+    provider: Provider,
+    region: Option<&str>,
+    instance_type: &str,
+) -> Option<&'r PriceEntry> {
+    catalogs.into_iter().flat_map(|c| &c.prices).find(|e| {
+        e.provider.value == provider
+            && e.instance_type.value == instance_type
+            && region.is_none_or(|r| e.region.value == r)
+    })
+}

@@ -103,6 +103,13 @@ impl Renewing {
         plugins: &std::sync::Arc<Plugins>,
         config: &mut kube::Config,
     ) -> Result<Option<(kube::Config, ExecConfig, Credential)>, PluginError> {
+        if let Some(p) = &config.auth_info.auth_provider
+            && matches!(p.name.as_str(), "gcp" | "azure")
+        {
+            return Err(PluginError::ProviderRemoved {
+                name: p.name.clone(),
+            });
+        }
         let Some(exec) = config.auth_info.exec.clone() else {
             return Ok(None);
         };
@@ -148,11 +155,30 @@ impl Renewing {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PluginError {
     NoCommand,
-    NotStarted { command: String, reason: String },
-    TimedOut { command: String, after: Duration },
-    Failed { command: String, status: String },
-    NeedsTerminal { command: String },
-    BadOutput { command: String, reason: String },
+    NotStarted {
+        command: String,
+        reason: String,
+    },
+    TimedOut {
+        command: String,
+        after: Duration,
+    },
+    Failed {
+        command: String,
+        status: String,
+    },
+    NeedsTerminal {
+        command: String,
+    },
+    BadOutput {
+        command: String,
+        reason: String,
+    },
+    /// A legacy `auth-provider` Kubernetes 1.26 removed from client-go
+    /// (kube would run its `cmd-path` with no deadline).
+    ProviderRemoved {
+        name: String,
+    },
 }
 
 impl std::fmt::Display for PluginError {
@@ -178,6 +204,15 @@ impl std::fmt::Display for PluginError {
             PluginError::NeedsTerminal { command } => write!(
                 f,
                 "the credential plugin `{command}` has `interactiveMode: Always`, and standard input is not a terminal"
+            ),
+            PluginError::ProviderRemoved { name } => write!(
+                f,
+                "the user's `auth-provider: {name}` was removed from kubectl and client-go in Kubernetes 1.26, and capops does not run it either; use {} as a credential plugin (`exec`)",
+                if name == "gcp" {
+                    "gke-gcloud-auth-plugin"
+                } else {
+                    "kubelogin"
+                }
             ),
             PluginError::BadOutput { command, reason } => write!(
                 f,

@@ -239,16 +239,12 @@ pub fn pools_match_their_prices(repo: &Repo, diags: &mut Vec<Diagnostic>) {
             let Some(itype) = &pool.instance_type else {
                 continue;
             };
-            let entry = repo
-                .catalogs
-                .values()
-                .flat_map(|k| &k.spec.prices)
-                .find(|e| {
-                    e.provider.value == c.provider.value
-                        && e.instance_type.value == itype.value
-                        && c.region.as_ref().is_none_or(|r| e.region.value == r.value)
-                });
+            let region = c.region.as_ref().map(|r| r.value.as_str());
+            let entry = crate::model::catalog::entry(repo, c.provider.value, region, &itype.value);
             let Some(e) = entry else { continue };
+            if region.is_none() {
+                region_ambiguous(repo, cluster, pool, e, diags);
+            }
             let spot = crate::model::purchase_nodes(pool).2;
             if spot > 0 && e.spot.is_none() {
                 diags.push(
@@ -292,6 +288,58 @@ pub fn pools_match_their_prices(repo: &Repo, diags: &mut Vec<Diagnostic>) {
             );
         }
     }
+}
+
+/// A pool of a cluster without a region is priced by the first catalog
+/// entry of its provider and instance type in any region. With entries in
+/// several regions which one that is depends on catalog and list order, so
+/// reordering a catalog reprices the pool: say so, and ask for the region.
+fn region_ambiguous(
+    repo: &Repo,
+    cluster: &Document<ClusterSpec>,
+    pool: &NodePool,
+    first: &PriceEntry,
+    diags: &mut Vec<Diagnostic>,
+) {
+    let others: Vec<&PriceEntry> = repo
+        .catalogs
+        .values()
+        .flat_map(|k| &k.spec.prices)
+        .filter(|e| {
+            e.provider.value == first.provider.value
+                && e.instance_type.value == first.instance_type.value
+                && e.region.value != first.region.value
+        })
+        .collect();
+    let Some(second) = others.first() else {
+        return;
+    };
+    let mut regions: Vec<&str> = others.iter().map(|e| e.region.value.as_str()).collect();
+    regions.sort_unstable();
+    regions.dedup();
+    diags.push(
+        Diagnostic::new(
+            Code::PriceRegionAmbiguous,
+            format!(
+                "cluster `{}` names no region, and {} is priced in {} region{} besides `{}`: pool `{}` takes the first entry in catalog order (`{}`), so reordering the catalog would reprice it",
+                cluster.name(),
+                first.instance_type.value,
+                regions.len(),
+                if regions.len() == 1 { "" } else { "s" },
+                first.region.value,
+                pool.name.value,
+                first.region.value,
+            ),
+        )
+        .at(pool.name.span, "priced by the first entry")
+        .related(first.region.span, "the entry it takes")
+        .related(second.region.span, "another region's entry")
+        .help(format!(
+            "give cluster `{}` the `region` its prices are for (`region: {}`)",
+            cluster.name(),
+            first.region.value
+        )),
+    );
 }
 
 fn reserved_nodes_cover_reservations(repo: &Repo, diags: &mut Vec<Diagnostic>) {

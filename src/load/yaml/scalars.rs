@@ -131,6 +131,15 @@ pub(super) fn scan_error(err: &ScanError, text: &str, file: FileId) -> Diagnosti
                 "a key on this line is longer than the 1024 characters YAML allows a plain key ({message})"
             ),
         )
+    } else if lower.contains("unknown anchor") {
+        // The parser says so from inside a flow value too, where the open
+        // bracket would otherwise be blamed.
+        (
+            Code::YamlSyntax,
+            "alias to an unknown anchor",
+            "define the anchor (`&name`) before using it (`*name`), or quote a value that starts with `*`",
+            "an alias refers to an unknown anchor".to_string(),
+        )
     } else if let Some((open, c)) = unclosed(&text[..offset]) {
         // Say which bracket or quote is left open, and point at it too.
         let close = match c {

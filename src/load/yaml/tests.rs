@@ -196,6 +196,12 @@ fn an_unclosed_bracket_or_quote_is_named_where_it_opens() {
         "{m}"
     );
     assert_eq!(at, Some(23));
+    // An alias to an unknown anchor inside a flow value is that, not an
+    // open bracket.
+    let text = "metadata: {name: x, labels: {a: *nope}}\n";
+    let (m, at) = open_at(text);
+    assert_eq!(m, "an alias refers to an unknown anchor");
+    assert_eq!(at, None);
 }
 
 #[test]

@@ -175,7 +175,7 @@ fn pools_fall(env: &Env<'_>, doc: &Document<CatalogSpec>, change: &Change) -> f6
                 continue;
             };
             let price = |cats: &BTreeMap<&str, &CatalogSpec>| {
-                crate::cost::prices::entry_in(
+                crate::model::catalog::entry_in(
                     cats.values().copied(),
                     c.provider.value,
                     region,
