@@ -21,7 +21,10 @@
 //! - a team with requests in the pool but no usage history there is not in
 //!   the measured level at all: its requests count over their whole windows
 //!   from `e` on;
-//! - open-ended requests never end, so they change nothing after `e`.
+//! - open-ended requests never end, so they change nothing after `e`;
+//! - in a change being judged, a running request the change edits or
+//!   removes is in the measured level as the base has it: what it holds
+//!   beyond that counts from `e`, what the change cut leaves at `e`.
 //!
 //! A pool without any usage history is judged on its requests alone: its
 //! demand at an hour is what its requests hold then ([`held`]).
@@ -40,6 +43,10 @@ pub struct PoolRequest {
     pub gpus: f64,
     pub preemptible: bool,
     pub class: WorkloadClass,
+    /// In a change being judged, the base revision's window and size of
+    /// this request where the change edits it: the measurements hold that
+    /// version, not this one. `None`: unchanged (or no base).
+    pub base: Option<(Hours, f64)>,
 }
 
 /// The requests of a pool (`of_pool`: those that name it), sized against it.
@@ -57,8 +64,54 @@ pub fn requests(
             gpus: capacity::size(&r.spec, Some((pool, &cluster.spec))).gpus,
             preemptible: r.spec.preemptible.as_ref().is_some_and(|p| p.value),
             class: r.spec.workload_class.value,
+            base: None,
         })
         .collect()
+}
+
+/// Marks the requests of a pool that a change edits with their base
+/// versions (`base_of`: the base's document of a name, when it differs), and
+/// returns the base's requests of the pool that the change removes (or moves
+/// out of it), as requests of no GPUs whose base versions end at the first
+/// forecast hour: what the measurements hold of them goes away.
+pub fn with_base<'a>(
+    requests: &mut [PoolRequest],
+    base_of_pool: impl IntoIterator<Item = &'a Document<RequestSpec>>,
+    cluster: &Document<ClusterSpec>,
+    pool: &NodePool,
+) -> Vec<PoolRequest> {
+    let mut gone = Vec::new();
+    for b in base_of_pool {
+        let sized = (
+            Hours::of_request(&b.spec),
+            capacity::size(&b.spec, Some((pool, &cluster.spec))).gpus,
+        );
+        match requests.iter_mut().find(|r| r.name == b.name()) {
+            Some(r) if (r.hours, r.gpus) != sized || r.team != b.spec.team.value => {
+                if r.team == b.spec.team.value {
+                    r.base = Some(sized);
+                } else {
+                    // Given to another team: the old team's part goes away.
+                    gone.push(gone_request(b, sized));
+                }
+            }
+            Some(_) => {}
+            None => gone.push(gone_request(b, sized)),
+        }
+    }
+    gone
+}
+
+fn gone_request(b: &Document<RequestSpec>, sized: (Hours, f64)) -> PoolRequest {
+    PoolRequest {
+        name: b.name().to_string(),
+        team: b.spec.team.value.clone(),
+        hours: sized.0,
+        gpus: 0.0,
+        preemptible: b.spec.preemptible.as_ref().is_some_and(|p| p.value),
+        class: b.spec.workload_class.value,
+        base: Some(sized),
+    }
 }
 
 /// How long before the forecast a request may have started and still not
@@ -151,7 +204,7 @@ impl Approved {
         // Requests started lately claim the team's rise in the order they
         // started: two that start together share one rise, not count it twice.
         let mut requests: Vec<&PoolRequest> = requests.into_iter().collect();
-        requests.sort_by_key(|r| r.hours.start);
+        requests.sort_by_key(|r| r.base.map_or(r.hours.start, |b| b.0.start));
         let mut claimed: std::collections::BTreeMap<&str, f64> = Default::default();
         let mut teams: std::collections::BTreeMap<&str, Option<Held>> = Default::default();
         // Per team: what requests started lately added to its level, which
@@ -159,58 +212,94 @@ impl Approved {
         let mut risen: std::collections::BTreeMap<&str, f64> = Default::default();
         for r in requests {
             let h = r.hours;
-            if h.end <= e {
+            // The version the measurements hold: the base's, where the
+            // change edits the request.
+            let (mh, mg) = r.base.unwrap_or((h, r.gpus));
+            if h.end <= e && mh.end <= e {
                 continue;
             }
             let team = teams.entry(&r.team).or_insert_with(|| held(&r.team));
-            let Some(team) = team.as_ref().filter(|_| h.start < e) else {
-                adds.push((
-                    Hours {
-                        start: h.start.max(e),
-                        end: h.end,
-                    },
-                    r.gpus,
-                ));
-                continue;
+            // What the measurements hold of it at `e`: nothing unless it
+            // was running then and its team has history in the pool.
+            let level = match team.as_ref() {
+                Some(team) if mh.start < e && mh.end > e => {
+                    if mh.start >= e - RECENT_START_HOURS {
+                        // Started lately: measured only as far as the team
+                        // rose since (its level after the start over its
+                        // level before: the day before, else the week
+                        // before; with neither, not yet measured), less what
+                        // requests that started earlier claimed of that rise.
+                        let after = team.mean(mh.start, e);
+                        let before = team
+                            .mean(mh.start - 24, mh.start)
+                            .or_else(|| team.mean(mh.start - 168, mh.start));
+                        let taken = claimed.entry(&r.team).or_default();
+                        let m = match (after, before) {
+                            (Some(a), Some(b)) => (a - b - *taken).clamp(0.0, mg),
+                            _ => 0.0,
+                        };
+                        *taken += m;
+                        *risen.entry(&r.team).or_default() += m;
+                        m
+                    } else {
+                        mg
+                    }
+                }
+                _ => 0.0,
             };
-            // Started lately: measured only as far as the team rose since.
-            let measured = if h.start >= e - RECENT_START_HOURS {
-                // The team's level after the start over its level before
-                // (the day before, else the week before; with neither, the
-                // request is taken as not yet measured), less what requests
-                // that started earlier claimed of that rise.
-                let after = team.mean(h.start, e);
-                let before = team
-                    .mean(h.start - 24, h.start)
-                    .or_else(|| team.mean(h.start - 168, h.start));
-                let taken = claimed.entry(&r.team).or_default();
-                let m = match (after, before) {
-                    (Some(a), Some(b)) => (a - b - *taken).clamp(0.0, r.gpus),
-                    _ => 0.0,
-                };
-                *taken += m;
-                *risen.entry(&r.team).or_default() += m;
-                m
+            if h.start < e && h.end > e {
+                // Running: the measured part it keeps stays in the level and
+                // leaves when it ends; what it holds beyond that counts from
+                // `e`; what the change cut from the measured part leaves now.
+                let keep = level.min(r.gpus);
+                if r.gpus - keep > 1e-9 {
+                    adds.push((
+                        Hours {
+                            start: e,
+                            end: h.end,
+                        },
+                        r.gpus - keep,
+                    ));
+                }
+                if level - keep > 1e-9 {
+                    ends.entry(&r.team).or_default().push((
+                        Hours {
+                            start: e,
+                            end: i64::MAX,
+                        },
+                        level - keep,
+                    ));
+                }
+                if h.end != i64::MAX && keep > 0.0 {
+                    ends.entry(&r.team).or_default().push((
+                        Hours {
+                            start: h.end,
+                            end: i64::MAX,
+                        },
+                        keep,
+                    ));
+                }
             } else {
-                r.gpus
-            };
-            if r.gpus - measured > 1e-9 {
-                adds.push((
-                    Hours {
-                        start: e,
-                        end: h.end,
-                    },
-                    r.gpus - measured,
-                ));
-            }
-            if h.end != i64::MAX && measured > 0.0 {
-                ends.entry(&r.team).or_default().push((
-                    Hours {
-                        start: h.end,
-                        end: i64::MAX,
-                    },
-                    measured,
-                ));
+                // Not running at `e` as it stands: it adds its window; what
+                // the measurements held of its base version leaves now.
+                if h.end > e && r.gpus > 0.0 {
+                    adds.push((
+                        Hours {
+                            start: h.start.max(e),
+                            end: h.end,
+                        },
+                        r.gpus,
+                    ));
+                }
+                if level > 1e-9 {
+                    ends.entry(&r.team).or_default().push((
+                        Hours {
+                            start: e,
+                            end: i64::MAX,
+                        },
+                        level,
+                    ));
+                }
             }
         }
         let removals = ends
@@ -262,6 +351,7 @@ mod tests {
             gpus,
             preemptible: false,
             class: WorkloadClass::Training,
+            base: None,
         }
     }
 
@@ -293,6 +383,66 @@ mod tests {
         assert_eq!(ap.at(1020), -16.0); // a's running request has ended
         assert_eq!(ap.at(1035), 256.0 - 16.0);
         assert_eq!(ap.at(1050), -16.0);
+    }
+
+    #[test]
+    fn a_change_to_a_running_request_moves_the_measured_level_by_its_difference() {
+        // Measurements end at 1000; team a held 64 GPUs, its running request
+        // in the base is 64 to hour 2000.
+        let e = 1000;
+        let held = |_: &str| Some(flat(64.0, e));
+        let base = Some((
+            Hours {
+                start: 0,
+                end: 2000,
+            },
+            64.0,
+        ));
+        // Grown to 96: 32 more from e, all 96 gone at its end.
+        let grown = [PoolRequest {
+            base,
+            ..req("a", 0, 2000, 96.0)
+        }];
+        let ap = Approved::new(&grown, e, held);
+        assert_eq!(ap.at(1000), 32.0);
+        assert_eq!(ap.at(1999), 32.0);
+        assert_eq!(ap.at(2000), -64.0);
+        // Shrunk to 8: 56 leave at e, the other 8 at its end.
+        let shrunk = [PoolRequest {
+            base,
+            ..req("a", 0, 2000, 8.0)
+        }];
+        let ap = Approved::new(&shrunk, e, held);
+        assert_eq!(ap.at(1000), -56.0);
+        assert_eq!(ap.at(2000), -64.0);
+        // Shortened to end at 1500: the same 64 leave then.
+        let shortened = [PoolRequest {
+            base,
+            ..req("a", 0, 1500, 64.0)
+        }];
+        let ap = Approved::new(&shortened, e, held);
+        assert_eq!(ap.at(1499), 0.0);
+        assert_eq!(ap.at(1500), -64.0);
+        // Removed (a request of no GPUs with its base version): all 64 leave at e.
+        let removed = [PoolRequest {
+            base,
+            ..req("a", 0, 2000, 0.0)
+        }];
+        let ap = Approved::new(&removed, e, held);
+        assert_eq!(ap.at(1000), -64.0);
+        // Postponed to start at 1200: the measured 64 leave at e and come
+        // back over its new window.
+        let postponed = [PoolRequest {
+            base,
+            ..req("a", 1200, 2000, 64.0)
+        }];
+        let ap = Approved::new(&postponed, e, held);
+        assert_eq!(ap.at(1100), -64.0);
+        assert_eq!(ap.at(1200), 0.0);
+        assert_eq!(ap.at(2000), -64.0);
+        // A shrink never takes away more than the team held.
+        let ap = Approved::new(&shrunk, e, |_| Some(flat(20.0, e)));
+        assert_eq!(ap.at(1000), -20.0);
     }
 
     #[test]

@@ -269,7 +269,11 @@ fn team_pool_hours(
             let gone = pool_end - e >= LEFT_AFTER_HOURS;
             let allocated = a.series.allocated(s.id);
             let adjust = approved::Approved::new(
-                entry.requests.iter().filter(|r| r.team == team),
+                entry
+                    .requests
+                    .iter()
+                    .chain(&entry.gone)
+                    .filter(|r| r.team == team),
                 e,
                 |_| Some(approved::Held::of([allocated], e)),
             );

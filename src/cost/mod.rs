@@ -57,6 +57,10 @@ pub struct PoolEntry<'r> {
     pub series: Vec<usize>,
     /// The pool's requests, sized.
     pub requests: Vec<approved::PoolRequest>,
+    /// In a change being judged, the base's requests of the pool that the
+    /// change removes or moves out of it ([`approved::with_base`]): only
+    /// the demand outlook reads them (what the measurements held goes away).
+    pub gone: Vec<approved::PoolRequest>,
     /// The first hour an outlook without history must cover (the earliest
     /// reservation term on the pool, or the lookback's start).
     from: i64,
@@ -193,6 +197,16 @@ impl<'r> Analysis<'r> {
                 .or_default()
                 .push(q);
         }
+        let mut base_requests: std::collections::HashMap<
+            (&str, &str),
+            Vec<&Document<RequestSpec>>,
+        > = std::collections::HashMap::new();
+        for q in repo.measured_requests.iter().flat_map(|m| m.values()) {
+            base_requests
+                .entry((q.spec.cluster.value.as_str(), q.spec.pool.value.as_str()))
+                .or_default()
+                .push(q);
+        }
         let mut ids_of: std::collections::HashMap<(&str, &str), Vec<usize>> =
             std::collections::HashMap::new();
         for (i, k) in repo.usage.series.iter().enumerate() {
@@ -209,6 +223,20 @@ impl<'r> Analysis<'r> {
                     .max(budget_end)
                     .max(reach.get(&key).copied().unwrap_or(i64::MIN))
                     .min(at_hour + MAX_OUTLOOK_HOURS);
+                let mut requests = approved::requests(
+                    pool_requests
+                        .get(&key)
+                        .map(Vec::as_slice)
+                        .unwrap_or_default(),
+                    cluster,
+                    pool,
+                );
+                let gone = approved::with_base(
+                    &mut requests,
+                    base_requests.remove(&key).unwrap_or_default(),
+                    cluster,
+                    pool,
+                );
                 pools.insert(
                     (key.0.to_string(), key.1.to_string()),
                     PoolEntry {
@@ -216,14 +244,8 @@ impl<'r> Analysis<'r> {
                         pool,
                         price: prices::pool(repo, cluster, pool, at),
                         series: ids_of.remove(&key).unwrap_or_default(),
-                        requests: approved::requests(
-                            pool_requests
-                                .get(&key)
-                                .map(Vec::as_slice)
-                                .unwrap_or_default(),
-                            cluster,
-                            pool,
-                        ),
+                        requests,
+                        gone,
                         from: (at_hour - LOOKBACK_HOURS)
                             .min(earliest.get(&key).copied().unwrap_or(i64::MAX)),
                         until,
@@ -353,7 +375,7 @@ impl<'r> Analysis<'r> {
             })
             .collect();
         let history = crate::forecast::demand::sum(weighted.iter());
-        let requests = p.requests.iter().filter(|r| keep(r));
+        let requests = p.requests.iter().chain(&p.gone).filter(|r| keep(r));
         match history.last_observed() {
             Some(last) => {
                 let e = last + 1;

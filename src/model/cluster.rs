@@ -226,8 +226,10 @@ impl NodePool {
 /// `cloud.google.com/gke-provisioning: spot`, AKS's
 /// `kubernetes.azure.com/scalesetpriority: spot`, the common
 /// `node.kubernetes.io/lifecycle: spot`), or its name says spot or
-/// preemptible and its value is `true` (GKE's `cloud.google.com/gke-spot`,
-/// `cloud.google.com/gke-preemptible`), or a label whose name says how the
+/// preemptible and its value is `true` or empty (GKE's `cloud.google.com/gke-spot`,
+/// `cloud.google.com/gke-preemptible`; a marker label `…/spot-worker: ""`, a
+/// taint `spot` with `value: ""`, which Kubernetes stores as one without a
+/// value), or a label whose name says how the
 /// node is bought (`lifecycle`, `capacity-type`, `priority`, `provisioning`,
 /// `market`, `purchase`, `billing`) has a value that says spot, preemptible
 /// or interruptible as a word of its own, not negated (AWS's self-managed
@@ -250,7 +252,7 @@ pub fn marks_spot(key: &str, value: &str) -> bool {
         "billing",
     ];
     reclaimable.contains(&value.as_str())
-        || (reclaimable.iter().any(|r| name.contains(r)) && value == "true")
+        || (reclaimable.iter().any(|r| name.contains(r)) && (value == "true" || value.is_empty()))
         || (bought.iter().any(|b| name.contains(b)) && says_reclaimable(raw_value))
 }
 
@@ -354,6 +356,10 @@ mod tests {
             ("eks.amazonaws.com/capacityType", "SPOT"),
             ("acme.ai/priority", "preemptible"),
             ("cloud.google.com/gke-spot", "true"),
+            // An empty value is a marker (a taint's `value: ""` is one
+            // without a value).
+            ("node-role.kubernetes.io/spot-worker", ""),
+            ("spot", ""),
             // A negation elsewhere in the value does not cancel the word.
             ("acme.ai/market", "spot-nonprod"),
             ("acme.ai/market", "spot-no-fallback"),
@@ -370,6 +376,7 @@ mod tests {
             ("acme.ai/billing", "not_interruptible"),
             ("acme.ai/market", "spotless"),
             ("acme.ai/priority", "high"),
+            ("node-role.kubernetes.io/worker", ""),
             ("lifecycle", "OnDemand"),
             ("lifecycle", "nospot"),
             ("acme.ai/market", "no spot"),

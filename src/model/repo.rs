@@ -25,6 +25,12 @@ pub struct Repo {
     /// (at any price) cannot lower the price that judges the change's other
     /// documents; `None`: the repository's own.
     pub pricing_reservations: Option<std::sync::Arc<BTreeMap<String, Document<ReservationSpec>>>>,
+    /// In a world judging a change, the base's requests of the files the
+    /// change touched: the measured usage holds those versions, so a pool's
+    /// demand outlook adds what the change does to a running request (grown,
+    /// shrunk, removed) from the first forecast hour (`cost::approved`).
+    /// `None`: the repository's requests are the measured ones.
+    pub measured_requests: Option<std::sync::Arc<BTreeMap<String, Document<RequestSpec>>>>,
     /// Documents the repository holds that did not check (kind, name): a
     /// reference to one names something, only something invalid.
     pub invalid: std::collections::BTreeSet<(super::Kind, String)>,

@@ -51,6 +51,10 @@ pub fn judging(
         pricing_reservations: Some(std::sync::Arc::new(full_base_reservations(
             base, head, same_files,
         ))),
+        // What the measurements hold: the base's versions of the requests
+        // the change edits or removes (the base keeps only the files the
+        // change touched; the others are the head's, unchanged).
+        measured_requests: Some(std::sync::Arc::new(base.requests.clone())),
         invalid: head.invalid.clone(),
         unread: head.unread,
     }

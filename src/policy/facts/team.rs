@@ -484,11 +484,16 @@ pub(crate) fn regrown_as_changed(
 /// GPU-equivalents (`None`: no pool provides it). A namespace's quota holds in
 /// every pool of the cluster: a unit is worth what it is worth in the pool
 /// where it is worth most (a time-sliced pool listed first does not make whole
-/// GPUs elsewhere cheap).
+/// GPUs elsewhere cheap). A pool without nodes holds nothing, so it makes a
+/// unit worth nothing more: when its nodes come, the quota's units grow in
+/// worth then, and that change is judged as their regrowth (an empty pool
+/// added first would otherwise raise the worth while no GPU moved, and the
+/// nodes later would regrow the quota unjudged).
 pub(crate) fn unit_worth(cluster: &ClusterSpec, resource: &str) -> Option<f64> {
     cluster
         .node_pools
         .iter()
+        .filter(|p| crate::capacity::pool_gpus(p) > 0)
         .flat_map(|p| crate::gpu::resources::provided(p, cluster.mig_strategy.value))
         .filter(|p| p.resource == resource)
         .map(|p| p.gpu_equivalent)
