@@ -691,6 +691,16 @@ fn a_credential_plugin_that_never_answers_is_stopped() {
 }
 
 #[test]
+fn a_wait_interval_that_is_not_a_sane_number_of_seconds_is_refused() {
+    let w = World::new(None);
+    for bad in ["nan", "0", "-1", "inf", "1e-300", "5m"] {
+        let out = w.run(&["apply", &ex(), "--yes", "--wait", "--wait-interval", bad]);
+        assert_eq!(out.code, 2, "{bad}: {}{}", out.stdout, out.stderr);
+        assert!(out.stderr.contains("--wait-interval"), "{}", out.stderr);
+    }
+}
+
+#[test]
 fn a_removed_gcp_auth_provider_is_refused_and_its_command_never_run() {
     // client-go dropped `auth-provider: gcp` in 1.26; kube would still run
     // its `cmd-path`, with no deadline. capops refuses it as kubectl does.
@@ -887,7 +897,7 @@ fn mig_rollout_waits_for_the_mig_manager_and_verify_checks_the_nodes() {
         "--yes",
         "--wait",
         "--wait-interval",
-        "0.02",
+        "0.1",
         "--wait-timeout",
         "10",
     ]);
@@ -969,7 +979,7 @@ fn mig_rollout_waits_for_the_mig_manager_and_verify_checks_the_nodes() {
         "--yes",
         "--wait",
         "--wait-interval",
-        "0.02",
+        "0.1",
         "--wait-timeout",
         "10",
     ]);
@@ -990,7 +1000,7 @@ fn mig_rollout_waits_for_the_mig_manager_and_verify_checks_the_nodes() {
         "--yes",
         "--wait",
         "--wait-interval",
-        "0.02",
+        "0.1",
         "--wait-timeout",
         "0",
     ]);

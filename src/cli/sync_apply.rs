@@ -60,9 +60,23 @@ pub struct ApplyArgs {
     /// How long --wait waits, in seconds.
     #[arg(long, default_value_t = 1800)]
     pub wait_timeout: u64,
-    /// How often --wait reads the nodes, in seconds.
-    #[arg(long, default_value_t = 5.0)]
+    /// How often --wait reads the nodes, in seconds (0.1 to 600).
+    #[arg(long, default_value_t = 5.0, value_parser = interval_arg)]
     pub wait_interval: f64,
+}
+
+/// `--wait-interval`: a number of seconds from 0.1 to 600 (not NaN, not
+/// zero: a node read 25 times a second loads the API server for nothing).
+fn interval_arg(s: &str) -> Result<f64, String> {
+    let v: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{s}` is not a number of seconds"))?;
+    if v.is_finite() && (0.1..=600.0).contains(&v) {
+        Ok(v)
+    } else {
+        Err(format!("`{s}` is not between 0.1 and 600 seconds"))
+    }
 }
 
 pub fn apply(cli: &Cli, a: &ApplyArgs, io: &mut Io<'_>) -> Outcome {
@@ -232,7 +246,7 @@ pub fn apply(cli: &Cli, a: &ApplyArgs, io: &mut Io<'_>) -> Outcome {
         preconditions: preconditions.get(cluster).cloned().unwrap_or_default(),
         wait: a.wait.then(|| crate::sync::apply::Wait {
             timeout: Duration::from_secs(a.wait_timeout),
-            interval: Duration::from_secs_f64(a.wait_interval.clamp(0.01, 600.0)),
+            interval: Duration::from_secs_f64(a.wait_interval),
         }),
     };
     let s = settings(&plan.repository, Vec::new());

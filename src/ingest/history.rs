@@ -110,9 +110,9 @@ pub(crate) fn records(text: &str) -> (usize, Vec<Record<'_>>) {
     let mut out = Vec::with_capacity(starts.len());
     for (k, &s) in starts.iter().enumerate() {
         let e = starts.get(k + 1).copied().unwrap_or(text.len());
-        let line = &text[s..e];
-        let mut cells = line.trim_end_matches(['\n', '\r']).split(',');
-        let mut cell = || cells.next().unwrap_or("").trim();
+        let line = text[s..e].trim_end_matches(['\n', '\r']);
+        let mut cells = cells_of(line).into_iter();
+        let mut cell = || cells.next().unwrap_or("");
         let hour = cell().parse::<Timestamp>().ok().map(|t| t.hour_index());
         let (cluster, pool, team) = (cell(), cell(), cell());
         let allocated = cell().parse::<f64>().ok();
@@ -128,6 +128,36 @@ pub(crate) fn records(text: &str) -> (usize, Vec<Record<'_>>) {
         });
     }
     (header_end, out)
+}
+
+/// The cells of a row, trimmed, a quoted cell without its quotes (as the
+/// usage loader reads it: `"2026-11-22T00:00:00Z",gpu,…` is the same row as
+/// the one without quotes). A comma inside quotes is part of its cell; a
+/// doubled quote inside one is left doubled (no name or number holds one).
+fn cells_of(line: &str) -> Vec<&str> {
+    fn unquote(c: &str) -> &str {
+        let c = c.trim();
+        c.strip_prefix('"')
+            .and_then(|c| c.strip_suffix('"'))
+            .map_or(c, str::trim)
+    }
+    if !line.contains('"') {
+        return line.split(',').map(str::trim).collect();
+    }
+    let mut out = Vec::new();
+    let (mut start, mut quoted) = (0, false);
+    for (i, b) in line.bytes().enumerate() {
+        match b {
+            b'"' => quoted = !quoted,
+            b',' if !quoted => {
+                out.push(unquote(&line[start..i]));
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    out.push(unquote(&line[start..]));
+    out
 }
 
 /// What the committed history holds for one cluster (rows before `before`, if given).

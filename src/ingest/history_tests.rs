@@ -366,3 +366,26 @@ fn docs_show_the_default_queries_as_they_are() {
         );
     }
 }
+
+#[test]
+fn quoted_cells_read_as_the_loader_reads_them() {
+    // The same row quoted, spaced, and with a comma inside a quoted cell.
+    let text = format!(
+        "{HEADER}\"{t}\",\"c\",\"gpu\",\"ml\",\"36\",\"25.35\"\n {t} , c , gpu , ml , 36 , 25.35 \r\n{t},c,\"gpu\",\"a,b\",1,\n",
+        t = ts(0)
+    );
+    let (_, recs) = history::records(&text);
+    let got: Vec<_> = recs
+        .iter()
+        .map(|r| (r.hour, r.cluster, r.pool, r.team, r.allocated, r.used))
+        .collect();
+    let h = Some(H0);
+    assert_eq!(
+        got,
+        vec![
+            (h, "c", "gpu", "ml", Some(36.0), Some(25.35)),
+            (h, "c", "gpu", "ml", Some(36.0), Some(25.35)),
+            (h, "c", "gpu", "a,b", Some(1.0), None),
+        ]
+    );
+}

@@ -168,6 +168,22 @@ pub fn parse(body: &[u8]) -> Result<Answer, String> {
             twice.labels
         ));
     }
+    // A series' points come once each, in time order: a time twice would
+    // be added up twice too.
+    for s in &series {
+        if let Some(w) = s.points.windows(2).find(|w| w[0].0 >= w[1].0) {
+            return Err(format!(
+                "the series {:?} holds the time {} {}",
+                s.labels,
+                w[1].0,
+                if w[0].0 == w[1].0 {
+                    "twice"
+                } else {
+                    "after a later one"
+                }
+            ));
+        }
+    }
     Ok(Answer::Matrix {
         series,
         warnings: env.warnings,
@@ -177,6 +193,17 @@ pub fn parse(body: &[u8]) -> Result<Answer, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_time_twice_or_out_of_order_in_one_series_is_refused() {
+        for values in [r#"[[3600,"8"],[3600,"9"]]"#, r#"[[7200,"8"],[3600,"9"]]"#] {
+            let body = format!(
+                r#"{{"status":"success","data":{{"resultType":"matrix","result":[{{"metric":{{"node":"n1"}},"values":{values}}}]}}}}"#
+            );
+            let e = parse(body.as_bytes()).err().expect(values);
+            assert!(e.contains("holds the time"), "{e}");
+        }
+    }
 
     #[test]
     fn reads_a_matrix_and_keeps_non_finite_points_as_unknown() {

@@ -60,18 +60,34 @@ pub fn join(
                 format!(" (the row farthest from the rest is for {t}{file})")
             })
             .unwrap_or_default();
-        let mut d = Diagnostic::new(
-            Code::UsageBadRow,
-            format!(
-                "usage of {}/{}/{} would span {} days with {} rows{when}: capops holds usage hour by hour, and a series may span at most a day per row (31 days at least); this file's rows of the series were not read",
-                key.cluster,
-                key.pool,
-                key.team,
-                (r.hours + 23) / 24,
-                r.rows
-            ),
-        )
-        .help("check the series' timestamps (a mistyped year puts a row decades away from the rest)");
+        let mut d = if r.over_budget {
+            Diagnostic::new(
+                Code::UsageBadRow,
+                format!(
+                    "usage of {}/{}/{} would span {} days with {} rows: capops holds usage hour by hour, and all series together may hold at most {} hours beyond a day per row (the 31 days a series with few rows may span), which the series read before have taken; this file's rows of the series were not read",
+                    key.cluster,
+                    key.pool,
+                    key.team,
+                    (r.hours + 23) / 24,
+                    r.rows,
+                    crate::model::usage::SPARSE_HOURS_BUDGET
+                ),
+            )
+            .help("give sparse series a row at least once a day (a row of zeros where nothing was held), or drop series of a few scattered rows")
+        } else {
+            Diagnostic::new(
+                Code::UsageBadRow,
+                format!(
+                    "usage of {}/{}/{} would span {} days with {} rows{when}: capops holds usage hour by hour, and a series may span at most a day per row (31 days at least); this file's rows of the series were not read",
+                    key.cluster,
+                    key.pool,
+                    key.team,
+                    (r.hours + 23) / 24,
+                    r.rows
+                ),
+            )
+            .help("check the series' timestamps (a mistyped year puts a row decades away from the rest)")
+        };
         d = match far {
             Some(row) => d
                 .at(row, "farthest from the rest")

@@ -189,9 +189,21 @@ impl Grid {
     }
 }
 
+/// The most hours all series together may span beyond a day per row (what
+/// the 31-day floor of [`max_span_hours`] grants sparse series): 2,048 such
+/// months. Without it, many series of two rows a month apart would cost
+/// gigabytes for a file of megabytes.
+pub const SPARSE_HOURS_BUDGET: i64 = 2_048 * 31 * 24;
+
+/// Hours a series of `rows` rows spanning `hours` holds beyond a day per row.
+fn sparse_hours(hours: i64, rows: usize) -> i64 {
+    (hours - i64::try_from(rows).unwrap_or(i64::MAX).saturating_mul(24)).max(0)
+}
+
 /// The most hours a series with `rows` rows may span: a day per row, and at
 /// least 31 days (hourly rows with gaps, even daily rows, fit; two rows a
-/// century apart do not).
+/// century apart do not), while all series' hours beyond a day per row stay
+/// within [`SPARSE_HOURS_BUDGET`].
 pub fn max_span_hours(rows: usize) -> i64 {
     i64::try_from(rows)
         .unwrap_or(i64::MAX)
@@ -213,6 +225,9 @@ pub struct Refused {
     /// Its index among the samples added; `None` when it is a row held
     /// before (read from an earlier file).
     pub farthest: Option<usize>,
+    /// Refused because the series' hours beyond a day per row would pass
+    /// [`SPARSE_HOURS_BUDGET`] for all series together, not on its own.
+    pub over_budget: bool,
 }
 
 /// The rows of one usage file, as read (series numbered within the file).
@@ -239,6 +254,9 @@ pub struct Usage {
     pub peaks: Vec<(f64, Span)>,
     /// Each series' hours, by series id.
     pub grids: Vec<Grid>,
+    /// Hours the series hold beyond a day per row, all together (at most
+    /// [`SPARSE_HOURS_BUDGET`]).
+    pub sparse_hours: i64,
 }
 
 impl Usage {
@@ -288,6 +306,10 @@ impl Usage {
             *b = (b.0.min(s.hour()), b.1.max(s.hour()), b.2 + 1);
         }
         let mut refused = Vec::new();
+        // In series order: which series the sparse budget refuses does not
+        // depend on a hash.
+        let mut bounds: Vec<(u32, (i64, i64, usize))> = bounds.into_iter().collect();
+        bounds.sort_unstable_by_key(|b| b.0);
         for (series, (lo, hi, n)) in bounds {
             let g = &mut self.grids[series as usize];
             let (from, to) = if g.allocated.hours() == 0 {
@@ -296,16 +318,22 @@ impl Usage {
                 (lo.min(g.allocated.start), (hi + 1).max(g.allocated.end()))
             };
             let rows = g.rows() + n;
-            if to - from > max_span_hours(rows) {
+            let sparse_before = sparse_hours(g.allocated.hours() as i64, g.rows());
+            let sparse_after = sparse_hours(to - from, rows);
+            let over_budget =
+                self.sparse_hours - sparse_before + sparse_after > SPARSE_HOURS_BUDGET;
+            if to - from > max_span_hours(rows) || over_budget {
                 refused.push(Refused {
                     series,
                     hours: to - from,
                     rows,
                     farthest_hour: 0,
                     farthest: None,
+                    over_budget: to - from <= max_span_hours(rows),
                 });
                 continue;
             }
+            self.sparse_hours += sparse_after - sparse_before;
             g.cover(from, to);
         }
         refused.sort_by_key(|r| r.series);
@@ -504,7 +532,8 @@ mod tests {
                 rows: 2,
                 // Of two rows, the median is the later one: the first is the farthest from it.
                 farthest_hour: 0,
-                farthest: Some(0)
+                farthest: Some(0),
+                over_budget: false,
             }]
         );
         assert_eq!(u.grids[far as usize].allocated.hours(), 0);
@@ -524,5 +553,39 @@ mod tests {
         assert_eq!(u.add(&late).len(), 1, "500 days beyond 400 rows");
         assert_eq!(max_span_hours(0), 744);
         assert_eq!(max_span_hours(100), 2400);
+    }
+
+    /// Each series may take the 31-day floor, but not without bound: many
+    /// series of two rows a month apart would cost gigabytes for megabytes
+    /// of file. The series past the budget are refused, in series order;
+    /// dense series are never held back by it.
+    #[test]
+    fn sparse_series_share_one_budget_of_hours() {
+        let mut u = Usage::default();
+        let n = (SPARSE_HOURS_BUDGET / (743 - 48)) as u32 + 5;
+        let ids: Vec<u32> = (0..n)
+            .map(|i| u.push_series(key(&format!("s{i}")), Span::default()))
+            .collect();
+        let mut rows = Vec::new();
+        for &id in &ids {
+            rows.push(UsageSample::at_hour(id, 0, Some(1.0), Some(1.0)));
+            rows.push(UsageSample::at_hour(id, 742, Some(1.0), Some(1.0)));
+        }
+        let refused = u.add(&rows);
+        // Each holds 743 hours, 695 beyond its two rows' 48.
+        let fit = (SPARSE_HOURS_BUDGET / 695) as usize;
+        assert_eq!(refused.len(), n as usize - fit);
+        assert!(
+            refused
+                .iter()
+                .all(|r| r.over_budget && r.series >= fit as u32)
+        );
+        assert!(u.sparse_hours <= SPARSE_HOURS_BUDGET);
+        // A dense series still goes in.
+        let dense = u.push_series(key("dense"), Span::default());
+        let hourly: Vec<UsageSample> = (0..2000)
+            .map(|h| UsageSample::at_hour(dense, h, Some(1.0), None))
+            .collect();
+        assert!(u.add(&hourly).is_empty());
     }
 }
