@@ -392,7 +392,12 @@ pub fn long(history: &[Option<f64>], horizon: usize) -> Forecast {
     // series usually has observed (half of 24 for hourly rows; half of 8
     // for rows every 3 hours, which would otherwise leave no day at all).
     let enough = day_quorum(history);
-    let daily: Vec<Option<f64>> = history
+    // Days end where the history ends: the last day is the last 24 hours,
+    // whole. (Days counted from the history's first hour left a part-day
+    // at the end whose mean was only its hours', so the outlook moved with
+    // the hour of day the history started, which is `--at`'s.) The hours
+    // before the first whole day are left out.
+    let daily: Vec<Option<f64>> = history[history.len() % 24..]
         .chunks(24)
         .map(|day| {
             let seen: Vec<f64> = day.iter().flatten().copied().collect();
@@ -445,7 +450,7 @@ pub fn long(history: &[Option<f64>], horizon: usize) -> Forecast {
 /// over the days with any (24 for complete hourly rows, 8 for rows every 3
 /// hours, 1 for daily rows).
 fn day_quorum(history: &[Option<f64>]) -> usize {
-    let mut counts: Vec<usize> = history
+    let mut counts: Vec<usize> = history[history.len() % 24..]
         .chunks(24)
         .map(|day| day.iter().flatten().count())
         .filter(|&n| n > 0)

@@ -241,3 +241,19 @@ fn steps_keep_every_hour_of_a_series() {
     let n = Steps::from_fn(3, |_| f64::NAN);
     assert!(n.get(2).unwrap().is_nan());
 }
+
+#[test]
+fn long_horizons_do_not_move_with_the_hour_the_history_starts() {
+    // A team holds 16 GPUs from 12:00 to 24:00 and none before: 8 a day on
+    // average. Histories that start at midnight or at noon (as `--at`'s hour
+    // sets the lookback's start) forecast the same level a month out.
+    let day = |h: usize| if h % 24 >= 12 { 16.0 } else { 0.0 };
+    for start in [0, 12, 5] {
+        let history: Vec<Option<f64>> = (start..24 * 60).map(|h| Some(day(h))).collect();
+        let f = hourly(&history, 24 * 40);
+        assert!(f.method.starts_with("daily means"), "{}", f.method);
+        let month = &f.p50[24 * 30..24 * 37];
+        let mean = month.iter().sum::<f64>() / month.len() as f64;
+        assert!((mean - 8.0).abs() < 0.5, "start {start}: {mean}");
+    }
+}
