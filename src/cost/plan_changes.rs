@@ -18,7 +18,7 @@ struct Cut {
 }
 
 /// How a team's requests in a pool come down to `rightsized`: its requests
-/// in force at `--at`, largest first, in the units each asks for (a
+/// in force at `--at`, those that end soonest first, then the largest, in the units each asks for (a
 /// time-sliced replica is 1 / replicas of a GPU, a MIG instance its share),
 /// whole units only; a request that would keep nothing is ended, not cut to
 /// zero. Returns the cuts and the GPU-equivalents they release.
@@ -50,7 +50,17 @@ fn cuts_of(
             (r, units, total)
         })
         .collect();
-    reqs.sort_by(|x, y| y.2.total_cmp(&x.2).then(x.0.name().cmp(y.0.name())));
+    // The requests that end soonest are cut first (then the largest): what
+    // the team keeps is in the requests that last, so it still holds its
+    // right size when the short ones end (cutting a long request and
+    // keeping one that ends next month would leave it short from then on).
+    let end = |r: &Document<RequestSpec>| crate::capacity::Hours::of_request(&r.spec).end;
+    reqs.sort_by(|x, y| {
+        end(x.0)
+            .cmp(&end(y.0))
+            .then(y.2.total_cmp(&x.2))
+            .then(x.0.name().cmp(y.0.name()))
+    });
     // The requests come down to what the team needs; what it holds beyond
     // them (borrowed) is released too, but no request asks for it.
     let requested: f64 = reqs.iter().map(|x| x.2).sum();

@@ -107,6 +107,28 @@ fn a_mig_pool_is_rightsized_in_instances_and_a_request_that_keeps_nothing_ends()
 }
 
 #[test]
+fn the_requests_that_end_soonest_are_cut_first() {
+    // `long` (open-ended) asks for 196 instances, `short` for 28 until
+    // 2026-12-15. The team needs 5 GPUs (35 instances): cutting `long` to
+    // 7 and keeping `short` would leave it 7 instances from December 15.
+    // `short` ends now (4 GPUs) and `long` keeps the 35.
+    let pool = "{name: p, gpuModel: h100-80gb-sxm, instanceType: p5.48xlarge, gpusPerNode: 8, nodes: 6, mig: {layout: {1g.10gb: 7}}}";
+    let short = request("short", "nvidia.com/mig-1g.10gb", 28).replace(
+        "  workloadClass: training\n",
+        "  workloadClass: training\n  window: {start: 2026-10-01, end: 2026-12-15}\n",
+    );
+    let two = request("long", "nvidia.com/mig-1g.10gb", 196) + &short;
+    let changes = rightsize_changes(pool, "mixed", two, 32.0, 3.2);
+    assert_eq!(
+        changes,
+        vec![
+            "CapacityRequest `short`: end it (releases 4 GPUs)".to_string(),
+            "CapacityRequest `long`: nvidia.com/mig-1g.10gb 196 → 35".to_string(),
+        ]
+    );
+}
+
+#[test]
 fn a_preemptible_teams_released_gpus_come_off_the_spot_part() {
     // Four 2-GPU instances: on demand 10, spot 4 (4.40 with the 10%
     // interruption allowance), a year reserved 6 an instance-hour. Team `a`
