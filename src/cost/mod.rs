@@ -547,6 +547,8 @@ mod tests;
 #[cfg(test)]
 mod tests_budget;
 #[cfg(test)]
+mod tests_churn;
+#[cfg(test)]
 mod tests_finops;
 #[cfg(test)]
 mod tests_history;

@@ -399,12 +399,12 @@ fn commitment(
             let held = if locked { count } else { kept.unwrap_or(count) };
             if !locked && held == count {
                 changes.push(format!(
-                    "Reservation `{}`: keep its {count} (cheaper than what the plan would buy)",
+                    "Reservation `{}`: keep its {count} (no dearer than what the plan would buy)",
                     r.name(),
                 ));
             } else if !locked {
                 changes.push(format!(
-                    "Reservation `{}`: count {count} → {held} (keep {held}, cheaper than what the plan would buy; the plan re-buys the rest of the demand)",
+                    "Reservation `{}`: count {count} → {held} (keep {held}, no dearer than what the plan would buy; the plan re-buys the rest of the demand)",
                     r.name(),
                 ));
             }

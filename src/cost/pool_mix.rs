@@ -43,6 +43,15 @@ const MAX_COMBINATIONS: u64 = 512;
 /// when there are at most [`MAX_COUNTS_TRIED`], else evenly spaced counts,
 /// then the range around the cheapest of them at a finer step, until the
 /// step is one. Ties go to the smaller count.
+/// Whether plan `a` beats `b`: cheaper, or as cheap keeping more of the
+/// reservations held (cancelling one to buy the same commitment again is
+/// churn, and risks the capacity it holds).
+fn better(a: &mix::Mix, b: &mix::Mix) -> bool {
+    let kept = |m: &mix::Mix| m.kept.iter().map(|k| k.count).sum::<u32>();
+    let (x, y) = (a.monthly_plan(), b.monthly_plan());
+    x < y || (x == y && kept(a) > kept(b))
+}
+
 fn cheapest_count(count: u32, cost: impl Fn(u32) -> Option<mix::Mix>) -> Option<(u32, mix::Mix)> {
     let mut tried: std::collections::BTreeMap<u32, Option<mix::Mix>> = Default::default();
     let (mut lo, mut hi) = (1u32, count);
@@ -56,9 +65,12 @@ fn cheapest_count(count: u32, cost: impl Fn(u32) -> Option<mix::Mix>) -> Option<
         tried.entry(hi).or_insert_with(|| cost(hi));
         let best = tried
             .iter()
-            .filter_map(|(n, m)| Some((m.as_ref()?.monthly_plan(), *n)))
+            // As cheap, more kept: replacing a reservation by the same
+            // commitment is churn, and risks the capacity it holds.
+            .filter_map(|(n, m)| Some((m.as_ref()?.monthly_plan(), std::cmp::Reverse(*n))))
             .min()?
-            .1;
+            .1
+            .0;
         if step == 1 {
             let m = tried.remove(&best).flatten()?;
             return Some((best, m));
@@ -165,7 +177,7 @@ impl Analysis<'_> {
         held.sort();
         let cheaper: Vec<(&str, u32)> = held
             .iter()
-            .filter(|&&(rate, _, _)| rate < dearest)
+            .filter(|&&(rate, _, _)| rate <= dearest)
             .map(|&(_, n, c)| (n, c))
             .collect();
         let mut best = self.search_kept(cluster, pool, release, &given, &cheaper, &replaced);
@@ -176,7 +188,7 @@ impl Analysis<'_> {
         if held.len() > cheaper.len() {
             let all: Vec<(&str, u32)> = held.iter().map(|&(_, n, c)| (n, c)).collect();
             let other = self.search_kept(cluster, pool, release, &given, &all, &replaced);
-            if other.monthly_plan() < best.monthly_plan() {
+            if better(&other, &best) {
                 best = other;
             }
         }
@@ -232,7 +244,7 @@ impl Analysis<'_> {
                     vec![0; rest.len()],
                     replaced.clone(),
                 );
-                if other.monthly_plan() < best.monthly_plan() {
+                if better(&other, &best) {
                     best = other;
                 }
             }
@@ -268,9 +280,7 @@ impl Analysis<'_> {
                         .map(|(&(name, _), &n)| (name, n))
                         .collect();
                     if let Some(m) = self.mix_keeping(cluster, pool, release, &keep, given)
-                        && cheapest
-                            .as_ref()
-                            .is_none_or(|(_, c)| m.monthly_plan() < c.monthly_plan())
+                        && cheapest.as_ref().is_none_or(|(_, c)| better(&m, c))
                     {
                         cheapest = Some((counts, m));
                     }
@@ -278,7 +288,7 @@ impl Analysis<'_> {
             }
             if let Some((counts, start)) = cheapest {
                 let other = self.descend(cluster, pool, release, given, candidates, counts, start);
-                if other.monthly_plan() < best.monthly_plan() {
+                if better(&other, &best) {
                     best = other;
                 }
             }
@@ -313,7 +323,7 @@ impl Analysis<'_> {
                 }
             }
             if let Some(m) = self.mix_keeping(cluster, pool, release, &keep, given)
-                && m.monthly_plan() < best.monthly_plan()
+                && better(&m, &best)
             {
                 best = m;
             }
@@ -439,16 +449,13 @@ impl Analysis<'_> {
                 let mut choice: Option<(u32, mix::Mix)> = None;
                 if counts[i] > 0
                     && let Some(m) = with(0)
-                    && m.monthly_plan() < best.monthly_plan()
+                    && better(&m, &best)
                 {
                     choice = Some((0, m));
                 }
                 if let Some((k, m)) = cheapest_count(candidates[i].1, with)
                     && k != counts[i]
-                    && m.monthly_plan()
-                        < choice
-                            .as_ref()
-                            .map_or(best.monthly_plan(), |c| c.1.monthly_plan())
+                    && better(&m, choice.as_ref().map_or(&best, |c| &c.1))
                 {
                     choice = Some((k, m));
                 }

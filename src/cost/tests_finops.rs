@@ -421,7 +421,7 @@ fn nothing_is_recommended_for_a_bought_prepaid_block_and_one_not_yet_sold_is_res
             assert_eq!(
                 mentions,
                 vec![
-                    "Reservation `next`: count 25 → 10 (keep 10, cheaper than what the plan would buy; the plan re-buys the rest of the demand)"
+                    "Reservation `next`: count 25 → 10 (keep 10, no dearer than what the plan would buy; the plan re-buys the rest of the demand)"
                 ]
             );
             assert!(
@@ -501,7 +501,7 @@ fn beside_rightsizing_the_plan_buys_what_the_rightsizing_saving_rests_on() {
     assert!(
         mix.changes
             .iter()
-            .any(|c| c == "Reservation `r1`: count 10 → 3 (keep 3, cheaper than what the plan would buy; the plan re-buys the rest of the demand)"),
+            .any(|c| c == "Reservation `r1`: count 10 → 3 (keep 3, no dearer than what the plan would buy; the plan re-buys the rest of the demand)"),
         "{:?}",
         mix.changes
     );
@@ -582,7 +582,7 @@ fn a_cheap_reservation_half_stranded_is_cut_to_the_count_demand_needs() {
     let changes: Vec<&String> = recs.iter().flat_map(|r| &r.changes).collect();
     assert!(
         changes.iter().any(|c| c.as_str()
-            == "Reservation `ra`: count 4 → 1 (keep 1, cheaper than what the plan would buy; the plan re-buys the rest of the demand)"),
+            == "Reservation `ra`: count 4 → 1 (keep 1, no dearer than what the plan would buy; the plan re-buys the rest of the demand)"),
         "{changes:?}"
     );
     assert!(
