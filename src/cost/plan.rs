@@ -535,11 +535,15 @@ fn budgets(a: &Analysis<'_>, cur: &str) -> Vec<Recommendation> {
         let Some(first) = months.iter().find(|m| m.alert.is_some()) else {
             continue;
         };
-        let Some((share, m)) = months
-            .iter()
-            .filter_map(|m| m.share.map(|s| (s, m)))
-            .max_by(|x, y| x.0.total_cmp(&y.0))
-        else {
+        // The first month at the peak (a flat projection peaks from its
+        // first month, not in its last).
+        let Some((share, m)) = months.iter().filter_map(|m| m.share.map(|s| (s, m))).fold(
+            None,
+            |best: Option<(f64, _)>, x| match best {
+                Some(b) if x.0 <= b.0 => Some(b),
+                _ => Some(x),
+            },
+        ) else {
             continue;
         };
         out.push(Recommendation {

@@ -53,7 +53,8 @@ pub struct Totals {
     /// Unallocated cost charged to no team.
     #[serde(serialize_with = "super::ser::cents")]
     pub unassigned: Decimal,
-    /// The unused part of the teams' allocation (= `lookback.idle`).
+    /// The unused part of the teams' allocation, and of the allocation of
+    /// usage rows of teams with no document (= `lookback.idle`).
     #[serde(serialize_with = "super::ser::cents")]
     pub idle_cost: Decimal,
     /// How unallocated cost is shared (`proportional`, `even`, `not-shared`).
@@ -368,6 +369,7 @@ pub fn build(a: &Analysis<'_>) -> CostReport {
         if let (Some(acc), Some(w)) = (&account, waste) {
             totals.lookback.add(acc);
             totals.unassigned += w.unassigned;
+            totals.idle_cost += w.unassigned_idle;
         }
         if let Some(c) = chart::pool_chart(a, cluster, pool, at - 30 * 24, at + 90 * 24) {
             charts.push(c);

@@ -549,3 +549,27 @@ fn an_hour_one_team_did_not_report_is_scaled_with_its_filled_level() {
     // November 1-15: 360 h x 4 GPUs x 6.88 = 9,907.20 (not 312 h x 4 + 48 h x 6).
     assert_eq!(m[0].measured, Decimal::new(990_720, 2));
 }
+
+#[test]
+fn a_flat_projection_peaks_in_its_first_month_at_the_peak() {
+    // 20 GPUs all along: every 31-day month costs the same, the most; the
+    // recommendation names the first of them (December), not the last.
+    let now = at("2026-11-22T00:00:00Z");
+    let repo = repo_of(&[
+        ("capops.yaml", CONFIG.into()),
+        ("prices.yaml", prices()),
+        ("cluster.yaml", cluster(H100_POOL)),
+        ("team.yaml", team("vision", Some(100_000))),
+        (
+            "requests.yaml",
+            request("base", 20, "2026-11-01", "2028-06-01"),
+        ),
+    ]);
+    let a = Analysis::new(&repo, now);
+    let text = plan::recommendations(&a)
+        .into_iter()
+        .find(|r| r.kind == plan::RecommendationKind::Budget)
+        .map(|r| r.text)
+        .unwrap();
+    assert!(text.contains("% of the budget in 2026-12 ("), "{text}");
+}

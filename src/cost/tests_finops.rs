@@ -196,6 +196,12 @@ fn a_team_with_no_document_is_charged_nothing_and_its_cost_is_unassigned() {
     assert_eq!(u["a"].chargeback, d(11_888_640));
     assert_eq!(w.unassigned, d(3_962_880));
     assert_eq!(u["a"].chargeback + w.unassigned, costs.capacity);
+    // b used half of its 8 GPUs: 19,814.40 of its cost was idle, in the
+    // pool's idle and in the report's idle total with a's 39,628.80.
+    assert_eq!(w.unassigned_idle, d(1_981_440));
+    let r = report::build(&a);
+    assert_eq!(r.totals.idle_cost, r.totals.lookback.idle);
+    assert_eq!(r.totals.idle_cost, d(3_962_880 + 1_981_440));
 }
 
 #[test]

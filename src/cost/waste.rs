@@ -106,6 +106,9 @@ pub struct PoolWaste {
     /// Cost no team was charged: unallocated cost (`not-shared`, or no team
     /// allocated) and the allocated cost of teams with no Team document.
     pub unassigned: Decimal,
+    /// The idle part (allocated, unused) of the allocation of teams with no
+    /// Team document: in `unassigned`, and in the lookback's idle.
+    pub unassigned_idle: Decimal,
 }
 
 impl PoolWaste {
@@ -285,6 +288,7 @@ pub fn measure(a: &Analysis<'_>) -> Vec<PoolWaste> {
             .into_iter()
             .partition(|t| a.repo.teams.contains_key(&t.team));
         let mut unassigned = Decimal::ZERO;
+        let mut unassigned_idle = Decimal::ZERO;
         let costs = priced.then(|| {
             let mut c = Costs {
                 capacity: capacity_cost,
@@ -300,6 +304,7 @@ pub fn measure(a: &Analysis<'_>) -> Vec<PoolWaste> {
             c.unmeasured = unallocated - c.stranded;
             unassigned = share(&mut teams, unallocated, rule)
                 + strays.iter().map(|t| t.allocated_cost).sum::<Decimal>();
+            unassigned_idle = strays.iter().map(|t| t.idle_cost).sum();
             c
         });
         teams.extend(strays);
@@ -311,6 +316,7 @@ pub fn measure(a: &Analysis<'_>) -> Vec<PoolWaste> {
             costs,
             teams,
             unassigned,
+            unassigned_idle,
         });
     }
     out
