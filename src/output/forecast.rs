@@ -14,10 +14,19 @@ pub fn text(f: &Forecasts, repo: &str, svg: Option<&str>) -> String {
         "capops forecast: {repo} at {}, {} h ahead ({})\n",
         f.at,
         f.horizon_hours,
-        if f.horizon_hours > crate::forecast::HOURLY_LIMIT as i64 {
-            "daily means, spread over the hours by the recent daily shape"
-        } else {
-            "hourly"
+        // As the pools were forecast: a pool's forecast runs from its last
+        // measured hour, so a short horizon can still need daily means.
+        {
+            let daily =
+                |r: &&crate::cost::forecasts::PoolForecast| r.method.starts_with("daily means");
+            let n = f.pools.iter().filter(daily).count();
+            if n == 0 && f.horizon_hours <= crate::forecast::HOURLY_LIMIT as i64 {
+                "hourly"
+            } else if n == f.pools.len() {
+                "daily means, spread over the hours by the recent daily shape"
+            } else {
+                "hourly, or on daily means where a pool's measurements end too long before it (see each method)"
+            }
         }
     );
     let name_w = f
