@@ -334,6 +334,18 @@ pub fn analyze(
     // not summed again at every hour of every term).
     let in_force = InForce::new(&others);
     let reserved_at = |h: i64| -> f64 { gpus + in_force.at(h) };
+    // In a pool that states its purchase mix, only its reserved nodes run
+    // on reserved instances: instances the reservations in force hold
+    // beyond them are billed with no node on them (the report counts them
+    // stranded in the pool's cost), so they serve no demand here either. A
+    // pool without a mix says nothing of which nodes are reserved: its
+    // nodes serve the reservations.
+    let reserved_node_gpus = covered.map_or(f64::INFINITY, |(_, p)| match &p.purchase {
+        Some(_) => {
+            f64::from(crate::model::purchase_nodes(p).0) * f64::from(p.gpus_per_node.value.0)
+        }
+        None => f64::INFINITY,
+    });
     // Where the hours from `at` on start in `left`.
     let mut ahead_from = 0;
     let mut demand_sum = 0.0;
@@ -358,7 +370,11 @@ pub fn analyze(
         } else {
             0.0
         };
-        let (p50, p10) = if serves { (q.p50, q.p10) } else { (0.0, 0.0) };
+        let (p50, p10) = if serves {
+            (q.p50.min(reserved_node_gpus), q.p10.min(reserved_node_gpus))
+        } else {
+            (0.0, 0.0)
+        };
         served50 += p50.min(reserved_here) * share;
         if h >= ctx.at_hour {
             served_ahead += p50.min(reserved_here) * share;
