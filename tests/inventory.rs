@@ -177,6 +177,25 @@ fn lists_gpus_mig_mode_and_devices_with_their_profiles() {
 }
 
 #[test]
+fn a_placement_no_gpu_has_is_left_out_not_wrapped() {
+    // A start and size of 2^32 - 1: past any GPU's 8 memory slices, and
+    // their sum wraps. The device is listed without a placement.
+    let conf = format!(
+        "driver 550\ngpu {H100}|GPU-1|81559|1|1|7\nmig 0|9|4294967295|4294967295|MIG-a|40000|{H100} MIG 3g.40gb\n"
+    );
+    let Some(n) = node(&conf) else { return };
+    let out = run(&["inventory", "--json"], &[("CAPOPS_NVML_LIB", &n.lib)]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let v: Value = serde_json::from_str(&out.stdout).unwrap();
+    let d = &v["gpus"][0]["migDevices"][0];
+    assert_eq!(d["uuid"], "MIG-a", "{}", out.stdout);
+    assert!(d["placement"].is_null(), "{}", out.stdout);
+    let out = run(&["inventory"], &[("CAPOPS_NVML_LIB", &n.lib)]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(!out.stdout.contains("slices"), "{}", out.stdout);
+}
+
+#[test]
 fn a_node_as_its_pool_declares_matches() {
     let conf = format!(
         "gpu {H100}|GPU-a0|81559|1|1|7\n{}gpu {H100}|GPU-a1|81559|1|1|7\n{}",

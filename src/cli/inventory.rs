@@ -261,7 +261,10 @@ fn human(inv: &NodeInventory, comparison: Option<&Comparison>) -> String {
             let place = d
                 .placement
                 .map(|(start, size)| {
-                    format!("  slices {start}-{}", (start + size).saturating_sub(1))
+                    format!(
+                        "  slices {start}-{}",
+                        (u64::from(start) + u64::from(size)).saturating_sub(1)
+                    )
                 })
                 .unwrap_or_default();
             let _ = writeln!(

@@ -178,9 +178,11 @@ fn gpu_instance(
         if info_of(gi, &mut info) != 0 {
             return (None, None);
         }
-        (
-            Some(info.profileId),
-            Some((info.placement.start, info.placement.size)),
-        )
+        // A placement no GPU has (past the 8 memory slices of the largest,
+        // or wrapping round) is not one: the device is shown without it.
+        let (start, size) = (info.placement.start, info.placement.size);
+        let placement = (size > 0 && start.checked_add(size).is_some_and(|end| end <= 8))
+            .then_some((start, size));
+        (Some(info.profileId), placement)
     }
 }
