@@ -138,13 +138,26 @@ pub fn judge(bytes: &[u8]) -> Result<(), String> {
 /// its message), said without the rest of the message, which may quote
 /// the file.
 pub fn kube_refusal(message: &str) -> String {
-    let place = message.rfind("at line ").and_then(|i| {
-        let mut words = message[i + 8..].split([' ', ',']);
+    // `at line L column C` or `line L column C: expected …`: the place, and
+    // what was expected when that is plain words (never a value of the file).
+    let place = message.rfind("line ").and_then(|i| {
+        let rest = &message[i + 5..];
+        let mut words = rest.split([' ', ',']).filter(|w| !w.is_empty());
         let line: usize = words.next()?.parse().ok()?;
         let column: usize = (words.next() == Some("column"))
-            .then(|| words.next()?.parse().ok())
+            .then(|| words.next()?.trim_end_matches(':').parse().ok())
             .flatten()?;
-        Some(format!(" (at line {line}, column {column})"))
+        let expected = rest
+            .split_once(": ")
+            .map(|(_, e)| e.trim())
+            .filter(|e| {
+                e.starts_with("expected ")
+                    && e.len() <= 80
+                    && e.chars().all(|c| c.is_ascii_alphabetic() || c == ' ')
+            })
+            .map(|e| format!(": {e}"))
+            .unwrap_or_default();
+        Some(format!(" (at line {line}, column {column}{expected})"))
     });
     format!(
         "its fields are not those of a kubeconfig, or not of their types{}",

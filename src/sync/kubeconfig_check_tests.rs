@@ -57,3 +57,30 @@ fn kubes_refusal_keeps_the_place_and_drops_the_text() {
         "its fields are not those of a kubeconfig, or not of their types"
     );
 }
+
+#[test]
+fn kubes_refusal_of_a_wrong_type_is_placed_without_quoting_the_file() {
+    // kube's words for a token written as a mapping, and for a context
+    // written as a string: the place and what was expected, never a value.
+    assert_eq!(
+        kube_refusal(
+            "failed to parse kubeconfig YAML: error: line 6 column 17: expected string scalar"
+        ),
+        "its fields are not those of a kubeconfig, or not of their types (at line 6, column 17: expected string scalar)"
+    );
+    assert_eq!(
+        kube_refusal(
+            "failed to parse kubeconfig YAML: error: line 7 column 12: expected mapping start"
+        ),
+        "its fields are not those of a kubeconfig, or not of their types (at line 7, column 12: expected mapping start)"
+    );
+    // Anything after the place that is not plain words is left out.
+    assert_eq!(
+        kube_refusal("error: line 3 column 1: invalid value: string \"s3cr3t\""),
+        "its fields are not those of a kubeconfig, or not of their types (at line 3, column 1)"
+    );
+    assert_eq!(
+        kube_refusal("something at line 2 column 5"),
+        "its fields are not those of a kubeconfig, or not of their types (at line 2, column 5)"
+    );
+}
