@@ -131,6 +131,16 @@ pub fn pools(a: &Analysis<'_>, pools: &[(String, String)], horizon: i64) -> Fore
                 })
                 .collect()
         };
+        // An outlook reaches a bounded time past the history's end; an `--at`
+        // beyond it has no forecast, which is said, not shown as zeros.
+        let fallback = if points.is_empty() && (from..to).all(|h| o.at(h).is_none()) {
+            Some(format!(
+                "no forecast: --at is beyond the furthest an outlook reaches past the history's end ({})",
+                hour_text(o.forecast_start - 1)
+            ))
+        } else {
+            o.forecast.fallback.clone()
+        };
         let supported = o.supported_until(a.history_multiple());
         out.pools.push(PoolForecast {
             cluster: c.clone(),
@@ -138,7 +148,7 @@ pub fn pools(a: &Analysis<'_>, pools: &[(String, String)], horizon: i64) -> Fore
             capacity_gpus: capacity,
             history_end: hour_text(o.forecast_start - 1),
             method: o.forecast.method.clone(),
-            fallback: o.forecast.fallback.clone(),
+            fallback,
             basis: o.basis.as_str().to_string(),
             history_days: r2(o.history_hours() as f64 / 24.0),
             beyond_history_from: (o.basis == crate::forecast::demand::Basis::History
