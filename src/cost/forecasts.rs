@@ -67,7 +67,7 @@ fn r2(x: f64) -> f64 {
     (x * 100.0).round() / 100.0
 }
 
-fn hour_text(hour: i64) -> String {
+pub(super) fn hour_text(hour: i64) -> String {
     Timestamp::from_second(hour * 3600)
         .map(|t| t.to_string())
         .unwrap_or_default()

@@ -457,8 +457,33 @@ fn commitment(
     } else {
         String::new()
     };
+    if m.block_gpus > 0.0 {
+        changes.extend(super::plan_changes::capacity_blocks(
+            a,
+            entry,
+            (cluster, pool),
+            m.block_gpus,
+        ));
+    }
+    // A purchase mix adds up to the pool's nodes: what is not reserved is
+    // written as on demand (and the spot nodes the pool has, where the plan
+    // puts work on spot); beyond the reserved nodes the plan buys by the
+    // hour of demand.
+    let total = nodes.max(committed);
+    let spot = if m.spot_gpus > 0.0 {
+        crate::model::purchase_nodes(entry.pool)
+            .2
+            .min(total - committed)
+    } else {
+        0
+    };
+    let on_demand = total - committed - spot;
+    let mix_text = match spot {
+        0 => format!("{{reserved: {committed}, onDemand: {on_demand}}}"),
+        s => format!("{{reserved: {committed}, onDemand: {on_demand}, spot: {s}}}"),
+    };
     changes.push(format!(
-        "Cluster `{cluster}` pool `{pool}`: {grow}purchase {{reserved: {committed}}}, the rest on demand{} as demand needs",
+        "Cluster `{cluster}` pool `{pool}`: {grow}purchase {mix_text}; beyond the reserved nodes, on demand{} as demand needs",
         if m.spot_gpus > 0.0 { " and spot" } else { "" }
     ));
     let held = if m.kept.is_empty() {

@@ -166,3 +166,47 @@ fn gpu_text(g: f64) -> String {
         format!("{g:.2}")
     }
 }
+
+/// The capacity blocks a commitment plan prices (`block_gpus` on average
+/// over its days): one for each known burst of the pool, over the burst's
+/// window, with the instances the plan's block GPU-hours come to, shared
+/// among the bursts by their GPU-hours (the plan buys blocks only where
+/// they pay: part of a burst may run on demand).
+pub(super) fn capacity_blocks(
+    a: &Analysis<'_>,
+    entry: &super::PoolEntry<'_>,
+    (cluster, pool): (&str, &str),
+    block_gpus: f64,
+) -> Vec<String> {
+    let at = a.at.hour_index();
+    let end = at + super::OUTLOOK_HOURS;
+    let gpn = f64::from(entry.pool.gpus_per_node.value.0.max(1));
+    let itype = entry
+        .pool
+        .instance_type
+        .as_ref()
+        .map_or("instance", |t| t.value.as_str());
+    let bursts: Vec<(&super::approved::PoolRequest, f64)> = entry
+        .requests
+        .iter()
+        .filter(|r| super::pool_mix::is_burst(r, at) && r.hours.start < end)
+        .map(|r| (r, (r.hours.end.min(end) - r.hours.start) as f64))
+        .collect();
+    let gpu_hours: f64 = bursts.iter().map(|(r, h)| r.gpus * h).sum();
+    let instance_hours = block_gpus * super::OUTLOOK_HOURS as f64 / gpn;
+    bursts
+        .iter()
+        .filter_map(|&(r, hours)| {
+            let share = if gpu_hours > 0.0 { r.gpus * hours / gpu_hours } else { 0.0 };
+            let n = (instance_hours * share / hours.max(1.0)).round() as u32;
+            (n > 0).then(|| {
+                format!(
+                    "Reservation (new): an AWS capacity block of {n} × {itype} covering {cluster}/{pool} for CapacityRequest `{}` ({} → {}), in whole days as AWS sells them",
+                    r.name,
+                    super::forecasts::hour_text(r.hours.start),
+                    super::forecasts::hour_text(r.hours.end),
+                )
+            })
+        })
+        .collect()
+}

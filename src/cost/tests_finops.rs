@@ -593,7 +593,7 @@ fn a_cheap_reservation_half_stranded_is_cut_to_the_count_demand_needs() {
     );
     assert!(
         changes.iter().any(|c| c.as_str()
-            == "Cluster `c` pool `p`: purchase {reserved: 1}, the rest on demand as demand needs"),
+            == "Cluster `c` pool `p`: purchase {reserved: 1, onDemand: 3}; beyond the reserved nodes, on demand as demand needs"),
         "{changes:?}"
     );
 }

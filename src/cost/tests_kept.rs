@@ -220,7 +220,7 @@ fn a_plan_keeps_an_unlocked_reservation_cheaper_than_what_it_would_buy() {
     assert!(
         mix.changes
             .iter()
-            .any(|c| c.contains("purchase {reserved: 3}")),
+            .any(|c| c.contains("purchase {reserved: 3, onDemand: ")),
         "{:?}",
         mix.changes
     );

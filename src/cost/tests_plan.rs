@@ -321,6 +321,14 @@ fn a_burst_past_the_room_left_buys_one_block_and_fills_the_on_demand_instance() 
         .find(|r| r.kind == plan::RecommendationKind::CommitmentMix)
         .unwrap();
     assert_eq!(rec.monthly_savings, Some(Decimal::new(551_556, 2)));
+    // The change buys that one block for the burst's window.
+    assert!(
+        rec.changes.iter().any(|c| c
+            .starts_with("Reservation (new): an AWS capacity block of 1 × ")
+            && c.contains("for CapacityRequest `")),
+        "{:?}",
+        rec.changes
+    );
 }
 
 #[test]
