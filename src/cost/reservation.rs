@@ -8,9 +8,10 @@
 //! later hours the forecast: P50 gives the expected stranded spend (idle
 //! reserved GPU-hours times the reservation's price per GPU-hour, upfront fees
 //! included), P10 the risk (demand that low leaves more idle). Hours before
-//! the first measurement count at the utilization of the measured hours (the
-//! forecast's may be shared with reservations that start later), hours
-//! beyond the forecast at that of all the hours that are known.
+//! the first measurement count at the measured hours' mean demand, shared
+//! with the reservations in force at each of them (not at the measured
+//! hours' utilization, which reservations that began since share), hours
+//! beyond the forecast at the utilization of all the hours that are known.
 //! A shortfall hour is one where P90 demand exceeds everything the pool has:
 //! reserved, on-demand and spot nodes.
 //!
@@ -291,8 +292,8 @@ pub fn analyze(
     let gpus = cost.gpus as f64;
     let (mut served50, mut served10, mut known) = (0.0, 0.0, 0usize);
     let (mut served_ahead, mut known_ahead) = (0.0, 0usize);
-    // Served GPU-hours over the measured hours, and unknown hours in the past.
-    let (mut served50_measured, mut served10_measured, mut unknown_past) = (0.0, 0.0, 0usize);
+    // Hours of the term before the first measurement.
+    let mut unknown_past = 0usize;
     let mut out = ReservationOutlook {
         name: name.to_string(),
         cluster: s.covers.cluster.value.clone(),
@@ -349,11 +350,19 @@ pub fn analyze(
     // Where the hours from `at` on start in `left`.
     let mut ahead_from = 0;
     let mut demand_sum = 0.0;
+    // The hours before the first measurement, by the GPUs reserved then
+    // (bits of the f64), and the measured hours' demand (P50, P10): the
+    // former are judged on the latter with the reservations in force then,
+    // not at the measured hours' utilization (a reservation that began
+    // inside the history did not share the hours before it).
+    let mut past_reserved: std::collections::HashMap<u64, usize> = Default::default();
+    let mut measured_demand: Vec<(f64, f64)> = Vec::new();
     for h in start..end {
         let Some(q) = outlook.at(h) else {
             out.hours_unknown += 1;
             if h < ctx.at_hour {
                 unknown_past += 1;
+                *past_reserved.entry(reserved_at(h).to_bits()).or_default() += 1;
             }
             continue;
         };
@@ -389,8 +398,7 @@ pub fn analyze(
         }
         served10 += p10.min(reserved_here) * share;
         if q.measured {
-            served50_measured += p50.min(reserved_here) * share;
-            served10_measured += p10.min(reserved_here) * share;
+            measured_demand.push((p50, p10));
         }
         if pool_gpus > 0.0 && q.p90 > pool_gpus + 1e-9 {
             out.shortfall_hours += 1;
@@ -405,17 +413,39 @@ pub fn analyze(
         let known_f = known as f64;
         let past = unknown_past as f64;
         let rest = (out.hours_unknown - unknown_past) as f64;
-        let fill = |served: f64, served_measured: f64| -> f64 {
-            let u = served / (gpus * known_f);
-            let measured = if out.hours_measured > 0 {
-                served_measured / (gpus * out.hours_measured as f64)
-            } else {
-                u
-            };
-            (u * (known_f + rest) + measured * past) / (known_f + rest + past)
+        // What the hours before the first measurement serve: each at the
+        // mean of the measured hours' demand against the GPUs reserved then.
+        let past_served = |pick: fn(&(f64, f64)) -> f64| -> Option<f64> {
+            if measured_demand.is_empty() {
+                return None;
+            }
+            let n = measured_demand.len() as f64;
+            Some(
+                past_reserved
+                    .iter()
+                    .map(|(&bits, &hours)| {
+                        let reserved = f64::from_bits(bits);
+                        if reserved <= 0.0 {
+                            return 0.0;
+                        }
+                        let share = gpus / reserved;
+                        let per_hour: f64 = measured_demand
+                            .iter()
+                            .map(|d| pick(d).min(reserved) * share)
+                            .sum::<f64>()
+                            / n;
+                        per_hour * hours as f64
+                    })
+                    .sum(),
+            )
         };
-        out.utilization_p50 = fill(served50, served50_measured);
-        out.utilization_p10 = fill(served10, served10_measured);
+        let fill = |served: f64, served_past: Option<f64>| -> f64 {
+            let u = served / (gpus * known_f);
+            let past_served = served_past.unwrap_or(u * gpus * past);
+            (u * (known_f + rest) * gpus + past_served) / (gpus * (known_f + rest + past))
+        };
+        out.utilization_p50 = fill(served50, past_served(|d| d.0));
+        out.utilization_p10 = fill(served10, past_served(|d| d.1));
         out.mean_demand_p50 = demand_sum / known as f64;
     } else if known == 0 && unknown_past > 0 && gpus > 0.0 && serves {
         // A term wholly before the usage history (a reservation already

@@ -75,3 +75,44 @@ fn hours_before_the_history_weigh_in_the_count_suggested_as_in_the_utilization()
     // No measured hours: the known hours' demand stands for them.
     assert_eq!(suggest(&[40.0; 20], 0, 100, 8.0, 10, 0.2), 6);
 }
+
+#[test]
+fn hours_before_the_history_are_shared_only_with_the_reservations_in_force_then() {
+    // `old`: 2 p4d (16 GPUs) from 2026-01-01; `new`: 2 more from
+    // 2026-10-01, both to 2027-01-01. Usage from 2026-09-23 (60 days to
+    // `now`), 16 GPUs throughout. While both run, 16 are shared among 32:
+    // each half used. Before `new` began, `old` served all 16: its hours
+    // before the history (January to September 23) are full, not half.
+    let now = at("2026-11-22T00:00:00Z");
+    let pool = "    - {name: a100, gpuModel: a100-40gb, instanceType: p4d.24xlarge, gpusPerNode: 8, nodes: 4,\n       purchase: {reserved: 4}}\n";
+    let reservation = |name: &str, start: &str| {
+        format!(
+            "apiVersion: capops.dev/v1alpha1\nkind: Reservation\nmetadata: {{name: {name}}}\nspec:\n  provider: aws\n  type: aws-capacity-reservation\n  region: us-east-2\n  zone: us-east-2a\n  instanceType: p4d.24xlarge\n  count: 2\n  term: {{start: {start}, end: 2027-01-01}}\n  hourlyPrice: 14.00\n  covers: {{cluster: c, pool: a100}}\n---\n"
+        )
+    };
+    let repo = repo_of(&[
+        ("capops.yaml", CONFIG.into()),
+        ("prices.yaml", prices()),
+        ("cluster.yaml", cluster(pool)),
+        ("team.yaml", team("research", None)),
+        (
+            "reservations.yaml",
+            reservation("old", "2026-01-01") + &reservation("new", "2026-10-01"),
+        ),
+        (
+            "usage/c.csv",
+            usage(now, 60, "a100", "research", |_| 16.0, |_| 12.0),
+        ),
+    ]);
+    let a = Analysis::new(&repo, now);
+    let r = a.reservation("old").expect("an analysis");
+    // Term: 8,760 hours. Before the history (2026-01-01 to 09-23): 6,360
+    // hours, full. Measured 09-23 to 10-01: 192 hours, full (alone). From
+    // 10-01 on: 2,208 hours, half. Used: (6,360 + 192 + 1,104) / 8,760.
+    let want = (6360.0 + 192.0 + 1104.0) / 8760.0;
+    assert!(
+        (r.utilization_p50 - want).abs() < 0.005,
+        "{} vs {want}",
+        r.utilization_p50
+    );
+}

@@ -27,7 +27,8 @@
 //! Chargeback: each team pays its allocated GPU-hours at the pool's price,
 //! plus a share of the pool's unallocated cost (stranded and unmeasured), as
 //! the Config's `costs.chargeback` says: `proportional` to allocated
-//! GPU-hours, `even` among the teams with an allocation, or `not-shared` (the
+//! GPU-hours, `even` among the teams with an allocation (weighted by the
+//! hours each held one), or `not-shared` (the
 //! platform keeps it, as `unassigned`). Usage rows of a team with no Team
 //! document are the platform's too (`unassigned`, no share). Teams plus
 //! unassigned equal the pools' capacity cost, to the cent.
@@ -83,6 +84,9 @@ pub struct TeamPart {
     pub team: String,
     /// Hours with both allocated and used measured.
     pub hours: usize,
+    /// Hours it held an allocation: its weight under `even` sharing (a team
+    /// allocated one hour of the window does not pay a full share).
+    pub allocated_hours: usize,
     pub allocated_gpu_hours: f64,
     pub used_gpu_hours: f64,
     /// Allocated GPU-hours at the pool's price.
@@ -213,6 +217,9 @@ pub fn measure(a: &Analysis<'_>) -> Vec<PoolWaste> {
             for &(k, x, u) in &measured {
                 let t = &mut teams[k];
                 t.hours += 1;
+                if x > 0.0 {
+                    t.allocated_hours += 1;
+                }
                 t.allocated_gpu_hours += x * scale;
                 t.used_gpu_hours += u * scale;
                 let st = &mut seg_teams[seg][k];
@@ -270,6 +277,7 @@ pub fn measure(a: &Analysis<'_>) -> Vec<PoolWaste> {
             match index.get(&t.team).map(|&i| &mut merged[i]) {
                 Some(m) => {
                     m.hours = m.hours.max(t.hours);
+                    m.allocated_hours = m.allocated_hours.max(t.allocated_hours);
                     m.allocated_gpu_hours += t.allocated_gpu_hours;
                     m.used_gpu_hours += t.used_gpu_hours;
                     m.allocated_cost += t.allocated_cost;
@@ -376,11 +384,16 @@ fn share(teams: &mut [TeamPart], amount: Decimal, rule: Chargeback) -> Decimal {
         return amount;
     }
     let total: f64 = takers.iter().map(|&i| teams[i].allocated_gpu_hours).sum();
+    // Even: the same for every hour present, so a team allocated for part
+    // of the window pays for that part (a team there one hour of 720 took a
+    // third of a month's unallocated cost among three).
+    let presence = |i: usize| teams[i].allocated_hours.max(1);
+    let present: usize = takers.iter().map(|&i| presence(i)).sum();
     let exact: Vec<Decimal> = takers
         .iter()
         .map(|&i| {
             let weight = match rule {
-                Chargeback::Even => Decimal::ONE / Decimal::from(takers.len()),
+                Chargeback::Even => Decimal::from(presence(i)) / Decimal::from(present),
                 _ => prices::decimal(teams[i].allocated_gpu_hours / total),
             };
             amount * weight
@@ -421,6 +434,7 @@ mod tests {
         TeamPart {
             team: team.into(),
             allocated_gpu_hours: gpu_hours,
+            allocated_hours: 720,
             ..TeamPart::default()
         }
     }
@@ -463,5 +477,12 @@ mod tests {
         share(&mut t, d(2), Chargeback::Proportional);
         let got: Vec<Decimal> = t.iter().map(|x| x.shared_cost).collect();
         assert_eq!(got, vec![d(1), d(1), d(0), d(0)]);
+        // Even, by presence: a team allocated 1 hour of 720 pays 1 / 1,441
+        // of 100.00 beside two there all along (0.07), not a third.
+        let mut t = vec![part("a", 720.0), part("b", 720.0), part("c", 1.0)];
+        t[2].allocated_hours = 1;
+        share(&mut t, amount, Chargeback::Even);
+        let got: Vec<Decimal> = t.iter().map(|x| x.shared_cost).collect();
+        assert_eq!(got, vec![d(4997), d(4996), d(7)]);
     }
 }
