@@ -70,16 +70,26 @@ pub fn requests(
 }
 
 /// Marks the requests of a pool that a change edits with their base
-/// versions (`base_of`: the base's document of a name, when it differs), and
+/// versions (`base_of_pool`: the base's documents of the pool; `added`: the
+/// requests the change adds, whose base version holds nothing), and
 /// returns the base's requests of the pool that the change removes (or moves
 /// out of it), as requests of no GPUs whose base versions end at the first
 /// forecast hour: what the measurements hold of them goes away.
 pub fn with_base<'a>(
     requests: &mut [PoolRequest],
     base_of_pool: impl IntoIterator<Item = &'a Document<RequestSpec>>,
+    added: Option<&std::collections::BTreeSet<String>>,
     cluster: &Document<ClusterSpec>,
     pool: &NodePool,
 ) -> Vec<PoolRequest> {
+    // A request the change adds is in no measurement: its base version
+    // holds nothing (it counts from the first forecast hour even when its
+    // window began before).
+    for r in requests.iter_mut() {
+        if added.is_some_and(|a| a.contains(&r.name)) {
+            r.base = Some((r.hours, 0.0));
+        }
+    }
     let mut gone = Vec::new();
     for b in base_of_pool {
         let sized = (

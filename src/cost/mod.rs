@@ -201,7 +201,7 @@ impl<'r> Analysis<'r> {
             (&str, &str),
             Vec<&Document<RequestSpec>>,
         > = std::collections::HashMap::new();
-        for q in repo.measured_requests.iter().flat_map(|m| m.values()) {
+        for q in repo.measured_requests.iter().flat_map(|m| m.base.values()) {
             base_requests
                 .entry((q.spec.cluster.value.as_str(), q.spec.pool.value.as_str()))
                 .or_default()
@@ -234,6 +234,7 @@ impl<'r> Analysis<'r> {
                 let gone = approved::with_base(
                     &mut requests,
                     base_requests.remove(&key).unwrap_or_default(),
+                    repo.measured_requests.as_deref().map(|m| &m.added),
                     cluster,
                     pool,
                 );

@@ -39,7 +39,7 @@ pub use meta::{API_VERSION, Document, Fingerprint, Metadata, Origin};
 pub use money::{Money, Ratio};
 pub use policy::{Approval, Effect, PolicySpec, RequiredField, Rule, Subject, Tier};
 pub use priority::{PreemptionPolicy, PriorityClassSpec};
-pub use repo::Repo;
+pub use repo::{MeasuredRequests, Repo};
 pub use request::{RequestSpec, Window, WorkloadClass};
 pub use reservation::{CommitmentPlan, PoolRef, ReservationSpec, ReservationType};
 pub use smallmap::SmallMap;

@@ -30,7 +30,7 @@ pub struct Repo {
     /// demand outlook adds what the change does to a running request (grown,
     /// shrunk, removed) from the first forecast hour (`cost::approved`).
     /// `None`: the repository's requests are the measured ones.
-    pub measured_requests: Option<std::sync::Arc<BTreeMap<String, Document<RequestSpec>>>>,
+    pub measured_requests: Option<std::sync::Arc<MeasuredRequests>>,
     /// Documents the repository holds that did not check (kind, name): a
     /// reference to one names something, only something invalid.
     pub invalid: std::collections::BTreeSet<(super::Kind, String)>,
@@ -75,4 +75,15 @@ impl Repo {
             .iter()
             .find(|p| p.name.value.as_str() == pool)
     }
+}
+
+/// What the measurements hold of a change's requests ([`Repo::measured_requests`]).
+#[derive(Clone, Debug, Default)]
+pub struct MeasuredRequests {
+    /// The base's requests of the files the change touched.
+    pub base: BTreeMap<String, Document<RequestSpec>>,
+    /// Requests the change adds (in the head, not in the base): none of
+    /// them is in the measurements, whatever its window says (a request
+    /// renamed is one removed and one added, and changes nothing).
+    pub added: std::collections::BTreeSet<String>,
 }

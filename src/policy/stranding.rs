@@ -364,4 +364,33 @@ spec:
         let head = repo_of(&format!("{PIPE}---\n{more}---\n{block}"));
         assert_eq!(change(base, head, "a100-pipeline"), None);
     }
+
+    /// The judging world's pool demand moves with a change to a running
+    /// request by its difference from the base: shrunk or removed, its GPUs
+    /// leave from the first forecast hour; renamed (removed and added), it
+    /// changes nothing.
+    #[test]
+    fn the_judging_worlds_demand_follows_a_running_request_as_the_change_leaves_it() {
+        let at: Timestamp = "2026-11-22".parse().unwrap();
+        let p50 = |base: &Repo, head: &Repo| {
+            let world = crate::policy::world::judging(base, head, &Default::default());
+            let a = Analysis::new(&world, at);
+            let o = a.outlook("cloud", "a100-pipeline").unwrap();
+            o.at(at.hour_index() + 24 * 20).unwrap().p50
+        };
+        let base = repo_of(PIPE);
+        let same = p50(&base, &repo_of(PIPE));
+        assert!((same - 200.0).abs() < 1.0, "{same}");
+        let shrunk = p50(&base, &repo_of(&PIPE.replace("200}", "40}")));
+        assert!((shrunk - 40.0).abs() < 1.0, "{shrunk}");
+        let grown = p50(&base, &repo_of(&PIPE.replace("200}", "240}")));
+        assert!((grown - 240.0).abs() < 1.0, "{grown}");
+        let renamed = p50(
+            &base,
+            &repo_of(&PIPE.replace("name: pipe}", "name: pipe-renamed}")),
+        );
+        assert!((renamed - same).abs() < 1e-9, "{renamed} vs {same}");
+        let removed = p50(&base, &repo_of(""));
+        assert!(removed < 1.0, "{removed}");
+    }
 }

@@ -54,7 +54,17 @@ pub fn judging(
         // What the measurements hold: the base's versions of the requests
         // the change edits or removes (the base keeps only the files the
         // change touched; the others are the head's, unchanged).
-        measured_requests: Some(std::sync::Arc::new(base.requests.clone())),
+        measured_requests: Some(std::sync::Arc::new(MeasuredRequests {
+            base: base.requests.clone(),
+            added: head
+                .requests
+                .iter()
+                .filter(|(name, d)| {
+                    !same_files.contains(&d.origin.file) && !base.requests.contains_key(*name)
+                })
+                .map(|(name, _)| name.clone())
+                .collect(),
+        })),
         invalid: head.invalid.clone(),
         unread: head.unread,
     }
