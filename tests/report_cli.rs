@@ -295,11 +295,18 @@ fn budgets_alert_and_recommendations_come_largest_saving_first() {
         .iter()
         .find(|x| x["kind"] == "rightsize-team" && x["subject"] == "research")
         .unwrap();
+    // The request that ends soonest (interpretability, February 1) goes
+    // first, so the team still holds its right size after it ends.
+    assert_eq!(
+        research["changes"][0],
+        "CapacityRequest `research-interpretability`: end it (releases 24 GPUs)",
+        "{research}"
+    );
     assert!(
-        research["changes"][0]
+        research["changes"][1]
             .as_str()
             .unwrap()
-            .starts_with("CapacityRequest `research-rl-experiments`: nvidia.com/gpu 80 → "),
+            .starts_with("CapacityRequest `research-rl-experiments`: nvidia.com/gpu 80 → 38"),
         "{research}"
     );
     // Every commitment mix saves against buying the same demand on demand.

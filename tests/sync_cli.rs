@@ -694,7 +694,8 @@ fn a_credential_plugin_that_never_answers_is_stopped() {
 fn a_wait_interval_that_is_not_a_sane_number_of_seconds_is_refused() {
     let w = World::new(None);
     for bad in ["nan", "0", "-1", "inf", "1e-300", "5m"] {
-        let out = w.run(&["apply", &ex(), "--yes", "--wait", "--wait-interval", bad]);
+        let flag = format!("--wait-interval={bad}");
+        let out = w.run(&["apply", &ex(), "--yes", "--wait", &flag]);
         assert_eq!(out.code, 2, "{bad}: {}{}", out.stdout, out.stderr);
         assert!(out.stderr.contains("--wait-interval"), "{}", out.stderr);
     }

@@ -49,6 +49,18 @@ pub struct PoolRequest {
     pub base: Option<(Hours, f64)>,
 }
 
+impl PoolRequest {
+    /// A known, bounded burst the commitment mix may buy capacity blocks
+    /// for: not preemptible, with a window no longer than a capacity block
+    /// (AWS: 182 days), starting at `at` or later.
+    pub fn is_burst(&self, at: i64) -> bool {
+        !self.preemptible
+            && !self.hours.is_open()
+            && self.hours.start >= at
+            && self.hours.len() <= super::mix::MAX_BLOCK_HOURS
+    }
+}
+
 /// The requests of a pool (`of_pool`: those that name it), sized against it.
 pub fn requests(
     of_pool: &[&Document<RequestSpec>],

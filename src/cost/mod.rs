@@ -28,6 +28,7 @@ mod recommendation;
 pub mod report;
 mod requests;
 pub mod reservation;
+mod reservation_share;
 mod resize;
 mod ser;
 pub mod usage;

@@ -189,7 +189,7 @@ pub(super) fn capacity_blocks(
     let bursts: Vec<(&super::approved::PoolRequest, f64)> = entry
         .requests
         .iter()
-        .filter(|r| super::pool_mix::is_burst(r, at) && r.hours.start < end)
+        .filter(|r| r.is_burst(at) && r.hours.start < end)
         .map(|r| (r, (r.hours.end.min(end) - r.hours.start) as f64))
         .collect();
     let gpu_hours: f64 = bursts.iter().map(|(r, h)| r.gpus * h).sum();

@@ -43,16 +43,6 @@ const MAX_COMBINATIONS: u64 = 512;
 /// when there are at most [`MAX_COUNTS_TRIED`], else evenly spaced counts,
 /// then the range around the cheapest of them at a finer step, until the
 /// step is one. Ties go to the smaller count.
-/// A known, bounded burst the commitment mix may buy capacity blocks for:
-/// an approved request, not preemptible, with a window no longer than a
-/// capacity block, starting at `at` or later.
-pub(super) fn is_burst(r: &super::approved::PoolRequest, at: i64) -> bool {
-    !r.preemptible
-        && !r.hours.is_open()
-        && r.hours.start >= at
-        && r.hours.len() <= mix::MAX_BLOCK_HOURS
-}
-
 /// Whether plan `a` beats `b`: cheaper, or as cheap keeping more of the
 /// reservations held (cancelling one to buy the same commitment again is
 /// churn, and risks the capacity it holds).
@@ -144,7 +134,7 @@ impl Analysis<'_> {
         let bursts = crate::capacity::Timeline::build(
             p.requests
                 .iter()
-                .filter(|r| is_burst(r, at))
+                .filter(|r| r.is_burst(at))
                 .map(|r| (r.hours, r.gpus)),
         );
         let given = Given {
