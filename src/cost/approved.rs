@@ -22,9 +22,11 @@
 //!   the measured level at all: its requests count over their whole windows
 //!   from `e` on;
 //! - open-ended requests never end, so they change nothing after `e`;
-//! - in a change being judged, a running request the change edits or
-//!   removes is in the measured level as the base has it: what it holds
-//!   beyond that counts from `e`, what the change cut leaves at `e`.
+//! - in a change being judged, the measurements hold the base's versions of
+//!   the requests it touches; the change moves each team's demand by the
+//!   difference: what its changed requests hold beyond the base's counts in
+//!   full, what they hold less takes away only the demand the team would
+//!   have beyond what all its requests still allow.
 //!
 //! A pool without any usage history is judged on its requests alone: its
 //! demand at an hour is what its requests hold then ([`held`]).
@@ -81,44 +83,53 @@ pub fn requests(
         .collect()
 }
 
-/// Marks the requests of a pool that a change edits with their base
-/// versions (`base_of_pool`: the base's documents of the pool; `added`: the
-/// requests the change adds, whose base version holds nothing), and
-/// returns the base's requests of the pool that the change removes (or moves
-/// out of it), as requests of no GPUs whose base versions end at the first
-/// forecast hour: what the measurements hold of them goes away.
+/// Marks the requests of a pool with their base versions where a change
+/// edits them (`base`: the base's requests of the files the change touched,
+/// by name; `added`: the names the change adds), and returns the base's
+/// requests of the pool (`base_of_pool`) that the change removes, moves out
+/// of it or hands to another team, as requests of no GPUs with their base
+/// versions. A request new to the pool or to its team (added, moved in,
+/// handed over) has a base version of nothing.
 pub fn with_base<'a>(
     requests: &mut [PoolRequest],
     base_of_pool: impl IntoIterator<Item = &'a Document<RequestSpec>>,
-    added: Option<&std::collections::BTreeSet<String>>,
+    base: &std::collections::BTreeMap<String, Document<RequestSpec>>,
+    added: &std::collections::BTreeSet<String>,
     cluster: &Document<ClusterSpec>,
     pool: &NodePool,
 ) -> Vec<PoolRequest> {
-    // A request the change adds is in no measurement: its base version
-    // holds nothing (it counts from the first forecast hour even when its
-    // window began before).
-    for r in requests.iter_mut() {
-        if added.is_some_and(|a| a.contains(&r.name)) {
-            r.base = Some((r.hours, 0.0));
-        }
-    }
-    let mut gone = Vec::new();
-    for b in base_of_pool {
-        let sized = (
+    let size = |b: &Document<RequestSpec>| {
+        (
             Hours::of_request(&b.spec),
             capacity::size(&b.spec, Some((pool, &cluster.spec))).gpus,
-        );
-        match requests.iter_mut().find(|r| r.name == b.name()) {
-            Some(r) if (r.hours, r.gpus) != sized || r.team != b.spec.team.value => {
-                if r.team == b.spec.team.value {
-                    r.base = Some(sized);
-                } else {
-                    // Given to another team: the old team's part goes away.
-                    gone.push(gone_request(b, sized));
-                }
+        )
+    };
+    let here = |b: &Document<RequestSpec>| {
+        b.spec.cluster.value == cluster.name() && b.spec.pool.value == pool.name.value.as_str()
+    };
+    for r in requests.iter_mut() {
+        r.base = match base.get(&r.name) {
+            // In a file the change did not touch: as the base has it.
+            None if !added.contains(&r.name) => None,
+            None => Some((r.hours, 0.0)),
+            Some(b) if here(b) && b.spec.team.value == r.team => {
+                let sized = size(b);
+                (sized != (r.hours, r.gpus)).then_some(sized)
             }
-            Some(_) => {}
-            None => gone.push(gone_request(b, sized)),
+            // Moved here from another pool, or handed to this team.
+            Some(_) => Some((r.hours, 0.0)),
+        };
+    }
+    // By name, once (a pool of 100,000 requests is not searched for each).
+    let teams: std::collections::HashMap<&str, &str> = requests
+        .iter()
+        .map(|r| (r.name.as_str(), r.team.as_str()))
+        .collect();
+    let mut gone = Vec::new();
+    for b in base_of_pool {
+        let stays = teams.get(b.name()).is_some_and(|t| *t == b.spec.team.value);
+        if !stays {
+            gone.push(gone_request(b, size(b)));
         }
     }
     gone
@@ -203,157 +214,207 @@ impl Held {
 /// What the approved requests change after the measurements end.
 #[derive(Debug, Default)]
 pub struct Approved {
-    /// Requests not in the measured level, over their windows from `e` on.
+    teams: Vec<TeamChange>,
+}
+
+/// One team's part of [`Approved`].
+#[derive(Debug, Default)]
+struct TeamChange {
+    /// Its requests not in the measured level (base versions), over their
+    /// windows from `e` on.
     adds: Timeline,
-    /// Per team: GPUs of its running requests that have ended by an hour,
-    /// and the most that may be taken away at each hour of the week (what
-    /// it held then, [`Held::weekly`], and what requests started lately
-    /// added to it).
-    removals: Vec<(Timeline, Vec<f64>)>,
+    /// GPUs of its running requests (base versions) that have ended by an
+    /// hour.
+    ends: Timeline,
+    /// What it held at each hour of the week ([`Held::weekly`]) plus what
+    /// requests started lately added to it: the most its ends take away,
+    /// and its measured level. `None`: no usage history in the pool.
+    weekly: Option<Vec<f64>>,
+    /// In a change being judged: its changed requests as the base has them
+    /// and as the change leaves them, and all its requests as the change
+    /// leaves them.
+    base_changed: Timeline,
+    head_changed: Timeline,
+    head_all: Timeline,
+}
+
+impl TeamChange {
+    fn at(&self, hour: i64) -> f64 {
+        let k = hour.rem_euclid(168) as usize;
+        let level = self.weekly.as_ref().map_or(0.0, |w| w[k]);
+        let removed = if self.weekly.is_some() {
+            self.ends.at(hour).min(level)
+        } else {
+            0.0
+        };
+        let adjust = self.adds.at(hour) - removed;
+        // The change: what its requests hold beyond the base's adds in
+        // full; what they hold less takes away only the demand the team
+        // would have beyond what its requests still allow (a team using 16
+        // of a 32-GPU request trimmed to 24 gives up nothing; a request
+        // renamed or postponed comes back at the level it was measured at).
+        let (b, h) = (self.base_changed.at(hour), self.head_changed.at(hour));
+        let demand = level + adjust;
+        let grow = (h - b).max(0.0);
+        let shrink = (b - h).max(0.0);
+        adjust + grow - shrink.min((demand - self.head_all.at(hour)).max(0.0))
+    }
 }
 
 impl Approved {
     /// The change for a forecast that starts at hour `e`. `held(team)` is
     /// what the team held before the measurements ended, `None` when it has
-    /// no usage history in the pool.
+    /// no usage history in the pool. Requests with a base version
+    /// ([`PoolRequest::base`]) are measured as the base has them, and the
+    /// change moves the team's demand by the difference.
     pub fn new<'a>(
         requests: impl IntoIterator<Item = &'a PoolRequest>,
         e: i64,
         held: impl Fn(&str) -> Option<Held>,
     ) -> Approved {
-        let mut adds = Vec::new();
-        let mut ends: std::collections::BTreeMap<&str, Vec<(Hours, f64)>> = Default::default();
-        // Requests started lately claim the team's rise in the order they
-        // started: two that start together share one rise, not count it twice.
-        let mut requests: Vec<&PoolRequest> = requests.into_iter().collect();
-        requests.sort_by_key(|r| r.base.map_or(r.hours.start, |b| b.0.start));
-        let mut claimed: std::collections::BTreeMap<&str, f64> = Default::default();
-        let mut teams: std::collections::BTreeMap<&str, Option<Held>> = Default::default();
-        // Per team: what requests started lately added to its level, which
-        // the weeks before hardly show.
-        let mut risen: std::collections::BTreeMap<&str, f64> = Default::default();
-        for r in requests {
-            let h = r.hours;
-            // The version the measurements hold: the base's, where the
-            // change edits the request.
-            let (mh, mg) = r.base.unwrap_or((h, r.gpus));
-            if h.end <= e && mh.end <= e {
-                continue;
-            }
-            let team = teams.entry(&r.team).or_insert_with(|| held(&r.team));
-            // What the measurements hold of it at `e`: nothing unless it
-            // was running then and its team has history in the pool.
-            let level = match team.as_ref() {
-                Some(team) if mh.start < e && mh.end > e => {
-                    if mh.start >= e - RECENT_START_HOURS {
-                        // Started lately: measured only as far as the team
-                        // rose since (its level after the start over its
-                        // level before: the day before, else the week
-                        // before; with neither, not yet measured), less what
-                        // requests that started earlier claimed of that rise.
-                        let after = team.mean(mh.start, e);
-                        let before = team
-                            .mean(mh.start - 24, mh.start)
-                            .or_else(|| team.mean(mh.start - 168, mh.start));
-                        let taken = claimed.entry(&r.team).or_default();
-                        let m = match (after, before) {
-                            (Some(a), Some(b)) => (a - b - *taken).clamp(0.0, mg),
-                            _ => 0.0,
-                        };
-                        *taken += m;
-                        *risen.entry(&r.team).or_default() += m;
-                        m
-                    } else {
-                        mg
-                    }
-                }
-                _ => 0.0,
-            };
-            if h.start < e && h.end > e {
-                // Running: the measured part it keeps stays in the level and
-                // leaves when it ends; what it holds beyond that counts from
-                // `e`; what the change cut from the measured part leaves now.
-                let keep = level.min(r.gpus);
-                if r.gpus - keep > 1e-9 {
-                    adds.push((
-                        Hours {
-                            start: e,
-                            end: h.end,
-                        },
-                        r.gpus - keep,
-                    ));
-                }
-                if level - keep > 1e-9 {
-                    ends.entry(&r.team).or_default().push((
-                        Hours {
-                            start: e,
-                            end: i64::MAX,
-                        },
-                        level - keep,
-                    ));
-                }
-                if h.end != i64::MAX && keep > 0.0 {
-                    ends.entry(&r.team).or_default().push((
-                        Hours {
-                            start: h.end,
-                            end: i64::MAX,
-                        },
-                        keep,
-                    ));
-                }
-            } else {
-                // Not running at `e` as it stands: it adds its window; what
-                // the measurements held of its base version leaves now.
-                if h.end > e && r.gpus > 0.0 {
-                    adds.push((
-                        Hours {
-                            start: h.start.max(e),
-                            end: h.end,
-                        },
-                        r.gpus,
-                    ));
-                }
-                if level > 1e-9 {
-                    ends.entry(&r.team).or_default().push((
-                        Hours {
-                            start: e,
-                            end: i64::MAX,
-                        },
-                        level,
-                    ));
-                }
-            }
-        }
-        let removals = ends
-            .into_iter()
-            .map(|(team, v)| {
-                let rise = risen.get(team).copied().unwrap_or(0.0);
-                let weekly = teams
-                    .get(team)
-                    .and_then(|t| t.as_ref())
-                    .map_or_else(|| vec![0.0; 168], |t| t.weekly(e))
-                    .into_iter()
-                    .map(|w| w + rise)
-                    .collect();
-                (Timeline::build(v), weekly)
+        let requests: Vec<&PoolRequest> = requests.into_iter().collect();
+        // The base versions: what the measurements and the base's timeline hold.
+        let mut base: Vec<(&str, Hours, f64)> = requests
+            .iter()
+            .filter_map(|r| match r.base {
+                Some((h, g)) => (g > 0.0).then_some((r.team.as_str(), h, g)),
+                None => Some((r.team.as_str(), r.hours, r.gpus)),
             })
             .collect();
+        // Requests started lately claim the team's rise in the order they
+        // started: two that start together share one rise, not count it twice.
+        base.sort_by_key(|r| r.1.start);
+        let mut teams: std::collections::BTreeMap<&str, (Option<Held>, Parts)> = Default::default();
+        for &(team, h, gpus) in &base {
+            if h.end <= e {
+                // Ended when the measurements end, or with no hour measured
+                // since (a request ending at midnight, measurements to
+                // 23:00): they cannot show it gone, so its GPUs leave at `e`
+                // (for one team never more than it held). One that ended
+                // with hours measured after is as they show.
+                if h.end > e - RECENT_START_HOURS && h.start < h.end {
+                    let (held_here, parts) = teams
+                        .entry(team)
+                        .or_insert_with(|| (held(team), Parts::default()));
+                    if held_here
+                        .as_ref()
+                        .is_some_and(|t| t.mean(h.end, e).is_none())
+                    {
+                        parts.ends.push((
+                            Hours {
+                                start: e,
+                                end: i64::MAX,
+                            },
+                            gpus,
+                        ));
+                    }
+                }
+                continue;
+            }
+            let (held_here, parts) = teams
+                .entry(team)
+                .or_insert_with(|| (held(team), Parts::default()));
+            let Some(t) = held_here.as_ref().filter(|_| h.start < e) else {
+                parts.adds.push((
+                    Hours {
+                        start: h.start.max(e),
+                        end: h.end,
+                    },
+                    gpus,
+                ));
+                continue;
+            };
+            // Started lately: measured only as far as the team rose since
+            // (its level after the start over its level before: the day
+            // before, else the week before; with neither, not yet
+            // measured), less what requests that started earlier claimed.
+            let measured = if h.start >= e - RECENT_START_HOURS {
+                let after = t.mean(h.start, e);
+                let before = t
+                    .mean(h.start - 24, h.start)
+                    .or_else(|| t.mean(h.start - 168, h.start));
+                let m = match (after, before) {
+                    (Some(a), Some(b)) => (a - b - parts.claimed).clamp(0.0, gpus),
+                    _ => 0.0,
+                };
+                parts.claimed += m;
+                m
+            } else {
+                gpus
+            };
+            if gpus - measured > 1e-9 {
+                parts.adds.push((
+                    Hours {
+                        start: e,
+                        end: h.end,
+                    },
+                    gpus - measured,
+                ));
+            }
+            if h.end != i64::MAX && measured > 0.0 {
+                parts.ends.push((
+                    Hours {
+                        start: h.end,
+                        end: i64::MAX,
+                    },
+                    measured,
+                ));
+            }
+        }
+        // The change, team by team.
+        for r in &requests {
+            let Some((bh, bg)) = r.base else { continue };
+            let (held_here, parts) = teams
+                .entry(r.team.as_str())
+                .or_insert_with(|| (held(&r.team), Parts::default()));
+            let _ = held_here;
+            if bg > 0.0 {
+                parts.base_changed.push((bh, bg));
+            }
+            if r.gpus > 0.0 {
+                parts.head_changed.push((r.hours, r.gpus));
+            }
+        }
+        let any_change = requests.iter().any(|r| r.base.is_some());
+        for r in requests.iter().filter(|_| any_change) {
+            if let Some((_, parts)) = teams.get_mut(r.team.as_str())
+                && r.gpus > 0.0
+            {
+                parts.head_all.push((r.hours, r.gpus));
+            }
+        }
         Approved {
-            adds: Timeline::build(adds),
-            removals,
+            teams: teams
+                .into_values()
+                .map(|(held_here, p)| TeamChange {
+                    adds: Timeline::build(p.adds),
+                    ends: Timeline::build(p.ends),
+                    weekly: held_here
+                        .map(|t| t.weekly(e).into_iter().map(|w| w + p.claimed).collect()),
+                    base_changed: Timeline::build(p.base_changed),
+                    head_changed: Timeline::build(p.head_changed),
+                    head_all: Timeline::build(p.head_all),
+                })
+                .collect(),
         }
     }
 
     /// GPUs added (positive) or taken away (negative) at `hour`.
     pub fn at(&self, hour: i64) -> f64 {
-        let k = hour.rem_euclid(168) as usize;
-        let removed: f64 = self
-            .removals
-            .iter()
-            .map(|(t, weekly)| t.at(hour).min(weekly[k]))
-            .sum();
-        self.adds.at(hour) - removed
+        self.teams.iter().map(|t| t.at(hour)).sum()
     }
+}
+
+/// A team's contributions while [`Approved::new`] gathers them.
+#[derive(Default)]
+struct Parts {
+    adds: Vec<(Hours, f64)>,
+    ends: Vec<(Hours, f64)>,
+    /// What its requests started lately claimed of its rise.
+    claimed: f64,
+    base_changed: Vec<(Hours, f64)>,
+    head_changed: Vec<(Hours, f64)>,
+    head_all: Vec<(Hours, f64)>,
 }
 
 /// What the requests hold at each hour: the demand of a pool without history.
@@ -400,6 +461,11 @@ mod tests {
         ];
         let held = |t: &str| (t == "a").then(|| flat(40.0, e));
         let ap = Approved::new(&rs, e, held);
+        // One that ends as the measurements end (at e) leaves at e: no hour
+        // measured shows it gone.
+        let mut at_e = rs.to_vec();
+        at_e.push(req("a", 10, 1000, 8.0));
+        assert_eq!(Approved::new(&at_e, e, held).at(1000), 5.0 - 8.0);
         assert_eq!(ap.at(1000), 5.0); // b's request only
         assert_eq!(ap.at(1010), 0.0); // b's request has ended
         assert_eq!(ap.at(1020), -16.0); // a's running request has ended
@@ -462,9 +528,62 @@ mod tests {
         assert_eq!(ap.at(1100), -64.0);
         assert_eq!(ap.at(1200), 0.0);
         assert_eq!(ap.at(2000), -64.0);
-        // A shrink never takes away more than the team held.
+        // A shrink takes away only what the team held beyond what its
+        // requests still allow: held 20, the request now 8: 12 leave.
         let ap = Approved::new(&shrunk, e, |_| Some(flat(20.0, e)));
-        assert_eq!(ap.at(1000), -20.0);
+        assert_eq!(ap.at(1000), -12.0);
+        // Trimmed to 24 while the team held 16 of its 32: nothing leaves.
+        let trimmed = [PoolRequest {
+            base: Some((
+                Hours {
+                    start: 0,
+                    end: 2000,
+                },
+                32.0,
+            )),
+            ..req("a", 0, 2000, 24.0)
+        }];
+        let ap = Approved::new(&trimmed, e, |_| Some(flat(16.0, e)));
+        assert_eq!(ap.at(1000), 0.0);
+        assert_eq!(ap.at(2000), -16.0);
+        // Postponed a day, the team holding 150 of 280: 150 leave at e and
+        // come back (the level measured, not the 280 asked for).
+        let big = Some((
+            Hours {
+                start: 0,
+                end: 2000,
+            },
+            280.0,
+        ));
+        let postponed = [PoolRequest {
+            base: big,
+            ..req("a", 1024, 2000, 280.0)
+        }];
+        let ap = Approved::new(&postponed, e, |_| Some(flat(150.0, e)));
+        assert_eq!(ap.at(1000), -150.0);
+        assert_eq!(ap.at(1024), 0.0);
+        // Renamed: the base version gone, the same request added under
+        // another name: nothing changes.
+        let renamed = [
+            PoolRequest {
+                base: big,
+                ..req("a", 0, 2000, 0.0)
+            },
+            PoolRequest {
+                name: "a-new".into(),
+                base: Some((
+                    Hours {
+                        start: 0,
+                        end: 2000,
+                    },
+                    0.0,
+                )),
+                ..req("a", 0, 2000, 280.0)
+            },
+        ];
+        let ap = Approved::new(&renamed, e, |_| Some(flat(150.0, e)));
+        assert_eq!(ap.at(1000), 0.0);
+        assert_eq!(ap.at(2000), -150.0);
     }
 
     #[test]

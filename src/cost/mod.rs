@@ -232,13 +232,17 @@ impl<'r> Analysis<'r> {
                     cluster,
                     pool,
                 );
-                let gone = approved::with_base(
-                    &mut requests,
-                    base_requests.remove(&key).unwrap_or_default(),
-                    repo.measured_requests.as_deref().map(|m| &m.added),
-                    cluster,
-                    pool,
-                );
+                let gone = match repo.measured_requests.as_deref() {
+                    Some(m) => approved::with_base(
+                        &mut requests,
+                        base_requests.remove(&key).unwrap_or_default(),
+                        &m.base,
+                        &m.added,
+                        cluster,
+                        pool,
+                    ),
+                    None => Vec::new(),
+                };
                 pools.insert(
                     (key.0.to_string(), key.1.to_string()),
                     PoolEntry {

@@ -466,17 +466,13 @@ fn commitment(
         ));
     }
     // A purchase mix adds up to the pool's nodes: what is not reserved is
-    // written as on demand (and the spot nodes the pool has, where the plan
-    // puts work on spot); beyond the reserved nodes the plan buys by the
-    // hour of demand.
+    // written as on demand, but for the spot nodes the plan prices; beyond
+    // the reserved nodes the plan buys by the hour of demand.
     let total = nodes.max(committed);
-    let spot = if m.spot_gpus > 0.0 {
-        crate::model::purchase_nodes(entry.pool)
-            .2
-            .min(total - committed)
-    } else {
-        0
-    };
+    // The spot instances the plan prices, in whole nodes (its preemptible
+    // work would otherwise run on the on-demand nodes it writes).
+    let gpn = f64::from(entry.pool.gpus_per_node.value.0.max(1));
+    let spot = ((m.spot_gpus / gpn - 1e-9).ceil().max(0.0) as u32).min(total - committed);
     let on_demand = total - committed - spot;
     let mix_text = match spot {
         0 => format!("{{reserved: {committed}, onDemand: {on_demand}}}"),

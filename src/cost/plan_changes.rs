@@ -201,7 +201,7 @@ pub(super) fn capacity_blocks(
             let n = (instance_hours * share / hours.max(1.0)).round() as u32;
             (n > 0).then(|| {
                 format!(
-                    "Reservation (new): an AWS capacity block of {n} × {itype} covering {cluster}/{pool} for CapacityRequest `{}` ({} → {}), in whole days as AWS sells them",
+                    "Reservation (new): an AWS capacity block of {n} × {itype} covering {cluster}/{pool} for CapacityRequest `{}` ({} → {}), in the lengths AWS sells (whole days up to 14, whole weeks beyond: the last week may run past the burst): its instances run as reserved nodes of the pool while it lasts, so `purchase.reserved` must count them then (validate warns otherwise)",
                     r.name,
                     super::forecasts::hour_text(r.hours.start),
                     super::forecasts::hour_text(r.hours.end),

@@ -39,10 +39,6 @@ const MAX_CANDIDATES_SETS: usize = 6;
 /// exact); above it, the heuristic passes run.
 const MAX_COMBINATIONS: u64 = 512;
 
-/// The count in `1..=count` whose mix is cheapest, and that mix: every count
-/// when there are at most [`MAX_COUNTS_TRIED`], else evenly spaced counts,
-/// then the range around the cheapest of them at a finer step, until the
-/// step is one. Ties go to the smaller count.
 /// Whether plan `a` beats `b`: cheaper, or as cheap keeping more of the
 /// reservations held (cancelling one to buy the same commitment again is
 /// churn, and risks the capacity it holds).
@@ -52,6 +48,10 @@ fn better(a: &mix::Mix, b: &mix::Mix) -> bool {
     x < y || (x == y && kept(a) > kept(b))
 }
 
+/// The count in `1..=count` whose mix is cheapest, and that mix: every count
+/// when there are at most [`MAX_COUNTS_TRIED`], else evenly spaced counts,
+/// then the range around the cheapest of them at a finer step, until the
+/// step is one. Ties go to the larger count (more kept).
 fn cheapest_count(count: u32, cost: impl Fn(u32) -> Option<mix::Mix>) -> Option<(u32, mix::Mix)> {
     let mut tried: std::collections::BTreeMap<u32, Option<mix::Mix>> = Default::default();
     let (mut lo, mut hi) = (1u32, count);
@@ -166,7 +166,7 @@ impl Analysis<'_> {
             })
             .filter_map(|(name, r)| {
                 let rate = prices::reservation(self.repo, &r.spec)?.per_gpu_hour;
-                (rate < price.on_demand).then_some((rate, name.as_str(), r.spec.count.value.0))
+                (rate <= price.on_demand).then_some((rate, name.as_str(), r.spec.count.value.0))
             })
             .collect();
         held.sort();

@@ -276,7 +276,19 @@ pub fn analyze(
     let serves = covered.is_some_and(|(c, p)| s.mismatches(c, p).is_empty());
     // Other reservations on the same pool share the demand: those that can
     // serve it (one of other instances serves none, so takes none).
-    let others: Vec<(i64, i64, f64)> = repo
+    let (start, end) = term_hours(&s.term);
+    // The order reserved nodes are taken in: in a world judging a change,
+    // the reservations the base holds as they are come before those the
+    // change adds or edits (a new reservation dated back cannot take the
+    // nodes of one in force); then the earlier term first, then by name.
+    let changed = |n: &str, d: &Document<ReservationSpec>| {
+        repo.pricing_reservations
+            .as_deref()
+            .is_some_and(|b| b.get(n).is_none_or(|x| x.fingerprint != d.fingerprint))
+    };
+    let order = (changed(name, doc), start, name);
+    // Each with whether it comes before this one in that order.
+    let others: Vec<(i64, i64, f64, bool)> = repo
         .reservations
         .values()
         .filter(|r| {
@@ -287,10 +299,14 @@ pub fn analyze(
         })
         .map(|r| {
             let (a, b) = term_hours(&r.spec.term);
-            (a, b, prices::reservation_gpus(repo, &r.spec) as f64)
+            (
+                a,
+                b,
+                prices::reservation_gpus(repo, &r.spec) as f64,
+                (changed(r.name(), r), a, r.name()) < order,
+            )
         })
         .collect();
-    let (start, end) = term_hours(&s.term);
     let gpus = cost.gpus as f64;
     let (mut served50, mut served10, mut known) = (0.0, 0.0, 0usize);
     let (mut served_ahead, mut known_ahead) = (0.0, 0usize);
@@ -335,7 +351,15 @@ pub fn analyze(
     // The GPUs reserved at hour `h`: this reservation's and the others' in
     // force (a step function, so that a pool of thousands of reservations is
     // not summed again at every hour of every term).
-    let in_force = InForce::new(&others);
+    let terms = |before: bool| -> Vec<(i64, i64, f64)> {
+        others
+            .iter()
+            .filter(|o| !before || o.3)
+            .map(|&(a, b, g, _)| (a, b, g))
+            .collect()
+    };
+    let in_force = InForce::new(&terms(false));
+    let before_me = InForce::new(&terms(true));
     let reserved_at = |h: i64| -> f64 { gpus + in_force.at(h) };
     // In a pool that states its purchase mix, only its reserved nodes run
     // on reserved instances: instances the reservations in force hold
@@ -349,6 +373,16 @@ pub fn analyze(
         }
         None => f64::INFINITY,
     });
+    // At hour `h`: the reserved GPUs that have a node to run on, and this
+    // reservation's share of them. Reserved nodes go to the reservations in
+    // force in order (the earlier term first): instances beyond them are
+    // the later ones', stranded whole, not spread over every reservation of
+    // the pool (an older reservation is not blamed for a newer one's excess).
+    let usable = |h: i64| -> (f64, f64) {
+        let total = reserved_at(h).min(reserved_node_gpus);
+        let mine = (reserved_node_gpus - before_me.at(h)).clamp(0.0, gpus);
+        (total, if total > 0.0 { mine / total } else { 0.0 })
+    };
     // Where the hours from `at` on start in `left`.
     let mut ahead_from = 0;
     let mut demand_sum = 0.0;
@@ -357,14 +391,18 @@ pub fn analyze(
     // former are judged on the latter with the reservations in force then,
     // not at the measured hours' utilization (a reservation that began
     // inside the history did not share the hours before it).
-    let mut past_reserved: std::collections::HashMap<u64, usize> = Default::default();
+    // (A BTreeMap: the sum below is the same in every run.)
+    let mut past_reserved: std::collections::BTreeMap<(u64, u64), usize> = Default::default();
     let mut measured_demand: Vec<(f64, f64)> = Vec::new();
     for h in start..end {
         let Some(q) = outlook.at(h) else {
             out.hours_unknown += 1;
             if h < ctx.at_hour {
                 unknown_past += 1;
-                *past_reserved.entry(reserved_at(h).to_bits()).or_default() += 1;
+                let (total, share) = usable(h);
+                *past_reserved
+                    .entry((total.to_bits(), share.to_bits()))
+                    .or_default() += 1;
             }
             continue;
         };
@@ -375,12 +413,7 @@ pub fn analyze(
             out.hours_forecast += 1;
         }
         demand_sum += q.p50;
-        let reserved_here = reserved_at(h);
-        let share = if reserved_here > 0.0 {
-            gpus / reserved_here
-        } else {
-            0.0
-        };
+        let (reserved_here, share) = usable(h);
         let (p50, p10) = if serves {
             (q.p50.min(reserved_node_gpus), q.p10.min(reserved_node_gpus))
         } else {
@@ -425,12 +458,11 @@ pub fn analyze(
             Some(
                 past_reserved
                     .iter()
-                    .map(|(&bits, &hours)| {
-                        let reserved = f64::from_bits(bits);
+                    .map(|(&(total, share), &hours)| {
+                        let (reserved, share) = (f64::from_bits(total), f64::from_bits(share));
                         if reserved <= 0.0 {
                             return 0.0;
                         }
-                        let share = gpus / reserved;
                         let per_hour: f64 = measured_demand
                             .iter()
                             .map(|d| pick(d).min(reserved) * share)
@@ -461,8 +493,9 @@ pub fn analyze(
                 let Some(q) = outlook.at(h).filter(|q| q.measured) else {
                     break;
                 };
-                let reserved_here = reserved_at(h);
-                let share = gpus / reserved_here;
+                // Shared with the reservations in force at the term's own
+                // hour it stands for, not at the week measured.
+                let (reserved_here, share) = usable(start + (h - first) % (end - start).max(1));
                 s50 += q.p50.min(reserved_here) * share;
                 s10 += q.p10.min(reserved_here) * share;
                 sum += q.p50;

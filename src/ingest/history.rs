@@ -113,10 +113,22 @@ pub(crate) fn records(text: &str) -> (usize, Vec<Record<'_>>) {
         let line = text[s..e].trim_end_matches(['\n', '\r']);
         let mut cells = cells_of(line).into_iter();
         let mut cell = || cells.next().unwrap_or("");
-        let hour = cell().parse::<Timestamp>().ok().map(|t| t.hour_index());
+        // A number or time read as the csv reader reads it: quotes anywhere
+        // in the cell are not part of it (`"3"6` is 36).
+        fn bare(c: &str) -> std::borrow::Cow<'_, str> {
+            if c.contains('"') {
+                c.replace('"', "").trim().to_string().into()
+            } else {
+                c.into()
+            }
+        }
+        let hour = bare(cell())
+            .parse::<Timestamp>()
+            .ok()
+            .map(|t| t.hour_index());
         let (cluster, pool, team) = (cell(), cell(), cell());
-        let allocated = cell().parse::<f64>().ok();
-        let used = cell().parse::<f64>().ok();
+        let allocated = bare(cell()).parse::<f64>().ok();
+        let used = bare(cell()).parse::<f64>().ok();
         out.push(Record {
             bytes: (s, e),
             hour,

@@ -200,7 +200,7 @@ mod tests {
             let body = format!(
                 r#"{{"status":"success","data":{{"resultType":"matrix","result":[{{"metric":{{"node":"n1"}},"values":{values}}}]}}}}"#
             );
-            let e = parse(body.as_bytes()).err().expect(values);
+            let e = parse(body.as_bytes()).expect_err(values);
             assert!(e.contains("holds the time"), "{e}");
         }
     }

@@ -252,7 +252,8 @@ pub fn marks_spot(key: &str, value: &str) -> bool {
         "billing",
     ];
     reclaimable.contains(&value.as_str())
-        || (reclaimable.iter().any(|r| name.contains(r)) && (value == "true" || value.is_empty()))
+        || ((value == "true" || value.is_empty())
+            && says_reclaimable(key.rsplit('/').next().unwrap_or(key)))
         || (bought.iter().any(|b| name.contains(b)) && says_reclaimable(raw_value))
 }
 
@@ -377,6 +378,10 @@ mod tests {
             ("acme.ai/market", "spotless"),
             ("acme.ai/priority", "high"),
             ("node-role.kubernetes.io/worker", ""),
+            // A negated name says nothing, whatever its value.
+            ("acme.ai/non-preemptible", ""),
+            ("acme.ai/no-spot", "true"),
+            ("acme.ai/spotless", ""),
             ("lifecycle", "OnDemand"),
             ("lifecycle", "nospot"),
             ("acme.ai/market", "no spot"),

@@ -104,10 +104,12 @@ impl Renewing {
         config: &mut kube::Config,
     ) -> Result<Option<(kube::Config, ExecConfig, Credential)>, PluginError> {
         if let Some(p) = &config.auth_info.auth_provider
-            && matches!(p.name.as_str(), "gcp" | "azure")
+            && ["gcp", "azure"]
+                .iter()
+                .any(|n| p.name.eq_ignore_ascii_case(n))
         {
             return Err(PluginError::ProviderRemoved {
-                name: p.name.clone(),
+                name: p.name.to_ascii_lowercase(),
             });
         }
         let Some(exec) = config.auth_info.exec.clone() else {

@@ -55,6 +55,8 @@ impl ConnectError {
                     format!("the credential plugin may be waiting for a login or a network: log in first (run it by hand), or give it longer with {}=SECONDS", crate::sync::credential_plugin::TIMEOUT_VARIABLE)
                 } else if r.contains("interactivemode: always") {
                     "run capops at a terminal, or set the user's `interactiveMode` to `IfAvailable` or `Never` if the plugin can log in without one".into()
+                } else if r.contains("auth-provider: azure") {
+                    "replace the user's `auth-provider` by kubelogin's `exec` entry (`kubelogin convert-kubeconfig` writes it)".into()
                 } else if r.contains("auth-provider") {
                     "replace the user's `auth-provider` by the `exec` entry the plugin's install prints (`gke-gcloud-auth-plugin`: `gcloud container clusters get-credentials` writes it)".into()
                 } else if r.contains("credential plugin") || r.contains("exec") {
