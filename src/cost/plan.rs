@@ -4,9 +4,10 @@
 //!
 //! For each pool with a price, `today` is what it costs a month as
 //! provisioned (its GPUs at the blended price, plus the reserved instances
-//! beyond its reserved nodes, as its report `monthlyCost`). The commitment mix is worked
-//! out twice: on the forecast demand (`mix0`) and on the demand after the
-//! low-utilization teams release what they do not use (`mix1`). Then
+//! beyond its reserved nodes, as its report `monthlyCost`). The commitment
+//! mix is worked out twice: on the forecast demand (`mix0`) and on the
+//! demand after the low-utilization teams release what they do not use
+//! (`mix1`). Then
 //!
 //! - each **rightsize-team** recommendation saves its share (by GPUs
 //!   released) of `min(mix0, today) - mix1` (never below 0): what the
@@ -407,6 +408,9 @@ fn commitment(
                     "Reservation `{}`: count {count} → {held} (keep {held}, no dearer than what the plan would buy; the plan re-buys the rest of the demand)",
                     r.name(),
                 ));
+                if m.on_demand_gpus + m.spot_gpus > 0.0 {
+                    risks.push(super::plan_changes::gives_up(r.name(), count - held));
+                }
             }
             locked_terms.push((
                 r.spec.term.start.value.max(a.at),
@@ -417,11 +421,7 @@ fn commitment(
             if serves && m.on_demand_gpus + m.spot_gpus > 0.0 {
                 // A reservation holds instances for the pool; what the plan
                 // buys on demand or spot instead is held for no one.
-                risks.push(format!(
-                    "replacing `{}` gives up the {} instances it holds for the pool: what the plan buys on demand or spot is not guaranteed when the region runs short",
-                    r.name(),
-                    r.spec.count.value.0
-                ));
+                risks.push(super::plan_changes::gives_up(r.name(), count));
             }
             let why = if serves {
                 "the plan above re-buys its demand".to_string()
@@ -493,16 +493,9 @@ fn commitment(
             money(m.monthly_locked, cur)
         ));
     }
-    // The mix buys on demand, spot and blocks by the hour of demand: its
-    // saving needs the pool's other nodes to follow demand (an autoscaler);
-    // capops prices a pool as its `nodes` say, all month.
     let others = nodes.max(committed) - committed;
-    if others > 0 && m.block_gpus + m.spot_gpus + m.on_demand_gpus > 0.0 {
-        risks.push(format!(
-            "the saving assumes the pool's {others} other nodes follow demand hour by hour ({:.1} GPUs on average: a cluster autoscaler, Karpenter or node auto-provisioning); held all month, they are paid every hour as today and this saving is not realised",
-            m.block_gpus + m.spot_gpus + m.on_demand_gpus,
-        ));
-    }
+    let hourly = m.block_gpus + m.spot_gpus + m.on_demand_gpus;
+    risks.extend(super::plan_changes::autoscaling(others, hourly));
     let buy = if parts.iter().all(|p| p.starts_with("sized after")) {
         let mut keep = if m.monthly_locked > Decimal::ZERO {
             format!("keep only the {held}, which cover the demand")

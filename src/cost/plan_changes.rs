@@ -210,3 +210,31 @@ pub(super) fn capacity_blocks(
         })
         .collect()
 }
+
+/// The risk of giving up `n` instances a reservation holds for the pool.
+pub(super) fn gives_up(name: &str, n: u32) -> String {
+    format!(
+        "cutting `{name}` gives up {n} instance{} it holds for the pool: what the plan buys on demand or spot instead is not guaranteed when the region runs short",
+        if n == 1 { "" } else { "s" }
+    )
+}
+
+/// The mix buys on demand, spot and blocks by the hour of demand: its
+/// saving needs the pool's `others` nodes beyond its commitments to follow
+/// demand (an autoscaler), or to go when it buys nothing by the hour.
+/// capops prices a pool as its `nodes` say, all month.
+pub(super) fn autoscaling(others: u32, hourly_gpus: f64) -> Option<String> {
+    if others == 0 {
+        return None;
+    }
+    let follow = if hourly_gpus > 0.0 {
+        format!(
+            "follow demand hour by hour ({hourly_gpus:.1} GPUs on average: a cluster autoscaler, Karpenter or node auto-provisioning)"
+        )
+    } else {
+        "scale to zero or are released (no demand is forecast beyond the commitments)".into()
+    };
+    Some(format!(
+        "the saving assumes the pool's {others} other nodes {follow}; held all month, they are paid every hour as today and this saving is not realised"
+    ))
+}

@@ -57,6 +57,10 @@ pub struct Totals {
     /// usage rows of teams with no document (= `lookback.idle`).
     #[serde(serialize_with = "super::ser::cents")]
     pub idle_cost: Decimal,
+    /// The part of `idle_cost` from usage rows of teams with no document
+    /// (in `unassigned`, in no team's row).
+    #[serde(serialize_with = "super::ser::cents")]
+    pub unassigned_idle_cost: Decimal,
     /// How unallocated cost is shared (`proportional`, `even`, `not-shared`).
     pub chargeback_rule: String,
     #[serde(serialize_with = "super::ser::cents")]
@@ -370,6 +374,7 @@ pub fn build(a: &Analysis<'_>) -> CostReport {
             totals.lookback.add(acc);
             totals.unassigned += w.unassigned;
             totals.idle_cost += w.unassigned_idle;
+            totals.unassigned_idle_cost += w.unassigned_idle;
         }
         if let Some(c) = chart::pool_chart(a, cluster, pool, at - 30 * 24, at + 90 * 24) {
             charts.push(c);

@@ -226,12 +226,8 @@ fn sections(r: &CostReport) -> Vec<(&'static str, String, Table)> {
             "(unassigned)".into(),
             "the platform".into(),
             m(r.totals.unassigned),
-            // What the teams' rows do not hold of the idle cost: the rows
-            // of teams with no document.
-            m(
-                (r.totals.idle_cost - r.cost_centers.iter().map(|c| c.idle_cost).sum::<Decimal>())
-                    .max(Decimal::ZERO),
-            ),
+            // The idle cost of usage rows of teams with no document.
+            m(r.totals.unassigned_idle_cost),
         ]);
     }
     out.push((
