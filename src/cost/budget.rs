@@ -437,3 +437,23 @@ impl super::Analysis<'_> {
         }
     }
 }
+
+/// What a team holds in a pool when the measurements end: nothing once it
+/// has left it (its rows stop a week or more before the pool's, as budgets
+/// read it), else the most it held on a day of its last measured week (the
+/// highest daily mean: a quiet weekend or holiday is not a release).
+pub(super) fn held_at_end(allocated: &crate::model::hourly::Hourly, pool_end: Option<i64>) -> f64 {
+    let Some(last) = allocated.last_observed() else {
+        return 0.0;
+    };
+    if pool_end.is_some_and(|e| e - (last + 1) >= LEFT_AFTER_HOURS) {
+        return 0.0;
+    }
+    (0..LEFT_AFTER_HOURS / 24)
+        .filter_map(|d| {
+            let end = last - 24 * d;
+            let day: Vec<f64> = (end - 23..=end).filter_map(|h| allocated.get(h)).collect();
+            (!day.is_empty()).then(|| day.iter().sum::<f64>() / day.len() as f64)
+        })
+        .fold(0.0, f64::max)
+}

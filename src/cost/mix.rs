@@ -41,6 +41,8 @@
 //! demand all on demand: when none is cheaper, the mix is all on demand.
 
 use super::mix_hour;
+use super::mix_release::Cut;
+pub use super::mix_release::{Release, Step};
 use super::prices::{self, GpuHour, HOURS_PER_MONTH};
 use crate::capacity::Timeline;
 use crate::forecast::demand::Outlook;
@@ -130,94 +132,6 @@ impl Mix {
     }
 }
 
-/// GPUs rightsizing takes off a pool's demand, and how many of them come
-/// off its preemptible part (the teams' released GPUs, each split by the
-/// share of its requests there that are preemptible).
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct Release {
-    pub gpus: f64,
-    pub preemptible: f64,
-    /// The hour the releasing teams' steady requests end: after it they hold
-    /// nothing, and nothing comes off the steady demand.
-    pub steady_until: i64,
-}
-
-impl From<f64> for Release {
-    fn from(gpus: f64) -> Self {
-        Release {
-            gpus,
-            preemptible: 0.0,
-            steady_until: i64::MAX,
-        }
-    }
-}
-
-/// What rightsizing takes off one hour: the steady release while the
-/// releasing teams hold it, and the preemptible demand scaled by the share
-/// of it released (the teams release in proportion to what they hold each
-/// hour: a batch that runs by day releases by day, not at night off the
-/// steady demand). Returns the GPUs taken off the hour, and the preemptible
-/// demand left.
-#[derive(Clone, Copy)]
-struct Cut {
-    steady: f64,
-    steady_until: i64,
-    pre_factor: f64,
-}
-
-impl Cut {
-    fn new(i: &Inputs<'_>) -> Cut {
-        let r = i.release;
-        let mean_pre = match i.preemptible {
-            Some(o) if r.preemptible > 0.0 && i.hours > 0 => {
-                (i.from..i.from + i.hours as i64)
-                    .filter_map(|h| o.at(h))
-                    .map(|q| q.p50)
-                    .sum::<f64>()
-                    / i.hours as f64
-            }
-            _ => 0.0,
-        };
-        let pre_factor = if mean_pre > 1e-9 {
-            (r.preemptible / mean_pre).min(1.0)
-        } else {
-            0.0
-        };
-        // Without preemptible demand to take it from, it is steady.
-        let steady = if pre_factor > 0.0 {
-            (r.gpus - r.preemptible).max(0.0)
-        } else {
-            r.gpus
-        };
-        Cut {
-            steady,
-            steady_until: r.steady_until,
-            pre_factor,
-        }
-    }
-
-    /// The steady GPUs taken off hour `h`.
-    fn steady_at(&self, h: i64) -> f64 {
-        if h < self.steady_until {
-            self.steady
-        } else {
-            0.0
-        }
-    }
-
-    /// (GPUs taken off the hour, preemptible demand left) at hour `h`.
-    fn at(&self, i: &Inputs<'_>, h: i64) -> (f64, f64) {
-        let pre = i.preemptible.and_then(|o| o.at(h)).map_or(0.0, |q| q.p50);
-        let pre_cut = pre * self.pre_factor;
-        let steady = if h < self.steady_until {
-            self.steady
-        } else {
-            0.0
-        };
-        (steady + pre_cut, (pre - pre_cut).max(0.0))
-    }
-}
-
 /// What a mix is computed from.
 pub struct Inputs<'a> {
     pub demand: &'a Outlook,
@@ -234,7 +148,7 @@ pub struct Inputs<'a> {
     /// The Config's spot interruption allowance.
     pub spot_allowance: f64,
     /// GPUs rightsizing releases.
-    pub release: Release,
+    pub release: Release<'a>,
     /// When the pool's approved, non-preemptible requests end, and their
     /// GPUs (hour, GPUs), sorted: a commitment's term reaches past what the
     /// outlook knows, and there the demand is its last level less what has
@@ -301,7 +215,7 @@ fn split(i: &Inputs<'_>, use_spot: bool, commit: bool) -> Option<Mix> {
         .map(|s| s * allowance)
         .filter(|s| use_spot && *s < od);
     let block = price.capacity_block.filter(|b| commit && *b < od);
-    let cut = Cut::new(i);
+    let cut = Cut::new(i.release, i.preemptible, i.from, i.hours);
     // On-demand, spot and capacity-block capacity comes in whole instances:
     // an hour that needs 3.1 GPUs of an 8-GPU instance pays for 8.
     let gpn = i.gpus_per_node as f64;
@@ -322,7 +236,7 @@ fn split(i: &Inputs<'_>, use_spot: bool, commit: bool) -> Option<Mix> {
     let (mut locked_served, mut total) = (0.0, 0.0);
     for h in i.from..i.from + i.hours as i64 {
         let Some(q) = i.demand.at(h) else { continue };
-        let (off, pre_left) = cut.at(i, h);
+        let (off, pre_left) = cut.at(i.preemptible, h);
         let least = layout_floor(i.floor, h);
         let d50 = (q.p50 - off).max(0.0).max(least);
         let d10 = (q.p10 - off).max(0.0).max(least);
@@ -409,7 +323,7 @@ fn split(i: &Inputs<'_>, use_spot: bool, commit: bool) -> Option<Mix> {
             .filter_map(|h| {
                 let (p50, off, pre_left) = match i.demand.at(h) {
                     Some(q) => {
-                        let (off, pre_left) = cut.at(i, h);
+                        let (off, pre_left) = cut.at(i.preemptible, h);
                         last = Some(h);
                         (q.p50, off, pre_left)
                     }
@@ -424,16 +338,9 @@ fn split(i: &Inputs<'_>, use_spot: bool, commit: bool) -> Option<Mix> {
                         let period = (l - i.from + 1).clamp(1, 168);
                         let src = l - period + 1 + (h - l - 1).rem_euclid(period);
                         let q = i.demand.at(src)?;
-                        let (off_src, pre_left) = cut.at(i, src);
+                        let (off_src, pre_left) = cut.at(i.preemptible, src);
                         // The steady release as it stands at `h`, not at `src`.
-                        let steady = |t: i64| {
-                            if t < cut.steady_until {
-                                cut.steady
-                            } else {
-                                0.0
-                            }
-                        };
-                        let off = off_src - steady(src) + steady(h);
+                        let off = off_src - cut.steady_at(src) + cut.steady_at(h);
                         ((q.p50 - ended).max(0.0), off, pre_left)
                     }
                 };

@@ -18,6 +18,7 @@ pub mod forecasts;
 pub mod history;
 pub mod mix;
 mod mix_hour;
+mod mix_release;
 mod mix_term;
 mod parts;
 pub mod plan;

@@ -85,7 +85,7 @@ fn releases(a: &Analysis<'_>, cluster: &str, pool: &str) -> Vec<Release> {
             // the pool since has released the difference already.
             let pool_end = a.outlook(cluster, pool).map(|o| o.forecast_start);
             let held = series.map_or(p.mean_allocated(), |s| {
-                held_at_end(a.series.allocated(s.id), pool_end)
+                super::budget::held_at_end(a.series.allocated(s.id), pool_end)
             });
             let gpus = p.mean_allocated().min(held) - rightsized as f64;
             if gpus <= 0.0 {
@@ -127,26 +127,6 @@ fn releases(a: &Analysis<'_>, cluster: &str, pool: &str) -> Vec<Release> {
     out
 }
 
-/// What a team holds in a pool when the measurements end: nothing once it
-/// has left it (its rows stop a week or more before the pool's, as budgets
-/// read it), else the most it held on a day of its last measured week (the
-/// highest daily mean: a quiet weekend or holiday is not a release).
-fn held_at_end(allocated: &crate::model::hourly::Hourly, pool_end: Option<i64>) -> f64 {
-    let Some(last) = allocated.last_observed() else {
-        return 0.0;
-    };
-    if pool_end.is_some_and(|e| e - (last + 1) >= super::budget::LEFT_AFTER_HOURS) {
-        return 0.0;
-    }
-    (0..super::budget::LEFT_AFTER_HOURS / 24)
-        .filter_map(|d| {
-            let end = last - 24 * d;
-            let day: Vec<f64> = (end - 23..=end).filter_map(|h| allocated.get(h)).collect();
-            (!day.is_empty()).then(|| day.iter().sum::<f64>() / day.len() as f64)
-        })
-        .fold(0.0, f64::max)
-}
-
 /// The recommendations of every pool, and the budget alerts, largest saving first.
 pub fn recommendations(a: &Analysis<'_>) -> Vec<Recommendation> {
     let cur = a.config.currency.clone();
@@ -176,6 +156,20 @@ pub fn recommendations(a: &Analysis<'_>) -> Vec<Recommendation> {
                 .map(|r| r.until)
                 .max()
                 .unwrap_or(i64::MIN);
+            let steady: Vec<(&str, u32, f64, i64)> = rel
+                .iter()
+                .filter(|r| r.preemptible_share < 1.0)
+                .map(|r| {
+                    (
+                        r.team.as_str(),
+                        r.rightsized,
+                        r.gpus * (1.0 - r.preemptible_share),
+                        r.until,
+                    )
+                })
+                .collect();
+            let steps =
+                super::plan_changes::release_schedule(a, (cluster, pool), &steady, steady_until);
             // In a MIG pool the floor counts the slices the teams keep.
             let keep: Vec<(&str, u32)> = rel
                 .iter()
@@ -189,6 +183,13 @@ pub fn recommendations(a: &Analysis<'_>) -> Vec<Recommendation> {
                     gpus: released,
                     preemptible,
                     steady_until,
+                    preemptible_until: rel
+                        .iter()
+                        .filter(|r| r.preemptible_share > 0.0)
+                        .map(|r| r.until)
+                        .max()
+                        .unwrap_or(i64::MIN),
+                    steps: &steps,
                 },
                 &cuts,
             )

@@ -100,6 +100,71 @@ fn cuts_of(
     (out, from_requests - left)
 }
 
+/// When a team's steady release falls before `until` (the end of its
+/// requests in force): at the end of each steady request the plan ends or
+/// cuts, by what the cut released, never more than `steady` (its steady
+/// release) in all. After a request's own end the demand has lost it
+/// already ([`super::mix_release`]).
+fn release_steps(
+    a: &Analysis<'_>,
+    team: &str,
+    at: (&str, &str),
+    rightsized: u32,
+    (steady, until): (f64, i64),
+) -> Vec<super::mix::Step> {
+    let requests = a.team_requests(team);
+    let mut ends: Vec<(i64, f64)> = cuts_of(a, team, at, rightsized)
+        .0
+        .into_iter()
+        .filter_map(|c| {
+            let r = requests.iter().find(|r| r.name() == c.request)?;
+            let end = crate::capacity::Hours::of_request(&r.spec).end;
+            let preemptible = r.spec.preemptible.as_ref().is_some_and(|p| p.value);
+            (!preemptible && end < until).then_some((end, c.released))
+        })
+        .collect();
+    ends.sort_by(|x, y| x.0.cmp(&y.0));
+    let mut fallen = 0.0;
+    let mut out = Vec::new();
+    for (end, gpus) in ends {
+        let step = gpus.min(steady - fallen);
+        if step > 0.0 {
+            fallen += step;
+            out.push(super::mix::Step {
+                at: end,
+                gpus: step,
+            });
+        }
+    }
+    out
+}
+
+/// When the releasing teams' steady release falls before `steady_until`:
+/// each team's (team, rightsized, steady release, end of its requests)
+/// falls as its cut requests end on their own ([`release_steps`]), and
+/// stops with its requests. Sorted by hour.
+pub(super) fn release_schedule(
+    a: &Analysis<'_>,
+    at: (&str, &str),
+    teams: &[(&str, u32, f64, i64)],
+    steady_until: i64,
+) -> Vec<super::mix::Step> {
+    let mut steps = Vec::new();
+    for &(team, rightsized, steady, until) in teams {
+        let own = release_steps(a, team, at, rightsized, (steady, until));
+        let fallen: f64 = own.iter().map(|s| s.gpus).sum();
+        steps.extend(own);
+        if until < steady_until && steady > fallen {
+            steps.push(super::mix::Step {
+                at: until,
+                gpus: steady - fallen,
+            });
+        }
+    }
+    steps.sort_by(|x, y| x.at.cmp(&y.at));
+    steps
+}
+
 /// The requests of the releasing teams in a pool as rightsizing leaves
 /// them (each team with its rightsized GPUs), for the commitment plan's
 /// MIG floor ([`crate::cost::mix::layout_floor`]): slices the plan tells a

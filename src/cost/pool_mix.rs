@@ -83,11 +83,11 @@ fn cheapest_count(count: u32, cost: impl Fn(u32) -> Option<mix::Mix>) -> Option<
 impl Analysis<'_> {
     /// The commitment mix for a pool's next 90 days, with `release` GPUs
     /// taken off its demand by rightsizing ([`mix`]).
-    pub fn mix(
+    pub fn mix<'r>(
         &self,
         cluster: &str,
         pool: &str,
-        release: impl Into<mix::Release>,
+        release: impl Into<mix::Release<'r>>,
     ) -> Option<mix::Mix> {
         let release = release.into();
         if release.gpus == 0.0 {

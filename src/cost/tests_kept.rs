@@ -477,8 +477,10 @@ fn a_plan_that_keeps_only_locked_commitments_needs_the_other_nodes_gone() {
     // buys nothing and its saving is the 4 on-demand nodes' bill, which
     // falls only if they go: the risk says so.
     let now = at("2026-11-20T00:00:00Z");
-    let prepaid = g8_reservation("prepaid", 2, 50, "2026-11-01", "2027-11-01")
-        .replace("  hourlyPrice: 50\n", "  hourlyPrice: 50\n  upfrontFee: 1000\n");
+    let prepaid = g8_reservation("prepaid", 2, 50, "2026-11-01", "2027-11-01").replace(
+        "  hourlyPrice: 50\n",
+        "  hourlyPrice: 50\n  upfrontFee: 1000\n",
+    );
     let repo = g8_repo(now, 6, "{reserved: 2, onDemand: 4}", &[prepaid], 16.0);
     let a = Analysis::new(&repo, now);
     let recs = plan::recommendations(&a);
@@ -486,11 +488,14 @@ fn a_plan_that_keeps_only_locked_commitments_needs_the_other_nodes_gone() {
         .iter()
         .find(|r| r.kind == plan::RecommendationKind::CommitmentMix)
         .expect("a commitment plan: the locked 2 instances cover the demand");
-    assert!(mix.text.starts_with("keep only the locked commitments"), "{}", mix.text);
     assert!(
-        mix.risk.contains(
-            "the saving assumes the pool's 4 other nodes scale to zero or are released"
-        ),
+        mix.text.starts_with("keep only the locked commitments"),
+        "{}",
+        mix.text
+    );
+    assert!(
+        mix.risk
+            .contains("the saving assumes the pool's 4 other nodes scale to zero or are released"),
         "{}",
         mix.risk
     );

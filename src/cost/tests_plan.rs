@@ -188,6 +188,8 @@ fn a_preemptible_teams_released_gpus_come_off_the_spot_part() {
                 gpus: 2.0,
                 preemptible: 2.0,
                 steady_until: i64::MAX,
+                preemptible_until: i64::MAX,
+                steps: &[],
             },
         )
         .unwrap();

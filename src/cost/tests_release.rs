@@ -72,6 +72,8 @@ fn a_batch_that_runs_by_day_releases_by_day() {
         gpus: 10.5,
         preemptible: 10.5,
         steady_until: i64::MIN,
+        preemptible_until: i64::MAX,
+        steps: &[],
     };
     let m1 = a.mix("c", "p", release).unwrap();
     assert_eq!(committed(&m1), 20, "{m1:?}");
@@ -134,6 +136,8 @@ fn a_steady_team_releases_only_while_its_requests_last() {
                 gpus: 20.0,
                 preemptible: 0.0,
                 steady_until: until,
+                preemptible_until: i64::MIN,
+                steps: &[],
             },
         )
         .unwrap();
@@ -283,4 +287,97 @@ fn a_quiet_last_day_is_not_a_release() {
         .unwrap_or_else(|| panic!("a is rightsized: {recs:#?}"));
     assert_eq!(team.subject, "a");
     assert!(team.text.contains("→ 2 GPUs"), "{}", team.text);
+}
+
+/// A pool `p` of 128 one-GPU nodes, teams `a` and `b`, the requests and
+/// the usage, judged at `now`.
+fn two_teams(now: crate::model::Timestamp, requests: &[String], usage_csv: String) -> Repo {
+    repo_of(&[
+        ("capops.yaml", CONFIG.into()),
+        ("prices.yaml", prices()),
+        (
+            "cluster.yaml",
+            cluster(
+                "    - {name: p, gpuModel: l4, instanceType: gpu1, gpusPerNode: 1, nodes: 128}\n",
+            ),
+        ),
+        (
+            "teams.yaml",
+            format!("{}---\n{}", team("a", None), team("b", None)),
+        ),
+        ("requests.yaml", requests.concat()),
+        ("usage/c.csv", usage_csv),
+    ])
+}
+
+#[test]
+fn a_request_that_ends_on_its_own_releases_nothing_after_its_end() {
+    // `a` holds 64 under `short` (32, ends in 30 days) and `long` (32, for
+    // good) and uses 8: at 70% it needs 12 and releases 52. Rightsizing
+    // ends `short` (32) and cuts `long` to 12 (20). `b` holds and uses 32.
+    // Before `short` ends the pool needs 96 - 52 = 44; after it, `a` holds
+    // 32 without the plan and 12 with it: 64 - 20 = 44. Taking all 52 off
+    // after `short`'s end left 12 there and committed 12, not 44.
+    let now = at("2026-11-22T00:00:00Z");
+    let window = "  window: {start: \"2026-01-01T00:00:00Z\", end: \"2026-12-22T00:00:00Z\"}\n";
+    let repo = two_teams(
+        now,
+        &[
+            request("short", "a", "p", 32, window),
+            request("long", "a", "p", 32, ""),
+            request("b", "b", "p", 32, ""),
+        ],
+        join(
+            usage(now, 90, "p", "a", |_| 64.0, |_| 8.0),
+            usage(now, 90, "p", "b", |_| 32.0, |_| 32.0),
+        ),
+    );
+    let a = Analysis::new(&repo, now);
+    let recs = plan::recommendations(&a);
+    let rightsize = recs
+        .iter()
+        .find(|r| r.kind == plan::RecommendationKind::RightsizeTeam)
+        .expect("a is rightsized");
+    assert!(
+        rightsize.changes.iter().any(|c| c.contains("`short`: end it")),
+        "{:?}",
+        rightsize.changes
+    );
+    let text = recs
+        .iter()
+        .find(|r| r.kind == plan::RecommendationKind::CommitmentMix)
+        .map(|r| r.text.clone())
+        .unwrap_or_default();
+    assert!(text.contains("44 GPUs 1-year reserved"), "{text}");
+}
+
+#[test]
+fn a_preemptible_run_that_ends_early_releases_its_share_of_each_hour() {
+    // `b` holds and uses 20 for good. `a` holds 30 under a preemptible run
+    // that ends in 30 days and uses 2: at 70% it needs 3 and releases 27,
+    // 27 of its 30 each hour it runs. Spread over the window's mean
+    // preemptible demand (10: 30 for a third of it) the share came to 1,
+    // and the plan left nothing of the run; it keeps 3 GPUs on spot for
+    // 720 of 2,160 hours, 1 on average.
+    let now = at("2026-11-22T00:00:00Z");
+    let window = "  preemptible: true\n  window: {start: \"2026-01-01T00:00:00Z\", end: \"2026-12-22T00:00:00Z\"}\n";
+    let repo = two_teams(
+        now,
+        &[
+            request("run", "a", "p", 30, window),
+            request("b", "b", "p", 20, ""),
+        ],
+        join(
+            usage(now, 90, "p", "a", |_| 30.0, |_| 2.0),
+            usage(now, 90, "p", "b", |_| 20.0, |_| 20.0),
+        ),
+    );
+    let a = Analysis::new(&repo, now);
+    let recs = plan::recommendations(&a);
+    let text = recs
+        .iter()
+        .find(|r| r.kind == plan::RecommendationKind::CommitmentMix)
+        .map(|r| r.text.clone())
+        .unwrap_or_default();
+    assert!(text.contains("1 GPUs of preemptible work on spot"), "{text}");
 }
