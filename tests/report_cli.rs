@@ -350,25 +350,27 @@ fn report_formats_text_markdown_and_self_contained_html() {
         row("a100-research-6mo"),
         "a100-research-6mo train-a100/a100-research 200 2026-10-01 → 2027-04-01 1,610,700 USD 33% 1,080,201 USD (67%) 1,346,939 USD 349,170 USD (22%) 0 locked locked (prepaid, started)"
     );
-    // The table names what the plan does with a reservation it changes:
-    // `h100-serve-1y` bills at the on-demand rate, so the plan keeps the 2
-    // instances demand fills (no dearer than buying them again) rather than
-    // cancel them all and re-buy the same capacity.
+    // The table names what the plan does with a reservation: `h100-serve-1y`
+    // bills at the on-demand rate and demand fills its 4 instances until it
+    // ends, so keeping 1, 2, 3 or 4 costs the same to within the cents the
+    // plan's parts round to, and the plan keeps all 4 (giving up reserved
+    // capacity for nothing is churn), at every hour of `--at`.
     assert!(
-        row("h100-serve-1y").ends_with(
-            "4 of 4 the plan: count 4 → 2 (keep 2, no dearer than what the plan would buy; the plan re-buys the rest of the demand)"
-        ),
+        row("h100-serve-1y")
+            .ends_with("4 of 4 the plan: keep its 4 (no dearer than what the plan would buy)"),
         "{}",
         row("h100-serve-1y")
     );
-    // The 2 it gives up are a risk: what replaces them is not guaranteed.
-    assert!(
-        text.stdout.contains(
-            "cutting `h100-serve-1y` gives up 2 instances it holds for the pool: what the plan buys on demand or spot instead is not guaranteed"
-        ),
-        "{}",
-        text.stdout
-    );
+    assert!(!text.stdout.contains("gives up"), "{}", text.stdout);
+    for hour in ["06", "12", "18"] {
+        let at = format!("{AT}T{hour}:00:00Z");
+        let other = run(&["report", &example(), "--at", &at], &[]);
+        assert!(
+            other.stdout.contains("the plan: keep its 4"),
+            "at {at}: {}",
+            other.stdout
+        );
+    }
     assert_eq!(
         row("research (low)"),
         "research (low) CC-1300 34% 77.3 26.4 38 109,719 USD 235,630 USD 345,349 USD 72,230 USD 111,432 USD 250,000 USD"

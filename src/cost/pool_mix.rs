@@ -42,11 +42,21 @@ const MAX_COMBINATIONS: u64 = 512;
 /// Whether plan `a` beats `b`: cheaper, or as cheap keeping more of the
 /// reservations held (cancelling one to buy the same commitment again is
 /// churn, and risks the capacity it holds).
+/// Costs within [`TIE`] are as cheap: a plan's parts are each rounded to
+/// the cent, so the same GPU-hours bought two ways can differ by a cent or
+/// two, and a cent must not decide to give up reserved capacity.
 fn better(a: &mix::Mix, b: &mix::Mix) -> bool {
     let kept = |m: &mix::Mix| m.kept.iter().map(|k| k.count).sum::<u32>();
     let (x, y) = (a.monthly_plan(), b.monthly_plan());
-    x < y || (x == y && kept(a) > kept(b))
+    if (x - y).abs() <= TIE {
+        kept(a) > kept(b) || (kept(a) == kept(b) && x < y)
+    } else {
+        x < y
+    }
 }
+
+/// Monthly costs this close are a tie (see [`better`]).
+const TIE: rust_decimal::Decimal = rust_decimal::Decimal::from_parts(5, 0, 0, false, 2);
 
 /// The count in `1..=count` whose mix is cheapest, and that mix: every count
 /// when there are at most [`MAX_COUNTS_TRIED`], else evenly spaced counts,
@@ -63,14 +73,20 @@ fn cheapest_count(count: u32, cost: impl Fn(u32) -> Option<mix::Mix>) -> Option<
             n += step;
         }
         tried.entry(hi).or_insert_with(|| cost(hi));
-        let best = tried
+        // As cheap (to within [`TIE`]), more kept: replacing a reservation
+        // by the same commitment is churn, and risks the capacity it holds.
+        let cheapest = tried
+            .values()
+            .filter_map(|m| Some(m.as_ref()?.monthly_plan()))
+            .min()?;
+        let best = *tried
             .iter()
-            // As cheap, more kept: replacing a reservation by the same
-            // commitment is churn, and risks the capacity it holds.
-            .filter_map(|(n, m)| Some((m.as_ref()?.monthly_plan(), std::cmp::Reverse(*n))))
-            .min()?
-            .1
-            .0;
+            .filter(|(_, m)| {
+                m.as_ref()
+                    .is_some_and(|m| m.monthly_plan() <= cheapest + TIE)
+            })
+            .map(|(n, _)| n)
+            .max()?;
         if step == 1 {
             let m = tried.remove(&best).flatten()?;
             return Some((best, m));

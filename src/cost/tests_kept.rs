@@ -500,3 +500,56 @@ fn a_plan_that_keeps_only_locked_commitments_needs_the_other_nodes_gone() {
         mix.risk
     );
 }
+
+#[test]
+fn a_reservation_kept_in_part_names_what_it_gives_up() {
+    // `big`: 10 g8 at 40 an instance-hour (5 a GPU-hour, half of on
+    // demand), unlocked. Demand is 40 GPUs, and 56 for two hours a day: an
+    // instance pays at the reservation's price when it is busy half the
+    // hours, so the plan keeps 5 and buys the peaks on demand. The other 5
+    // it gives up are a risk.
+    let now = at("2026-11-20T00:00:00Z");
+    let peak = |h: i64| if h.rem_euclid(24) < 2 { 56.0 } else { 40.0 };
+    let repo = {
+        repo_of(&[
+            ("capops.yaml", CONFIG.into()),
+            (
+                "prices.yaml",
+                catalog(
+                    "    - {provider: aws, region: us-east-2, instanceType: g8, gpusPerInstance: 8, onDemand: 80, reserved1y: 50, source: test}\n",
+                ),
+            ),
+            (
+                "cluster.yaml",
+                cluster(
+                    "    - {name: p, gpuModel: h100-80gb-sxm, instanceType: g8, gpusPerNode: 8, nodes: 12, purchase: {reserved: 10, onDemand: 2}}\n",
+                ),
+            ),
+            ("team.yaml", team("vision", None)),
+            (
+                "reservations.yaml",
+                g8_reservation("big", 10, 40, "2026-11-01", "2027-11-01"),
+            ),
+            ("usage/c.csv", usage(now, 90, "p", "vision", peak, peak)),
+        ])
+    };
+    let a = Analysis::new(&repo, now);
+    let recs = plan::recommendations(&a);
+    let mix = recs
+        .iter()
+        .find(|r| r.kind == plan::RecommendationKind::CommitmentMix)
+        .expect("a commitment plan");
+    assert!(
+        mix.changes
+            .iter()
+            .any(|c| c.starts_with("Reservation `big`: count 10 → 5")),
+        "{:?}",
+        mix.changes
+    );
+    assert!(
+        mix.risk
+            .contains("cutting `big` gives up 5 instances it holds for the pool"),
+        "{}",
+        mix.risk
+    );
+}

@@ -290,8 +290,8 @@ fn a_quiet_last_day_is_not_a_release() {
 }
 
 /// A pool `p` of 128 one-GPU nodes, teams `a` and `b`, the requests and
-/// the usage, judged at `now`.
-fn two_teams(now: crate::model::Timestamp, requests: &[String], usage_csv: String) -> Repo {
+/// the usage.
+fn two_teams(requests: &[String], usage_csv: String) -> Repo {
     repo_of(&[
         ("capops.yaml", CONFIG.into()),
         ("prices.yaml", prices()),
@@ -321,7 +321,6 @@ fn a_request_that_ends_on_its_own_releases_nothing_after_its_end() {
     let now = at("2026-11-22T00:00:00Z");
     let window = "  window: {start: \"2026-01-01T00:00:00Z\", end: \"2026-12-22T00:00:00Z\"}\n";
     let repo = two_teams(
-        now,
         &[
             request("short", "a", "p", 32, window),
             request("long", "a", "p", 32, ""),
@@ -339,7 +338,10 @@ fn a_request_that_ends_on_its_own_releases_nothing_after_its_end() {
         .find(|r| r.kind == plan::RecommendationKind::RightsizeTeam)
         .expect("a is rightsized");
     assert!(
-        rightsize.changes.iter().any(|c| c.contains("`short`: end it")),
+        rightsize
+            .changes
+            .iter()
+            .any(|c| c.contains("`short`: end it")),
         "{:?}",
         rightsize.changes
     );
@@ -362,7 +364,6 @@ fn a_preemptible_run_that_ends_early_releases_its_share_of_each_hour() {
     let now = at("2026-11-22T00:00:00Z");
     let window = "  preemptible: true\n  window: {start: \"2026-01-01T00:00:00Z\", end: \"2026-12-22T00:00:00Z\"}\n";
     let repo = two_teams(
-        now,
         &[
             request("run", "a", "p", 30, window),
             request("b", "b", "p", 20, ""),
@@ -379,5 +380,8 @@ fn a_preemptible_run_that_ends_early_releases_its_share_of_each_hour() {
         .find(|r| r.kind == plan::RecommendationKind::CommitmentMix)
         .map(|r| r.text.clone())
         .unwrap_or_default();
-    assert!(text.contains("1 GPUs of preemptible work on spot"), "{text}");
+    assert!(
+        text.contains("1 GPUs of preemptible work on spot"),
+        "{text}"
+    );
 }
