@@ -699,6 +699,13 @@ fn a_wait_interval_that_is_not_a_sane_number_of_seconds_is_refused() {
         assert_eq!(out.code, 2, "{bad}: {}{}", out.stdout, out.stderr);
         assert!(out.stderr.contains("--wait-interval"), "{}", out.stderr);
     }
+    // A timeout past what the clock can add panicked after the writes.
+    for bad in ["18446744073709551615", "9223372036854775807", "0", "86401"] {
+        let flag = format!("--wait-timeout={bad}");
+        let out = w.run(&["apply", &ex(), "--yes", "--wait", &flag]);
+        assert_eq!(out.code, 2, "{bad}: {}{}", out.stdout, out.stderr);
+        assert!(out.stderr.contains("--wait-timeout"), "{}", out.stderr);
+    }
 }
 
 #[test]

@@ -160,6 +160,24 @@ fn a_server_that_answers_null_is_not_read_as_an_empty_cluster() {
     assert!(all.contains("not a Kubernetes object"), "{all}");
 }
 
+#[test]
+fn a_server_that_echoes_the_token_in_any_field_of_its_answer_never_shows_it() {
+    // A proxy in front of the server echoes the request's header into the
+    // Status's reason and a cause's field, beside its message.
+    let out = plan(|s| {
+        let b = r#"{"kind":"Status","apiVersion":"v1","status":"Failure","message":"Bearer kube-secret-token-9f2c","reason":"echo Authorization=Bearer kube-secret-token-9f2c","code":418,"details":{"causes":[{"reason":"kube-secret-token-9f2c","field":"Bearer kube-secret-token-9f2c","message":"kube-secret-token-9f2c"}]}}"#;
+        let _ = write!(
+            s,
+            "HTTP/1.1 418 I'm a teapot\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{b}",
+            b.len()
+        );
+    });
+    let all = out.stdout.clone() + &out.stderr;
+    assert_eq!(out.code, 3, "{all}");
+    assert!(all.contains("418"), "{all}");
+    assert!(!all.contains("kube-secret-token-9f2c"), "{all}");
+}
+
 static TOO_MANY: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
 #[test]

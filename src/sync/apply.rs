@@ -399,7 +399,11 @@ fn labelled_at(node: &Value) -> String {
 }
 
 async fn wait_rollout(conn: &Conn, nodes: &[(&NodeChange, String)], w: Wait) -> Vec<NodeRollout> {
-    let deadline = tokio::time::Instant::now() + w.timeout;
+    // Checked: a deadline past what the clock can hold waits a day.
+    let now = tokio::time::Instant::now();
+    let deadline = now
+        .checked_add(w.timeout)
+        .unwrap_or(now + Duration::from_secs(86_400));
     let mut state: BTreeMap<String, nodes::Rollout> = BTreeMap::new();
     loop {
         for (n, at) in nodes {

@@ -301,15 +301,17 @@ impl Conn {
         let failure = if body["kind"] == "Status" {
             ApiFailure {
                 code,
-                reason: body["reason"].as_str().unwrap_or_default().to_string(),
+                // Every text of an answer is scrubbed: a server (or what
+                // stands in front of it) may echo the request's headers.
+                reason: self.scrub(body["reason"].as_str().unwrap_or_default()),
                 message: self.scrub(body["message"].as_str().unwrap_or_default()),
                 causes: body["details"]["causes"]
                     .as_array()
                     .into_iter()
                     .flatten()
                     .map(|c| Cause {
-                        reason: c["reason"].as_str().unwrap_or_default().to_string(),
-                        field: c["field"].as_str().unwrap_or_default().to_string(),
+                        reason: self.scrub(c["reason"].as_str().unwrap_or_default()),
+                        field: self.scrub(c["field"].as_str().unwrap_or_default()),
                         message: self.scrub(c["message"].as_str().unwrap_or_default()),
                     })
                     .collect(),
