@@ -1361,6 +1361,49 @@ fn an_apply_from_a_checkout_behind_the_cluster_is_refused() {
             .get("v1", "ResourceQuota", "devex", "capops-gpu")
             .is_some()
     );
+    // The same older documents copied without `.git`: nothing says the
+    // copy holds the commit the cluster was applied from, so it is refused
+    // as well (it rolled the cluster back, stamped `unversioned`).
+    let copy = tmp.path().join("copy");
+    std::fs::create_dir_all(&copy).unwrap();
+    for entry in std::fs::read_dir(&repo).unwrap() {
+        let entry = entry.unwrap();
+        if entry.file_name() != ".git" {
+            let to = copy.join(entry.file_name());
+            if entry.path().is_dir() {
+                common::copy_dir(&entry.path(), &to);
+            } else {
+                std::fs::copy(entry.path(), to).unwrap();
+            }
+        }
+    }
+    std::fs::remove_file(copy.join("teams/research.yaml")).unwrap();
+    std::fs::remove_file(copy.join("requests/research.yaml")).unwrap();
+    w.reset();
+    let c = copy.to_str().unwrap();
+    let out = run(&["apply", c, "--yes", "--at", AT], &env);
+    assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
+    assert!(
+        out.stderr.contains("error[revision-behind-cluster]")
+            && out.stderr.contains("this checkout is not a git repository"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(w.writes(), 0);
+    // A worktree whose `.git` names a folder that is not there (a CI
+    // container that mounted the worktree alone) is not outside git.
+    std::fs::write(copy.join(".git"), "gitdir: /nonexistent/worktrees/acme\n").unwrap();
+    for args in [&["render", c][..], &["plan", c], &["apply", c, "--yes"]] {
+        let command = args[0];
+        let out = run(&[args, &["--at", AT]].concat(), &env);
+        assert_eq!(out.code, 3, "{command}: {}{}", out.stdout, out.stderr);
+        assert!(
+            out.stderr.contains("not a repository git can open"),
+            "{command}: {}",
+            out.stderr
+        );
+    }
+    assert_eq!(w.writes(), 0);
 }
 
 #[test]

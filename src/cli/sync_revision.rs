@@ -10,15 +10,17 @@ use std::path::Path;
 
 /// For each cluster the plan would change, the revisions this repository's
 /// objects there were applied from that the checkout at `path` does not
-/// contain, as `cluster: objects applied from <rev>`. Empty outside git, or
-/// when the revisions are not commits (`--revision` labels, `unversioned`).
+/// contain, as `cluster: objects applied from <rev>`. Empty when the
+/// revisions are not commits (`--revision` labels, `unversioned`). Outside
+/// git (a copy without `.git`), no commit is known to be contained: objects
+/// applied from a commit are refused as from one the checkout lacks, since
+/// nothing says the copy is newer.
 pub fn applied_from_elsewhere(path: &Path, plan: &Plan) -> Vec<String> {
-    let Ok(repo) = git2::Repository::discover(path) else {
-        return Vec::new();
-    };
-    let Some(head) = repo.head().ok().and_then(|h| h.peel_to_commit().ok()) else {
-        return Vec::new();
-    };
+    let repo = git2::Repository::discover(path).ok();
+    let head = repo
+        .as_ref()
+        .and_then(|r| r.head().ok().and_then(|h| h.peel_to_commit().ok()));
+    let checkout = repo.as_ref().zip(head.as_ref());
     let mut out = Vec::new();
     for c in &plan.clusters {
         let pending = c
@@ -52,6 +54,14 @@ pub fn applied_from_elsewhere(path: &Path, plan: &Plan) -> Vec<String> {
                 continue;
             }
             let Ok(oid) = git2::Oid::from_str(sha) else {
+                continue;
+            };
+            let Some((repo, head)) = checkout else {
+                out.push(format!(
+                    "{}: objects applied from {} (this checkout is not a git repository, so nothing says it holds that commit)",
+                    c.cluster,
+                    &sha[..12]
+                ));
                 continue;
             };
             let known = repo.find_commit(oid).is_ok();

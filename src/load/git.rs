@@ -572,7 +572,26 @@ pub fn commit_before(root: &Path, rev: &str, cutoff: i64) -> Result<Past, GitErr
 pub fn refusal(root: &Path) -> Option<String> {
     match Repository::discover(root) {
         Err(e) if e.code() != git2::ErrorCode::NotFound => Some(e.message().to_string()),
-        _ => None,
+        // A `.git` above it that git cannot open (a worktree's or a
+        // submodule's `.git` file naming a folder a container did not
+        // mount): not a folder outside git.
+        Err(_) => root
+            .canonicalize()
+            .ok()?
+            .ancestors()
+            .map(|d| d.join(".git"))
+            .find(|g| g.symlink_metadata().is_ok())
+            .map(|g| format!("{} is there, but it is not a repository git can open", g.display())),
+        // Its HEAD must name a commit it holds (an unborn branch has none
+        // yet): a corrupt HEAD or missing objects stamp nothing.
+        Ok(repo) => match repo.head() {
+            Err(e) if e.code() == git2::ErrorCode::UnbornBranch => None,
+            Err(e) => Some(format!("its HEAD cannot be read: {}", e.message())),
+            Ok(h) => h
+                .peel_to_commit()
+                .err()
+                .map(|e| format!("the commit its HEAD names cannot be read: {}", e.message())),
+        },
     }
 }
 
