@@ -364,6 +364,10 @@ pub(super) fn evaluate(
         effects: &loaded.effects.summary,
         author,
         co_authors,
+        config_files_changed: loaded
+            .base
+            .as_ref()
+            .map_or(&[][..], |b| &b.named_files_changed),
     })
 }
 

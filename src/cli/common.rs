@@ -169,7 +169,7 @@ pub fn save_cache(cache: Option<&crate::load::cache_dir::Opened>) {
 /// cluster back has nothing to compare, so a checkout git will not open is
 /// never read as one outside git.
 pub fn refuse_unopenable_git(path: &Path, io: &mut Io<'_>) -> Result<(), Stop> {
-    match crate::load::git::refusal(path) {
+    match crate::load::git_files::refusal(path) {
         None => Ok(()),
         Some(why) => Err(stop(
             io,

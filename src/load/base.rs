@@ -37,6 +37,10 @@ pub struct Base {
     /// check): those documents are missing from `repo`, so the base cannot
     /// judge a change (`check` refuses).
     pub problems: Vec<crate::diag::Diagnostic>,
+    /// Files the base's documents name that the loader does not read (the
+    /// Config's `usage.prometheus.caFile`) and that the working tree has
+    /// changed: a change to one is a change to the document naming it.
+    pub named_files_changed: Vec<String>,
 }
 
 /// A repository from documents, without checks: the first document of a name
@@ -134,7 +138,16 @@ pub fn load_base(
     } else {
         head.usage.clone()
     };
+    let named_files_changed = repo
+        .config
+        .as_ref()
+        .and_then(|c| c.spec.usage.prometheus.ca_file.as_ref())
+        .and_then(|f| super::git_files::inside(&f.value))
+        .filter(|f| super::git_files::file_changed(root, &revision.commit, f))
+        .into_iter()
+        .collect();
     Ok(Base {
+        named_files_changed,
         repo,
         rev: rev.to_string(),
         commit: revision.commit,

@@ -564,37 +564,6 @@ pub fn commit_before(root: &Path, rev: &str, cutoff: i64) -> Result<Past, GitErr
     )))
 }
 
-/// Why git refuses to open the repository holding `root` (a checkout owned
-/// by another user, which git calls dubious ownership; a broken `.git`);
-/// `None` when it opens, or when there is no repository there. capops reads
-/// revisions to stamp, compare and roll back by: a repository it cannot
-/// open is never taken for a folder outside git.
-pub fn refusal(root: &Path) -> Option<String> {
-    match Repository::discover(root) {
-        Err(e) if e.code() != git2::ErrorCode::NotFound => Some(e.message().to_string()),
-        // A `.git` above it that git cannot open (a worktree's or a
-        // submodule's `.git` file naming a folder a container did not
-        // mount): not a folder outside git.
-        Err(_) => root
-            .canonicalize()
-            .ok()?
-            .ancestors()
-            .map(|d| d.join(".git"))
-            .find(|g| g.symlink_metadata().is_ok())
-            .map(|g| format!("{} is there, but it is not a repository git can open", g.display())),
-        // Its HEAD must name a commit it holds (an unborn branch has none
-        // yet): a corrupt HEAD or missing objects stamp nothing.
-        Ok(repo) => match repo.head() {
-            Err(e) if e.code() == git2::ErrorCode::UnbornBranch => None,
-            Err(e) => Some(format!("its HEAD cannot be read: {}", e.message())),
-            Ok(h) => h
-                .peel_to_commit()
-                .err()
-                .map(|e| format!("the commit its HEAD names cannot be read: {}", e.message())),
-        },
-    }
-}
-
 /// The working tree and the git directory of the repository holding `root`
 /// (for the parse cache, kept in the git directory), when there is one.
 pub fn dirs(root: &Path) -> Option<(PathBuf, PathBuf)> {

@@ -16,6 +16,7 @@ use decode::decode;
 mod described;
 pub mod files;
 pub mod git;
+pub mod git_files;
 pub mod json;
 pub mod output;
 mod schedule;

@@ -168,3 +168,36 @@ impl ChangeKind {
         }
     }
 }
+
+/// A file the base Config names (its CA file) changed: the Config is
+/// changed in its `usage`, as if the document itself were edited there (a
+/// new CA decides whom `usage pull` trusts with its token, and whose
+/// measurements it takes). Added to the Config's change, or as one.
+pub fn config_files_changed(changes: &mut Vec<Changed>, base: &Repo, head: &Repo) {
+    let Some(config) = base.config.as_ref() else {
+        return;
+    };
+    let name = config.metadata.name.value.to_string();
+    if let Some(c) = changes
+        .iter_mut()
+        .find(|c| c.kind == Kind::Config && c.name == name)
+    {
+        if !c.change.fields.iter().any(|f| f == "usage") {
+            c.change.fields.push("usage".into());
+        }
+        return;
+    }
+    if head.config.is_none() {
+        return;
+    }
+    changes.push(Changed {
+        kind: Kind::Config,
+        name,
+        change: Change {
+            kind: ChangeKind::Modified,
+            fields: vec!["usage".into()],
+            previous: Some(Box::new(TypedDoc::Config(config.clone()))),
+        },
+    });
+    changes.sort_by(|x, y| (x.kind, &x.name).cmp(&(y.kind, &y.name)));
+}

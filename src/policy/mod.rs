@@ -157,6 +157,9 @@ pub struct CheckInput<'a> {
     /// Who else wrote or pushed the change's commits (`check --github`): logins, and a
     /// note for a commit linked to no account or pushers that could not be read.
     pub co_authors: &'a [String],
+    /// Files the base Config names (its CA file) that the change edits:
+    /// the Config is changed in its `usage` ([`crate::load::base::Base`]).
+    pub config_files_changed: &'a [String],
 }
 
 /// The result of a check.
@@ -228,10 +231,13 @@ pub fn check(input: &CheckInput<'_>) -> CheckResult {
             &own
         }
     };
-    let changes: Vec<Changed> = match input.base {
+    let mut changes: Vec<Changed> = match input.base {
         Some(base) => change::diff(base, input.head, input.same_files),
         None => everything(input.head),
     };
+    if let Some(base) = input.base.filter(|_| !input.config_files_changed.is_empty()) {
+        change::config_files_changed(&mut changes, base, input.head);
+    }
     // The state the change leaves must keep the capacity invariants (no team
     // over its quota, no pool over-committed, from `at` on).
     let head_ledger;

@@ -216,6 +216,7 @@ fn judge(
         effects: &Default::default(),
         author: None,
         co_authors: &[],
+        config_files_changed: &[],
     });
     let mut diags = head.diagnostics.clone();
     diags.extend(result.diagnostics.iter().cloned());
