@@ -123,7 +123,7 @@ fn release_steps(
             (!preemptible && end < until).then_some((end, c.released))
         })
         .collect();
-    ends.sort_by(|x, y| x.0.cmp(&y.0));
+    ends.sort_by_key(|x| x.0);
     let mut fallen = 0.0;
     let mut out = Vec::new();
     for (end, gpus) in ends {
@@ -161,7 +161,7 @@ pub(super) fn release_schedule(
             });
         }
     }
-    steps.sort_by(|x, y| x.at.cmp(&y.at));
+    steps.sort_by_key(|x| x.at);
     steps
 }
 

@@ -2,6 +2,8 @@
 //! whether a file a document names (outside what the loader reads, such
 //! as a Config's CA file) differs between a revision and the working tree.
 
+#![allow(clippy::disallowed_methods, clippy::disallowed_types)]
+
 use git2::Repository;
 use std::path::Path;
 
@@ -22,7 +24,12 @@ pub fn refusal(root: &Path) -> Option<String> {
             .ancestors()
             .map(|d| d.join(".git"))
             .find(|g| g.symlink_metadata().is_ok())
-            .map(|g| format!("{} is there, but it is not a repository git can open", g.display())),
+            .map(|g| {
+                format!(
+                    "{} is there, but it is not a repository git can open",
+                    g.display()
+                )
+            }),
         // Its HEAD must name a commit it holds (an unborn branch has none
         // yet): a corrupt HEAD or missing objects stamp nothing.
         Ok(repo) => match repo.head() {
@@ -82,9 +89,11 @@ fn base_entry(root: &Path, commit: &str, rel: &str) -> Option<Option<(git2::Oid,
     } else {
         format!("{prefix}/{rel}")
     };
-    Some(tree.get_path(Path::new(&full)).ok().map(|e| {
-        (e.id(), e.filemode() == i32::from(git2::FileMode::Link))
-    }))
+    Some(
+        tree.get_path(Path::new(&full))
+            .ok()
+            .map(|e| (e.id(), e.filemode() == i32::from(git2::FileMode::Link))),
+    )
 }
 
 /// `path` as a path inside the repository (`a/b`), when it is one: an
@@ -110,8 +119,14 @@ pub fn inside(path: &str) -> Option<String> {
 mod tests {
     #[test]
     fn only_paths_inside_the_repository_are_compared() {
-        assert_eq!(super::inside("certs/ca.pem").as_deref(), Some("certs/ca.pem"));
-        assert_eq!(super::inside("./certs/../ca.pem").as_deref(), Some("ca.pem"));
+        assert_eq!(
+            super::inside("certs/ca.pem").as_deref(),
+            Some("certs/ca.pem")
+        );
+        assert_eq!(
+            super::inside("./certs/../ca.pem").as_deref(),
+            Some("ca.pem")
+        );
         assert_eq!(super::inside("/etc/ssl/ca.pem"), None);
         assert_eq!(super::inside("../ca.pem"), None);
         assert_eq!(super::inside("."), None);

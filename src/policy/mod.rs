@@ -235,7 +235,10 @@ pub fn check(input: &CheckInput<'_>) -> CheckResult {
         Some(base) => change::diff(base, input.head, input.same_files),
         None => everything(input.head),
     };
-    if let Some(base) = input.base.filter(|_| !input.config_files_changed.is_empty()) {
+    if let Some(base) = input
+        .base
+        .filter(|_| !input.config_files_changed.is_empty())
+    {
         change::config_files_changed(&mut changes, base, input.head);
     }
     // The state the change leaves must keep the capacity invariants (no team
