@@ -256,6 +256,33 @@ fn instants(
     out.into_iter().collect()
 }
 
+/// The later starts of the terms of the reservations a change reaches (those
+/// it changes, and those covering a cluster it changes), in the base and the
+/// head: render writes a commitment from its term's start, so a cluster
+/// change that rewrites one not yet started shows only then.
+fn term_starts(head: &Repo, base: &Repo, changes: &[Changed], at: Timestamp) -> Vec<Timestamp> {
+    let named = |kind: Kind| -> BTreeSet<&str> {
+        changes
+            .iter()
+            .filter(|c| c.kind == kind && c.change.kind != ChangeKind::Unchanged)
+            .map(|c| c.name.as_str())
+            .collect()
+    };
+    let (clusters, reservations) = (named(Kind::Cluster), named(Kind::Reservation));
+    let mut out = BTreeSet::new();
+    for repo in [head, base] {
+        for (name, r) in &repo.reservations {
+            let reached = reservations.contains(name.as_str())
+                || clusters.contains(r.spec.covers.cluster.value.as_str());
+            let start = r.spec.term.start.value;
+            if reached && start > at && start < r.spec.term.end.value {
+                out.insert(start);
+            }
+        }
+    }
+    out.into_iter().collect()
+}
+
 /// A request's resource as its pool provides it (`nvidia.com/mig-1g.010gb`
 /// is `nvidia.com/mig-1g.10gb`), as its quota key renders; else as written,
 /// with a MIG profile in its canonical spelling.
@@ -337,7 +364,10 @@ pub fn compute(
     let mut template_caused = BTreeSet::new();
     let mut template_problems = Vec::new();
     let worth = |cluster: &str, resource: &str| worth(head, base, cluster, resource);
-    let when = instants(head, changes, at, &worth);
+    let mut when = instants(head, changes, at, &worth);
+    when.extend(term_starts(head, base, changes, at));
+    when.sort();
+    when.dedup();
     for t in &when {
         let before = render_all(base, &tb, *t, &clusters);
         let after = render_all(head, th, *t, &clusters);
