@@ -112,12 +112,57 @@ pub fn with_base<'a>(
     let here = |b: &Document<RequestSpec>| {
         b.spec.cluster.value == cluster.name() && b.spec.pool.value == pool.name.value.as_str()
     };
-    for r in requests.iter_mut() {
+    // Work is matched by what it is before its name: a request the change
+    // touches that holds what one of the base's touched requests here held
+    // (the same window and size) is that work, whatever it is called now
+    // (renamed, or two names swapped); under another team it is handed
+    // over, measured under the team that held it. Only then by name.
+    let touched = |r: &PoolRequest| base.contains_key(&r.name) || added.contains(&r.name);
+    type Key = (i64, i64, u64);
+    let key = |h: Hours, g: f64| (h.start, h.end, g.to_bits());
+    let mut spare: std::collections::HashMap<Key, Vec<&Document<RequestSpec>>> = Default::default();
+    for b in base.values().filter(|b| here(b)) {
+        let (h, g) = size(b);
+        spare.entry(key(h, g)).or_default().push(b);
+    }
+    let mut accounted: std::collections::HashSet<&str> = Default::default();
+    let mut matched = vec![false; requests.len()];
+    // Same team first, then another team (handed over).
+    for same_team in [true, false] {
+        for (i, r) in requests.iter_mut().enumerate() {
+            if matched[i] || !touched(r) {
+                continue;
+            }
+            let Some(list) = spare.get_mut(&key(r.hours, r.gpus)) else {
+                continue;
+            };
+            let Some(k) = list
+                .iter()
+                .position(|b| (b.spec.team.value == r.team) == same_team)
+            else {
+                continue;
+            };
+            let b = list.swap_remove(k);
+            accounted.insert(b.name());
+            matched[i] = true;
+            r.base = None;
+            if !same_team {
+                r.measured_team = Some(b.spec.team.value.clone());
+            }
+        }
+    }
+    for (i, r) in requests.iter_mut().enumerate() {
+        if matched[i] {
+            continue;
+        }
         r.base = match base.get(&r.name) {
             // In a file the change did not touch: as the base has it.
             None if !added.contains(&r.name) => None,
             None => Some((r.hours, 0.0)),
+            // Its base version is other work's now: this is new.
+            Some(b) if accounted.contains(b.name()) => Some((r.hours, 0.0)),
             Some(b) if here(b) => {
+                accounted.insert(b.name());
                 // Handed from another team in the pool: the same work,
                 // measured under that team.
                 if b.spec.team.value != r.team {
@@ -134,7 +179,9 @@ pub fn with_base<'a>(
     let names: std::collections::HashSet<&str> = requests.iter().map(|r| r.name.as_str()).collect();
     let mut gone = Vec::new();
     for b in base_of_pool {
-        if !names.contains(b.name()) {
+        let taken = accounted.contains(b.name())
+            || (!base.contains_key(b.name()) && names.contains(b.name()));
+        if !taken {
             gone.push(gone_request(b, size(b)));
         }
     }
@@ -246,6 +293,10 @@ struct TeamChange {
     unmeasured_changed: Timeline,
     head_changed: Timeline,
     head_all: Timeline,
+    /// Its changed requests that are future work in the base and the head
+    /// (starting at `e` or later), as each has them: counted in full.
+    future_base: Timeline,
+    future_head: Timeline,
 }
 
 impl TeamChange {
@@ -272,7 +323,8 @@ impl TeamChange {
         let off_unmeasured = shrink.min(self.unmeasured_changed.at(hour));
         let off_measured = shrink - off_unmeasured;
         let demand = level + adjust - off_unmeasured;
-        adjust + grow
+        let future = self.future_head.at(hour) - self.future_base.at(hour);
+        adjust + grow + future
             - off_unmeasured
             - off_measured.min((demand - self.head_all.at(hour)).max(0.0))
     }
@@ -298,7 +350,11 @@ impl Approved {
         let mut base: Vec<(&str, Hours, f64, bool)> = requests
             .iter()
             .filter_map(|r| match r.base {
-                Some((h, g)) => (g > 0.0).then_some((key(r), h, g, true)),
+                // Marked changed where the change nets it (not future work
+                // on both sides: that moves the demand by its own difference).
+                Some((h, g)) => {
+                    (g > 0.0).then_some((key(r), h, g, r.hours.start < e || h.start < e))
+                }
                 None => Some((key(r), r.hours, r.gpus, false)),
             })
             .collect();
@@ -384,17 +440,29 @@ impl Approved {
                 ));
             }
         }
-        // The change, team by team.
+        // The change, team by team. A request that is future work on both
+        // sides (it starts at `e` or later, and so did its base version)
+        // was counted in full and is counted in full: it moves the demand
+        // by its own difference, and a new run beside a trimmed one is not
+        // netted against the trim. The others (running in the base or
+        // dated back in the head) are netted together: the same work under
+        // another name or size.
         for r in &requests {
             let Some((bh, bg)) = r.base else { continue };
             let (_, parts) = teams
                 .entry(key(r))
                 .or_insert_with(|| (held(key(r)), Parts::default()));
+            let future = r.hours.start >= e && (bg <= 0.0 || bh.start >= e);
+            let (to_base, to_head) = if future {
+                (&mut parts.future_base, &mut parts.future_head)
+            } else {
+                (&mut parts.base_changed, &mut parts.head_changed)
+            };
             if bg > 0.0 {
-                parts.base_changed.push((bh, bg));
+                to_base.push((bh, bg));
             }
             if r.gpus > 0.0 {
-                parts.head_changed.push((r.hours, r.gpus));
+                to_head.push((r.hours, r.gpus));
             }
         }
         let any_change = requests.iter().any(|r| r.base.is_some());
@@ -417,6 +485,8 @@ impl Approved {
                     unmeasured_changed: Timeline::build(p.unmeasured_changed),
                     head_changed: Timeline::build(p.head_changed),
                     head_all: Timeline::build(p.head_all),
+                    future_base: Timeline::build(p.future_base),
+                    future_head: Timeline::build(p.future_head),
                 })
                 .collect(),
         }
@@ -439,6 +509,8 @@ struct Parts {
     unmeasured_changed: Vec<(Hours, f64)>,
     head_changed: Vec<(Hours, f64)>,
     head_all: Vec<(Hours, f64)>,
+    future_base: Vec<(Hours, f64)>,
+    future_head: Vec<(Hours, f64)>,
 }
 
 /// What the requests hold at each hour: the demand of a pool without history.
