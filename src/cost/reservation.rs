@@ -105,33 +105,7 @@ pub struct Context {
     pub history_multiple: f64,
 }
 
-/// How far ahead AWS sells capacity blocks: eight weeks.
-pub const CAPACITY_BLOCK_LEAD_HOURS: i64 = 8 * 7 * 24;
-
-/// Whether a reservation can no longer be changed: prepaid or not
-/// cancellable, and bought. A reservation on the main branch is bought when
-/// its Terraform can buy it: a capacity block from eight weeks before its
-/// start (AWS sells them that far ahead and takes the whole price at
-/// purchase), a commitment or a reservation with an upfront fee when its
-/// term starts (GCP commitments start when bought; a queued reserved
-/// instance can be cancelled until then).
-/// Whether a reservation is paid whatever happens once bought: a capacity
-/// block, a GCP commitment, or one with an upfront fee.
-pub fn prepaid(s: &ReservationSpec) -> bool {
-    match s.kind.value {
-        ReservationType::AwsCapacityBlock | ReservationType::GcpCommitment => true,
-        _ => s.upfront_fee.as_ref().is_some_and(|f| !f.value.0.is_zero()),
-    }
-}
-
-pub fn locked(s: &ReservationSpec, at_hour: i64) -> bool {
-    let start = term_hours(&s.term).0;
-    match s.kind.value {
-        ReservationType::AwsCapacityBlock => start - CAPACITY_BLOCK_LEAD_HOURS <= at_hour,
-        ReservationType::GcpCommitment => start <= at_hour,
-        _ => s.upfront_fee.as_ref().is_some_and(|f| !f.value.0.is_zero()) && start <= at_hour,
-    }
-}
+pub use super::reservation_share::{CAPACITY_BLOCK_LEAD_HOURS, locked, prepaid, term_hours};
 
 /// What a reservation commits from `at` on, at its judged price (the catalog's
 /// at least): the hours of its term from `at` (all of them when it starts
@@ -277,36 +251,7 @@ pub fn analyze(
     // Other reservations on the same pool share the demand: those that can
     // serve it (one of other instances serves none, so takes none).
     let (start, end) = term_hours(&s.term);
-    // The order reserved nodes are taken in: in a world judging a change,
-    // the reservations the base holds as they are come before those the
-    // change adds or edits (a new reservation dated back cannot take the
-    // nodes of one in force); then the earlier term first, then by name.
-    let changed = |n: &str, d: &Document<ReservationSpec>| {
-        repo.pricing_reservations
-            .as_deref()
-            .is_some_and(|b| b.get(n).is_none_or(|x| x.fingerprint != d.fingerprint))
-    };
-    let order = (changed(name, doc), start, name);
-    // Each with whether it comes before this one in that order.
-    let others: Vec<(i64, i64, f64, bool)> = repo
-        .reservations
-        .values()
-        .filter(|r| {
-            r.name() != name
-                && r.spec.covers.cluster.value == s.covers.cluster.value
-                && r.spec.covers.pool.value == s.covers.pool.value
-                && covered.is_some_and(|(c, p)| r.spec.mismatches(c, p).is_empty())
-        })
-        .map(|r| {
-            let (a, b) = term_hours(&r.spec.term);
-            (
-                a,
-                b,
-                prices::reservation_gpus(repo, &r.spec) as f64,
-                (changed(r.name(), r), a, r.name()) < order,
-            )
-        })
-        .collect();
+    let others = super::reservation_share::others(repo, name, doc, covered, ctx.at_hour);
     let gpus = cost.gpus as f64;
     let (mut served50, mut served10, mut known) = (0.0, 0.0, 0usize);
     let (mut served_ahead, mut known_ahead) = (0.0, 0usize);
@@ -562,14 +507,6 @@ pub fn analyze(
 
 /// How many measured hours stand for a term wholly before the history.
 const PROXY_HOURS: i64 = 7 * 24;
-
-/// A term as hours `[start, end)`.
-pub fn term_hours(term: &Window) -> (i64, i64) {
-    (
-        term.start.value.as_second().div_euclid(3600),
-        (term.end.value.as_second() + 3599).div_euclid(3600),
-    )
-}
 
 /// The most instances terms `(start, end, count)` hold at once: the sum at
 /// the start of some term (where the count can rise), over the terms in

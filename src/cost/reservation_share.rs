@@ -1,7 +1,10 @@
 //! How a pool's reserved GPUs are shared out: what the reservations in
 //! force hold at each hour (a step function), and the most instances of a
 //! reservation whose idle share over the demand left for it stays within
-//! the stranded threshold.
+//! the stranded threshold; which other reservations share a pool's
+//! reserved nodes, in what order; and when a reservation is locked.
+
+use crate::model::*;
 
 /// What terms `[start, end)` of some GPUs each hold at any hour, as a step
 /// function: the sum changes only where a term starts or ends.
@@ -77,4 +80,95 @@ pub(crate) fn suggest(
         }
     }
     lo
+}
+
+/// The other reservations of `doc`'s pool that can serve its demand, as
+/// (term start, end, GPUs, whether it takes reserved nodes before `doc`).
+/// The order reserved nodes are taken in: in a world judging a change, the
+/// reservations the base holds as they are come before those the change
+/// adds or edits (a new reservation dated back cannot take the nodes of one
+/// in force); then the earlier term first, then by name. A reservation the
+/// base holds locked at `at_hour` (prepaid or not cancellable, and started)
+/// holds its nodes as the base has it, whatever the change does to it
+/// (removed or cut, it is billed all the same).
+pub(super) fn others(
+    repo: &Repo,
+    name: &str,
+    doc: &Document<ReservationSpec>,
+    covered: Option<(&ClusterSpec, &NodePool)>,
+    at_hour: i64,
+) -> Vec<(i64, i64, f64, bool)> {
+    let base = repo.pricing_reservations.as_deref();
+    let changed = |n: &str, d: &Document<ReservationSpec>| {
+        base.is_some_and(|b| b.get(n).is_none_or(|x| x.fingerprint != d.fingerprint))
+    };
+    let start = term_hours(&doc.spec.term).0;
+    let order = (changed(name, doc), start, name);
+    let locked_base = |n: &str| {
+        base.and_then(|b| b.get(n))
+            .filter(|b| locked(&b.spec, at_hour))
+    };
+    let head = repo
+        .reservations
+        .values()
+        .map(|r| locked_base(r.name()).unwrap_or(r));
+    let gone = base
+        .into_iter()
+        .flat_map(|b| b.values())
+        .filter(|b| !repo.reservations.contains_key(b.name()))
+        .filter(|b| locked_base(b.name()).is_some());
+    head.chain(gone)
+        .filter(|r| {
+            let s = &doc.spec;
+            r.name() != name
+                && r.spec.covers.cluster.value == s.covers.cluster.value
+                && r.spec.covers.pool.value == s.covers.pool.value
+                && covered.is_some_and(|(c, p)| r.spec.mismatches(c, p).is_empty())
+        })
+        .map(|r| {
+            let (a, b) = term_hours(&r.spec.term);
+            (
+                a,
+                b,
+                super::prices::reservation_gpus(repo, &r.spec) as f64,
+                (changed(r.name(), r), a, r.name()) < order,
+            )
+        })
+        .collect()
+}
+
+/// How far ahead AWS sells capacity blocks: eight weeks.
+pub const CAPACITY_BLOCK_LEAD_HOURS: i64 = 8 * 7 * 24;
+
+/// Whether a reservation is paid whatever happens once bought: a capacity
+/// block, a GCP commitment, or one with an upfront fee.
+pub fn prepaid(s: &ReservationSpec) -> bool {
+    match s.kind.value {
+        ReservationType::AwsCapacityBlock | ReservationType::GcpCommitment => true,
+        _ => s.upfront_fee.as_ref().is_some_and(|f| !f.value.0.is_zero()),
+    }
+}
+
+/// Whether a reservation can no longer be changed: prepaid or not
+/// cancellable, and bought. A reservation on the main branch is bought when
+/// its Terraform can buy it: a capacity block from eight weeks before its
+/// start (AWS sells them that far ahead and takes the whole price at
+/// purchase), a commitment or a reservation with an upfront fee when its
+/// term starts (GCP commitments start when bought; a queued reserved
+/// instance can be cancelled until then).
+pub fn locked(s: &ReservationSpec, at_hour: i64) -> bool {
+    let start = term_hours(&s.term).0;
+    match s.kind.value {
+        ReservationType::AwsCapacityBlock => start - CAPACITY_BLOCK_LEAD_HOURS <= at_hour,
+        ReservationType::GcpCommitment => start <= at_hour,
+        _ => s.upfront_fee.as_ref().is_some_and(|f| !f.value.0.is_zero()) && start <= at_hour,
+    }
+}
+
+/// A term as hours `[start, end)`.
+pub fn term_hours(term: &Window) -> (i64, i64) {
+    (
+        term.start.value.as_second().div_euclid(3600),
+        (term.end.value.as_second() + 3599).div_euclid(3600),
+    )
 }
