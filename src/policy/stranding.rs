@@ -9,10 +9,12 @@
 //!
 //! - the demand before is the pool's P50 outlook with the base's versions of
 //!   the changed requests (usage history as measured, the approved timeline);
-//! - the demand after is that, plus what the changed requests hold in the
-//!   head minus what they held in the base, hour by hour (a running request
-//!   removed takes its GPUs away from now on, though the measured level
-//!   still holds them), never below zero;
+//! - the demand after is the judging world's outlook, where the change
+//!   moves each team's demand as `cost::approved` says (a running request
+//!   removed takes what it held away from now on, though the measured level
+//!   still holds it; a trim of room the team never used takes nothing);
+//!   past the outlook, what the changed requests hold in the head minus what
+//!   they held in the base; never below zero;
 //! - the reservations are the base's, as billed: a locked one as the base
 //!   has it (re-pointing or cutting it does not stop the bill), another as
 //!   the head leaves it (cutting it in the same change is the remedy).
@@ -133,7 +135,18 @@ pub fn released(
                 .and_then(|o| o.at(h))
                 .map_or(0.0, |q| q.p50.max(0.0))
         };
+        // What the change moves the demand by: as the judging world's
+        // outlook has it (a trim of room the team never used moves nothing;
+        // a running request cut moves what it held), where both outlooks
+        // reach the hour; else what the requests hold, head less base.
+        let after = analysis.outlook(&key.0, &key.1);
         let moved = |h: i64| -> f64 {
+            if let (Some(a), Some(b)) = (
+                after.and_then(|o| o.at(h)),
+                outlook.and_then(|o| o.at(h)),
+            ) {
+                return a.p50.max(0.0) - b.p50.max(0.0);
+            }
             changed
                 .iter()
                 .filter(|(w, _)| w.start <= h && h < w.end)
