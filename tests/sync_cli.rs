@@ -1572,3 +1572,49 @@ fn a_kubeconfig_that_does_not_read_says_what_and_where_but_never_its_text() {
         assert!(!out.stdout.contains(secret), "{name}: {}", out.stdout);
     }
 }
+
+#[test]
+fn writes_that_name_an_object_that_did_not_land_wait_for_it() {
+    // Another tool made ResourceFlavor h100-mig before capops: capops does
+    // not take it over, so ClusterQueue inference, which names it, and the
+    // LocalQueue that names that, are held back (a queue naming a flavor
+    // that is not capops's would be written against whatever it holds), as
+    // are the prunes. The MIG layouts' ConfigMap likewise holds the nodes'
+    // layout labels.
+    let w = World::new(None);
+    let h = &w.fakes["prod-h100"];
+    h.create_as(
+        "kubectl-create",
+        &json!({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor",
+                "metadata": {"name": "h100-mig"}, "spec": {}}),
+    )
+    .unwrap();
+    h.create_as(
+        "kubectl-create",
+        &json!({"apiVersion": "v1", "kind": "ConfigMap",
+                "metadata": {"name": "capops-mig-parted-config", "namespace": "gpu-operator"},
+                "data": {"config.yaml": "version: v1\nmig-configs: {}\n"}}),
+    )
+    .unwrap();
+    let out = w.run(&["apply", &ex(), "--yes", "--cluster", "prod-h100"]);
+    assert_ne!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    assert!(out.stdout.contains("write-held-back"), "{}", out.stdout);
+    assert!(
+        out.stdout
+            .contains("ClusterQueue inference: not written: it names ResourceFlavor h100-mig"),
+        "{}",
+        out.stdout
+    );
+    assert!(h.get("kueue.x-k8s.io/v1beta2", "ClusterQueue", "", "inference").is_none());
+    assert!(h.get("kueue.x-k8s.io/v1beta2", "LocalQueue", "inference", "inference").is_none());
+    let node = h.get("v1", "Node", "", "mig-1").unwrap();
+    assert_eq!(node["metadata"]["labels"]["nvidia.com/mig.config"], "all-disabled");
+    // Once the other tool's objects are gone, the same apply writes them all.
+    h.delete("kueue.x-k8s.io/v1beta2", "ResourceFlavor", "", "h100-mig");
+    h.delete("v1", "ConfigMap", "gpu-operator", "capops-mig-parted-config");
+    let out = w.run(&["apply", &ex(), "--yes", "--cluster", "prod-h100"]);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    assert!(h.get("kueue.x-k8s.io/v1beta2", "ClusterQueue", "", "inference").is_some());
+    let node = h.get("v1", "Node", "", "mig-1").unwrap();
+    assert_ne!(node["metadata"]["labels"]["nvidia.com/mig.config"], "all-disabled");
+}

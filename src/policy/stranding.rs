@@ -141,10 +141,8 @@ pub fn released(
         // reach the hour; else what the requests hold, head less base.
         let after = analysis.outlook(&key.0, &key.1);
         let moved = |h: i64| -> f64 {
-            if let (Some(a), Some(b)) = (
-                after.and_then(|o| o.at(h)),
-                outlook.and_then(|o| o.at(h)),
-            ) {
+            if let (Some(a), Some(b)) = (after.and_then(|o| o.at(h)), outlook.and_then(|o| o.at(h)))
+            {
                 return a.p50.max(0.0) - b.p50.max(0.0);
             }
             changed

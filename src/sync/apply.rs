@@ -219,9 +219,12 @@ pub async fn apply_cluster(
     // invalid (a missing namespace), a write the server refused, or an
     // object of the same name that is not capops's.
     let mut missed = 0;
+    // The targets of those, which what names them waits for
+    // ([`super::held`]).
+    let mut missing: std::collections::BTreeSet<String> = Default::default();
     for ((delete, _), changes) in groups {
         if delete && !labelled {
-            apply_nodes(conn, plan, o, progress, &mut out).await;
+            apply_nodes(conn, plan, o, progress, &mut out, &missing).await;
             labelled = true;
         }
         if delete && missed > 0 {
@@ -251,6 +254,33 @@ pub async fn apply_cluster(
             }
             continue;
         }
+        // Writes that name an object that did not land wait for it.
+        let (changes, held): (Vec<&Change>, Vec<&Change>) = changes
+            .into_iter()
+            .partition(|c| delete || super::held::waits_for(c, &missing).is_none());
+        for c in held {
+            progress.advance(cluster);
+            let named = super::held::waits_for(c, &missing)
+                .cloned()
+                .unwrap_or_default();
+            missed += 1;
+            missing.insert(c.target.to_string());
+            out.outcomes.push(Outcome {
+                target: c.target.to_string(),
+                action: c.action,
+                status: "skipped".into(),
+                error: Some(ObjectError {
+                    code: Code::WriteHeldBack.as_str().into(),
+                    message: format!(
+                        "{}: not written: it names {named}, which did not land",
+                        c.target
+                    ),
+                    help: Some(
+                        "fix what failed and apply again; this write goes through then".into(),
+                    ),
+                }),
+            });
+        }
         let results: Vec<Outcome> = futures::stream::iter(changes)
             .map(|c| async move {
                 let r = apply_change(conn, c, o).await;
@@ -277,17 +307,17 @@ pub async fn apply_cluster(
                 Code::OtherRepository,
                 Code::OtherCluster,
             ];
-            missed += results
-                .iter()
-                .filter(|r| {
-                    r.status == "failed"
-                        || r.action == Action::Error
-                        || (r.status == "skipped"
-                            && r.error
-                                .as_ref()
-                                .is_some_and(|e| not_ours.iter().any(|c| c.as_str() == e.code)))
-                })
-                .count();
+            for r in results.iter().filter(|r| {
+                r.status == "failed"
+                    || r.action == Action::Error
+                    || (r.status == "skipped"
+                        && r.error
+                            .as_ref()
+                            .is_some_and(|e| not_ours.iter().any(|c| c.as_str() == e.code)))
+            }) {
+                missed += 1;
+                missing.insert(r.target.clone());
+            }
         }
         out.outcomes.extend(results);
         if unreachable {
@@ -304,7 +334,7 @@ pub async fn apply_cluster(
         }
     }
     if !labelled {
-        apply_nodes(conn, plan, o, progress, &mut out).await;
+        apply_nodes(conn, plan, o, progress, &mut out, &missing).await;
     }
     out.outcomes.sort_by(|a, b| a.target.cmp(&b.target));
     out.writes = conn.calls().writes - before;
@@ -317,11 +347,26 @@ async fn apply_nodes(
     o: &ApplyOptions,
     progress: &dyn Progress,
     out: &mut ClusterApply,
+    missing: &std::collections::BTreeSet<String>,
 ) {
     let mut relabelled: Vec<(&NodeChange, String)> = Vec::new();
     for n in &plan.nodes {
         let target = format!("Node {}", n.node);
         progress.advance(&plan.cluster);
+        // A layout label waits for the ConfigMap that holds the layouts.
+        if let Some(named) = super::held::labels_wait(missing) {
+            out.outcomes.push(Outcome {
+                target,
+                action: Action::Update,
+                status: "skipped".into(),
+                error: Some(ObjectError {
+                    code: Code::WriteHeldBack.as_str().into(),
+                    message: format!("node {}: not relabelled: {named} did not land", n.node),
+                    help: Some("fix what failed and apply again; the labels go on then".into()),
+                }),
+            });
+            continue;
+        }
         if let Some(k) = &n.conflict
             && !(k.forceable() && o.force_conflicts)
         {

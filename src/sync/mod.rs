@@ -23,6 +23,7 @@ pub mod credential_plugin;
 pub mod desired;
 pub mod diff;
 pub mod fields;
+pub mod held;
 pub mod kinds;
 pub mod kubeconfig;
 pub mod kubeconfig_check;

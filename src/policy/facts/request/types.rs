@@ -87,9 +87,11 @@ pub struct RequestChange {
     /// What the change's requests in this request's pool (the base's pool and, when moved,
     /// the head's) add to the expected stranded spend (P50) of the reservations in force
     /// there, from `now` on: the pool's demand with the base's versions of the changed
-    /// requests, against the same plus what they hold in the head minus what they held in
-    /// the base, hour by hour (a locked reservation as the base has it). A release can
-    /// strand what a reservation was bought for.
+    /// requests, against the demand the change leaves as forecast.md's "Pool demand" works
+    /// it out (a trim of room the team never used leaves nothing; a running request cut
+    /// leaves what it held), hour by hour, and past the outlook what they hold in the head
+    /// minus what they held in the base (a locked reservation as the base has it). A
+    /// release can strand what a reservation was bought for.
     pub reservation_stranded_cost: f64,
     /// The largest stranded share of the remaining term (from `now` on), after the change,
     /// of the reservations whose stranded spend it raises there (0 when none).
