@@ -700,7 +700,7 @@ fn a_wait_interval_that_is_not_a_sane_number_of_seconds_is_refused() {
         assert!(out.stderr.contains("--wait-interval"), "{}", out.stderr);
     }
     // A timeout past what the clock can add panicked after the writes.
-    for bad in ["18446744073709551615", "9223372036854775807", "0", "86401"] {
+    for bad in ["18446744073709551615", "9223372036854775807", "-1", "86401"] {
         let flag = format!("--wait-timeout={bad}");
         let out = w.run(&["apply", &ex(), "--yes", "--wait", &flag]);
         assert_eq!(out.code, 2, "{bad}: {}{}", out.stdout, out.stderr);
@@ -1617,4 +1617,41 @@ fn writes_that_name_an_object_that_did_not_land_wait_for_it() {
     assert!(h.get("kueue.x-k8s.io/v1beta2", "ClusterQueue", "", "inference").is_some());
     let node = h.get("v1", "Node", "", "mig-1").unwrap();
     assert_ne!(node["metadata"]["labels"]["nvidia.com/mig.config"], "all-disabled");
+}
+
+#[test]
+fn an_object_being_deleted_is_not_in_sync() {
+    // Kueue's finalizer holds ClusterQueue inference while workloads run
+    // on it; someone deletes it. It still has every field capops wants, but
+    // it disappears once the finalizer goes: plan and drift say so, and
+    // apply neither writes it nor counts the cluster done.
+    let w = World::new(None);
+    assert_eq!(w.run(&["apply", &ex(), "--yes"]).code, 0);
+    let h = &w.fakes["prod-h100"];
+    h.update_as(
+        "kueue-controller",
+        "kueue.x-k8s.io/v1beta2",
+        "ClusterQueue",
+        "",
+        "inference",
+        &json!({"metadata": {"finalizers": ["kueue.x-k8s.io/resource-in-use"]}}),
+    )
+    .unwrap();
+    h.delete("kueue.x-k8s.io/v1beta2", "ClusterQueue", "", "inference");
+    let live = h.get("kueue.x-k8s.io/v1beta2", "ClusterQueue", "", "inference").unwrap();
+    assert!(live["metadata"]["deletionTimestamp"].is_string(), "{live}");
+    for command in ["plan", "drift"] {
+        let out = w.run(&[command, &ex(), "--cluster", "prod-h100"]);
+        assert_ne!(out.code, 0, "{command}: {}{}", out.stdout, out.stderr);
+        assert!(
+            out.stdout.contains("object-terminating")
+                && out.stdout.contains("ClusterQueue inference: being deleted since"),
+            "{command}: {}{}",
+            out.stdout,
+            out.stderr
+        );
+    }
+    let out = w.run(&["apply", &ex(), "--yes", "--cluster", "prod-h100"]);
+    assert_ne!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    assert!(out.stdout.contains("object-terminating"), "{}", out.stdout);
 }

@@ -57,8 +57,8 @@ pub struct ApplyArgs {
     /// After relabelling MIG nodes, wait for nvidia.com/mig.config.state.
     #[arg(long)]
     pub wait: bool,
-    /// How long --wait waits, in seconds (1 to 86400: a day).
-    #[arg(long, default_value_t = 1800, value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    /// How long --wait waits, in seconds (0 to 86400: a day).
+    #[arg(long, default_value_t = 1800, value_parser = clap::value_parser!(u64).range(0..=86_400))]
     pub wait_timeout: u64,
     /// How often --wait reads the nodes, in seconds (0.1 to 600).
     #[arg(long, default_value_t = 5.0, value_parser = interval_arg)]

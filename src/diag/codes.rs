@@ -209,6 +209,7 @@ codes! {
     ClusterUnreachable = "cluster-unreachable", Error, "a cluster's API server could not be reached or did not answer in time";
     KueueCrdMissing = "kueue-crd-missing", Error, "a cluster that should run Kueue does not serve Kueue's v1beta2 kinds";
     PruneHeldBack = "prune-held-back", Error, "a prune was held back because a create or update of the same cluster did not land";
+    ObjectTerminating = "object-terminating", Error, "an object capops renders is being deleted in the cluster";
     WriteHeldBack = "write-held-back", Error, "a create or update was held back because an object it names did not land";
     NamespaceMissing = "namespace-missing", Error, "a team's namespace does not exist in the cluster";
     ObjectInvalid = "object-invalid", Error, "the cluster refused an object as invalid";

@@ -18,6 +18,7 @@ use super::desired::{CLUSTER, DesiredObject, FIELD_MANAGER, REPOSITORY};
 use super::fields::{self, FieldDiff, Path, Seg};
 use super::plan::{Action, Change, Conflict, FieldConflict, ObjRef, ObjectError, Observed};
 use super::quantity;
+use crate::diag::Code;
 use crate::render::{MANAGED_BY, REVISION};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
@@ -423,6 +424,37 @@ pub fn plan_objects(
                 _ => None,
             }
         };
+        // Being deleted (a finalizer holds it: Kueue's while workloads are
+        // admitted): not as desired, whatever its fields say. A write
+        // cannot stop the deletion, so it is said, and what names it waits.
+        if let Some(since) = l.and_then(|l| l["metadata"]["deletionTimestamp"].as_str()) {
+            let finalizers: Vec<&str> = l
+                .and_then(|l| l["metadata"]["finalizers"].as_array())
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+                .collect();
+            changes.push(Change {
+                error: Some(ObjectError {
+                    code: Code::ObjectTerminating.as_str().into(),
+                    message: format!(
+                        "{}: being deleted since {since}{}: it disappears once {}; capops creates it again then",
+                        d.target,
+                        if finalizers.is_empty() {
+                            String::new()
+                        } else {
+                            format!(" (finalizers: {})", finalizers.join(", "))
+                        },
+                        if finalizers.is_empty() { "the deletion finishes" } else { "they finish" },
+                    ),
+                    help: Some(
+                        "wait for the deletion to finish (Kueue removes its finalizer once no admitted workload uses the object) and apply again".into(),
+                    ),
+                }),
+                ..change(Action::Error, d, l)
+            });
+            continue;
+        }
         let c = match l.map(|l| owner(l, id)) {
             Some(Owner::Gitops { tool, marker }) => Change {
                 conflict: Some(Conflict::Gitops { tool, marker }),

@@ -494,7 +494,7 @@ impl Store {
         }
         match old {
             Some(o) => {
-                for f in ["uid", "creationTimestamp"] {
+                for f in ["uid", "creationTimestamp", "deletionTimestamp"] {
                     if let Some(x) = o.value["metadata"].get(f) {
                         meta.insert(f.into(), x.clone());
                     }
@@ -808,6 +808,20 @@ impl Store {
                 ),
                 Some(details(k, name, &k.kind)),
             );
+        }
+        // Finalizers hold it: it is marked as being deleted, and returned.
+        let finalized = meta["finalizers"].as_array().is_some_and(|f| !f.is_empty());
+        if finalized {
+            if !dry_run && meta["deletionTimestamp"].is_null() {
+                let now = self.now();
+                self.resource_version += 1;
+                let rv = self.resource_version.to_string();
+                let stored = self.objects.get_mut(&key).expect("present");
+                stored.value["metadata"]["deletionTimestamp"] = now.into();
+                stored.value["metadata"]["resourceVersion"] = rv.into();
+            }
+            let stored = &self.objects[&key];
+            return Reply::ok(self.render(&self.kinds[ki], stored));
         }
         let mut d = details(k, name, &k.plural);
         d["uid"] = meta["uid"].clone();
