@@ -1655,3 +1655,29 @@ fn an_object_being_deleted_is_not_in_sync() {
     assert_ne!(out.code, 0, "{}{}", out.stdout, out.stderr);
     assert!(out.stdout.contains("object-terminating"), "{}", out.stdout);
 }
+
+#[test]
+fn a_cluster_that_names_its_context_is_never_reached_in_cluster() {
+    // No kubeconfig anywhere, in a pod (the service account's variables
+    // set): a Cluster that names its kubeContext is not reached through
+    // the pod's own cluster, which may be another one.
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path().display().to_string();
+    let out = run(
+        &["plan", &ex(), "--cluster", "infer-l4"],
+        &[
+            ("HOME", h.as_str()),
+            ("KUBECONFIG", ""),
+            ("KUBERNETES_SERVICE_HOST", "127.0.0.1"),
+            ("KUBERNETES_SERVICE_PORT", "1"),
+        ],
+    );
+    assert_eq!(out.code, 3, "{}{}", out.stdout, out.stderr);
+    assert!(
+        out.stdout.contains("error[kube-context-missing]")
+            && !out.stderr.contains("in-cluster"),
+        "{}{}",
+        out.stdout,
+        out.stderr
+    );
+}

@@ -126,6 +126,13 @@ impl Conn {
                         reason: e.to_string(),
                     })?
             }
+            // A Cluster that names its context is reached through it, never
+            // through the pod capops runs in: that may be another cluster.
+            None if context.is_some() => {
+                return Err(ConnectError::NoContext {
+                    context: ctx_name.clone(),
+                });
+            }
             None => kube::Config::incluster().map_err(|e| ConnectError::BadContext {
                 context: "in-cluster".into(),
                 reason: e.to_string(),

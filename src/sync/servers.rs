@@ -5,11 +5,13 @@
 use kube::config::Kubeconfig;
 
 /// The API server a context reaches: its cluster's `server`, without a
-/// trailing slash and lower-cased; `in-cluster` without a kubeconfig.
-/// `None` when the kubeconfig does not say (connecting says why).
+/// trailing slash and lower-cased; `in-cluster` without a kubeconfig for
+/// a Cluster that names no context (one that names a context reaches
+/// nothing without a kubeconfig). `None` when the kubeconfig does not say
+/// (connecting says why).
 pub fn server_of(kubeconfig: Option<&Kubeconfig>, context: Option<&str>) -> Option<String> {
     let Some(kc) = kubeconfig else {
-        return Some("in-cluster".into());
+        return context.is_none().then(|| "in-cluster".into());
     };
     let name = context.or(kc.current_context.as_deref())?;
     let cluster = kc
