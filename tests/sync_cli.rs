@@ -1681,3 +1681,34 @@ fn a_cluster_that_names_its_context_is_never_reached_in_cluster() {
         out.stderr
     );
 }
+
+#[test]
+fn a_workload_priority_class_waits_for_its_priority_class() {
+    // A PriorityClass's value cannot change in place (422). Its Kueue twin
+    // would take the new value alone, and Kueue would rank workloads apart
+    // from how the scheduler ranks their pods: it waits.
+    let w = World::new(None);
+    assert_eq!(w.run(&["apply", &ex(), "--yes", "--cluster", "prod-h100"]).code, 0);
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = copy_example(tmp.path());
+    let f = repo.join("priority-classes.yaml");
+    let text = std::fs::read_to_string(&f).unwrap();
+    let before = w.fakes["prod-h100"]
+        .get("kueue.x-k8s.io/v1beta2", "WorkloadPriorityClass", "", "development")
+        .unwrap();
+    let old = format!("  value: {}\n", before["value"]);
+    assert!(text.contains(&old), "{old}");
+    std::fs::write(&f, text.replacen(&old, "  value: 77\n", 1)).unwrap();
+    let out = w.run(&["apply", repo.to_str().unwrap(), "--yes", "--cluster", "prod-h100"]);
+    assert_ne!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    assert!(
+        out.stdout
+            .contains("WorkloadPriorityClass development: not written: it names PriorityClass development"),
+        "{}",
+        out.stdout
+    );
+    let after = w.fakes["prod-h100"]
+        .get("kueue.x-k8s.io/v1beta2", "WorkloadPriorityClass", "", "development")
+        .unwrap();
+    assert_eq!(after["value"], before["value"]);
+}

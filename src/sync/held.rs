@@ -1,6 +1,7 @@
 //! Writes that wait for what they name. A ClusterQueue names its
 //! ResourceFlavors and its Cohort, a LocalQueue its ClusterQueue, a Cohort
-//! its parent, and a node's `nvidia.com/mig.config` label a layout of the
+//! its parent, a WorkloadPriorityClass the PriorityClass of its name, and a
+//! node's `nvidia.com/mig.config` label a layout of the
 //! MIG manager's ConfigMap. When the create or update of the object named
 //! did not land, writing the one that names it breaks what runs (a
 //! ClusterQueue naming a flavor that is not there goes inactive and stops
@@ -35,6 +36,10 @@ pub fn references(c: &Change) -> Vec<String> {
         "LocalQueue" => {
             out.extend(text(&spec["clusterQueue"]).map(|n| format!("ClusterQueue {n}")));
         }
+        // Kueue ranks workloads by it and the scheduler pods by the
+        // PriorityClass of the same name: one changed without the other
+        // (a value change the API refuses) splits the two.
+        "WorkloadPriorityClass" => out.push(format!("PriorityClass {}", c.target.name)),
         "Cohort" => {
             for key in ["parentName", "parent"] {
                 out.extend(text(&spec[key]).map(|n| format!("Cohort {n}")));
