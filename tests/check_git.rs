@@ -907,3 +907,23 @@ fn a_comment_on_a_change_with_thousands_of_effects_fits_githubs_limit() {
         &out.stdout[..2000]
     );
 }
+
+#[test]
+fn a_flag_of_the_pull_request_loop_without_github_is_refused() {
+    // Beside --base, `--json-out FILE` was accepted and never written
+    // (clap refuses it alone).
+    let r = repo_at("");
+    let file = r.root.join("result.json");
+    let f = file.to_str().unwrap();
+    for args in [
+        &["--base", "HEAD", "--json-out", f][..],
+        &["--base", "HEAD", "--pr", "3"],
+        &["--base", "HEAD", "--base-branch", "main"],
+        &["--json-out", f],
+    ] {
+        let out = check(&r.root, args);
+        assert_eq!(out.code, 2, "{args:?}: {}{}", out.stdout, out.stderr);
+        assert!(out.stderr.contains("--github"), "{args:?}: {}", out.stderr);
+    }
+    assert!(!file.exists());
+}

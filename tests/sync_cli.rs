@@ -1605,18 +1605,43 @@ fn writes_that_name_an_object_that_did_not_land_wait_for_it() {
         "{}",
         out.stdout
     );
-    assert!(h.get("kueue.x-k8s.io/v1beta2", "ClusterQueue", "", "inference").is_none());
-    assert!(h.get("kueue.x-k8s.io/v1beta2", "LocalQueue", "inference", "inference").is_none());
+    assert!(
+        h.get("kueue.x-k8s.io/v1beta2", "ClusterQueue", "", "inference")
+            .is_none()
+    );
+    assert!(
+        h.get(
+            "kueue.x-k8s.io/v1beta2",
+            "LocalQueue",
+            "inference",
+            "inference"
+        )
+        .is_none()
+    );
     let node = h.get("v1", "Node", "", "mig-1").unwrap();
-    assert_eq!(node["metadata"]["labels"]["nvidia.com/mig.config"], "all-disabled");
+    assert_eq!(
+        node["metadata"]["labels"]["nvidia.com/mig.config"],
+        "all-disabled"
+    );
     // Once the other tool's objects are gone, the same apply writes them all.
     h.delete("kueue.x-k8s.io/v1beta2", "ResourceFlavor", "", "h100-mig");
-    h.delete("v1", "ConfigMap", "gpu-operator", "capops-mig-parted-config");
+    h.delete(
+        "v1",
+        "ConfigMap",
+        "gpu-operator",
+        "capops-mig-parted-config",
+    );
     let out = w.run(&["apply", &ex(), "--yes", "--cluster", "prod-h100"]);
     assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
-    assert!(h.get("kueue.x-k8s.io/v1beta2", "ClusterQueue", "", "inference").is_some());
+    assert!(
+        h.get("kueue.x-k8s.io/v1beta2", "ClusterQueue", "", "inference")
+            .is_some()
+    );
     let node = h.get("v1", "Node", "", "mig-1").unwrap();
-    assert_ne!(node["metadata"]["labels"]["nvidia.com/mig.config"], "all-disabled");
+    assert_ne!(
+        node["metadata"]["labels"]["nvidia.com/mig.config"],
+        "all-disabled"
+    );
 }
 
 #[test]
@@ -1638,14 +1663,18 @@ fn an_object_being_deleted_is_not_in_sync() {
     )
     .unwrap();
     h.delete("kueue.x-k8s.io/v1beta2", "ClusterQueue", "", "inference");
-    let live = h.get("kueue.x-k8s.io/v1beta2", "ClusterQueue", "", "inference").unwrap();
+    let live = h
+        .get("kueue.x-k8s.io/v1beta2", "ClusterQueue", "", "inference")
+        .unwrap();
     assert!(live["metadata"]["deletionTimestamp"].is_string(), "{live}");
     for command in ["plan", "drift"] {
         let out = w.run(&[command, &ex(), "--cluster", "prod-h100"]);
         assert_ne!(out.code, 0, "{command}: {}{}", out.stdout, out.stderr);
         assert!(
             out.stdout.contains("object-terminating")
-                && out.stdout.contains("ClusterQueue inference: being deleted since"),
+                && out
+                    .stdout
+                    .contains("ClusterQueue inference: being deleted since"),
             "{command}: {}{}",
             out.stdout,
             out.stderr
@@ -1674,8 +1703,7 @@ fn a_cluster_that_names_its_context_is_never_reached_in_cluster() {
     );
     assert_eq!(out.code, 3, "{}{}", out.stdout, out.stderr);
     assert!(
-        out.stdout.contains("error[kube-context-missing]")
-            && !out.stderr.contains("in-cluster"),
+        out.stdout.contains("error[kube-context-missing]") && !out.stderr.contains("in-cluster"),
         "{}{}",
         out.stdout,
         out.stderr
@@ -1688,27 +1716,48 @@ fn a_workload_priority_class_waits_for_its_priority_class() {
     // would take the new value alone, and Kueue would rank workloads apart
     // from how the scheduler ranks their pods: it waits.
     let w = World::new(None);
-    assert_eq!(w.run(&["apply", &ex(), "--yes", "--cluster", "prod-h100"]).code, 0);
+    assert_eq!(
+        w.run(&["apply", &ex(), "--yes", "--cluster", "prod-h100"])
+            .code,
+        0
+    );
     let tmp = tempfile::tempdir().unwrap();
     let repo = copy_example(tmp.path());
     let f = repo.join("priority-classes.yaml");
     let text = std::fs::read_to_string(&f).unwrap();
     let before = w.fakes["prod-h100"]
-        .get("kueue.x-k8s.io/v1beta2", "WorkloadPriorityClass", "", "development")
+        .get(
+            "kueue.x-k8s.io/v1beta2",
+            "WorkloadPriorityClass",
+            "",
+            "development",
+        )
         .unwrap();
     let old = format!("  value: {}\n", before["value"]);
     assert!(text.contains(&old), "{old}");
     std::fs::write(&f, text.replacen(&old, "  value: 77\n", 1)).unwrap();
-    let out = w.run(&["apply", repo.to_str().unwrap(), "--yes", "--cluster", "prod-h100"]);
+    let out = w.run(&[
+        "apply",
+        repo.to_str().unwrap(),
+        "--yes",
+        "--cluster",
+        "prod-h100",
+    ]);
     assert_ne!(out.code, 0, "{}{}", out.stdout, out.stderr);
     assert!(
-        out.stdout
-            .contains("WorkloadPriorityClass development: not written: it names PriorityClass development"),
+        out.stdout.contains(
+            "WorkloadPriorityClass development: not written: it names PriorityClass development"
+        ),
         "{}",
         out.stdout
     );
     let after = w.fakes["prod-h100"]
-        .get("kueue.x-k8s.io/v1beta2", "WorkloadPriorityClass", "", "development")
+        .get(
+            "kueue.x-k8s.io/v1beta2",
+            "WorkloadPriorityClass",
+            "",
+            "development",
+        )
         .unwrap();
     assert_eq!(after["value"], before["value"]);
 }

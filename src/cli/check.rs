@@ -364,10 +364,7 @@ pub(super) fn evaluate(
         effects: &loaded.effects.summary,
         author,
         co_authors,
-        config_files_changed: loaded
-            .base
-            .as_ref()
-            .map_or(&[][..], |b| &b.named_files_changed),
+        config_files_changed: loaded.base.as_ref().map_or(&[], |b| &b.named_files_changed),
     })
 }
 
@@ -404,7 +401,10 @@ pub(super) fn context(
 }
 
 pub fn check(cli: &Cli, args: &CheckArgs, io: &mut Io<'_>) -> Outcome {
-    check_to(cli, args, args.base.as_deref(), args.fail_on, None, io)
+    match args.github.stray_flag() {
+        Some(why) => Err(invalid(io, &why, None)),
+        None => check_to(cli, args, args.base.as_deref(), args.fail_on, None, io),
+    }
 }
 
 /// [`check`] against `base`, failing on `fail_on`, also writing the JSON

@@ -43,3 +43,26 @@ pub struct GithubArgs {
     #[arg(long, value_name = "FILE", requires = "github")]
     pub json_out: Option<PathBuf>,
 }
+
+impl GithubArgs {
+    /// A flag of the pull-request loop given without `--github` (clap's
+    /// `requires` does not hold them to it beside `--base`): it would be
+    /// ignored, so it is refused: what to say.
+    pub fn stray_flag(&self) -> Option<String> {
+        if self.github {
+            return None;
+        }
+        [
+            ("--json-out", self.json_out.is_some()),
+            ("--pr", self.pr.is_some()),
+            ("--repo", self.repo.is_some()),
+            ("--comment-author", self.comment_author.is_some()),
+            ("--base-branch", !self.base_branch.is_empty()),
+        ]
+        .into_iter()
+        .find_map(|(flag, given)| given.then_some(flag))
+        .map(|flag| {
+            format!("{flag} is a flag of the pull-request loop: it needs --github (add it to run as the pull-request gate, or drop {flag})")
+        })
+    }
+}
