@@ -225,6 +225,19 @@ pub fn url_problem(url: &str) -> Option<&'static str> {
     if url.contains('?') || url.contains('#') {
         return Some("it must not carry a query or fragment");
     }
+    // The port, when written: 1 to 65535 (99999 reads as an outage later).
+    let port = match authority.strip_prefix('[') {
+        Some(v6) => match v6.split_once(']') {
+            Some((_, after)) => after.strip_prefix(':'),
+            None => return Some("its IPv6 address has no closing `]`"),
+        },
+        None => authority.rsplit_once(':').map(|(_, p)| p),
+    };
+    if let Some(p) = port
+        && !(p.bytes().all(|b| b.is_ascii_digit()) && p.parse::<u16>().is_ok_and(|n| n > 0))
+    {
+        return Some("its port must be a number from 1 to 65535");
+    }
     None
 }
 

@@ -62,5 +62,13 @@ mod tests {
             &mut d,
         );
         assert_eq!(d.len(), 1);
+        for bad in ["http://127.0.0.1:99999", "http://h:0", "http://h:9x", "http://[::1:9090"] {
+            check_url(&s(bad), "prometheus.url", &mut d);
+        }
+        assert_eq!(d.len(), 5);
+        assert!(d[1].message.contains("port"), "{}", d[1].message);
+        check_url(&s("http://[::1]:9090"), "prometheus.url", &mut d);
+        check_url(&s("http://h/"), "prometheus.url", &mut d);
+        assert_eq!(d.len(), 5);
     }
 }
