@@ -299,7 +299,7 @@ impl SourceFile {
             }
             return LineCol {
                 line: row.line as usize + 1,
-                column: row.text[..end].chars().count() + 1,
+                column: row.text[..end].chars().count() + 1 - bom(row.line == 0, &row.text, end),
             };
         }
         self.line_col_in_whole(offset)
@@ -318,7 +318,7 @@ impl SourceFile {
         while end > line_start && !text.is_char_boundary(end) {
             end -= 1;
         }
-        let column = text[line_start..end].chars().count() + 1;
+        let column = text[line_start..end].chars().count() + 1 - bom(line_idx == 0, text, end);
         LineCol {
             line: line_idx + 1,
             column,
@@ -345,6 +345,8 @@ impl SourceFile {
                 },
             },
         };
+        // An editor shows no byte-order mark: column 1 is after it.
+        let column = column + bom(line <= 1, rest, rest.len());
         let mut off = start;
         for (n, (i, ch)) in rest.char_indices().enumerate() {
             if n + 1 >= column || ch == '\n' {
@@ -354,6 +356,12 @@ impl SourceFile {
         }
         off
     }
+}
+
+/// 1 when `text` is the first line, starts with a byte-order mark, and the
+/// column counted reaches past it (`end`): editors do not show it.
+fn bom(first_line: bool, text: &str, end: usize) -> usize {
+    usize::from(first_line && end >= 3 && text.starts_with('\u{FEFF}'))
 }
 
 /// All files of one load, addressed by [`FileId`].
@@ -474,6 +482,18 @@ mod tests {
         assert_eq!(f.line_col(5), LineCol { line: 2, column: 2 });
         assert_eq!(f.offset_of(2, 2), 5);
         assert_eq!(f.line_col(1000), LineCol { line: 3, column: 1 });
+    }
+
+    #[test]
+    fn a_byte_order_mark_takes_no_column() {
+        // Editors do not show it: `apiVersion` is at column 1, its value at 13.
+        let mut map = SourceMap::new();
+        let id = map.add("a.yaml", "\u{FEFF}apiVersion: foo/v1\nb: 1\n");
+        let f = map.get(id);
+        assert_eq!(f.line_col(3), LineCol { line: 1, column: 1 });
+        assert_eq!(f.line_col(15), LineCol { line: 1, column: 13 });
+        assert_eq!(f.offset_of(1, 13), 15);
+        assert_eq!(f.line_col(22), LineCol { line: 2, column: 1 });
     }
 
     #[test]
