@@ -491,7 +491,13 @@ mod tests {
         let id = map.add("a.yaml", "\u{FEFF}apiVersion: foo/v1\nb: 1\n");
         let f = map.get(id);
         assert_eq!(f.line_col(3), LineCol { line: 1, column: 1 });
-        assert_eq!(f.line_col(15), LineCol { line: 1, column: 13 });
+        assert_eq!(
+            f.line_col(15),
+            LineCol {
+                line: 1,
+                column: 13
+            }
+        );
         assert_eq!(f.offset_of(1, 13), 15);
         assert_eq!(f.line_col(22), LineCol { line: 2, column: 1 });
     }

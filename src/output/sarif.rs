@@ -20,7 +20,7 @@ fn physical(l: &Label, sources: &SourceMap, paths: &Paths) -> Value {
     let end = sources.end_line_col(l.span);
     json!({
         "physicalLocation": {
-            "artifactLocation": {"uri": paths.file(sources, l.span.file), "uriBaseId": "%SRCROOT%"},
+            "artifactLocation": {"uri": uri(&paths.file(sources, l.span.file)), "uriBaseId": "%SRCROOT%"},
             "region": {
                 "startLine": start.line,
                 "startColumn": start.column,
@@ -30,6 +30,21 @@ fn physical(l: &Label, sources: &SourceMap, paths: &Paths) -> Value {
         },
         "message": {"text": l.text},
     })
+}
+
+/// A repository path as a relative URI reference (RFC 3986): every byte
+/// but the unreserved ones and `/` percent-encoded, so a file named
+/// `a b#c?.yaml` is not read as a fragment or a query.
+pub fn uri(path: &str) -> String {
+    let mut out = String::with_capacity(path.len());
+    for b in path.bytes() {
+        if b.is_ascii_alphanumeric() || b"-._~/".contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
 }
 
 /// The most results one run carries: GitHub code scanning stores and shows
@@ -164,5 +179,18 @@ mod tests {
         );
         assert_eq!(v["runs"][0]["results"].as_array().unwrap().len(), 3);
         assert!(v["runs"][0].get("invocations").is_none());
+    }
+}
+
+#[cfg(test)]
+mod uri_tests {
+    #[test]
+    fn paths_are_percent_encoded_as_uri_references() {
+        assert_eq!(
+            super::uri("teams/a b#c%%20?.yaml"),
+            "teams/a%20b%23c%25%2520%3F.yaml"
+        );
+        assert_eq!(super::uri("clusters/é.yaml"), "clusters/%C3%A9.yaml");
+        assert_eq!(super::uri("requests/ok-1_2.yaml"), "requests/ok-1_2.yaml");
     }
 }

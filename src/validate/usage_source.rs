@@ -62,7 +62,12 @@ mod tests {
             &mut d,
         );
         assert_eq!(d.len(), 1);
-        for bad in ["http://127.0.0.1:99999", "http://h:0", "http://h:9x", "http://[::1:9090"] {
+        for bad in [
+            "http://127.0.0.1:99999",
+            "http://h:0",
+            "http://h:9x",
+            "http://[::1:9090",
+        ] {
             check_url(&s(bad), "prometheus.url", &mut d);
         }
         assert_eq!(d.len(), 5);

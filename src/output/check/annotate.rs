@@ -97,7 +97,7 @@ pub fn sarif(
         let Some(span) = e.location else { continue };
         let start = sources.line_col(span);
         let location = serde_json::json!([{"physicalLocation": {
-            "artifactLocation": {"uri": paths.file(sources, span.file), "uriBaseId": "%SRCROOT%"},
+            "artifactLocation": {"uri": crate::output::sarif::uri(&paths.file(sources, span.file)), "uriBaseId": "%SRCROOT%"},
             "region": {"startLine": start.line, "startColumn": start.column}
         }}]);
         if e.decision.outcome == Outcome::NeedsApproval {
