@@ -362,6 +362,14 @@ fn report_formats_text_markdown_and_self_contained_html() {
         row("h100-serve-1y")
     );
     assert!(!text.stdout.contains("gives up"), "{}", text.stdout);
+    // Its saving rests on the serving requests ending as their windows say.
+    assert!(
+        text.stdout.contains(
+            "the plan buys for the demand left once `inference-llm-serving` (32 GPUs, 2027-01-01), `inference-holiday-peak` (16 GPUs, 2027-01-05) end as their windows say: renewed, the pool needs their GPUs again"
+        ),
+        "{}",
+        text.stdout
+    );
     for hour in ["06", "12", "18"] {
         let at = format!("{AT}T{hour}:00:00Z");
         let other = run(&["report", &example(), "--at", &at], &[]);

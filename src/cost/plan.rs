@@ -497,6 +497,7 @@ fn commitment(
     let others = nodes.max(committed) - committed;
     let hourly = m.block_gpus + m.spot_gpus + m.on_demand_gpus;
     risks.extend(super::plan_changes::autoscaling(others, hourly));
+    risks.extend(super::plan_changes::ending_requests(a, entry));
     let buy = if parts.iter().all(|p| p.starts_with("sized after")) {
         let mut keep = if m.monthly_locked > Decimal::ZERO {
             format!("keep only the {held}, which cover the demand")

@@ -303,3 +303,50 @@ pub(super) fn autoscaling(others: u32, hourly_gpus: f64) -> Option<String> {
         "the saving assumes the pool's {others} other nodes {follow}; held all month, they are paid every hour as today and this saving is not realised"
     ))
 }
+
+/// The running, non-preemptible requests of the pool that end inside the
+/// plan's days as their windows say: the forecast drops their GPUs then,
+/// and so does the plan's purchase, so its saving rests on their ending
+/// (renewed, the pool needs them). Named, largest first, at most three.
+pub(super) fn ending_requests(a: &Analysis<'_>, entry: &super::PoolEntry<'_>) -> Option<String> {
+    let at = a.at.hour_index();
+    let mut ending: Vec<&super::approved::PoolRequest> = entry
+        .requests
+        .iter()
+        .filter(|r| {
+            !r.preemptible
+                && r.gpus > 0.0
+                && r.hours.start <= at
+                && r.hours.end > at
+                && r.hours.end <= at + super::OUTLOOK_HOURS
+        })
+        .collect();
+    if ending.is_empty() {
+        return None;
+    }
+    ending.sort_by(|x, y| y.gpus.total_cmp(&x.gpus).then(x.name.cmp(&y.name)));
+    let named: Vec<String> = ending
+        .iter()
+        .take(3)
+        .map(|r| {
+            let end = crate::model::Timestamp::from_second(r.hours.end * 3600)
+                .map_or_else(String::new, |t| format!(", {}", t.date()));
+            format!("`{}` ({} GPUs{end})", r.name, gpu_text(r.gpus))
+        })
+        .collect();
+    let more = ending.len().saturating_sub(3);
+    let (verb, whose) = if ending.len() == 1 {
+        ("ends as its window says", "its")
+    } else {
+        ("end as their windows say", "their")
+    };
+    let more = if more > 0 {
+        format!(" and {more} more")
+    } else {
+        String::new()
+    };
+    Some(format!(
+        "the plan buys for the demand left once {}{more} {verb}: renewed, the pool needs {whose} GPUs again",
+        named.join(", "),
+    ))
+}
