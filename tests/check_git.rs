@@ -927,3 +927,21 @@ fn a_flag_of_the_pull_request_loop_without_github_is_refused() {
     }
     assert!(!file.exists());
 }
+
+#[test]
+fn the_pull_request_loops_flags_refuse_values_github_never_has() {
+    let r = repo_at("");
+    for (flag, value) in [
+        ("--pr", "0"),
+        ("--token-env", ""),
+        ("--token-env", "A B"),
+        ("--comment-author", "a b<"),
+        ("--base-branch", ""),
+        ("--base-branch", "a..b"),
+    ] {
+        let arg = format!("{flag}={value}");
+        let out = check(&r.root, &["--github", &arg]);
+        assert_eq!(out.code, 2, "{arg}: {}{}", out.stdout, out.stderr);
+        assert!(out.stderr.contains(flag), "{arg}: {}", out.stderr);
+    }
+}

@@ -80,21 +80,12 @@ pub struct CheckArgs {
         value_name = "LOGIN",
         requires = "base",
         conflicts_with = "github",
-        value_parser = author_arg
+        value_parser = crate::github::args::login
     )]
     pub author: Option<String>,
     /// The pull-request loop on GitHub (`--github` and its flags).
     #[command(flatten)]
     pub github: crate::github::args::GithubArgs,
-}
-
-/// clap value parser for `--author`: a GitHub login or `app-slug[bot]`.
-fn author_arg(s: &str) -> Result<String, String> {
-    if crate::validate::names::is_github_actor(s) {
-        Ok(s.trim_start_matches('@').to_string())
-    } else {
-        Err("write a GitHub login (`alice`) or a GitHub App's account (`app-slug[bot]`)".into())
-    }
 }
 
 #[derive(Debug, clap::Args)]

@@ -30,7 +30,18 @@ fn g8_repo_with(
     gpus: f64,
     more: &[(&str, String)],
 ) -> Repo {
-    let mut files = vec![
+    let mut files = g8_files(nodes, purchase, reservations);
+    files.push((
+        "usage/c.csv",
+        usage(now, 90, "p", "vision", move |_| gpus, move |_| gpus),
+    ));
+    files.extend(more.iter().cloned());
+    repo_of(&files)
+}
+
+/// The files of [`g8_repo`] but its usage.
+fn g8_files(nodes: u32, purchase: &str, reservations: &[String]) -> Vec<(&'static str, String)> {
+    vec![
         ("capops.yaml", CONFIG.into()),
         (
             "prices.yaml",
@@ -46,13 +57,7 @@ fn g8_repo_with(
         ),
         ("team.yaml", team("vision", None)),
         ("reservations.yaml", reservations.concat()),
-        (
-            "usage/c.csv",
-            usage(now, 90, "p", "vision", move |_| gpus, move |_| gpus),
-        ),
-    ];
-    files.extend(more.iter().cloned());
-    repo_of(&files)
+    ]
 }
 
 #[test]
@@ -510,29 +515,13 @@ fn a_reservation_kept_in_part_names_what_it_gives_up() {
     // it gives up are a risk.
     let now = at("2026-11-20T00:00:00Z");
     let peak = |h: i64| if h.rem_euclid(24) < 2 { 56.0 } else { 40.0 };
-    let repo = {
-        repo_of(&[
-            ("capops.yaml", CONFIG.into()),
-            (
-                "prices.yaml",
-                catalog(
-                    "    - {provider: aws, region: us-east-2, instanceType: g8, gpusPerInstance: 8, onDemand: 80, reserved1y: 50, source: test}\n",
-                ),
-            ),
-            (
-                "cluster.yaml",
-                cluster(
-                    "    - {name: p, gpuModel: h100-80gb-sxm, instanceType: g8, gpusPerNode: 8, nodes: 12, purchase: {reserved: 10, onDemand: 2}}\n",
-                ),
-            ),
-            ("team.yaml", team("vision", None)),
-            (
-                "reservations.yaml",
-                g8_reservation("big", 10, 40, "2026-11-01", "2027-11-01"),
-            ),
-            ("usage/c.csv", usage(now, 90, "p", "vision", peak, peak)),
-        ])
-    };
+    let mut files = g8_files(
+        12,
+        "{reserved: 10, onDemand: 2}",
+        &[g8_reservation("big", 10, 40, "2026-11-01", "2027-11-01")],
+    );
+    files.push(("usage/c.csv", usage(now, 90, "p", "vision", peak, peak)));
+    let repo = repo_of(&files);
     let a = Analysis::new(&repo, now);
     let recs = plan::recommendations(&a);
     let mix = recs
