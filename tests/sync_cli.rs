@@ -1761,3 +1761,38 @@ fn a_workload_priority_class_waits_for_its_priority_class() {
         .unwrap();
     assert_eq!(after["value"], before["value"]);
 }
+
+#[test]
+fn prunes_wait_while_another_cluster_of_the_apply_could_not_be_planned() {
+    // A team's quota in infer-l4 is no longer rendered (it may be moving to
+    // train-a100), and train-a100 cannot be reached: infer-l4 keeps it until
+    // an apply reaches every cluster.
+    let mut w = World::new(None);
+    w.fakes["infer-l4"].namespaces(&["temp"]);
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = copy_example(tmp.path());
+    std::fs::write(
+        repo.join("teams/temp.yaml"),
+        "apiVersion: capops.dev/v1alpha1\nkind: Team\nmetadata: {name: temp}\nspec:\n  displayName: Temp\n  costCenter: CC-1\n  leads: [someone]\n  clusters:\n    infer-l4:\n      namespace: temp\n      quota: {nvidia.com/gpu: 1}\n",
+    )
+    .unwrap();
+    let out = w.run(&["apply", repo.to_str().unwrap(), "--yes"]);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    let quota = |w: &World| w.fakes["infer-l4"].get("v1", "ResourceQuota", "temp", "capops-gpu");
+    assert!(quota(&w).is_some());
+    w.write_kubeconfig(Some("train-a100"));
+    let out = w.run(&["apply", &ex(), "--yes"]);
+    assert_eq!(out.code, 3, "{}{}", out.stdout, out.stderr);
+    assert!(
+        out.stdout.contains("prune-held-back")
+            && out.stdout.contains("train-a100 could not be planned"),
+        "{}",
+        out.stdout
+    );
+    assert!(quota(&w).is_some());
+    // Every cluster reached: the prune goes through.
+    w.write_kubeconfig(None);
+    let out = w.run(&["apply", &ex(), "--yes"]);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    assert!(quota(&w).is_none());
+}

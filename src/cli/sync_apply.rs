@@ -241,7 +241,18 @@ pub fn apply(cli: &Cli, a: &ApplyArgs, io: &mut Io<'_>) -> Outcome {
             return Ok(Exit::Gate);
         }
     }
+    let failed: Vec<&str> = plan
+        .clusters
+        .iter()
+        .filter(|p| p.error.is_some())
+        .map(|p| p.cluster.as_str())
+        .collect();
     let options = |cluster: &str| ApplyOptions {
+        failed_elsewhere: failed
+            .iter()
+            .filter(|c| **c != cluster)
+            .map(|c| c.to_string())
+            .collect(),
         force_conflicts: a.force_conflicts,
         preconditions: preconditions.get(cluster).cloned().unwrap_or_default(),
         wait: a.wait.then(|| crate::sync::apply::Wait {

@@ -82,6 +82,10 @@ pub struct ApplyOptions {
     pub preconditions: BTreeMap<String, String>,
     /// Wait for the MIG manager after relabelling nodes.
     pub wait: Option<Wait>,
+    /// Other clusters of the apply that could not be planned: prunes wait
+    /// for them too (a team moved from here to one of them would be left
+    /// with no quota anywhere).
+    pub failed_elsewhere: Vec<String>,
 }
 
 /// How long and how often to watch `nvidia.com/mig.config.state`.
@@ -227,7 +231,7 @@ pub async fn apply_cluster(
             apply_nodes(conn, plan, o, progress, &mut out, &missing).await;
             labelled = true;
         }
-        if delete && missed > 0 {
+        if delete && (missed > 0 || !o.failed_elsewhere.is_empty()) {
             // A prune after a failed create would leave the team with
             // neither the old object nor the new one (a quota moved to a
             // namespace that does not exist yet): prunes wait for a clean
@@ -240,12 +244,20 @@ pub async fn apply_cluster(
                     status: "skipped".into(),
                     error: Some(ObjectError {
                         code: Code::PruneHeldBack.as_str().into(),
-                        message: format!(
-                            "{}: not deleted: {missed} create{} or update{} in this cluster did not land",
-                            c.target,
-                            if missed == 1 { "" } else { "s" },
-                            if missed == 1 { "" } else { "s" },
-                        ),
+                        message: if missed > 0 {
+                            format!(
+                                "{}: not deleted: {missed} create{} or update{} in this cluster did not land",
+                                c.target,
+                                if missed == 1 { "" } else { "s" },
+                                if missed == 1 { "" } else { "s" },
+                            )
+                        } else {
+                            format!(
+                                "{}: not deleted: {} could not be planned, and what this cluster gives up may be moving there",
+                                c.target,
+                                o.failed_elsewhere.join(", ")
+                            )
+                        },
                         help: Some(
                             "fix what failed and apply again; prunes run once every create and update of the cluster lands".into(),
                         ),
