@@ -300,7 +300,7 @@ pub(super) fn autoscaling(others: u32, hourly_gpus: f64) -> Option<String> {
         "scale to zero or are released (no demand is forecast beyond the commitments)".into()
     };
     Some(format!(
-        "the saving assumes the pool's {others} other nodes {follow}; held all month, they are paid every hour as today and this saving is not realised"
+        "the saving assumes the pool's {others} other nodes {follow}; held all month, they are paid every hour (on demand, at the purchase the plan writes: more than today where it moves reserved or spot nodes to on demand) and this saving is not realised"
     ))
 }
 
