@@ -1533,3 +1533,23 @@ fn report_out_dash_is_stdout_and_explain_keeps_a_name_on_one_line() {
         out.stderr
     );
 }
+
+#[test]
+fn a_path_that_is_a_link_loop_is_no_config_for_every_command() {
+    // `check`, `render` and `report` read git first, and git's "too many
+    // levels of symbolic links" came out as exit 3 with a safe.directory hint.
+    let dir = tempfile::tempdir().unwrap();
+    let looped = dir.path().join("loop");
+    std::os::unix::fs::symlink(&looped, &looped).unwrap();
+    let p = looped.to_str().unwrap();
+    for args in [
+        &["validate", p][..],
+        &["check", p, "--at", "2026-11-22"],
+        &["render", p, "--at", "2026-11-22"],
+        &["report", p, "--at", "2026-11-22"],
+    ] {
+        let out = common::run(args, &[]);
+        assert_eq!(out.code, 2, "{args:?}: {}{}", out.stdout, out.stderr);
+        assert!(out.stderr.contains("no-config"), "{args:?}: {}", out.stderr);
+    }
+}

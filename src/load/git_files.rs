@@ -13,6 +13,9 @@ use std::path::Path;
 /// revisions to stamp, compare and roll back by: a repository it cannot
 /// open is never taken for a folder outside git.
 pub fn refusal(root: &Path) -> Option<String> {
+    // A path that does not resolve (missing, a link loop) holds no
+    // repository: loading it says what is wrong (`no-config`).
+    root.canonicalize().ok()?;
     match Repository::discover(root) {
         Err(e) if e.code() != git2::ErrorCode::NotFound => Some(e.message().to_string()),
         // A `.git` above it that git cannot open (a worktree's or a
