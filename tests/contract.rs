@@ -84,6 +84,7 @@ fn failure(e: kube::Error) -> ApiFailure {
                         .collect()
                 })
                 .unwrap_or_default(),
+            retry_after: None,
         },
         e => panic!("not an API error: {e}"),
     }

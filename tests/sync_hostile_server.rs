@@ -204,6 +204,30 @@ fn a_server_that_says_slow_down_is_tried_three_times_a_call_and_said_so() {
 }
 
 #[test]
+fn a_server_that_asks_to_wait_is_waited_for() {
+    // 429 with `Retry-After: 2`: capops waits the 2 seconds asked between
+    // its tries (not its own half a second), so a call's three tries take
+    // at least 4 seconds before it reports the server's words.
+    let started = std::time::Instant::now();
+    let out = plan(|s| {
+        let b = r#"{"kind":"Status","apiVersion":"v1","status":"Failure","message":"too many requests, please try again later","reason":"TooManyRequests","code":429}"#;
+        let _ = write!(
+            s,
+            "HTTP/1.1 429 Too Many Requests\r\nretry-after: 2\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{b}",
+            b.len()
+        );
+    });
+    let all = out.stdout.clone() + &out.stderr;
+    assert_eq!(out.code, 3, "{all}");
+    assert!(all.contains("429 TooManyRequests"), "{all}");
+    assert!(
+        started.elapsed() >= std::time::Duration::from_secs(4),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
+#[test]
 fn a_context_that_cannot_be_used_gets_the_fix_for_its_own_fault() {
     let dir = tempfile::tempdir().unwrap();
     for (cluster_entry, context_cluster, help) in [

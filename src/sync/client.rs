@@ -24,6 +24,8 @@ use std::time::Duration;
 
 /// Attempts per call (the first and two retries).
 pub const ATTEMPTS: u32 = 3;
+/// The longest a server's `Retry-After` is waited for between tries.
+pub const MAX_RETRY_AFTER: Duration = Duration::from_secs(5);
 /// Connect and read timeouts.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 pub const READ_TIMEOUT: Duration = Duration::from_secs(30);
@@ -219,7 +221,14 @@ impl Conn {
         let mut last = CallError::Transport("no attempt made".into());
         for attempt in 0..ATTEMPTS {
             if attempt > 0 {
-                tokio::time::sleep(Duration::from_millis(250 << attempt)).await;
+                // As long as the server asked (429's `Retry-After`), up to
+                // `MAX_RETRY_AFTER`, and never less than the backoff.
+                let asked = match &last {
+                    CallError::Api(f) => f.retry_after.unwrap_or(0).min(MAX_RETRY_AFTER.as_secs()),
+                    _ => 0,
+                };
+                let wait = Duration::from_millis(250 << attempt).max(Duration::from_secs(asked));
+                tokio::time::sleep(wait).await;
             }
             let mut b = http::Request::builder()
                 .method(parts.method.clone())
@@ -273,6 +282,11 @@ impl Conn {
             .await
             .map_err(|e| CallError::Transport(self.scrub(&chain(&e))))?;
         let code = res.status().as_u16();
+        let retry_header = res
+            .headers()
+            .get(http::header::RETRY_AFTER)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.trim().parse::<u64>().ok());
         let bytes = http_body_util::Limited::new(res.into_body(), MAX_ANSWER_BYTES)
             .collect()
             .await
@@ -322,6 +336,7 @@ impl Conn {
                         message: self.scrub(c["message"].as_str().unwrap_or_default()),
                     })
                     .collect(),
+                retry_after: retry_header.or(body["details"]["retryAfterSeconds"].as_u64()),
             }
         } else {
             let text = String::from_utf8_lossy(&bytes);
@@ -335,6 +350,7 @@ impl Conn {
                     format!("HTTP {code}")
                 },
                 causes: Vec::new(),
+                retry_after: retry_header,
             }
         };
         Err(CallError::Api(failure))

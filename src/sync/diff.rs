@@ -136,12 +136,15 @@ pub fn applied_by_capops(live: &Value) -> bool {
 }
 
 /// A failed API call, as the server's Status said it.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ApiFailure {
     pub code: u16,
     pub reason: String,
     pub message: String,
     pub causes: Vec<Cause>,
+    /// Seconds the server asked to wait before trying again (the
+    /// `Retry-After` header, else the Status's `details.retryAfterSeconds`).
+    pub retry_after: Option<u64>,
 }
 
 /// One `details.causes[]` entry of a Status.

@@ -71,6 +71,7 @@ fn failure(code: u16, reason: &str, message: &str, causes: &[(&str, &str, &str)]
                 message: m.to_string(),
             })
             .collect(),
+        retry_after: None,
     }
 }
 
