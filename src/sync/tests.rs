@@ -59,18 +59,16 @@ fn live_set(objects: &[Value]) -> Live {
 }
 
 fn failure(code: u16, reason: &str, message: &str, causes: &[(&str, &str, &str)]) -> ApiFailure {
+    let cause = |&(r, f, m): &(&str, &str, &str)| Cause {
+        reason: r.into(),
+        field: f.into(),
+        message: m.into(),
+    };
     ApiFailure {
         code,
         reason: reason.into(),
         message: message.into(),
-        causes: causes
-            .iter()
-            .map(|(r, f, m)| Cause {
-                reason: r.to_string(),
-                field: f.to_string(),
-                message: m.to_string(),
-            })
-            .collect(),
+        causes: causes.iter().map(cause).collect(),
         retry_after: None,
     }
 }
