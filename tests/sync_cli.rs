@@ -1796,3 +1796,54 @@ fn prunes_wait_while_another_cluster_of_the_apply_could_not_be_planned() {
     assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
     assert!(quota(&w).is_none());
 }
+
+#[test]
+fn a_cluster_pinned_to_its_api_server_is_never_reached_through_another() {
+    // infer-l4 pins a server its context does not reach (the context was
+    // re-pointed, or merged from another kubeconfig); prod-h100 pins its
+    // own, spelled another way. infer-l4 is refused before anything is
+    // read from or sent to it; the others are planned and applied.
+    let w = World::new(None);
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = copy_example(tmp.path());
+    let pin = |file: &str, context: &str, server: &str| {
+        let f = repo.join("clusters").join(file);
+        let text = std::fs::read_to_string(&f).unwrap();
+        let line = format!("  kubeContext: {context}\n");
+        assert!(text.contains(&line), "{text}");
+        std::fs::write(
+            &f,
+            text.replacen(&line, &format!("{line}  apiServer: {server}\n"), 1),
+        )
+        .unwrap();
+    };
+    pin(
+        "infer-l4.yaml",
+        "gke_acme_us-central1_infer-l4",
+        "https://34.118.0.10",
+    );
+    let prod = w.fakes["prod-h100"]
+        .url()
+        .replace("http://127.0.0.1", "HTTP://localhost");
+    pin("prod-h100.yaml", "prod-h100-use1", &format!("{prod}/"));
+    let dir = repo.to_str().unwrap();
+    w.reset();
+    for args in [vec!["plan", dir], vec!["apply", dir, "--yes"]] {
+        let out = w.run(&args);
+        assert_eq!(out.code, 3, "{}{}", out.stdout, out.stderr);
+        let url = w.fakes["infer-l4"].url();
+        assert!(
+            out.stdout.contains(&format!(
+                "error[api-server-mismatch]: the context `gke_acme_us-central1_infer-l4` reaches {url}, but the Cluster's apiServer is https://34.118.0.10"
+            )),
+            "{}",
+            out.stdout
+        );
+        assert_eq!(w.fakes["infer-l4"].counts().total(), 0);
+        assert!(w.fakes["prod-h100"].counts().total() > 0);
+    }
+    // The apply wrote prod-h100 and train-a100, nothing on infer-l4.
+    assert!(w.fakes["prod-h100"].counts().writes > 0);
+    assert!(w.fakes["train-a100"].counts().writes > 0);
+    assert!(w.fakes["infer-l4"].all("v1", "ResourceQuota").is_empty());
+}

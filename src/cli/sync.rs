@@ -60,7 +60,14 @@ pub(super) fn plan_all(
             let s = s.clone();
             async move {
                 progress.start(&t.cluster, "connecting");
-                let conn = match support::connect(kc, t.context.as_deref(), plugins).await {
+                let conn = match support::connect(
+                    kc,
+                    t.context.as_deref(),
+                    t.spec.api_server.as_ref().map(|s| s.value.as_str()),
+                    plugins,
+                )
+                .await
+                {
                     Ok(c) => c,
                     Err(e) => {
                         progress.finish(&t.cluster, "failed");
@@ -257,7 +264,14 @@ pub fn verify(cli: &Cli, c: &Common, io: &mut Io<'_>) -> Outcome {
             let kc = kc.as_ref();
             let plugins = &plugins;
             async move {
-                let conn = match support::connect(kc, t.context.as_deref(), plugins).await {
+                let conn = match support::connect(
+                    kc,
+                    t.context.as_deref(),
+                    t.spec.api_server.as_ref().map(|s| s.value.as_str()),
+                    plugins,
+                )
+                .await
+                {
                     Ok(c) => c,
                     Err(e) => return (t, Err(e)),
                 };

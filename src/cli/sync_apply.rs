@@ -141,6 +141,12 @@ pub fn apply(cli: &Cli, a: &ApplyArgs, io: &mut Io<'_>) -> Outcome {
             let names: Vec<&str> = plan.clusters.iter().map(|c| c.cluster.as_str()).collect();
             support::refuse_shared(&checkout.contexts, &names, kc.as_ref(), io)?;
             let known: Vec<String> = checkout.contexts.iter().map(|c| c.0.clone()).collect();
+            // Each Cluster's pinned API server, as the checkout has it.
+            let pins: BTreeMap<String, String> = checkout
+                .targets
+                .iter()
+                .filter_map(|t| Some((t.cluster.clone(), t.spec.api_server.clone()?.value)))
+                .collect();
             if let Some(only) = &a.common.cluster {
                 plan.clusters.retain(|c| &c.cluster == only);
             }
@@ -152,11 +158,19 @@ pub fn apply(cli: &Cli, a: &ApplyArgs, io: &mut Io<'_>) -> Outcome {
                     let s = settings(&repository, known.clone());
                     let kc = kc.as_ref();
                     let plugins = &plugins;
+                    let pins = &pins;
                     async move {
                         if p.error.is_some() {
                             return (None, Ok((Vec::new(), BTreeMap::new())));
                         }
-                        let conn = match support::connect(kc, p.context.as_deref(), plugins).await {
+                        let conn = match support::connect(
+                            kc,
+                            p.context.as_deref(),
+                            pins.get(&p.cluster).map(String::as_str),
+                            plugins,
+                        )
+                        .await
+                        {
                             Ok(c) => c,
                             Err(e) => return (None, Err(e)),
                         };

@@ -10,7 +10,7 @@ use crate::model::Timestamp;
 use crate::model::{ClusterSpec, Document, Repo};
 use crate::output::{Format, Paths};
 use crate::render::{self, templates};
-use crate::sync::client::{Conn, Source};
+use crate::sync::client::{Conn, Source, normal_server};
 use crate::sync::credential_plugin::Plugins;
 use crate::sync::desired::{self, Desired};
 use crate::sync::plan::ClusterError;
@@ -280,13 +280,16 @@ pub fn plugins(io: &mut Io<'_>) -> Result<Arc<Plugins>, Stop> {
     )))
 }
 
-/// Connects to a cluster, or says why not.
+/// Connects to a cluster, or says why not: also when the Cluster pins
+/// its API server (`apiServer`) and the context reaches another, before
+/// anything is read from or sent to it.
 pub async fn connect(
     kc: Option<&kube::config::Kubeconfig>,
     context: Option<&str>,
+    pin: Option<&str>,
     plugins: &Arc<Plugins>,
 ) -> Result<Conn, ClusterError> {
-    Conn::connect(kc, context, plugins)
+    let conn = Conn::connect(kc, context, plugins)
         .await
         .map_err(|e| ClusterError {
             code: match e.code() {
@@ -297,7 +300,22 @@ pub async fn connect(
             .to_string(),
             message: e.to_string(),
             help: Some(e.help()),
-        })
+        })?;
+    match pin {
+        Some(pin) if normal_server(pin) != normal_server(&conn.server) => Err(ClusterError {
+            code: Code::ApiServerMismatch.as_str().to_string(),
+            message: format!(
+                "the context `{}` reaches {}, but the Cluster's apiServer is {}: nothing was read from or sent to it",
+                context.unwrap_or("(current)"),
+                conn.server,
+                crate::sync::secrets::without_userinfo(pin),
+            ),
+            help: Some(
+                "point the kubeconfig context at the Cluster's own API server (`kubectl config view --minify`), or, if the cluster moved, change the Cluster's apiServer in a reviewed pull request".into(),
+            ),
+        }),
+        _ => Ok(conn),
+    }
 }
 
 /// A runtime for the kube client; the core stays synchronous.

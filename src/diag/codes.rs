@@ -206,6 +206,7 @@ codes! {
     KubeconfigInvalid = "kubeconfig-invalid", Error, "no usable kubeconfig was found, or it could not be read";
     KubeContextShared = "kube-context-shared", Error, "two Clusters name the same kubeContext or reach one API server";
     KubeContextMissing = "kube-context-missing", Error, "a Cluster's kubeContext is not a context of the kubeconfig";
+    ApiServerMismatch = "api-server-mismatch", Error, "a Cluster's kubeContext reaches another API server than its apiServer pins";
     ClusterUnreachable = "cluster-unreachable", Error, "a cluster's API server could not be reached or did not answer in time";
     KueueCrdMissing = "kueue-crd-missing", Error, "a cluster that should run Kueue does not serve Kueue's v1beta2 kinds";
     PruneHeldBack = "prune-held-back", Error, "a prune was held back because a create or update of the same cluster did not land";

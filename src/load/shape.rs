@@ -335,6 +335,12 @@ fn describe(
                 .and_then(crate::diag::lookalike::first_non_ascii)
                 .map(|s| format!(": {s}"))
                 .unwrap_or_default();
+            // A URL's user and password are not repeated in output.
+            let found = if pattern == crate::model::api_server::API_SERVER_PATTERN {
+                crate::model::api_server::without_userinfo_text(&found)
+            } else {
+                found
+            };
             vec![
                 Diagnostic::new(code, format!("{path} must be {what}, found {found}{odd}"))
                     .at(value_span, "not in the allowed form")
@@ -530,6 +536,11 @@ fn pattern_hint(pattern: &str) -> (String, String) {
         (
             "an ISO 4217 currency code".into(),
             "write three capital letters, such as USD, EUR or JPY".into(),
+        )
+    } else if pattern == crate::model::api_server::API_SERVER_PATTERN {
+        (
+            "an http or https URL without a user, query or fragment".into(),
+            "write the API server as `kubectl config view --minify` shows it, such as https://203.0.113.10 or https://k8s.example.com:6443; credentials belong in the kubeconfig, never in the repository".into(),
         )
     } else if pattern.contains("[0-9]+(\\.[0-9]+)?") {
         (

@@ -20,6 +20,10 @@ pub struct ClusterSpec {
     /// kubeconfig context used by `plan` and `apply`.
     #[serde(default)]
     pub kube_context: Option<String>,
+    /// The API server `kubeContext` must reach (`https://host[:port][/path]`): `plan`, `apply` and `drift` refuse the cluster when the context's server is another (`api-server-mismatch`), so a kubeconfig whose context was pointed elsewhere is never written to. Compared in one spelling (case, default port, trailing slash).
+    #[serde(default)]
+    #[schemars(regex(pattern = super::api_server::API_SERVER_PATTERN))]
+    pub api_server: Option<Spanned<String>>,
     /// Kueue settings; absent means the cluster does not run Kueue.
     #[serde(default)]
     pub kueue: Option<KueueSpec>,

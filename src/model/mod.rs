@@ -5,6 +5,7 @@
 //! them into a [`Repo`]. Every document kind has a JSON Schema derived from
 //! these types ([`schema`]), committed under `schemas/`.
 
+pub mod api_server;
 pub mod bounded;
 pub mod catalog;
 pub mod cluster;

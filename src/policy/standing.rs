@@ -71,6 +71,7 @@ pub fn affected(base: &Repo, head: &Repo, changes: &[Changed], at: Timestamp) ->
                     "provider",
                     "region",
                     "kubeContext",
+                    "apiServer",
                     "migStrategy",
                 ];
                 let settings = |d: &Document<ClusterSpec>| {
@@ -80,6 +81,9 @@ pub fn affected(base: &Repo, head: &Repo, changes: &[Changed], at: Timestamp) ->
                         s.provider,
                         s.region,
                         s.kube_context,
+                        s.api_server
+                            .as_ref()
+                            .map(|a| crate::model::api_server::normal_server(&a.value)),
                         s.mig_strategy
                     ])
                 };

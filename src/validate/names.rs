@@ -249,6 +249,27 @@ pub fn check_names(repo: &Repo, diags: &mut Vec<Diagnostic>) {
             );
         }
     }
+    // Two Clusters pinned to one API server, in any spelling of it.
+    let mut servers: std::collections::BTreeMap<String, &str> = Default::default();
+    for c in repo.clusters.values() {
+        let Some(pin) = c.spec.api_server.as_ref() else {
+            continue;
+        };
+        let server = crate::model::api_server::normal_server(&pin.value);
+        if let Some(first) = servers.insert(server, c.name()) {
+            diags.push(
+                Diagnostic::new(
+                    Code::KubeContextShared,
+                    format!(
+                        "Cluster `{}` pins the apiServer of Cluster `{first}`",
+                        c.name(),
+                    ),
+                )
+                .at(pin.span, "the API server of another Cluster")
+                .help("one cluster is one Cluster document: pin each to its own API server (sync would prune one's objects for the other)"),
+            );
+        }
+    }
     // Folders and files of the render that are not a cluster's or a
     // reservation's own: a cluster or reservation of that name would be
     // written over them.
