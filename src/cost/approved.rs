@@ -26,7 +26,11 @@
 //!   the requests it touches; the change moves each team's demand by the
 //!   difference: what its changed requests hold beyond the base's counts in
 //!   full, what they hold less takes away only the demand the team would
-//!   have beyond what all its requests still allow.
+//!   have beyond what its requests in (or netted with) the measured level
+//!   still allow. Future work on both sides, and a request new to its team
+//!   when the change removes none of the team's running work, count their
+//!   own difference in full instead, and never also hold the measured
+//!   level up.
 //!
 //! A pool without any usage history is judged on its requests alone: its
 //! demand at an hour is what its requests hold then ([`held`]).
@@ -161,6 +165,12 @@ pub fn with_base<'a>(
             None => Some((r.hours, 0.0)),
             // Its base version is other work's now: this is new.
             Some(b) if accounted.contains(b.name()) => Some((r.hours, 0.0)),
+            // A name handed to another team over another window is not the
+            // same work: new to its team, and the base's request is gone
+            // from the team that held it.
+            Some(b) if here(b) && b.spec.team.value != r.team && size(b).0 != r.hours => {
+                Some((r.hours, 0.0))
+            }
             Some(b) if here(b) => {
                 accounted.insert(b.name());
                 // Handed from another team in the pool: the same work,
@@ -322,11 +332,13 @@ impl TeamChange {
         let shrink = (b - h).max(0.0);
         let off_unmeasured = shrink.min(self.unmeasured_changed.at(hour));
         let off_measured = shrink - off_unmeasured;
-        let demand = level + adjust - off_unmeasured;
+        // The measured level still standing (work added in full is not
+        // measured: it is not given up through the measured level).
+        let measured = level - removed;
         let future = self.future_head.at(hour) - self.future_base.at(hour);
         adjust + grow + future
             - off_unmeasured
-            - off_measured.min((demand - self.head_all.at(hour)).max(0.0))
+            - off_measured.min((measured - self.head_all.at(hour)).max(0.0))
     }
 }
 
@@ -447,12 +459,32 @@ impl Approved {
         // netted against the trim. The others (running in the base or
         // dated back in the head) are netted together: the same work under
         // another name or size.
+        //
+        // A request new to its team (added, renamed with another window or
+        // size, handed over with another window) is new work, counted in
+        // full whenever it starts, unless the change also removes running
+        // work of that team: then it may be that work under a new name
+        // (re-filed from today, split, merged) and is netted with it.
+        let gone_running: std::collections::HashSet<&str> = requests
+            .iter()
+            .filter(|r| r.gpus <= 0.0)
+            .filter(|r| {
+                r.base
+                    .is_some_and(|(bh, bg)| bg > 0.0 && bh.start < e && bh.end > e)
+            })
+            .map(|r| key(r))
+            .collect();
+        let is_future = |r: &PoolRequest| match r.base {
+            Some((_, bg)) if bg <= 0.0 => !gone_running.contains(key(r)),
+            Some((bh, _)) => r.hours.start >= e && bh.start >= e,
+            None => false,
+        };
         for r in &requests {
             let Some((bh, bg)) = r.base else { continue };
             let (_, parts) = teams
                 .entry(key(r))
                 .or_insert_with(|| (held(key(r)), Parts::default()));
-            let future = r.hours.start >= e && (bg <= 0.0 || bh.start >= e);
+            let future = is_future(r);
             let (to_base, to_head) = if future {
                 (&mut parts.future_base, &mut parts.future_head)
             } else {
@@ -465,10 +497,17 @@ impl Approved {
                 to_head.push((r.hours, r.gpus));
             }
         }
+        // What the team's requests still allow its measured work: those
+        // in the measured level or netted with it. Work counted in full
+        // (future work, a request new to the team, one not started at `e`)
+        // does not also hold up the measured level: a running request
+        // re-filed from today under a new name would be counted twice.
         let any_change = requests.iter().any(|r| r.base.is_some());
         for r in requests.iter().filter(|_| any_change) {
+            let in_full = is_future(r) || (r.base.is_none() && r.hours.start >= e);
             if let Some((_, parts)) = teams.get_mut(key(r))
                 && r.gpus > 0.0
+                && !in_full
             {
                 parts.head_all.push((r.hours, r.gpus));
             }

@@ -288,3 +288,49 @@ fn a_future_request_shrunk_leaves_in_full_and_a_handoff_in_the_pool_moves_nothin
     assert_eq!(ap.at(1000), 0.0);
     assert_eq!(ap.at(3000), -150.0);
 }
+
+#[test]
+fn work_counted_in_full_never_also_holds_up_the_measured_level() {
+    // Team a held 150 GPUs under a running 280-GPU request to hour 5000.
+    let e = 1000;
+    let held = |_: &str| Some(flat(150.0, e));
+    let running = Hours {
+        start: 0,
+        end: 5000,
+    };
+    let gone = |name: &str| PoolRequest {
+        name: name.into(),
+        gpus: 0.0,
+        base: Some((running, 280.0)),
+        ..req("a", 0, 5000, 0.0)
+    };
+    let new = |name: &str, start: i64, gpus: f64| PoolRequest {
+        name: name.into(),
+        base: Some((Hours { start, end: 5000 }, 0.0)),
+        ..req("a", start, 5000, gpus)
+    };
+    // Re-filed from today under a new name at 200: netted with the running
+    // work it replaces (as a trim to 200 would be), not 150 + 200.
+    let refiled = [gone("base"), new("v2", e, 200.0)];
+    assert_eq!(Approved::new(&refiled, e, held).at(1500), 0.0);
+    // Re-filed at 100: 50 of the measured 150 leave (as a trim to 100).
+    let smaller = [gone("base"), new("v2", e, 100.0)];
+    assert_eq!(Approved::new(&smaller, e, held).at(1500), -50.0);
+    // Removed, beside an untouched future request of 200 from hour 2000:
+    // the measured 150 leave at e, and the future request adds its 200 in
+    // full; it does not hold the measured level up as well.
+    let mut later = req("a", 2000, 3000, 200.0);
+    later.name = "later".into();
+    let removed = [gone("base"), later];
+    let ap = Approved::new(&removed, e, held);
+    assert_eq!(ap.at(1500), -150.0);
+    assert_eq!(ap.at(2500), 200.0 - 150.0);
+    // A new run dated back an hour beside a running request trimmed to
+    // 152 (still above what the team held): new work, counted in full.
+    let trimmed = PoolRequest {
+        base: Some((running, 280.0)),
+        ..req("a", 0, 5000, 152.0)
+    };
+    let beside = [trimmed, new("run", e - 1, 128.0)];
+    assert_eq!(Approved::new(&beside, e, held).at(1500), 128.0);
+}
