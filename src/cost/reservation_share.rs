@@ -90,7 +90,8 @@ pub(crate) fn suggest(
 /// in force); then the earlier term first, then by name. A reservation the
 /// base holds locked at `at_hour` (prepaid or not cancellable, and started)
 /// holds its nodes as the base has it, whatever the change does to it
-/// (removed or cut, it is billed all the same).
+/// (removed or cut, it is billed all the same), and what the change gives
+/// it beyond that as well (grown, extended, moved to another pool).
 pub(super) fn others(
     repo: &Repo,
     name: &str,
@@ -108,31 +109,66 @@ pub(super) fn others(
         base.and_then(|b| b.get(n))
             .filter(|b| locked(&b.spec, at_hour))
     };
-    let head = repo
-        .reservations
-        .values()
-        .map(|r| locked_base(r.name()).unwrap_or(r));
-    let gone = base
+    let serves = |r: &Document<ReservationSpec>| {
+        let s = &doc.spec;
+        r.spec.covers.cluster.value == s.covers.cluster.value
+            && r.spec.covers.pool.value == s.covers.pool.value
+            && covered.is_some_and(|(c, p)| r.spec.mismatches(c, p).is_empty())
+    };
+    let gpus = |r: &Document<ReservationSpec>| super::prices::reservation_gpus(repo, &r.spec) as f64;
+    // Each reservation as the pool holds it: (the document, term, GPUs).
+    let mut held: Vec<(&Document<ReservationSpec>, i64, i64, f64)> = Vec::new();
+    for r in repo.reservations.values().filter(|r| r.name() != name) {
+        let (a, b) = term_hours(&r.spec.term);
+        match locked_base(r.name()) {
+            None => {
+                if serves(r) {
+                    held.push((r, a, b, gpus(r)));
+                }
+            }
+            // Locked in the base: its base version's nodes stay held (it is
+            // billed all the same), and what the change gives it beyond
+            // that (more instances, a longer term, another pool) is held
+            // too: per hour, the larger of the two.
+            Some(old) => {
+                let (oa, ob) = term_hours(&old.spec.term);
+                let og = gpus(old);
+                if serves(old) {
+                    held.push((old, oa, ob, og));
+                }
+                if serves(r) {
+                    let g = gpus(r);
+                    if serves(old) {
+                        let (ia, ib) = (a.max(oa), b.min(ob));
+                        if ia < ib && g > og {
+                            held.push((r, ia, ib, g - og));
+                        }
+                        for (pa, pb) in [(a, b.min(oa)), (a.max(ob), b)] {
+                            if pa < pb {
+                                held.push((r, pa, pb, g));
+                            }
+                        }
+                    } else {
+                        held.push((r, a, b, g));
+                    }
+                }
+            }
+        }
+    }
+    // Removed by the change but locked in the base: held as the base has it.
+    for old in base
         .into_iter()
         .flat_map(|b| b.values())
-        .filter(|b| !repo.reservations.contains_key(b.name()))
-        .filter(|b| locked_base(b.name()).is_some());
-    head.chain(gone)
-        .filter(|r| {
-            let s = &doc.spec;
-            r.name() != name
-                && r.spec.covers.cluster.value == s.covers.cluster.value
-                && r.spec.covers.pool.value == s.covers.pool.value
-                && covered.is_some_and(|(c, p)| r.spec.mismatches(c, p).is_empty())
-        })
-        .map(|r| {
-            let (a, b) = term_hours(&r.spec.term);
-            (
-                a,
-                b,
-                super::prices::reservation_gpus(repo, &r.spec) as f64,
-                (changed(r.name(), r), a, r.name()) < order,
-            )
+        .filter(|b| b.name() != name && !repo.reservations.contains_key(b.name()))
+        .filter(|b| locked_base(b.name()).is_some() && serves(b))
+    {
+        let (a, b) = term_hours(&old.spec.term);
+        held.push((old, a, b, gpus(old)));
+    }
+    held.into_iter()
+        .map(|(r, a, b, g)| {
+            let (ta, _) = term_hours(&r.spec.term);
+            (a, b, g, (changed(r.name(), r), ta, r.name()) < order)
         })
         .collect()
 }
