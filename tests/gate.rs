@@ -147,7 +147,12 @@ fn apply(repo: &Path, steps: &[Step]) -> Result<(), String> {
             old.push_str(text);
             std::fs::write(&path, old).map_err(|e| e.to_string())?;
         } else if s.remove {
-            std::fs::remove_file(&path).map_err(|e| format!("{}: {e}", s.path))?;
+            if path.is_dir() && !path.is_symlink() {
+                std::fs::remove_dir_all(&path)
+            } else {
+                std::fs::remove_file(&path)
+            }
+            .map_err(|e| format!("{}: {e}", s.path))?;
         } else if let Some(target) = &s.symlink {
             let _ = std::fs::remove_file(&path);
             let target = if target == "OUTSIDE" {

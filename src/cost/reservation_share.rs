@@ -115,7 +115,8 @@ pub(super) fn others(
             && r.spec.covers.pool.value == s.covers.pool.value
             && covered.is_some_and(|(c, p)| r.spec.mismatches(c, p).is_empty())
     };
-    let gpus = |r: &Document<ReservationSpec>| super::prices::reservation_gpus(repo, &r.spec) as f64;
+    let gpus =
+        |r: &Document<ReservationSpec>| super::prices::reservation_gpus(repo, &r.spec) as f64;
     // Each reservation as the pool holds it: (the document, term, GPUs).
     let mut held: Vec<(&Document<ReservationSpec>, i64, i64, f64)> = Vec::new();
     for r in repo.reservations.values().filter(|r| r.name() != name) {

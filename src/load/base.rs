@@ -142,8 +142,8 @@ pub fn load_base(
         .config
         .as_ref()
         .and_then(|c| c.spec.usage.prometheus.ca_file.as_ref())
-        .and_then(|f| super::git_files::inside(&f.value))
-        .filter(|f| super::git_files::file_changed(root, &revision.commit, f))
+        .filter(|f| super::git_files::file_changed(root, &revision.commit, &f.value))
+        .map(|f| f.value.clone())
         .into_iter()
         .collect();
     Ok(Base {

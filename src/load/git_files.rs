@@ -46,92 +46,203 @@ pub fn refusal(root: &Path) -> Option<String> {
     }
 }
 
-/// Whether the file at `rel` (relative to the capacity repository at
-/// `root`) differs between `commit` and the working tree: added, removed,
-/// edited, or turned into or from a link. A file the loader does not read
-/// (a Config's `usage.prometheus.caFile`) is an input all the same, and a
-/// change to it is a change to what names it. Unreadable counts as changed.
-pub fn file_changed(root: &Path, commit: &str, rel: &str) -> bool {
-    let Some(base) = base_entry(root, commit, rel) else {
+/// Whether the file at `path` (as a Config names it, relative to the
+/// capacity repository at `root`) differs between `commit` and the working
+/// tree: added, removed, edited, or reached another way. The path is
+/// resolved in each as the system would open it, component by component:
+/// every link on the way (a folder turned into a link, a link's target
+/// changed, `..` after a link) and every submodule (by the commit it
+/// pins) is compared, not only the file it ends at. A file the loader does
+/// not read (a Config's `usage.prometheus.caFile`) is an input all the
+/// same, and a change to it is a change to what names it. A path that
+/// leaves the git repository (absolute, or climbing out) in both names a
+/// file of the machine, which no pull request changes. Unreadable counts as
+/// changed.
+pub fn file_changed(root: &Path, commit: &str, path: &str) -> bool {
+    let Some((repo, prefix)) = open(root) else {
         return true;
     };
-    let path = root.join(rel);
-    let head = match path.symlink_metadata() {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-        Err(_) => return true,
-        Ok(m) if m.file_type().is_symlink() => {
-            let Ok(target) = std::fs::read_link(&path) else {
-                return true;
-            };
-            let bytes = target.as_os_str().as_encoded_bytes();
-            git2::Oid::hash_object(git2::ObjectType::Blob, bytes)
-                .ok()
-                .map(|o| (o, true))
+    let Some(tree) = git2::Oid::from_str(commit)
+        .ok()
+        .and_then(|c| repo.find_commit(c).ok())
+        .and_then(|c| c.tree().ok())
+    else {
+        return true;
+    };
+    let Some(workdir) = repo.workdir().map(Path::to_path_buf) else {
+        return true;
+    };
+    let index = repo.index().ok();
+    let base = |p: &str| match tree.get_path(Path::new(p)) {
+        Err(e) if e.code() == git2::ErrorCode::NotFound => Kind::Missing,
+        Err(_) => Kind::Unreadable,
+        Ok(e) => match e.filemode() {
+            0o040000 => Kind::Dir,
+            0o160000 => Kind::Submodule(e.id()),
+            0o120000 => match repo.find_blob(e.id()) {
+                Ok(b) => Kind::Link(b.content().to_vec()),
+                Err(_) => Kind::Unreadable,
+            },
+            _ => Kind::File(e.id()),
+        },
+    };
+    let head = |p: &str| {
+        // A submodule is what the index pins (a checkout without its
+        // files has an empty folder there).
+        if let Some(e) = index.as_ref().and_then(|i| i.get_path(Path::new(p), 0))
+            && e.mode == 0o160000
+        {
+            return Kind::Submodule(e.id);
         }
-        Ok(m) if m.is_file() => git2::Oid::hash_file(git2::ObjectType::Blob, &path)
-            .ok()
-            .map(|o| (o, false)),
-        Ok(_) => return true,
-    };
-    base != head
-}
-
-/// The blob id of `rel` in `commit`, and whether it is a link: `Some(None)`
-/// when the commit has no such file, `None` when git cannot say.
-#[allow(clippy::option_option)]
-fn base_entry(root: &Path, commit: &str, rel: &str) -> Option<Option<(git2::Oid, bool)>> {
-    let repo = Repository::discover(root).ok()?;
-    let prefix = super::git::prefix_of(repo.workdir()?, root)?;
-    let tree = repo
-        .find_commit(git2::Oid::from_str(commit).ok()?)
-        .ok()?
-        .tree()
-        .ok()?;
-    let full = if prefix.is_empty() {
-        rel.to_string()
-    } else {
-        format!("{prefix}/{rel}")
-    };
-    Some(
-        tree.get_path(Path::new(&full))
-            .ok()
-            .map(|e| (e.id(), e.filemode() == i32::from(git2::FileMode::Link))),
-    )
-}
-
-/// `path` as a path inside the repository (`a/b`), when it is one: an
-/// absolute path or one that climbs out names a file of the machine, which
-/// no pull request changes.
-pub fn inside(path: &str) -> Option<String> {
-    use std::path::Component;
-    let mut parts: Vec<&str> = Vec::new();
-    for c in Path::new(path).components() {
-        match c {
-            Component::Normal(p) => parts.push(p.to_str()?),
-            Component::CurDir => {}
-            Component::ParentDir => {
-                parts.pop()?;
+        let full = workdir.join(p);
+        match full.symlink_metadata() {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Kind::Missing,
+            Err(_) => Kind::Unreadable,
+            Ok(m) if m.file_type().is_symlink() => match std::fs::read_link(&full) {
+                Ok(t) => Kind::Link(t.as_os_str().as_encoded_bytes().to_vec()),
+                Err(_) => Kind::Unreadable,
+            },
+            Ok(m) if m.is_dir() => {
+                if full.join(".git").symlink_metadata().is_ok() {
+                    Kind::Unreadable
+                } else {
+                    Kind::Dir
+                }
             }
-            Component::RootDir | Component::Prefix(_) => return None,
+            Ok(m) if m.is_file() => git2::Oid::hash_file(git2::ObjectType::Blob, &full)
+                .map_or(Kind::Unreadable, Kind::File),
+            Ok(_) => Kind::Unreadable,
+        }
+    };
+    let full = if path.starts_with('/') || prefix.is_empty() {
+        path.to_string()
+    } else {
+        format!("{prefix}/{path}")
+    };
+    let (b, h) = (resolve(&base, &full), resolve(&head, &full));
+    b != h || h.iter().any(|(_, k)| *k == Kind::Unreadable)
+}
+
+/// What a path component is in one revision.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Kind {
+    Dir,
+    File(git2::Oid),
+    Link(Vec<u8>),
+    Submodule(git2::Oid),
+    Missing,
+    /// Outside the git repository: the machine's.
+    Outside,
+    /// Links that never end, or something that cannot be read.
+    Unreadable,
+}
+
+/// The steps of opening `path` from the top of the git repository, as a
+/// system would: each link met (with its target), and where it ends (a
+/// file, a folder, nothing, a submodule, outside the repository).
+fn resolve(lookup: &dyn Fn(&str) -> Kind, path: &str) -> Vec<(String, Kind)> {
+    use std::collections::VecDeque;
+    let mut trace = Vec::new();
+    if path.starts_with('/') {
+        trace.push((path.to_string(), Kind::Outside));
+        return trace;
+    }
+    let mut rest: VecDeque<String> = path.split('/').map(str::to_string).collect();
+    let mut stack: Vec<String> = Vec::new();
+    let mut hops = 0;
+    while let Some(c) = rest.pop_front() {
+        match c.as_str() {
+            "" | "." => continue,
+            ".." => {
+                if stack.pop().is_none() {
+                    trace.push(("..".into(), Kind::Outside));
+                    return trace;
+                }
+                continue;
+            }
+            _ => {}
+        }
+        stack.push(c);
+        let here = stack.join("/");
+        match lookup(&here) {
+            Kind::Dir if !rest.is_empty() => {}
+            Kind::Link(target) => {
+                hops += 1;
+                trace.push((here, Kind::Link(target.clone())));
+                if hops > 40 {
+                    trace.push((String::new(), Kind::Unreadable));
+                    return trace;
+                }
+                stack.pop();
+                let target = String::from_utf8_lossy(&target).into_owned();
+                if target.starts_with('/') {
+                    trace.push((target, Kind::Outside));
+                    return trace;
+                }
+                for part in target.split('/').rev() {
+                    rest.push_front(part.to_string());
+                }
+            }
+            k => {
+                trace.push((here, k));
+                return trace;
+            }
         }
     }
-    (!parts.is_empty()).then(|| parts.join("/"))
+    trace.push((stack.join("/"), Kind::Dir));
+    trace
+}
+
+/// The repository holding `root`, and `root`'s folder inside it.
+fn open(root: &Path) -> Option<(Repository, String)> {
+    let repo = Repository::discover(root).ok()?;
+    let prefix = super::git::prefix_of(repo.workdir()?, root)?;
+    Some((repo, prefix))
 }
 
 #[cfg(test)]
 mod tests {
+    use super::{Kind, resolve};
+
     #[test]
-    fn only_paths_inside_the_repository_are_compared() {
+    fn a_path_is_opened_as_the_system_would_through_its_links() {
+        let oid = git2::Oid::from_str("0123456789012345678901234567890123456789").unwrap();
+        // certs is a link to pki; pki/ca.pem a file; x/y a folder.
+        let world = |p: &str| match p {
+            "certs" => Kind::Link(b"pki".to_vec()),
+            "pki" | "x" | "x/y" => Kind::Dir,
+            "pki/ca.pem" => Kind::File(oid),
+            "loop" => Kind::Link(b"loop".to_vec()),
+            _ => Kind::Missing,
+        };
+        let t = resolve(&world, "certs/ca.pem");
         assert_eq!(
-            super::inside("certs/ca.pem").as_deref(),
-            Some("certs/ca.pem")
+            t,
+            vec![
+                ("certs".to_string(), Kind::Link(b"pki".to_vec())),
+                ("pki/ca.pem".to_string(), Kind::File(oid)),
+            ]
+        );
+        // `..` after a folder is taken after that folder is opened.
+        assert_eq!(
+            resolve(&world, "./x/y/../../pki/ca.pem").last().unwrap().1,
+            Kind::File(oid)
         );
         assert_eq!(
-            super::inside("./certs/../ca.pem").as_deref(),
-            Some("ca.pem")
+            resolve(&world, "../ca.pem").last().unwrap().1,
+            Kind::Outside
         );
-        assert_eq!(super::inside("/etc/ssl/ca.pem"), None);
-        assert_eq!(super::inside("../ca.pem"), None);
-        assert_eq!(super::inside("."), None);
+        assert_eq!(
+            resolve(&world, "/etc/ssl/ca.pem").last().unwrap().1,
+            Kind::Outside
+        );
+        assert_eq!(
+            resolve(&world, "loop/ca.pem").last().unwrap().1,
+            Kind::Unreadable
+        );
+        assert_eq!(
+            resolve(&world, "nope/ca.pem").last().unwrap().1,
+            Kind::Missing
+        );
     }
 }

@@ -31,25 +31,51 @@ fn text_of(bytes: Vec<u8>) -> Result<String, String> {
     String::from_utf8(bytes).map_err(|_| "is not UTF-8".to_string())
 }
 
+/// Why a template's name is refused: a `\\` reads as a folder separator
+/// on some systems and not on others, so the override it names would
+/// depend on which reads it.
+fn name_problem(name: &str) -> Option<String> {
+    name.contains('\\').then(|| {
+        "has a `\\` in its name, which some systems read as a folder separator; name it with `/` between folders".to_string()
+    })
+}
+
 /// The template overrides of the working tree, sorted by name.
 pub fn read_worktree(root: &Path) -> Vec<TemplateFile> {
     let dir = root.join(TEMPLATES_DIR);
     let mut out = Vec::new();
-    if !dir.is_dir() {
+    // A submodule (or nested repository) is not entered, here or in git's
+    // history: what a checkout that fetches submodules holds there is not
+    // the repository's (the document reader warns `submodule-not-read`).
+    let submodule = |d: &Path| d.join(".git").symlink_metadata().is_ok();
+    if !dir.is_dir() || submodule(&dir) {
         return out;
     }
     for entry in walkdir::WalkDir::new(&dir)
         .follow_links(false)
         .sort_by_file_name()
         .into_iter()
+        .filter_entry(|e| e.depth() == 0 || !(e.file_type().is_dir() && submodule(e.path())))
         .flatten()
     {
         let name = entry
             .path()
             .strip_prefix(&dir)
-            .map(|p| p.to_string_lossy().replace('\\', "/"))
+            .map(|p| {
+                p.components()
+                    .map(|c| c.as_os_str().to_string_lossy())
+                    .collect::<Vec<_>>()
+                    .join("/")
+            })
             .unwrap_or_default();
         if !name.ends_with(".j2") {
+            continue;
+        }
+        if let Some(problem) = name_problem(&name) {
+            out.push(TemplateFile {
+                name,
+                text: Err(problem),
+            });
             continue;
         }
         if entry.path_is_symlink() {
@@ -86,8 +112,47 @@ pub fn read_revision(root: &Path, rev: &str) -> Result<Vec<TemplateFile>, GitErr
         .into_iter()
         .filter(|(name, _)| name.ends_with(".j2"))
         .map(|(name, bytes)| TemplateFile {
+            text: match name_problem(&name) {
+                Some(p) => Err(p),
+                None => text_of(bytes),
+            },
             name,
-            text: text_of(bytes),
         })
         .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn submodules_are_not_entered_and_a_backslash_name_is_refused() {
+        let d = tempfile::tempdir().unwrap();
+        let t = d.path().join(super::TEMPLATES_DIR);
+        std::fs::create_dir_all(t.join("kubernetes")).unwrap();
+        std::fs::create_dir_all(t.join("vendored")).unwrap();
+        std::fs::write(t.join("kubernetes/priorityclass.yaml.j2"), "x").unwrap();
+        // A submodule checked out: its `.git` is a file naming the module.
+        std::fs::write(t.join("vendored/.git"), "gitdir: ../../.git/modules/v").unwrap();
+        std::fs::write(t.join("vendored/resourcequota.yaml.j2"), "y").unwrap();
+        std::fs::write(t.join("kubernetes\\resourcequota.yaml.j2"), "z").unwrap();
+        let read = super::read_worktree(d.path());
+        let names: Vec<&str> = read.iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "kubernetes/priorityclass.yaml.j2",
+                "kubernetes\\resourcequota.yaml.j2"
+            ]
+        );
+        assert_eq!(read[0].text.as_deref(), Ok("x"));
+        assert!(
+            read[1]
+                .text
+                .as_ref()
+                .unwrap_err()
+                .contains("has a `\\` in its name")
+        );
+        // A templates folder that is itself a submodule holds no override.
+        std::fs::write(t.join(".git"), "gitdir: ../.git/modules/t").unwrap();
+        assert!(super::read_worktree(d.path()).is_empty());
+    }
 }

@@ -32,8 +32,26 @@ pub const MANAGED_BY: (&str, &str) = ("app.kubernetes.io/managed-by", "capops");
 pub const SOURCES: &str = "capops.dev/sources";
 /// Annotation: the git revision of the capacity repository it was rendered from.
 pub const REVISION: &str = "capops.dev/revision";
-/// Labels that belong to other tools: Argo CD tracks Applications with this one.
-pub const RESERVED_LABELS: &[&str] = &["app.kubernetes.io/instance"];
+/// Markers of GitOps and release tools: (annotation or label, tool). An
+/// object carrying one is that tool's: never forced, never pruned. Argo CD
+/// tracks by annotation (`tracking-id`, with `installation-id` in
+/// multi-instance setups) or, in its label method, by
+/// `app.kubernetes.io/instance` (or the `instanceLabelKey` many set to
+/// `argocd.argoproj.io/instance`); capops never renders either label.
+pub const GITOPS_ANNOTATIONS: &[(&str, &str)] = &[
+    ("argocd.argoproj.io/tracking-id", "Argo CD"),
+    ("argocd.argoproj.io/installation-id", "Argo CD"),
+    ("meta.helm.sh/release-name", "Helm"),
+];
+pub const GITOPS_LABELS: &[(&str, &str)] = &[
+    ("kustomize.toolkit.fluxcd.io/name", "Flux"),
+    ("helm.toolkit.fluxcd.io/name", "Flux"),
+    ("argocd.argoproj.io/instance", "Argo CD"),
+    (
+        "app.kubernetes.io/instance",
+        "Argo CD (label tracking) or Helm",
+    ),
+];
 
 /// What to render.
 #[derive(Clone, Debug)]
@@ -300,10 +318,20 @@ pub fn verify(value: &Value, api: &str, kind: &str, problems: &mut Vec<(Code, St
             format!("metadata.name `{name}` is missing or invalid"),
         );
     }
-    if let Some(labels) = value["metadata"]["labels"].as_object() {
-        for l in RESERVED_LABELS {
-            if labels.contains_key(*l) {
-                problems.push((Code::ReservedLabel, format!("carries the label `{l}`")));
+    // A marker of another tool would make sync take the object for that
+    // tool's: never written or pruned again (and maybe pruned by it).
+    for (field, what, markers) in [
+        ("labels", "label", GITOPS_LABELS),
+        ("annotations", "annotation", GITOPS_ANNOTATIONS),
+    ] {
+        if let Some(map) = value["metadata"][field].as_object() {
+            for (m, tool) in markers {
+                if map.contains_key(*m) {
+                    problems.push((
+                        Code::ReservedLabel,
+                        format!("carries the {what} `{m}`, which marks an object as {tool}'s"),
+                    ));
+                }
             }
         }
     }

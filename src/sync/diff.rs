@@ -23,26 +23,7 @@ use crate::render::{MANAGED_BY, REVISION};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 
-/// Markers of GitOps and release tools: (annotation or label, tool). An
-/// object carrying one is that tool's: never forced, never pruned. Argo CD
-/// tracks by annotation (`tracking-id`, with `installation-id` in
-/// multi-instance setups) or, in its label method, by
-/// `app.kubernetes.io/instance` (or the `instanceLabelKey` many set to
-/// `argocd.argoproj.io/instance`); capops never renders either label.
-pub const GITOPS_ANNOTATIONS: &[(&str, &str)] = &[
-    ("argocd.argoproj.io/tracking-id", "Argo CD"),
-    ("argocd.argoproj.io/installation-id", "Argo CD"),
-    ("meta.helm.sh/release-name", "Helm"),
-];
-pub const GITOPS_LABELS: &[(&str, &str)] = &[
-    ("kustomize.toolkit.fluxcd.io/name", "Flux"),
-    ("helm.toolkit.fluxcd.io/name", "Flux"),
-    ("argocd.argoproj.io/instance", "Argo CD"),
-    (
-        "app.kubernetes.io/instance",
-        "Argo CD (label tracking) or Helm",
-    ),
-];
+pub use crate::render::{GITOPS_ANNOTATIONS, GITOPS_LABELS};
 
 /// Who an existing object belongs to.
 #[derive(Clone, Debug, PartialEq, Eq)]
