@@ -1847,3 +1847,86 @@ fn a_cluster_pinned_to_its_api_server_is_never_reached_through_another() {
     assert!(w.fakes["train-a100"].counts().writes > 0);
     assert!(w.fakes["infer-l4"].all("v1", "ResourceQuota").is_empty());
 }
+
+#[test]
+fn a_configmap_left_as_someone_edited_it_holds_the_layout_labels() {
+    // Someone edits the MIG manager's ConfigMap by hand; then a reviewed
+    // layout change is applied. The ConfigMap is a field conflict, not
+    // written: labelling the nodes with the new layout, which it does not
+    // hold, would fail their reconfiguration. They wait, and so do prunes.
+    let w = World::new(None);
+    let h = &w.fakes["prod-h100"];
+    assert_eq!(
+        w.run(&["apply", &ex(), "--yes", "--cluster", "prod-h100"])
+            .code,
+        0
+    );
+    h.update_as(
+        "kubectl-edit",
+        "v1",
+        "ConfigMap",
+        "gpu-operator",
+        "capops-mig-parted-config",
+        &json!({"data": {"config.yaml": "version: v1\nmig-configs: {}\n"}}),
+    )
+    .unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = copy_example(tmp.path());
+    let f = repo.join("clusters/prod-h100.yaml");
+    let text = std::fs::read_to_string(&f).unwrap();
+    let old = "        layout:\n          3g.40gb: 1\n          2g.20gb: 1\n          1g.10gb: 2\n";
+    assert!(text.contains(old), "{text}");
+    std::fs::write(&f, text.replace(old, "        layout:\n          3g.40gb: 1\n          2g.20gb: 1\n          1g.10gb: 1\n")).unwrap();
+    let before = h.get("v1", "Node", "", "mig-0").unwrap()["metadata"]["labels"]
+        ["nvidia.com/mig.config"]
+        .clone();
+    let out = w.run(&[
+        "apply",
+        repo.to_str().unwrap(),
+        "--yes",
+        "--cluster",
+        "prod-h100",
+    ]);
+    assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
+    assert!(out.stdout.contains("field-conflict"), "{}", out.stdout);
+    assert!(out.stdout.contains("write-held-back"), "{}", out.stdout);
+    for n in ["mig-0", "mig-1"] {
+        let node = h.get("v1", "Node", "", n).unwrap();
+        assert_eq!(node["metadata"]["labels"]["nvidia.com/mig.config"], before);
+    }
+}
+
+#[test]
+fn a_team_moving_to_a_cluster_that_refuses_it_keeps_its_old_quota() {
+    // temp moves from infer-l4 to train-a100, where its namespace does not
+    // exist yet: infer-l4's quota stays until train-a100's lands.
+    let w = World::new(None);
+    w.fakes["infer-l4"].namespaces(&["temp"]);
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = copy_example(tmp.path());
+    let team = |cluster: &str| {
+        format!(
+            "apiVersion: capops.dev/v1alpha1\nkind: Team\nmetadata: {{name: temp}}\nspec:\n  displayName: Temp\n  costCenter: CC-1\n  leads: [someone]\n  clusters:\n    {cluster}:\n      namespace: temp\n      quota: {{nvidia.com/gpu: 1}}\n"
+        )
+    };
+    std::fs::write(repo.join("teams/temp.yaml"), team("infer-l4")).unwrap();
+    let dir = repo.to_str().unwrap();
+    assert_eq!(w.run(&["apply", dir, "--yes"]).code, 0);
+    let quota = |c: &str| w.fakes[c].get("v1", "ResourceQuota", "temp", "capops-gpu");
+    assert!(quota("infer-l4").is_some());
+    std::fs::write(repo.join("teams/temp.yaml"), team("train-a100")).unwrap();
+    let out = w.run(&["apply", dir, "--yes"]);
+    assert_eq!(out.code, 3, "{}{}", out.stdout, out.stderr);
+    assert!(
+        out.stdout.contains(
+            "not deleted: train-a100 could not be planned or has writes that will not land"
+        ),
+        "{}",
+        out.stdout
+    );
+    assert!(quota("infer-l4").is_some());
+    w.fakes["train-a100"].namespaces(&["temp"]);
+    let out = w.run(&["apply", dir, "--yes"]);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    assert!(quota("infer-l4").is_none() && quota("train-a100").is_some());
+}

@@ -282,3 +282,46 @@ fn plan_with(dir: &Path, cluster: &str, context_cluster: &str, user: &str) -> co
         &[],
     )
 }
+
+#[test]
+fn a_token_read_from_a_token_file_is_never_shown_either() {
+    // The user's token is in a `tokenFile`, not the kubeconfig; the server
+    // quotes it bare (no `Bearer` before it) in its message.
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    copy_dir(Path::new(&example()), &repo);
+    let token_file = dir.path().join("token");
+    std::fs::write(&token_file, "file-secret-token-7c1d\n").unwrap();
+    let url = serve(|s| {
+        let b = r#"{"kind":"Status","apiVersion":"v1","status":"Failure","message":"token file-secret-token-7c1d is not valid for this cluster","reason":"Forbidden","code":403}"#;
+        let _ = write!(
+            s,
+            "HTTP/1.1 403 Forbidden\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{b}",
+            b.len()
+        );
+    });
+    let kc = dir.path().join("kubeconfig");
+    std::fs::write(
+        &kc,
+        format!(
+            "apiVersion: v1\nkind: Config\ncurrent-context: prod-h100-use1\nclusters:\n- {{name: c1, cluster: {{server: \"{url}\"}}}}\nusers:\n- {{name: u, user: {{tokenFile: \"{}\"}}}}\ncontexts:\n- {{name: prod-h100-use1, context: {{cluster: c1, user: u}}}}\n",
+            token_file.display()
+        ),
+    )
+    .unwrap();
+    let out = run(
+        &[
+            "plan",
+            repo.to_str().unwrap(),
+            "--kubeconfig",
+            kc.to_str().unwrap(),
+            "--cluster",
+            "prod-h100",
+        ],
+        &[],
+    );
+    let all = out.stdout.clone() + &out.stderr;
+    assert_eq!(out.code, 3, "{all}");
+    assert!(all.contains("is not valid for this cluster"), "{all}");
+    assert!(!all.contains("file-secret-token-7c1d"), "{all}");
+}

@@ -255,10 +255,21 @@ pub fn apply(cli: &Cli, a: &ApplyArgs, io: &mut Io<'_>) -> Outcome {
             return Ok(Exit::Gate);
         }
     }
+    // Clusters that could not be planned, or whose plan holds writes that
+    // will not land (an object the cluster refuses, a missing namespace, a
+    // conflict): prunes elsewhere wait for them, since what a cluster gives
+    // up may be moving there.
     let failed: Vec<&str> = plan
         .clusters
         .iter()
-        .filter(|p| p.error.is_some())
+        .filter(|p| {
+            p.error.is_some()
+                || p.changes.iter().any(|c| {
+                    c.action == crate::sync::plan::Action::Error
+                        || (c.action == crate::sync::plan::Action::Conflict
+                            && !(a.force_conflicts && c.conflict.as_ref().is_some_and(|k| k.forceable())))
+                })
+        })
         .map(|p| p.cluster.as_str())
         .collect();
     let options = |cluster: &str| ApplyOptions {

@@ -82,9 +82,9 @@ pub struct ApplyOptions {
     pub preconditions: BTreeMap<String, String>,
     /// Wait for the MIG manager after relabelling nodes.
     pub wait: Option<Wait>,
-    /// Other clusters of the apply that could not be planned: prunes wait
-    /// for them too (a team moved from here to one of them would be left
-    /// with no quota anywhere).
+    /// Other clusters of the apply that could not be planned, or whose plan
+    /// holds writes that will not land: prunes wait for them too (a team
+    /// moved from here to one of them would be left with no quota anywhere).
     pub failed_elsewhere: Vec<String>,
 }
 
@@ -253,7 +253,7 @@ pub async fn apply_cluster(
                             )
                         } else {
                             format!(
-                                "{}: not deleted: {} could not be planned, and what this cluster gives up may be moving there",
+                                "{}: not deleted: {} could not be planned or has writes that will not land, and what this cluster gives up may be moving there",
                                 c.target,
                                 o.failed_elsewhere.join(", ")
                             )
@@ -308,25 +308,20 @@ pub async fn apply_cluster(
                 .is_some_and(|e| e.code == Code::ClusterUnreachable.as_str())
         });
         if !delete {
-            // A conflict with an object that is not capops's leaves the
-            // desired object missing too (a quota whose name another tool
-            // took in the team's new namespace); a field conflict on
-            // capops's own object does not.
-            let not_ours = [
-                Code::ObjectNotOwned,
-                Code::ObjectUnclaimed,
-                Code::GitopsTracked,
-                Code::OtherRepository,
-                Code::OtherCluster,
-            ];
-            for r in results.iter().filter(|r| {
-                r.status == "failed"
-                    || r.action == Action::Error
-                    || (r.status == "skipped"
-                        && r.error
-                            .as_ref()
-                            .is_some_and(|e| not_ours.iter().any(|c| c.as_str() == e.code)))
-            }) {
+            // Any create or update that was not written leaves the desired
+            // object missing: a write the server refused, an object of the
+            // name that is not capops's, and a field conflict on capops's own
+            // object too (someone edited the MIG manager's ConfigMap: the
+            // layout a node would be labelled with is not in it; a
+            // ClusterQueue still naming the flavor a prune would delete).
+            for r in results
+                .iter()
+                .filter(|r| {
+                    r.status == "failed"
+                        || (r.status == "skipped" && r.error.is_some())
+                        || r.action == Action::Error
+                })
+            {
                 missed += 1;
                 missing.insert(r.target.clone());
             }

@@ -79,6 +79,36 @@ impl std::fmt::Display for CallError {
     }
 }
 
+/// The `tokenFile`s a kubeconfig's users name.
+fn kubeconfig_token_files(kc: Option<&Kubeconfig>) -> Vec<String> {
+    kc.into_iter()
+        .flat_map(|k| k.auth_infos.iter())
+        .filter_map(|a| a.auth_info.as_ref()?.token_file.clone())
+        .collect()
+}
+
+/// The tokens those files hold (the first 64 KiB, trimmed), to scrub.
+fn file_tokens(paths: impl IntoIterator<Item = String>) -> Vec<String> {
+    use std::io::Read;
+    paths
+        .into_iter()
+        .filter_map(|p| {
+            // Only a regular file: a pipe would hold the read forever.
+            if !std::fs::metadata(&p).ok()?.is_file() {
+                return None;
+            }
+            let mut text = String::new();
+            std::fs::File::open(&p)
+                .ok()?
+                .take(64 * 1024)
+                .read_to_string(&mut text)
+                .ok()?;
+            let t = text.trim().to_string();
+            (t.len() >= 4).then_some(t)
+        })
+        .collect()
+}
+
 impl Conn {
     /// Connects to `context` (the current context when `None`). Error
     /// messages are scrubbed of every credential in the kubeconfig.
@@ -87,9 +117,10 @@ impl Conn {
         context: Option<&str>,
         plugins: &Arc<Plugins>,
     ) -> Result<Conn, ConnectError> {
-        let secrets = kubeconfig
+        let mut secrets = kubeconfig
             .map(super::secrets::kubeconfig_secrets)
             .unwrap_or_default();
+        secrets.extend(file_tokens(kubeconfig_token_files(kubeconfig)));
         let scrub = |t: String| super::secrets::scrub_text(&secrets, &t);
         Self::connect_inner(kubeconfig, context, plugins)
             .await
@@ -147,6 +178,26 @@ impl Conn {
         // layer would retry a 429 or 503 fifteen times more under each of
         // those, for minutes, and the failure would read as a timeout.
         config.default_retry = false;
+        // A token file is read as kubectl reads it, trimmed (a file ending
+        // in a line break is the rule, and kube would send the break and
+        // fail on it), once: a run is minutes long.
+        if let Some(path) = config.auth_info.token_file.take() {
+            let token = file_tokens([path.clone()]).pop().ok_or_else(|| {
+                ConnectError::BadContext {
+                    context: ctx_name.clone(),
+                    reason: format!("its token file {path} cannot be read or is empty"),
+                }
+            })?;
+            if !super::kubeconfig_check::header_safe(&token) {
+                return Err(ConnectError::BadContext {
+                    context: ctx_name.clone(),
+                    reason: format!(
+                        "its token file {path} holds a line break, a control character or a character that is not ASCII, which no HTTP header can carry"
+                    ),
+                });
+            }
+            config.auth_info.token = Some(token.into());
+        }
         // A credential plugin is run by capops, with a deadline (kube would
         // wait for it for ever), before kube sees the configuration.
         let issued = Renewing::credential(plugins, &mut config)
@@ -171,6 +222,13 @@ impl Conn {
                 .map(super::secrets::kubeconfig_secrets)
                 .unwrap_or_default(),
         );
+        // Tokens read from files (`tokenFile`, the in-cluster service
+        // account's) are echoed by servers like any other.
+        secrets.extend(file_tokens(
+            kubeconfig_token_files(kubeconfig)
+                .into_iter()
+                .chain(config.auth_info.token_file.clone()),
+        ));
         secrets.retain(|s| s.len() >= 4);
         secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
         secrets.dedup();

@@ -122,6 +122,12 @@ pub fn load(source: &Source) -> Result<Option<Kubeconfig>, ConnectError> {
                 other => super::kubeconfig_check::kube_refusal(&other.to_string()),
             },
         })?;
+        if let Some(reason) = super::kubeconfig_check::duplicate_problem(&kc) {
+            return Err(ConnectError::Kubeconfig {
+                path: p.display().to_string(),
+                reason,
+            });
+        }
         merged = Some(match merged {
             None => kc,
             Some(m) => m.merge(kc).map_err(|e| ConnectError::Kubeconfig {

@@ -82,6 +82,27 @@ pub fn header_safe(token: &str) -> bool {
     token.chars().all(|c| c == '\t' || (' '..='~').contains(&c))
 }
 
+/// A name one kubeconfig file lists twice among its clusters, users or
+/// contexts: kubectl refuses such a file ("duplicate name"), and which of
+/// the two a reader takes is anyone's guess (a stale entry first would send
+/// writes to another server).
+pub fn duplicate_problem(kc: &kube::config::Kubeconfig) -> Option<String> {
+    let lists: [(&str, Vec<&str>); 3] = [
+        ("cluster", kc.clusters.iter().map(|c| c.name.as_str()).collect()),
+        ("user", kc.auth_infos.iter().map(|c| c.name.as_str()).collect()),
+        ("context", kc.contexts.iter().map(|c| c.name.as_str()).collect()),
+    ];
+    lists.into_iter().find_map(|(what, names)| {
+        let mut seen = std::collections::HashSet::new();
+        names.into_iter().find(|n| !seen.insert(*n)).map(|n| {
+            format!(
+                "it lists the {what} `{}` twice (kubectl refuses such a file); keep one entry of that name",
+                n.escape_debug()
+            )
+        })
+    })
+}
+
 /// A user's `token` that no HTTP header can carry (kube would panic on it),
 /// said by the user's entry, never the token.
 pub fn token_problem(kc: &kube::config::Kubeconfig) -> Option<String> {

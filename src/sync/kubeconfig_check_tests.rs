@@ -84,3 +84,24 @@ fn kubes_refusal_of_a_wrong_type_is_placed_without_quoting_the_file() {
         "its fields are not those of a kubeconfig, or not of their types (at line 2, column 5)"
     );
 }
+
+#[test]
+fn a_name_listed_twice_in_one_file_is_refused_as_kubectl_refuses_it() {
+    let text = "apiVersion: v1\nkind: Config\nclusters:\n- {name: prod, cluster: {server: \"https://staging.example\"}}\n- {name: prod, cluster: {server: \"https://prod.example\"}}\nusers:\n- {name: u, user: {}}\ncontexts:\n- {name: prod, context: {cluster: prod, user: u}}\n";
+    let kc: kube::config::Kubeconfig = kubeconfig_of(text);
+    assert_eq!(
+        duplicate_problem(&kc).as_deref(),
+        Some("it lists the cluster `prod` twice (kubectl refuses such a file); keep one entry of that name")
+    );
+    let once = text.replacen(
+        "- {name: prod, cluster: {server: \"https://staging.example\"}}\n",
+        "",
+        1,
+    );
+    assert_eq!(duplicate_problem(&kubeconfig_of(&once)), None);
+}
+
+/// A kubeconfig from its text, as kube reads one.
+fn kubeconfig_of(text: &str) -> kube::config::Kubeconfig {
+    kube::config::Kubeconfig::from_yaml(text).unwrap()
+}
