@@ -1930,3 +1930,67 @@ fn a_team_moving_to_a_cluster_that_refuses_it_keeps_its_old_quota() {
     assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
     assert!(quota("infer-l4").is_none() && quota("train-a100").is_some());
 }
+
+#[test]
+fn a_plan_file_cannot_take_over_a_hand_made_object_or_relabel_a_node_out_of_its_pool() {
+    let w = World::new(None);
+    let h = &w.fakes["prod-h100"];
+    // A hand-made quota of capops's name, without its label: a conflict.
+    h.create_as(
+        "kubectl-create",
+        &json!({"apiVersion": "v1", "kind": "ResourceQuota",
+                "metadata": {"name": "capops-gpu", "namespace": "inference"},
+                "spec": {"hard": {"requests.nvidia.com/gpu": "8"}}}),
+    )
+    .unwrap();
+    let plan = w.dir.path().join("plan.json");
+    let p = plan.display().to_string();
+    assert_eq!(
+        w.run(&["plan", &ex(), "--out", &p, "--cluster", "prod-h100"])
+            .code,
+        1
+    );
+    let saved: Value = serde_json::from_str(&std::fs::read_to_string(&plan).unwrap()).unwrap();
+    // Edited: the conflict made an update.
+    let mut edited = saved.clone();
+    for c in edited["clusters"][0]["changes"].as_array_mut().unwrap() {
+        if c["kind"] == "ResourceQuota" && c["namespace"] == "inference" {
+            assert_eq!(c["action"], "conflict", "{c}");
+            c["action"] = json!("update");
+            c.as_object_mut().unwrap().remove("conflict");
+        }
+    }
+    std::fs::write(&plan, serde_json::to_string(&edited).unwrap()).unwrap();
+    w.reset();
+    let out = w.run(&["apply", &ex(), "--plan", &p, "--yes", "--cluster", "prod-h100"]);
+    assert!(
+        out.stderr.contains("error[plan-stale]")
+            && out.stderr.contains(
+                "the plan updates ResourceQuota/inference/capops-gpu, which is not capops's"
+            ),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(w.writes(), 0);
+    // Unedited, but node mig-1 moved to the serving pool since the plan:
+    // it is not relabelled with the MIG pool's layout.
+    std::fs::write(&plan, serde_json::to_string(&saved).unwrap()).unwrap();
+    h.update_as(
+        "kubectl-label",
+        "v1",
+        "Node",
+        "",
+        "mig-1",
+        &json!({"metadata": {"labels": {"acme.ai/gpu-pool": "h100-serve"}}}),
+    )
+    .unwrap();
+    w.reset();
+    let out = w.run(&["apply", &ex(), "--plan", &p, "--yes", "--cluster", "prod-h100", "--force-conflicts"]);
+    assert!(
+        out.stderr
+            .contains("node mig-1 is not in pool h100-mig now"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(w.writes(), 0);
+}

@@ -141,6 +141,12 @@ pub fn apply(cli: &Cli, a: &ApplyArgs, io: &mut Io<'_>) -> Outcome {
             let names: Vec<&str> = plan.clusters.iter().map(|c| c.cluster.as_str()).collect();
             support::refuse_shared(&checkout.contexts, &names, kc.as_ref(), io)?;
             let known: Vec<String> = checkout.contexts.iter().map(|c| c.0.clone()).collect();
+            // Each Cluster's pools and their node selectors, as the checkout has them.
+            let pools: BTreeMap<String, Vec<crate::sync::desired::PoolLabels>> = checkout
+                .targets
+                .iter()
+                .map(|t| (t.cluster.clone(), t.desired.pools.clone()))
+                .collect();
             // Each Cluster's pinned API server, as the checkout has it.
             let pins: BTreeMap<String, String> = checkout
                 .targets
@@ -159,6 +165,7 @@ pub fn apply(cli: &Cli, a: &ApplyArgs, io: &mut Io<'_>) -> Outcome {
                     let kc = kc.as_ref();
                     let plugins = &plugins;
                     let pins = &pins;
+                    let pools = &pools;
                     async move {
                         if p.error.is_some() {
                             return (None, Ok((Vec::new(), BTreeMap::new())));
@@ -174,7 +181,9 @@ pub fn apply(cli: &Cli, a: &ApplyArgs, io: &mut Io<'_>) -> Outcome {
                             Ok(c) => c,
                             Err(e) => return (None, Err(e)),
                         };
-                        let r = run::check_fresh(&conn, p, &desired_of(p), &s).await;
+                        let mut desired = desired_of(p);
+                        desired.pools = pools.get(&p.cluster).cloned().unwrap_or_default();
+                        let r = run::check_fresh(&conn, p, &desired, &s).await;
                         (Some(conn), r)
                     }
                 },

@@ -402,6 +402,32 @@ pub async fn check_fresh(
             ));
         }
     }
+    // An update must be to an object that is capops's now: one without
+    // capops's label (hand-made, or another tool's) is a conflict `plan`
+    // shows, never an update, and a plan file edited so would take it over.
+    for c in plan
+        .changes
+        .iter()
+        .filter(|c| c.action == super::plan::Action::Update)
+    {
+        let key = super::plan::key(&c.target);
+        let live = match by_key.get(&key) {
+            Some(v) => Some((*v).clone()),
+            None => conn
+                .get(&path_of(&c.target), &c.target.name)
+                .await
+                .map_err(|e| call_error(conn, &format!("reading {}", c.target), &e))?,
+        };
+        match live {
+            None => stale.push(format!("{key} is gone; the plan updates it")),
+            Some(v) if diff::owner(&v, &ident(s, desired)) != diff::Owner::Ours => {
+                stale.push(format!(
+                    "the plan updates {key}, which is not capops's (`capops plan` shows it as a conflict, never an update)"
+                ));
+            }
+            Some(_) => {}
+        }
+    }
     for (r, v) in &read.live.objects {
         let key = super::plan::key(r);
         if !plan.observed.contains_key(&key)
@@ -426,6 +452,20 @@ pub async fn check_fresh(
             stale.push(format!("node {} is gone", n.node));
             continue;
         };
+        // The node must be in its pool now, as the checkout selects the
+        // pool's nodes: one moved out since the plan (or a plan file edited
+        // to list another pool's node) would get a layout not its own.
+        match desired.pools.iter().find(|p| p.pool == n.pool) {
+            Some(p) if p.selector.iter().all(|(k, v)| nodes::label(&node, k) == Some(v.as_str())) => {}
+            Some(_) => stale.push(format!(
+                "node {} is not in pool {} now (its labels do not match the pool's nodeLabels)",
+                n.node, n.pool
+            )),
+            None => stale.push(format!(
+                "node {} is planned for pool {}, which the checkout does not have",
+                n.node, n.pool
+            )),
+        }
         for (k, l) in &n.labels {
             if nodes::label(&node, k) != l.before.as_deref() {
                 stale.push(format!("node {} label {k} changed since the plan", n.node));
