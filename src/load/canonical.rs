@@ -4,7 +4,8 @@
 //! decimal amount (`Money`, `Ratio`) the amount is given its canonical
 //! text, so that `14.75`, `"14.7500"` and `14.750` are one value. A pull
 //! request that writes a default out, or re-quotes a price, changes
-//! nothing. Both are read from the embedded schemas themselves, so a new
+//! nothing. A Config mapping left out (`render`, `thresholds`, a map) is
+//! the mapping written empty, filled alike. Both are read from the embedded schemas themselves, so a new
 //! field is covered without a list to keep.
 
 use crate::model::Kind;
@@ -89,7 +90,10 @@ fn walk<'a>(
 /// decimal is left as it is: the shape check has refused it already.
 pub fn canonicalize(kind: Kind, instance: &mut Json) {
     let schema = schema(kind);
-    fill_defaults(schema, schema, instance, 0);
+    // Every mapping of the Config reads as its default when left out (none
+    // is optional); elsewhere one left out may mean absent (a Cluster's
+    // `kueue`), which the schema does not tell apart.
+    fill_defaults(schema, schema, instance, 0, kind == Kind::Config);
     for path in paths(kind) {
         rewrite(instance, path);
     }
@@ -117,7 +121,7 @@ fn schema(kind: Kind) -> &'static Json {
 /// plain objects (a struct's `properties`, or an optional one: `anyOf` of it
 /// and null) are filled; where the schema offers shapes to choose between, a
 /// default of one is not written into another.
-fn fill_defaults(root: &Json, schema: &Json, node: &mut Json, depth: usize) {
+fn fill_defaults(root: &Json, schema: &Json, node: &mut Json, depth: usize, empty_maps: bool) {
     if depth > 64 {
         return;
     }
@@ -149,29 +153,70 @@ fn fill_defaults(root: &Json, schema: &Json, node: &mut Json, depth: usize) {
             if let Some(props) = schema.get("properties").and_then(Json::as_object) {
                 for (name, sub) in props {
                     match fields.get_mut(name) {
-                        Some(value) => fill_defaults(root, sub, value, depth + 1),
+                        Some(value) => fill_defaults(root, sub, value, depth + 1, empty_maps),
                         None => {
                             if let Some(default) = sub.get("default") {
                                 fields.insert(name.clone(), default.clone());
+                            } else if empty_maps && !required(schema, name) && defaults_to_empty(root, sub) {
+                                // A mapping serde reads as its default when
+                                // left out (`render`, `thresholds`, a map):
+                                // written out as `{}`, filled alike.
+                                let mut empty = Json::Object(Default::default());
+                                fill_defaults(root, sub, &mut empty, depth + 1, empty_maps);
+                                fields.insert(name.clone(), empty);
                             }
                         }
                     }
                 }
             } else if let Some(sub) = schema.get("additionalProperties").filter(|s| s.is_object()) {
                 for value in fields.values_mut() {
-                    fill_defaults(root, sub, value, depth + 1);
+                    fill_defaults(root, sub, value, depth + 1, empty_maps);
                 }
             }
         }
         Json::Array(items) => {
             if let Some(sub) = schema.get("items").filter(|s| s.is_object()) {
                 for item in items {
-                    fill_defaults(root, sub, item, depth + 1);
+                    fill_defaults(root, sub, item, depth + 1, empty_maps);
                 }
             }
         }
         _ => {}
     }
+}
+
+/// Whether `name` is a required field of the object schema `schema`.
+fn required(schema: &Json, name: &str) -> bool {
+    schema
+        .get("required")
+        .and_then(Json::as_array)
+        .is_some_and(|r| r.iter().any(|n| n.as_str() == Some(name)))
+}
+
+/// Whether a field of schema `sub`, left out, reads as an empty mapping
+/// filled with its defaults: a plain object (through references, not an
+/// optional one: `anyOf` with null is absent, not empty) that requires no
+/// field of its own.
+fn defaults_to_empty(root: &Json, sub: &Json) -> bool {
+    let mut schema = sub;
+    for _ in 0..8 {
+        match schema.get("$ref").and_then(Json::as_str) {
+            Some(target) => {
+                let name = target.strip_prefix("#/$defs/").unwrap_or(target);
+                match root.get("$defs").and_then(|d| d.get(name)) {
+                    Some(def) => schema = def,
+                    None => return false,
+                }
+            }
+            None => break,
+        }
+    }
+    schema.get("type").and_then(Json::as_str) == Some("object")
+        && schema.get("anyOf").is_none()
+        && schema
+            .get("required")
+            .and_then(Json::as_array)
+            .is_none_or(|r| r.is_empty())
 }
 
 fn rewrite(node: &mut Json, path: &[Step]) {
@@ -275,5 +320,25 @@ mod tests {
         let mut c = json!({"metadata": {"name": "c"}, "spec": {"nodePools": [{"name": "p"}]}});
         canonicalize(Kind::Cluster, &mut c);
         assert!(c["spec"].get("kueue").is_none_or(Json::is_null), "{c}");
+    }
+
+    #[test]
+    fn a_config_mapping_left_out_is_the_mapping_written_empty() {
+        let config = |spec: Json| {
+            let mut d = json!({"metadata": {"name": "acme"}, "spec": spec});
+            canonicalize(Kind::Config, &mut d);
+            d
+        };
+        let bare = config(json!({"roles": {}}));
+        assert_eq!(
+            config(json!({"roles": {}, "render": {}, "costs": {}, "severities": {}, "thresholds": {}})),
+            bare
+        );
+        // The thresholds' defaults, written out whole, are the block left out.
+        assert_eq!(
+            config(json!({"roles": {}, "thresholds": {"lowUtilization": "0.40"}})),
+            config(json!({"roles": {}, "thresholds": {"lowUtilization": 0.4}}))
+        );
+        assert_ne!(config(json!({"roles": {}, "severities": {"usage-stale": "allow"}})), bare);
     }
 }
