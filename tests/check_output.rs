@@ -515,6 +515,16 @@ fn explain_shows_every_tier_and_rule_with_the_facts_read() {
     let unknown = run(&["explain", "no-such-request", "--path", &example()], &[]);
     assert_eq!(unknown.code, 2);
     assert!(Path::new(&example()).exists());
+    // A kind judged only when it changes, without a base: said so, not
+    // "since the base revision".
+    let class = run(&["explain", "development", "--path", &example()], &[]);
+    assert_eq!(class.code, 2);
+    assert!(
+        class.stderr.contains("is not judged without a base revision")
+            && !class.stderr.contains("since the base revision"),
+        "{}",
+        class.stderr
+    );
 }
 
 #[test]

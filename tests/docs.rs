@@ -247,3 +247,25 @@ fn every_link_between_the_docs_reaches_its_file_and_heading() {
     }
     assert!(broken.is_empty(), "broken links:\n{}", broken.join("\n"));
 }
+
+#[test]
+fn every_usage_pull_code_is_in_codes_md() {
+    // `usage pull`'s failures carry codes of their own (src/ingest): each
+    // is in codes.md's table.
+    let doc = read("docs/codes.md");
+    let mut codes = BTreeSet::new();
+    for file in ["src/ingest/prometheus.rs", "src/ingest/plan.rs"] {
+        for line in read(file).lines() {
+            if let Some((_, rest)) = line.split_once("=> \"")
+                && let Some((code, _)) = rest.split_once('"')
+                && code.chars().all(|c| c.is_ascii_lowercase() || c == '-')
+            {
+                codes.insert(code.to_string());
+            }
+        }
+    }
+    assert!(codes.len() >= 10, "{codes:?}");
+    for c in codes {
+        assert!(doc.contains(&format!("| `{c}` |")), "docs/codes.md lacks `{c}`");
+    }
+}

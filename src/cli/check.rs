@@ -548,8 +548,10 @@ pub fn explain(cli: &Cli, args: &ExplainArgs, io: &mut Io<'_>) -> Outcome {
             d.metadata().name.value.as_str() == name
                 && kind.is_none_or(|k| d.kind().as_str().eq_ignore_ascii_case(k))
         });
-        let why = if held {
+        let why = if held && args.base.is_some() {
             "did not change since the base revision, so it is not judged".to_string()
+        } else if held {
+            "is not judged without a base revision: its kind is judged only when a pull request changes it (pass --base REV)".to_string()
         } else {
             let mut known: Vec<&str> = result.evaluated.iter().map(|e| e.name.as_str()).collect();
             known.extend(repo.documents().map(|d| d.metadata().name.value.as_str()));
