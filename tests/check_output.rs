@@ -520,7 +520,9 @@ fn explain_shows_every_tier_and_rule_with_the_facts_read() {
     let class = run(&["explain", "development", "--path", &example()], &[]);
     assert_eq!(class.code, 2);
     assert!(
-        class.stderr.contains("is not judged without a base revision")
+        class
+            .stderr
+            .contains("is not judged without a base revision")
             && !class.stderr.contains("since the base revision"),
         "{}",
         class.stderr

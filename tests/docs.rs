@@ -266,6 +266,9 @@ fn every_usage_pull_code_is_in_codes_md() {
     }
     assert!(codes.len() >= 10, "{codes:?}");
     for c in codes {
-        assert!(doc.contains(&format!("| `{c}` |")), "docs/codes.md lacks `{c}`");
+        assert!(
+            doc.contains(&format!("| `{c}` |")),
+            "docs/codes.md lacks `{c}`"
+        );
     }
 }

@@ -1876,10 +1876,17 @@ fn a_configmap_left_as_someone_edited_it_holds_the_layout_labels() {
     let text = std::fs::read_to_string(&f).unwrap();
     let old = "        layout:\n          3g.40gb: 1\n          2g.20gb: 1\n          1g.10gb: 2\n";
     assert!(text.contains(old), "{text}");
-    std::fs::write(&f, text.replace(old, "        layout:\n          3g.40gb: 1\n          2g.20gb: 1\n          1g.10gb: 1\n")).unwrap();
-    let before = h.get("v1", "Node", "", "mig-0").unwrap()["metadata"]["labels"]
-        ["nvidia.com/mig.config"]
-        .clone();
+    std::fs::write(
+        &f,
+        text.replace(
+            old,
+            "        layout:\n          3g.40gb: 1\n          2g.20gb: 1\n          1g.10gb: 1\n",
+        ),
+    )
+    .unwrap();
+    let before =
+        h.get("v1", "Node", "", "mig-0").unwrap()["metadata"]["labels"]["nvidia.com/mig.config"]
+            .clone();
     let out = w.run(&[
         "apply",
         repo.to_str().unwrap(),
@@ -1962,7 +1969,15 @@ fn a_plan_file_cannot_take_over_a_hand_made_object_or_relabel_a_node_out_of_its_
     }
     std::fs::write(&plan, serde_json::to_string(&edited).unwrap()).unwrap();
     w.reset();
-    let out = w.run(&["apply", &ex(), "--plan", &p, "--yes", "--cluster", "prod-h100"]);
+    let out = w.run(&[
+        "apply",
+        &ex(),
+        "--plan",
+        &p,
+        "--yes",
+        "--cluster",
+        "prod-h100",
+    ]);
     assert!(
         out.stderr.contains("error[plan-stale]")
             && out.stderr.contains(
@@ -1985,7 +2000,16 @@ fn a_plan_file_cannot_take_over_a_hand_made_object_or_relabel_a_node_out_of_its_
     )
     .unwrap();
     w.reset();
-    let out = w.run(&["apply", &ex(), "--plan", &p, "--yes", "--cluster", "prod-h100", "--force-conflicts"]);
+    let out = w.run(&[
+        "apply",
+        &ex(),
+        "--plan",
+        &p,
+        "--yes",
+        "--cluster",
+        "prod-h100",
+        "--force-conflicts",
+    ]);
     assert!(
         out.stderr
             .contains("node mig-1 is not in pool h100-mig now"),

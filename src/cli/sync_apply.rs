@@ -276,7 +276,8 @@ pub fn apply(cli: &Cli, a: &ApplyArgs, io: &mut Io<'_>) -> Outcome {
                 || p.changes.iter().any(|c| {
                     c.action == crate::sync::plan::Action::Error
                         || (c.action == crate::sync::plan::Action::Conflict
-                            && !(a.force_conflicts && c.conflict.as_ref().is_some_and(|k| k.forceable())))
+                            && !(a.force_conflicts
+                                && c.conflict.as_ref().is_some_and(|k| k.forceable())))
                 })
         })
         .map(|p| p.cluster.as_str())

@@ -157,7 +157,10 @@ fn fill_defaults(root: &Json, schema: &Json, node: &mut Json, depth: usize, empt
                         None => {
                             if let Some(default) = sub.get("default") {
                                 fields.insert(name.clone(), default.clone());
-                            } else if empty_maps && !required(schema, name) && defaults_to_empty(root, sub) {
+                            } else if empty_maps
+                                && !required(schema, name)
+                                && defaults_to_empty(root, sub)
+                            {
                                 // A mapping serde reads as its default when
                                 // left out (`render`, `thresholds`, a map):
                                 // written out as `{}`, filled alike.
@@ -331,7 +334,9 @@ mod tests {
         };
         let bare = config(json!({"roles": {}}));
         assert_eq!(
-            config(json!({"roles": {}, "render": {}, "costs": {}, "severities": {}, "thresholds": {}})),
+            config(
+                json!({"roles": {}, "render": {}, "costs": {}, "severities": {}, "thresholds": {}})
+            ),
             bare
         );
         // The thresholds' defaults, written out whole, are the block left out.
@@ -339,6 +344,9 @@ mod tests {
             config(json!({"roles": {}, "thresholds": {"lowUtilization": "0.40"}})),
             config(json!({"roles": {}, "thresholds": {"lowUtilization": 0.4}}))
         );
-        assert_ne!(config(json!({"roles": {}, "severities": {"usage-stale": "allow"}})), bare);
+        assert_ne!(
+            config(json!({"roles": {}, "severities": {"usage-stale": "allow"}})),
+            bare
+        );
     }
 }

@@ -137,8 +137,7 @@ fn same_value(base: &Repo, head: &Repo, kind: Kind, name: &str, field: &str) -> 
             let (Some(a), Some(b)) = (base.requests.get(name), head.requests.get(name)) else {
                 return false;
             };
-            let preemptible =
-                |s: &RequestSpec| s.preemptible.as_ref().is_some_and(|p| p.value);
+            let preemptible = |s: &RequestSpec| s.preemptible.as_ref().is_some_and(|p| p.value);
             field == "preemptible" && preemptible(&a.spec) == preemptible(&b.spec)
         }
         _ => false,

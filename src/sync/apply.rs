@@ -314,14 +314,11 @@ pub async fn apply_cluster(
             // object too (someone edited the MIG manager's ConfigMap: the
             // layout a node would be labelled with is not in it; a
             // ClusterQueue still naming the flavor a prune would delete).
-            for r in results
-                .iter()
-                .filter(|r| {
-                    r.status == "failed"
-                        || (r.status == "skipped" && r.error.is_some())
-                        || r.action == Action::Error
-                })
-            {
+            for r in results.iter().filter(|r| {
+                r.status == "failed"
+                    || (r.status == "skipped" && r.error.is_some())
+                    || r.action == Action::Error
+            }) {
                 missed += 1;
                 missing.insert(r.target.clone());
             }

@@ -182,12 +182,13 @@ impl Conn {
         // in a line break is the rule, and kube would send the break and
         // fail on it), once: a run is minutes long.
         if let Some(path) = config.auth_info.token_file.take() {
-            let token = file_tokens([path.clone()]).pop().ok_or_else(|| {
-                ConnectError::BadContext {
-                    context: ctx_name.clone(),
-                    reason: format!("its token file {path} cannot be read or is empty"),
-                }
-            })?;
+            let token =
+                file_tokens([path.clone()])
+                    .pop()
+                    .ok_or_else(|| ConnectError::BadContext {
+                        context: ctx_name.clone(),
+                        reason: format!("its token file {path} cannot be read or is empty"),
+                    })?;
             if !super::kubeconfig_check::header_safe(&token) {
                 return Err(ConnectError::BadContext {
                     context: ctx_name.clone(),

@@ -88,9 +88,18 @@ pub fn header_safe(token: &str) -> bool {
 /// writes to another server).
 pub fn duplicate_problem(kc: &kube::config::Kubeconfig) -> Option<String> {
     let lists: [(&str, Vec<&str>); 3] = [
-        ("cluster", kc.clusters.iter().map(|c| c.name.as_str()).collect()),
-        ("user", kc.auth_infos.iter().map(|c| c.name.as_str()).collect()),
-        ("context", kc.contexts.iter().map(|c| c.name.as_str()).collect()),
+        (
+            "cluster",
+            kc.clusters.iter().map(|c| c.name.as_str()).collect(),
+        ),
+        (
+            "user",
+            kc.auth_infos.iter().map(|c| c.name.as_str()).collect(),
+        ),
+        (
+            "context",
+            kc.contexts.iter().map(|c| c.name.as_str()).collect(),
+        ),
     ];
     lists.into_iter().find_map(|(what, names)| {
         let mut seen = std::collections::HashSet::new();

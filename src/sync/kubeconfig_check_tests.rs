@@ -91,7 +91,9 @@ fn a_name_listed_twice_in_one_file_is_refused_as_kubectl_refuses_it() {
     let kc: kube::config::Kubeconfig = kubeconfig_of(text);
     assert_eq!(
         duplicate_problem(&kc).as_deref(),
-        Some("it lists the cluster `prod` twice (kubectl refuses such a file); keep one entry of that name")
+        Some(
+            "it lists the cluster `prod` twice (kubectl refuses such a file); keep one entry of that name"
+        )
     );
     let once = text.replacen(
         "- {name: prod, cluster: {server: \"https://staging.example\"}}\n",

@@ -456,7 +456,10 @@ pub async fn check_fresh(
         // pool's nodes: one moved out since the plan (or a plan file edited
         // to list another pool's node) would get a layout not its own.
         match desired.pools.iter().find(|p| p.pool == n.pool) {
-            Some(p) if p.selector.iter().all(|(k, v)| nodes::label(&node, k) == Some(v.as_str())) => {}
+            Some(p)
+                if p.selector
+                    .iter()
+                    .all(|(k, v)| nodes::label(&node, k) == Some(v.as_str())) => {}
             Some(_) => stale.push(format!(
                 "node {} is not in pool {} now (its labels do not match the pool's nodeLabels)",
                 n.node, n.pool

@@ -27,6 +27,7 @@ pub fn run(repo: &Repo, diags: &mut Vec<Diagnostic>) {
     super::regions::check(repo, diags);
     super::usage_source::check(repo, diags);
     super::names::check_rendered_files(repo, diags);
+    super::blank_text::check(repo, diags);
 }
 
 /// How many names the "did you mean" searches of one validation may read,

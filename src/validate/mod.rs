@@ -6,6 +6,7 @@
 //! rules. Each check is a pure function that pushes diagnostics; all of them
 //! run, so one run reports every problem.
 
+mod blank_text;
 pub mod checks;
 pub mod cloud;
 pub mod invariants;
