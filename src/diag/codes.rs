@@ -202,6 +202,7 @@ codes! {
     KueueLimitExceeded = "kueue-limit-exceeded", Error, "a Kueue object would break a limit Kueue's CRD, CEL rules or webhook enforce";
     KueueLendingAboveNominal = "kueue-lending-above-nominal", Warning, "a team's lending limit exceeds its nominal quota in a flavor, so it is lowered to it";
     PoolWithoutNodeLabels = "pool-without-node-labels", Warning, "a pool that needs its nodes selected (Kueue, MIG, time-slicing) has no nodeLabels";
+    MoneyThresholdsDefault = "money-thresholds-default", Warning, "a Config in another currency leaves money thresholds at their US dollar defaults";
     // Sync to clusters (plan, apply, drift, verify)
     KubeconfigInvalid = "kubeconfig-invalid", Error, "no usable kubeconfig was found, or it could not be read";
     KubeContextShared = "kube-context-shared", Error, "two Clusters name the same kubeContext or reach one API server";

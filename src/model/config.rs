@@ -202,6 +202,12 @@ pub struct Thresholds {
     /// A request whose monthly cost exceeds this amount needs a capacity review (default 50000).
     #[serde(default = "d_cost_review")]
     pub monthly_cost_review: Money,
+    /// What a change may add to a team's cost over its requests' windows (or commit to a reservation) before a director approves (default 250000, in the Config's currency).
+    #[serde(default = "d_director_cost")]
+    pub director_cost: Money,
+    /// The same before a VP approves (default 1000000, in the Config's currency).
+    #[serde(default = "d_vp_cost")]
+    pub vp_cost: Money,
     /// Budget alert levels as shares of a team's monthly budget (default 0.8, 1.0, 1.2).
     #[serde(default = "d_alerts")]
     pub budget_alerts: Vec<Ratio>,
@@ -219,6 +225,8 @@ impl Default for Thresholds {
             stranded_spend_share: d_stranded(),
             idle_spend_share: d_idle(),
             monthly_cost_review: d_cost_review(),
+            director_cost: d_director_cost(),
+            vp_cost: d_vp_cost(),
             budget_alerts: d_alerts(),
             auto_approval_gpus: d_auto_budget(),
         }
@@ -239,6 +247,12 @@ fn d_idle() -> Ratio {
 }
 fn d_cost_review() -> Money {
     Money(rust_decimal::Decimal::from(50_000))
+}
+fn d_director_cost() -> Money {
+    Money(rust_decimal::Decimal::from(250_000))
+}
+fn d_vp_cost() -> Money {
+    Money(rust_decimal::Decimal::from(1_000_000))
 }
 fn d_auto_budget() -> Quantity {
     Quantity(16)

@@ -28,6 +28,7 @@ pub fn run(repo: &Repo, diags: &mut Vec<Diagnostic>) {
     super::usage_source::check(repo, diags);
     super::names::check_rendered_files(repo, diags);
     super::blank_text::check(repo, diags);
+    super::config_currency::check(repo, diags);
 }
 
 /// How many names the "did you mean" searches of one validation may read,

@@ -9,6 +9,7 @@
 mod blank_text;
 pub mod checks;
 pub mod cloud;
+mod config_currency;
 pub mod invariants;
 pub mod names;
 pub mod pools;

@@ -516,6 +516,8 @@ pub(crate) fn config_facts(config: &ConfigSpec, world: &Repo) -> ConfigFacts {
             stranded_spend_share: t.stranded_spend_share.as_f64(),
             idle_spend_share: t.idle_spend_share.as_f64(),
             monthly_cost_review: crate::cost::prices::float(t.monthly_cost_review.0),
+            director_cost: crate::cost::prices::float(t.director_cost.0),
+            vp_cost: crate::cost::prices::float(t.vp_cost.0),
             auto_approval_gpus: t.auto_approval_gpus.0 as f64,
         },
         history_multiple: config.costs.history_multiple.as_f64(),

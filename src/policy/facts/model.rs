@@ -37,6 +37,10 @@ pub struct ThresholdFacts {
     pub idle_spend_share: f64,
     /// Config threshold: monthly cost that needs a capacity review.
     pub monthly_cost_review: f64,
+    /// Config threshold: cost a change adds (over its requests' windows, or a reservation's commitment) that needs a director.
+    pub director_cost: f64,
+    /// Config threshold: cost a change adds that needs a VP.
+    pub vp_cost: f64,
     /// Config threshold: GPUs a team may gain without approval over 30 days.
     pub auto_approval_gpus: f64,
 }
