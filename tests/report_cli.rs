@@ -815,3 +815,124 @@ fn idle_allocation_of_a_team_with_no_document_is_its_own_total() {
     // Its allocation is the platform's: in `unassigned`, at least its idle part.
     assert!(dec(&totals["unassigned"]) >= stray - 0.01);
 }
+
+/// One pool of 5 p5 instances on demand (on demand 80, spot 20, 1-year 48
+/// an instance-hour); team `ml` holds a steady 16-GPU request and a
+/// preemptible 16-GPU one that ends first, 32 allocated and 8 used every
+/// hour for 90 days. `steady` (and `pre`, when `with_pre`) as given.
+fn split_repo(dir: &std::path::Path, steady: u32, with_pre: bool) -> String {
+    let doc = |kind: &str, name: &str, spec: &str| {
+        format!(
+            "apiVersion: capops.dev/v1alpha1\nkind: {kind}\nmetadata: {{name: {name}}}\nspec:\n{spec}"
+        )
+    };
+    let files = [
+        (
+            "capops.yaml",
+            doc("Config", "cfg", "  defaults: {priorityClass: batch}\n"),
+        ),
+        (
+            "clusters.yaml",
+            doc(
+                "Cluster",
+                "c1",
+                "  environment: production\n  provider: aws\n  region: us-east-1\n  nodePools:\n    - {name: p1, gpuModel: h100-80gb-sxm, instanceType: p5.48xlarge, gpusPerNode: 8, nodes: 5, zone: us-east-1a}\n",
+            ),
+        ),
+        (
+            "teams.yaml",
+            doc(
+                "Team",
+                "ml",
+                "  costCenter: CC-1\n  clusters:\n    c1: {namespace: ml, quota: {nvidia.com/gpu: 40}}\n",
+            ),
+        ),
+        ("pc.yaml", doc("PriorityClass", "batch", "  value: 100\n")),
+        (
+            "prices.yaml",
+            doc(
+                "PriceCatalog",
+                "cat",
+                "  effective: 2026-01-01\n  prices:\n    - {provider: aws, region: us-east-1, instanceType: p5.48xlarge, gpusPerInstance: 8, onDemand: 80, spot: 20, reserved1y: 48, reserved3y: 32, capacityBlock: 60, source: test}\n",
+            ),
+        ),
+    ];
+    for (f, text) in files {
+        std::fs::write(dir.join(f), text).unwrap();
+    }
+    let mut requests = doc(
+        "CapacityRequest",
+        "steady",
+        &format!(
+            "  team: ml\n  cluster: c1\n  pool: p1\n  resources: {{nvidia.com/gpu: {steady}}}\n  window: {{start: 2026-08-01, end: 2028-08-01}}\n  workloadClass: training\n"
+        ),
+    );
+    if with_pre {
+        requests.push_str("---\n");
+        requests.push_str(&doc("CapacityRequest", "pre", "  team: ml\n  cluster: c1\n  pool: p1\n  resources: {nvidia.com/gpu: 16}\n  window: {start: 2026-08-01, end: 2028-06-01}\n  workloadClass: research\n  preemptible: true\n"));
+    }
+    std::fs::write(dir.join("requests.yaml"), requests).unwrap();
+    std::fs::create_dir_all(dir.join("usage")).unwrap();
+    let allocated = if with_pre { 32 } else { steady };
+    let mut csv = String::from("timestamp,cluster,pool,team,allocated_gpus,used_gpus\n");
+    let start = "2026-08-24T00:00:00Z"
+        .parse::<capops::model::Timestamp>()
+        .unwrap()
+        .as_second();
+    for h in 0..2160 {
+        let t = capops::model::Timestamp::from_second(start + h * 3600).unwrap();
+        csv.push_str(&format!("{t},c1,p1,ml,{allocated},8\n"));
+    }
+    std::fs::write(dir.join("usage/u.csv"), csv).unwrap();
+    dir.display().to_string()
+}
+
+#[test]
+fn rightsizing_saves_what_the_change_it_writes_leaves() {
+    // The plan ends `pre` and trims `steady` 16 -> 12: 12 steady GPUs stay,
+    // 2 instances a 1-year commitment covers (2 x 48 = 96 an hour, 70,080
+    // a month). Before, 16 steady on 1-year and 16 preemptible on spot at
+    // 22 (20 with its 10% allowance): 140 an hour, 102,200 a month. So the
+    // rightsizing saves 32,120 a month, not the 51,100 of a release split
+    // in proportion to what the team holds (6 steady + 6 preemptible).
+    let dir = tempfile::tempdir().unwrap();
+    let before = report_at(&split_repo(dir.path(), 16, true), AT);
+    let recs = before["recommendations"].as_array().unwrap();
+    let rightsize = recs.iter().find(|r| r["kind"] == "rightsize-team").unwrap();
+    let changes: Vec<&str> = rightsize["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert_eq!(
+        changes,
+        [
+            "CapacityRequest `pre`: end it (releases 16 GPUs)",
+            "CapacityRequest `steady`: nvidia.com/gpu 16 → 12"
+        ]
+    );
+    assert_eq!(dec(&rightsize["monthlySavings"]), 32_120.0);
+    // And the plan's total is what a report on the repository the change
+    // leaves finds.
+    let after_dir = tempfile::tempdir().unwrap();
+    let after = report_at(&split_repo(after_dir.path(), 12, false), AT);
+    let mix_after = after["recommendations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["kind"] == "commitment-mix")
+        .unwrap();
+    let mix_before = recs.iter().find(|r| r["kind"] == "commitment-mix").unwrap();
+    assert!(
+        mix_before["text"]
+            .as_str()
+            .unwrap()
+            .contains("70,080 USD a month")
+            && mix_after["text"]
+                .as_str()
+                .unwrap()
+                .contains("70,080 USD a month"),
+        "{mix_before}\n{mix_after}"
+    );
+}

@@ -54,7 +54,8 @@ struct TeamPlan {
 struct Release {
     team: String,
     gpus: f64,
-    /// The share of its requests in the pool, now, that are preemptible.
+    /// The share of the release off its preemptible requests: as the plan's
+    /// document change cuts them, else the share of its requests now.
     preemptible_share: f64,
     /// The hour its requests in force there end (the latest; `i64::MAX`
     /// when one is open): after it, it holds nothing to release.
@@ -112,10 +113,14 @@ fn releases(a: &Analysis<'_>, cluster: &str, pool: &str) -> Vec<Release> {
                     }
                 }
             }
+            // Split as the plan's change cuts (not as the team holds).
+            let share =
+                super::plan_changes::preemptible_cut_share(a, &t.team, (cluster, pool), rightsized)
+                    .unwrap_or(if all > 0.0 { pre / all } else { 0.0 });
             out.push(Release {
                 team: t.team.clone(),
                 gpus,
-                preemptible_share: if all > 0.0 { pre / all } else { 0.0 },
+                preemptible_share: share,
                 // Measured without a request in force: for as long as it lasts.
                 until: if all > 0.0 { until } else { i64::MAX },
                 rightsized,

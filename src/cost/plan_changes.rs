@@ -139,6 +139,32 @@ fn release_steps(
     out
 }
 
+/// The share of what the plan's document change releases for `team` in a
+/// pool that comes off its preemptible requests (the requests it ends or
+/// cuts, as [`cuts_of`] chooses them), so that the saving is priced on the
+/// demand the change leaves; `None` when it cuts nothing.
+pub(super) fn preemptible_cut_share(
+    a: &Analysis<'_>,
+    team: &str,
+    at: (&str, &str),
+    rightsized: u32,
+) -> Option<f64> {
+    let requests = a.team_requests(team);
+    let (cuts, _) = cuts_of(a, team, at, rightsized);
+    let (mut pre, mut all) = (0.0, 0.0);
+    for c in &cuts {
+        let preemptible = requests
+            .iter()
+            .find(|r| r.name() == c.request)
+            .is_some_and(|r| r.spec.preemptible.as_ref().is_some_and(|p| p.value));
+        all += c.released;
+        if preemptible {
+            pre += c.released;
+        }
+    }
+    (all > 0.0).then(|| (pre / all).clamp(0.0, 1.0))
+}
+
 /// When the releasing teams' steady release falls before `steady_until`:
 /// each team's (team, rightsized, steady release, end of its requests)
 /// falls as its cut requests end on their own ([`release_steps`]), and
