@@ -28,9 +28,9 @@
 //!   full, what they hold less takes away only the demand the team would
 //!   have beyond what its requests in (or netted with) the measured level
 //!   still allow. Future work on both sides, and a request new to its team
-//!   when the change removes none of the team's running work, count their
-//!   own difference in full instead, and never also hold the measured
-//!   level up.
+//!   beyond the GPUs of running work the change removes from that team,
+//!   count their own difference in full instead, and never also hold the
+//!   measured level up.
 //!
 //! A pool without any usage history is judged on its requests alone: its
 //! demand at an hour is what its requests hold then ([`held`]).
@@ -462,54 +462,79 @@ impl Approved {
         //
         // A request new to its team (added, renamed with another window or
         // size, handed over with another window) is new work, counted in
-        // full whenever it starts, unless the change also removes running
-        // work of that team: then it may be that work under a new name
-        // (re-filed from today, split, merged) and is netted with it.
-        let gone_running: std::collections::HashSet<&str> = requests
+        // full whenever it starts, except as far as the change removes
+        // running work of that team: up to those GPUs it may be that work
+        // under a new name (re-filed from today, split, merged) and is
+        // netted with it; beyond them it is new (deleting a 1-GPU request
+        // does not net a 128-GPU run).
+        let mut removed: std::collections::HashMap<&str, f64> = Default::default();
+        for r in requests.iter().filter(|r| r.gpus <= 0.0) {
+            if let Some((bh, bg)) = r.base
+                && bg > 0.0
+                && bh.start < e
+                && bh.end > e
+            {
+                *removed.entry(key(r)).or_default() += bg;
+            }
+        }
+        let mut new: Vec<&&PoolRequest> = requests
             .iter()
-            .filter(|r| r.gpus <= 0.0)
-            .filter(|r| {
-                r.base
-                    .is_some_and(|(bh, bg)| bg > 0.0 && bh.start < e && bh.end > e)
-            })
-            .map(|r| key(r))
+            .filter(|r| r.gpus > 0.0 && r.base.is_some_and(|(_, bg)| bg <= 0.0))
             .collect();
-        let is_future = |r: &PoolRequest| match r.base {
-            Some((_, bg)) if bg <= 0.0 => !gone_running.contains(key(r)),
-            Some((bh, _)) => r.hours.start >= e && bh.start >= e,
-            None => false,
-        };
+        new.sort_by(|a, b| (a.hours.start, &a.name).cmp(&(b.hours.start, &b.name)));
+        // Of each new request, the GPUs netted as re-filed work.
+        let mut netted: std::collections::HashMap<&str, f64> = Default::default();
+        for r in new {
+            let left = removed.entry(key(r)).or_default();
+            let n = r.gpus.min(*left);
+            *left -= n;
+            netted.insert(r.name.as_str(), n);
+        }
         for r in &requests {
             let Some((bh, bg)) = r.base else { continue };
             let (_, parts) = teams
                 .entry(key(r))
                 .or_insert_with(|| (held(key(r)), Parts::default()));
-            let future = is_future(r);
+            if bg <= 0.0 {
+                // New: netted as far as re-filed, the rest in full.
+                let n = netted.get(r.name.as_str()).copied().unwrap_or(0.0);
+                if n > 0.0 {
+                    parts.head_changed.push((r.hours, n));
+                    parts.head_all.push((r.hours, n));
+                }
+                if r.gpus - n > 1e-9 {
+                    parts.future_head.push((r.hours, r.gpus - n));
+                }
+                continue;
+            }
+            let future = r.hours.start >= e && bh.start >= e;
             let (to_base, to_head) = if future {
                 (&mut parts.future_base, &mut parts.future_head)
             } else {
                 (&mut parts.base_changed, &mut parts.head_changed)
             };
-            if bg > 0.0 {
-                to_base.push((bh, bg));
-            }
+            to_base.push((bh, bg));
             if r.gpus > 0.0 {
                 to_head.push((r.hours, r.gpus));
+                // What the team's requests still allow its measured work:
+                // those in the measured level or netted with it. Work
+                // counted in full (future work, new work, an untouched
+                // request not started at `e`) does not also hold it up.
+                if !future {
+                    parts.head_all.push((r.hours, r.gpus));
+                }
             }
         }
-        // What the team's requests still allow its measured work: those
-        // in the measured level or netted with it. Work counted in full
-        // (future work, a request new to the team, one not started at `e`)
-        // does not also hold up the measured level: a running request
-        // re-filed from today under a new name would be counted twice.
-        let any_change = requests.iter().any(|r| r.base.is_some());
-        for r in requests.iter().filter(|_| any_change) {
-            let in_full = is_future(r) || (r.base.is_none() && r.hours.start >= e);
-            if let Some((_, parts)) = teams.get_mut(key(r))
-                && r.gpus > 0.0
-                && !in_full
+        if requests.iter().any(|r| r.base.is_some()) {
+            for r in requests
+                .iter()
+                .filter(|r| r.base.is_none() && r.hours.start < e)
             {
-                parts.head_all.push((r.hours, r.gpus));
+                if let Some((_, parts)) = teams.get_mut(key(r))
+                    && r.gpus > 0.0
+                {
+                    parts.head_all.push((r.hours, r.gpus));
+                }
             }
         }
         Approved {

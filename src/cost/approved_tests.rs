@@ -331,6 +331,18 @@ fn work_counted_in_full_never_also_holds_up_the_measured_level() {
         base: Some((running, 280.0)),
         ..req("a", 0, 5000, 152.0)
     };
-    let beside = [trimmed, new("run", e - 1, 128.0)];
+    let beside = [trimmed.clone(), new("run", e - 1, 128.0)];
     assert_eq!(Approved::new(&beside, e, held).at(1500), 128.0);
+    // Deleting a 1-GPU running request beside the trim nets only 1 GPU of
+    // a new 128-GPU run: the other 127 are new work.
+    let tiny = PoolRequest {
+        name: "tiny".into(),
+        gpus: 0.0,
+        base: Some((running, 1.0)),
+        ..req("a", 0, 5000, 0.0)
+    };
+    let with_tiny = [trimmed, tiny, new("run", 2000, 128.0)];
+    let ap = Approved::new(&with_tiny, e, held);
+    assert_eq!(ap.at(1500), 0.0);
+    assert_eq!(ap.at(2500), 127.0);
 }

@@ -63,6 +63,10 @@ pub struct Tier {
     pub gpus: u32,
     /// Per GPU-hour.
     pub price: Decimal,
+    /// The share of its GPU-hours expected unused over its term (the
+    /// demand the outlook knows there, above the tiers below it): what the
+    /// gate weighs against the Config's `strandedSpendShare`.
+    pub unused: f64,
 }
 
 /// Shares of the window's demand (GPU-hours) each way of buying serves.
@@ -381,12 +385,30 @@ fn split(i: &Inputs<'_>, use_spot: bool, commit: bool) -> Option<Mix> {
         (q / gpn - 1e-9).ceil().max(0.0) as u32
     };
     const ONE_YEAR: i64 = 365 * 24;
-    let tier = |kind, nodes: u32, p| {
+    // The share of a tier's GPU-hours unused over its term: `nodes`
+    // instances stacked on `lo` committed ones below it.
+    let unused = |term_hours: i64, lo: u32, nodes: u32| -> f64 {
+        let values = term_values(term_hours).unwrap_or_else(|| steady50.clone());
+        let room = f64::from(nodes) * gpn;
+        if values.is_empty() || room <= 0.0 {
+            return 0.0;
+        }
+        let base = f64::from(lo) * gpn;
+        let used: f64 = values.iter().map(|d| (d - base).clamp(0.0, room)).sum();
+        (1.0 - used / (room * values.len() as f64)).max(0.0)
+    };
+    let tier = |kind: &'static str, nodes: u32, p, lo: u32| {
+        let term = if kind.starts_with('3') {
+            3 * ONE_YEAR
+        } else {
+            ONE_YEAR
+        };
         (nodes > 0).then(|| Tier {
             kind,
             nodes,
             gpus: nodes * i.gpus_per_node,
             price: p,
+            unused: unused(term, lo, nodes),
         })
     };
     let (baseline, flexible) = match (three, one) {
@@ -407,15 +429,15 @@ fn split(i: &Inputs<'_>, use_spot: bool, commit: bool) -> Option<Mix> {
                 )
             });
             (
-                tier("3-year reserved", b, p3),
-                flex.and_then(|(m, p1)| tier("1-year reserved", m, p1)),
+                tier("3-year reserved", b, p3, 0),
+                flex.and_then(|(m, p1)| tier("1-year reserved", m, p1, b)),
             )
         }
         (None, Some(p1)) => {
             let b = whole(quantile(&sorted10, 0.05))
                 .max(break_even(p1))
                 .min(term_cap(ONE_YEAR, p1));
-            (tier("1-year reserved", b, p1), None)
+            (tier("1-year reserved", b, p1, 0), None)
         }
         (None, None) => (None, None),
     };

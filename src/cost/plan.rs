@@ -355,6 +355,8 @@ fn commitment(
                 t.gpus, t.kind
             ));
         }
+        let limit = a.config.thresholds.stranded_spend_share.as_f64();
+        risks.extend(super::plan_changes::over_stranded(t, limit));
     }
     if m.block_gpus > 0.0 {
         parts.push(format!(

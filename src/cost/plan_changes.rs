@@ -376,3 +376,18 @@ pub(super) fn ending_requests(a: &Analysis<'_>, entry: &super::PoolEntry<'_>) ->
         named.join(", "),
     ))
 }
+
+/// A commitment tier the plan sizes at break-even that would leave more of
+/// its GPU-hours unused over its term than the Config's stranded share: it
+/// saves money against on demand, and the gate (at that threshold) denies
+/// it. Said, so that the report and the gate never disagree in silence.
+pub(super) fn over_stranded(t: &super::mix::Tier, limit: f64) -> Option<String> {
+    (t.unused > limit + 1e-9).then(|| {
+        format!(
+            "about {:.0}% of the {} tier's GPU-hours are expected unused over its term, above the Config's strandedSpendShare ({:.0}%): it still costs less than on demand, but the default policy denies such a reservation (`reservations-must-be-used`) unless the threshold is raised",
+            t.unused * 100.0,
+            t.kind,
+            limit * 100.0
+        )
+    })
+}

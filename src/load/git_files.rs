@@ -119,7 +119,14 @@ pub fn file_changed(root: &Path, commit: &str, path: &str) -> bool {
     } else {
         format!("{prefix}/{path}")
     };
-    let (b, h) = (resolve(&base, &full), resolve(&head, &full));
+    // An absolute path (or link target) into the work tree is the
+    // repository's file, in the base as in the head: the checkout's own
+    // path, as git has it and as the system resolves it.
+    let mut tops: Vec<String> = vec![workdir.to_string_lossy().trim_end_matches('/').to_string()];
+    if let Ok(c) = workdir.canonicalize() {
+        tops.push(c.to_string_lossy().trim_end_matches('/').to_string());
+    }
+    let (b, h) = (resolve(&base, &full, &tops), resolve(&head, &full, &tops));
     b != h || h.iter().any(|(_, k)| *k == Kind::Unreadable)
 }
 
@@ -140,14 +147,29 @@ enum Kind {
 /// The steps of opening `path` from the top of the git repository, as a
 /// system would: each link met (with its target), and where it ends (a
 /// file, a folder, nothing, a submodule, outside the repository).
-fn resolve(lookup: &dyn Fn(&str) -> Kind, path: &str) -> Vec<(String, Kind)> {
+fn resolve(lookup: &dyn Fn(&str) -> Kind, path: &str, tops: &[String]) -> Vec<(String, Kind)> {
     use std::collections::VecDeque;
+    // An absolute path inside the work tree (one of `tops`), as a path
+    // from its top; `None` outside it.
+    let inside = |p: &str| -> Option<String> {
+        tops.iter().filter(|t| !t.is_empty()).find_map(|t| {
+            let rest = p.strip_prefix(t.as_str())?;
+            (rest.is_empty() || rest.starts_with('/')).then(|| rest.to_string())
+        })
+    };
     let mut trace = Vec::new();
+    let mut rest: VecDeque<String> = VecDeque::new();
     if path.starts_with('/') {
-        trace.push((path.to_string(), Kind::Outside));
-        return trace;
+        match inside(path) {
+            Some(r) => rest.extend(r.split('/').map(str::to_string)),
+            None => {
+                trace.push((path.to_string(), Kind::Outside));
+                return trace;
+            }
+        }
+    } else {
+        rest.extend(path.split('/').map(str::to_string));
     }
-    let mut rest: VecDeque<String> = path.split('/').map(str::to_string).collect();
     let mut stack: Vec<String> = Vec::new();
     let mut hops = 0;
     while let Some(c) = rest.pop_front() {
@@ -175,11 +197,22 @@ fn resolve(lookup: &dyn Fn(&str) -> Kind, path: &str) -> Vec<(String, Kind)> {
                 }
                 stack.pop();
                 let target = String::from_utf8_lossy(&target).into_owned();
-                if target.starts_with('/') {
-                    trace.push((target, Kind::Outside));
-                    return trace;
-                }
-                for part in target.split('/').rev() {
+                let relative = if target.starts_with('/') {
+                    match inside(&target) {
+                        // From the top of the work tree.
+                        Some(r) => {
+                            stack.clear();
+                            r
+                        }
+                        None => {
+                            trace.push((target, Kind::Outside));
+                            return trace;
+                        }
+                    }
+                } else {
+                    target
+                };
+                for part in relative.split('/').rev() {
                     rest.push_front(part.to_string());
                 }
             }
@@ -215,7 +248,8 @@ mod tests {
             "loop" => Kind::Link(b"loop".to_vec()),
             _ => Kind::Missing,
         };
-        let t = resolve(&world, "certs/ca.pem");
+        let none: &[String] = &[];
+        let t = resolve(&world, "certs/ca.pem", none);
         assert_eq!(
             t,
             vec![
@@ -225,24 +259,43 @@ mod tests {
         );
         // `..` after a folder is taken after that folder is opened.
         assert_eq!(
-            resolve(&world, "./x/y/../../pki/ca.pem").last().unwrap().1,
+            resolve(&world, "./x/y/../../pki/ca.pem", none)
+                .last()
+                .unwrap()
+                .1,
             Kind::File(oid)
         );
         assert_eq!(
-            resolve(&world, "../ca.pem").last().unwrap().1,
+            resolve(&world, "../ca.pem", none).last().unwrap().1,
             Kind::Outside
         );
         assert_eq!(
-            resolve(&world, "/etc/ssl/ca.pem").last().unwrap().1,
+            resolve(&world, "/etc/ssl/ca.pem", none).last().unwrap().1,
             Kind::Outside
         );
         assert_eq!(
-            resolve(&world, "loop/ca.pem").last().unwrap().1,
+            resolve(&world, "loop/ca.pem", none).last().unwrap().1,
             Kind::Unreadable
         );
         assert_eq!(
-            resolve(&world, "nope/ca.pem").last().unwrap().1,
+            resolve(&world, "nope/ca.pem", none).last().unwrap().1,
             Kind::Missing
+        );
+        // An absolute path into the work tree is the repository's file.
+        let tops = ["/work/repo".to_string()];
+        assert_eq!(
+            resolve(&world, "/work/repo/pki/ca.pem", &tops)
+                .last()
+                .unwrap()
+                .1,
+            Kind::File(oid)
+        );
+        assert_eq!(
+            resolve(&world, "/work/repository/ca.pem", &tops)
+                .last()
+                .unwrap()
+                .1,
+            Kind::Outside
         );
     }
 }

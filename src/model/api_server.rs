@@ -11,11 +11,17 @@ pub const API_SERVER_PATTERN: &str = r"^[Hh][Tt][Tt][Pp][Ss]?://[^\s/?#@]+(/[^\s
 /// `localhost` as 127.0.0.1), the port written out (443 for https, 80 for
 /// http, leading zeros dropped), no trailing slash.
 pub fn normal_server(url: &str) -> String {
-    let lower = url.trim().trim_end_matches('/').to_ascii_lowercase();
-    let Some((scheme, rest)) = lower.split_once("://") else {
-        return lower;
+    let trimmed = url.trim().trim_end_matches('/');
+    let Some((scheme, rest)) = trimmed.split_once("://") else {
+        return trimmed.to_ascii_lowercase();
     };
+    let scheme = scheme.to_ascii_lowercase();
+    // The scheme and host are case-blind; the path is not (a proxy that
+    // routes by path, such as Rancher's /k8s/clusters/c-ABC, may tell
+    // c-ABC and c-abc apart).
     let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+    let authority = authority.to_ascii_lowercase();
+    let authority = authority.as_str();
     let (host, port) = match authority.strip_prefix('[') {
         Some(v6) => match v6.split_once(']') {
             Some((h, p)) => (h.to_string(), p.strip_prefix(':').map(str::to_string)),
@@ -26,9 +32,15 @@ pub fn normal_server(url: &str) -> String {
             None => (authority.to_string(), None),
         },
     };
-    let port = port
-        .and_then(|p| p.parse::<u16>().ok())
-        .unwrap_or(if scheme == "http" { 80 } else { 443 });
+    // A port that is no port (70000, `x`) is kept as written: it is no
+    // server's, and never the default one.
+    let port = match port {
+        None => (if scheme == "http" { 80 } else { 443 }).to_string(),
+        Some(p) => match p.parse::<u16>() {
+            Ok(n) if n > 0 => n.to_string(),
+            _ => p,
+        },
+    };
     let host = match host.parse::<std::net::IpAddr>() {
         Ok(std::net::IpAddr::V6(v6)) => match v6.to_ipv4_mapped() {
             Some(v4) => v4.to_string(),
@@ -83,6 +95,12 @@ mod tests {
         }
         assert_ne!(normal_server("https://h:6443"), normal_server("https://h"));
         assert_ne!(normal_server("http://h"), normal_server("https://h"));
+        // The path keeps its case; a port that is no port is no default.
+        assert_ne!(
+            normal_server("https://r/k8s/clusters/c-ABC"),
+            normal_server("https://r/k8s/clusters/c-abc")
+        );
+        assert_ne!(normal_server("https://h:70000"), normal_server("https://h"));
     }
 
     #[test]

@@ -87,26 +87,31 @@ fn kubeconfig_token_files(kc: Option<&Kubeconfig>) -> Vec<String> {
         .collect()
 }
 
-/// The tokens those files hold (the first 64 KiB, trimmed), to scrub.
+/// The tokens those files hold, to scrub (short ones would blot out words).
 fn file_tokens(paths: impl IntoIterator<Item = String>) -> Vec<String> {
-    use std::io::Read;
     paths
         .into_iter()
-        .filter_map(|p| {
-            // Only a regular file: a pipe would hold the read forever.
-            if !std::fs::metadata(&p).ok()?.is_file() {
-                return None;
-            }
-            let mut text = String::new();
-            std::fs::File::open(&p)
-                .ok()?
-                .take(64 * 1024)
-                .read_to_string(&mut text)
-                .ok()?;
-            let t = text.trim().to_string();
-            (t.len() >= 4).then_some(t)
-        })
+        .filter_map(|p| read_token_file(&p))
+        .filter(|t| t.len() >= 4)
         .collect()
+}
+
+/// A token file's text (the first 64 KiB), trimmed as kubectl trims it;
+/// `None` when it is not a regular file (a pipe would hold the read for
+/// ever), cannot be read or holds nothing.
+fn read_token_file(path: &str) -> Option<String> {
+    use std::io::Read;
+    if !std::fs::metadata(path).ok()?.is_file() {
+        return None;
+    }
+    let mut text = String::new();
+    std::fs::File::open(path)
+        .ok()?
+        .take(64 * 1024)
+        .read_to_string(&mut text)
+        .ok()?;
+    let t = text.trim().to_string();
+    (!t.is_empty()).then_some(t)
 }
 
 impl Conn {
@@ -182,18 +187,17 @@ impl Conn {
         // in a line break is the rule, and kube would send the break and
         // fail on it), once: a run is minutes long.
         if let Some(path) = config.auth_info.token_file.take() {
-            let token =
-                file_tokens([path.clone()])
-                    .pop()
-                    .ok_or_else(|| ConnectError::BadContext {
-                        context: ctx_name.clone(),
-                        reason: format!("its token file {path} cannot be read or is empty"),
-                    })?;
+            let token = read_token_file(&path).ok_or_else(|| ConnectError::BadContext {
+                context: ctx_name.clone(),
+                reason: format!(
+                    "the file {path} its user's tokenFile names cannot be read or is empty"
+                ),
+            })?;
             if !super::kubeconfig_check::header_safe(&token) {
                 return Err(ConnectError::BadContext {
                     context: ctx_name.clone(),
                     reason: format!(
-                        "its token file {path} holds a line break, a control character or a character that is not ASCII, which no HTTP header can carry"
+                        "the file {path} its user's tokenFile names holds a line break, a control character or a character that is not ASCII, which no HTTP header can carry"
                     ),
                 });
             }

@@ -255,6 +255,29 @@ pub fn check_names(repo: &Repo, diags: &mut Vec<Diagnostic>) {
         let Some(pin) = c.spec.api_server.as_ref() else {
             continue;
         };
+        // A port must be one (the schema's form lets any digits through).
+        let authority = pin
+            .value
+            .split_once("://")
+            .map_or("", |(_, r)| r.split('/').next().unwrap_or(""));
+        let port = authority
+            .rsplit_once(':')
+            .map(|(_, p)| p)
+            .filter(|_| !authority.ends_with(']'));
+        if port.is_some_and(|p| !matches!(p.parse::<u16>(), Ok(n) if n > 0)) {
+            diags.push(
+                Diagnostic::new(
+                    Code::InvalidValue,
+                    format!(
+                        "`spec.apiServer` has the port `{}`, which is not 1 to 65535",
+                        port.unwrap_or_default()
+                    ),
+                )
+                .at(pin.span, "not a port")
+                .help("write the API server's port as `kubectl config view --minify` shows it"),
+            );
+            continue;
+        }
         let server = crate::model::api_server::normal_server(&pin.value);
         if let Some(first) = servers.insert(server, c.name()) {
             diags.push(
