@@ -936,3 +936,31 @@ fn rightsizing_saves_what_the_change_it_writes_leaves() {
         "{mix_before}\n{mix_after}"
     );
 }
+
+#[test]
+fn a_commitment_the_gate_would_deny_says_so() {
+    // The l4-serve plan buys 18 GPUs on 1 year at break-even; over the
+    // year about 22% of their hours go unused, above the example's 20%
+    // strandedSpendShare, and `check` denies such a reservation (at 23%).
+    let r = report_json();
+    let mix = r["recommendations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["kind"] == "commitment-mix" && x["subject"] == "infer-l4/l4-serve")
+        .unwrap();
+    let risk = mix["risk"].as_str().unwrap();
+    assert!(
+        risk.contains("about 22% of the 1-year reserved tier's GPU-hours are expected unused over its term, above the Config's strandedSpendShare (20%)"),
+        "{risk}"
+    );
+    // A tier within the threshold says nothing of it.
+    assert!(
+        r["recommendations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|x| x["subject"] != "infer-l4/l4-serve")
+            .all(|x| !x["risk"].as_str().unwrap_or("").contains("strandedSpendShare")),
+    );
+}
