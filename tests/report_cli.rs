@@ -961,6 +961,9 @@ fn a_commitment_the_gate_would_deny_says_so() {
             .unwrap()
             .iter()
             .filter(|x| x["subject"] != "infer-l4/l4-serve")
-            .all(|x| !x["risk"].as_str().unwrap_or("").contains("strandedSpendShare")),
+            .all(|x| !x["risk"]
+                .as_str()
+                .unwrap_or("")
+                .contains("strandedSpendShare")),
     );
 }

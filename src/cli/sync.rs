@@ -60,14 +60,7 @@ pub(super) fn plan_all(
             let s = s.clone();
             async move {
                 progress.start(&t.cluster, "connecting");
-                let conn = match support::connect(
-                    kc,
-                    t.context.as_deref(),
-                    t.spec.api_server.as_ref().map(|s| s.value.as_str()),
-                    plugins,
-                )
-                .await
-                {
+                let conn = match t.connect(kc, plugins).await {
                     Ok(c) => c,
                     Err(e) => {
                         progress.finish(&t.cluster, "failed");
@@ -264,14 +257,7 @@ pub fn verify(cli: &Cli, c: &Common, io: &mut Io<'_>) -> Outcome {
             let kc = kc.as_ref();
             let plugins = &plugins;
             async move {
-                let conn = match support::connect(
-                    kc,
-                    t.context.as_deref(),
-                    t.spec.api_server.as_ref().map(|s| s.value.as_str()),
-                    plugins,
-                )
-                .await
-                {
+                let conn = match t.connect(kc, plugins).await {
                     Ok(c) => c,
                     Err(e) => return (t, Err(e)),
                 };

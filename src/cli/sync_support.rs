@@ -50,6 +50,19 @@ pub struct Target {
     pub spec: ClusterSpec,
 }
 
+impl Target {
+    /// Connects to this Cluster through its context, held to its pinned
+    /// API server.
+    pub async fn connect(
+        &self,
+        kc: Option<&kube::config::Kubeconfig>,
+        plugins: &Arc<Plugins>,
+    ) -> Result<Conn, ClusterError> {
+        let pin = self.spec.api_server.as_ref().map(|s| s.value.as_str());
+        connect(kc, self.context.as_deref(), pin, plugins).await
+    }
+}
+
 /// The repository rendered in memory, per cluster.
 pub struct Loaded {
     pub repository: String,
