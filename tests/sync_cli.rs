@@ -2018,3 +2018,36 @@ fn a_plan_file_cannot_take_over_a_hand_made_object_or_relabel_a_node_out_of_its_
     );
     assert_eq!(w.writes(), 0);
 }
+
+#[test]
+fn a_pin_the_kubeconfig_contradicts_is_refused_before_any_login() {
+    // The kubeconfig already says the context reaches another server: the
+    // credential plugin (a login, perhaps to the wrong cluster) never runs.
+    let w = World::new(Some("plugin-token-1a2b3c4d"));
+    let runs = w.dir.path().join("runs");
+    with_plugin(&w, &format!("echo run >> {}\nexit 1", runs.display()));
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = copy_example(tmp.path());
+    let f = repo.join("clusters/infer-l4.yaml");
+    let text = std::fs::read_to_string(&f).unwrap();
+    let line = "  kubeContext: gke_acme_us-central1_infer-l4\n";
+    assert!(text.contains(line));
+    std::fs::write(
+        &f,
+        text.replacen(
+            line,
+            &format!("{line}  apiServer: https://34.118.0.10\n"),
+            1,
+        ),
+    )
+    .unwrap();
+    let out = w.run(&["plan", repo.to_str().unwrap(), "--cluster", "infer-l4"]);
+    assert_eq!(out.code, 3, "{}{}", out.stdout, out.stderr);
+    assert!(
+        out.stdout.contains("error[api-server-mismatch]"),
+        "{}",
+        out.stdout
+    );
+    assert!(!runs.exists(), "the plugin ran");
+    assert_eq!(w.fakes["infer-l4"].counts().total(), 0);
+}

@@ -302,6 +302,16 @@ pub async fn connect(
     pin: Option<&str>,
     plugins: &Arc<Plugins>,
 ) -> Result<Conn, ClusterError> {
+    // The kubeconfig says which server the context reaches: a pin it
+    // contradicts is refused before a credential plugin runs (it may log
+    // in to the wrong cluster, or prompt). The connection is checked
+    // again below (in-cluster, or a server kube resolves otherwise).
+    if let (Some(pin), Some(kc)) = (pin, kc)
+        && let Some(server) = crate::sync::client::server_of(Some(kc), context)
+        && normal_server(pin) != server
+    {
+        return Err(mismatch(context, &server, pin));
+    }
     let conn = Conn::connect(kc, context, plugins)
         .await
         .map_err(|e| ClusterError {
@@ -315,19 +325,26 @@ pub async fn connect(
             help: Some(e.help()),
         })?;
     match pin {
-        Some(pin) if normal_server(pin) != normal_server(&conn.server) => Err(ClusterError {
-            code: Code::ApiServerMismatch.as_str().to_string(),
-            message: format!(
-                "the context `{}` reaches {}, but the Cluster's apiServer is {}: nothing was read from or sent to it",
-                context.unwrap_or("(current)"),
-                conn.server,
-                crate::sync::secrets::without_userinfo(pin),
-            ),
-            help: Some(
-                "point the kubeconfig context at the Cluster's own API server (`kubectl config view --minify`), or, if the cluster moved, change the Cluster's apiServer in a reviewed pull request".into(),
-            ),
-        }),
+        Some(pin) if normal_server(pin) != normal_server(&conn.server) => {
+            Err(mismatch(context, &conn.server, pin))
+        }
         _ => Ok(conn),
+    }
+}
+
+/// The refusal of a context that reaches `server` for a Cluster pinned to `pin`.
+fn mismatch(context: Option<&str>, server: &str, pin: &str) -> ClusterError {
+    ClusterError {
+        code: Code::ApiServerMismatch.as_str().to_string(),
+        message: format!(
+            "the context `{}` reaches {}, but the Cluster's apiServer is {}: nothing was read from or sent to it",
+            context.unwrap_or("(current)"),
+            crate::sync::secrets::without_userinfo(server),
+            crate::sync::secrets::without_userinfo(pin),
+        ),
+        help: Some(
+            "point the kubeconfig context at the Cluster's own API server (`kubectl config view --minify`), or, if the cluster moved, change the Cluster's apiServer in a reviewed pull request".into(),
+        ),
     }
 }
 

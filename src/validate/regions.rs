@@ -5,7 +5,9 @@
 //! A region that is not one of its provider's shapes (`us-east2` on AWS) is
 //! blamed itself, once, with the region its zones point at where they agree
 //! on one; its zones are then not judged against it (each would otherwise be
-//! an error of its own, blaming the zones for the region's typo).
+//! an error of its own, blaming the zones for the region's typo). So is a
+//! region of the right form that none of a cluster's zones is in, where two
+//! or more of them agree on another.
 
 use super::names::{bad, is_region};
 use crate::diag::{Code, Diagnostic};
@@ -64,7 +66,7 @@ fn region_ok(
         return false;
     }
     let Some(shape) = region_shape(provider, &region.value) else {
-        return true;
+        return region_of_its_zones(provider, region, zones, diags);
     };
     // The region the zones name, where they all name the same one.
     let implied: Vec<String> = zones
@@ -97,6 +99,55 @@ fn region_ok(
         )
         .at(region.span, "not a region name")
         .help(format!("write the region as {shape}")),
+    );
+    false
+}
+
+/// A region of its provider's form that none of its zones is in, where two
+/// or more zones agree on another region (`us-central2` with
+/// `us-central1-a` and `us-central1-b`): the region is what is wrong, said
+/// once at the region, not once at every zone.
+fn region_of_its_zones(
+    provider: Provider,
+    region: &Spanned<String>,
+    zones: &[&Spanned<String>],
+    diags: &mut Vec<Diagnostic>,
+) -> bool {
+    let implied: Vec<String> = zones
+        .iter()
+        .filter_map(|z| zone_region(provider, &z.value))
+        .collect();
+    let agree = zones.len() >= 2
+        && implied.len() == zones.len()
+        && implied
+            .iter()
+            .all(|r| *r == implied[0] && *r != region.value)
+        && zones
+            .iter()
+            .all(|z| zone_outside(provider, &region.value, &z.value).is_some());
+    if !agree {
+        return true;
+    }
+    let mut names: Vec<&str> = zones.iter().map(|z| z.value.as_str()).collect();
+    names.sort_unstable();
+    names.dedup();
+    let more = if names.len() > 3 { ", ..." } else { "" };
+    names.truncate(3);
+    diags.push(
+        Diagnostic::new(
+            Code::NameInvalid,
+            format!(
+                "`{}` is not the region of its zones: `{}`{more} are in `{}`",
+                region.value,
+                names.join("`, `"),
+                implied[0]
+            ),
+        )
+        .at(region.span, "none of its zones is here")
+        .help(format!(
+            "write the region its zones are in (`{}`), or correct the zones",
+            implied[0]
+        )),
     );
     false
 }
